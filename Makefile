@@ -1,0 +1,29 @@
+# Lodestar developer commands. `make demo` and `make test` are the two set-up commands.
+PY := .venv/bin/python
+export QT_QPA_PLATFORM := offscreen
+
+.PHONY: setup test lint demo bench package sample clean
+
+setup:
+	@scripts/setup.sh
+
+lint: setup
+	$(PY) -m ruff check .
+
+test: setup lint
+	$(PY) -m pytest -q tests
+
+demo: setup
+	@scripts/demo.sh
+
+bench: setup
+	$(PY) tests/benchmarks/run_all.py
+
+sample: setup
+	$(PY) scripts/make_sample_case.py
+
+package:
+	@scripts/package.sh
+
+clean:
+	rm -rf build dist .pytest_cache

@@ -1,0 +1,113 @@
+"""Reading and writing `lodestar-case/1` case folders (see shared case-format.md)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import LodestarError
+from .raster_io import LayerSpec
+
+FORMAT = "lodestar-case/1"
+DEFAULT_CHOICES = {"A": "Yes", "B": "No"}
+
+
+@dataclass
+class Case:
+    """One exploration question over one region."""
+
+    id: str
+    question: str
+    layers: list[LayerSpec]
+    choices: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_CHOICES))
+    answer: str | None = None
+    deposits: Path | None = None
+    folder: Path | None = None
+
+    @property
+    def positive_choice(self) -> str:
+        """The option letter that means 'yes, deposits' (the first whose text is Yes, else A)."""
+        for letter, text in self.choices.items():
+            if str(text).strip().lower() in ("yes", "true", "present"):
+                return letter
+        return next(iter(self.choices))
+
+
+def read_case(path) -> Case:
+    """Read a case from its folder or its case.json; paths are resolved against the case folder."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "case.json"
+    if not path.exists():
+        raise LodestarError(f"No case.json at {path}. A case is a folder with a case.json ({FORMAT}).")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise LodestarError(f"{path} is not valid JSON: {exc}.") from exc
+    if data.get("format") != FORMAT:
+        raise LodestarError(f"{path}: 'format' must be {FORMAT!r}, found {data.get('format')!r}.")
+    for key in ("id", "question", "layers"):
+        if not data.get(key):
+            raise LodestarError(f"{path}: the required key {key!r} is missing or empty.")
+    folder = path.parent
+    layers = []
+    for i, entry in enumerate(data["layers"]):
+        if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
+            raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
+        layer_path = folder / entry["path"]
+        if not layer_path.exists():
+            raise LodestarError(f"{path}: layer file {entry['path']} does not exist in {folder}.")
+        legend = entry.get("legend")
+        layers.append(LayerSpec(
+            path=layer_path,
+            role=entry["role"],
+            name=entry.get("name") or "",
+            favourable=entry.get("favourable") or "high",
+            legend=folder / legend if legend else None,
+        ))
+    choices = data.get("choices") or dict(DEFAULT_CHOICES)
+    answer = data.get("answer")
+    if answer is not None and answer not in choices:
+        raise LodestarError(f"{path}: answer {answer!r} is not one of the choices {', '.join(choices)}.")
+    deposits = data.get("deposits")
+    return Case(
+        id=str(data["id"]),
+        question=str(data["question"]),
+        layers=layers,
+        choices={str(k): str(v) for k, v in choices.items()},
+        answer=answer,
+        deposits=folder / deposits if deposits else None,
+        folder=folder,
+    )
+
+
+def write_case(case: Case, folder) -> Path:
+    """Write case.json (canonical form) into `folder`; layer files must already lie inside it."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def rel(p: Path) -> str:
+        try:
+            return Path(p).resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError as exc:
+            raise LodestarError(f"{p} is not inside the case folder {folder}; copy it there first.") from exc
+
+    layers = []
+    for spec in case.layers:
+        entry = {"path": rel(spec.path), "role": spec.role}
+        if spec.name and spec.name != Path(spec.path).stem:
+            entry["name"] = spec.name
+        if spec.favourable != "high":
+            entry["favourable"] = spec.favourable
+        if spec.legend is not None:
+            entry["legend"] = rel(spec.legend)
+        layers.append(entry)
+    data = {"format": FORMAT, "id": case.id, "question": case.question, "choices": case.choices,
+            "answer": case.answer, "layers": layers}
+    if case.deposits is not None:
+        data["deposits"] = rel(case.deposits)
+    target = folder / "case.json"
+    tmp = target.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    return target

@@ -1,0 +1,369 @@
+"""Raster access, the only place that opens rasters and maps pixels to map coordinates.
+
+`RasterReader` opens one GDAL raster and reads it (whole, a window, or decimated under a memory
+budget) as masked arrays that honour nodata and masks. `RasterGrid` is a pixel grid in a CRS and the
+one home of pixel <-> map transforms. `RasterSet` brings the layers of one analysis onto one
+analysis grid (one CRS, the common extent) following the `lodestar-case/1` rules.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import rasterio
+from affine import Affine
+from pyproj import CRS
+from rasterio.errors import NotGeoreferencedWarning
+from rasterio.warp import Resampling, reproject, transform_bounds
+from rasterio.windows import Window, from_bounds
+
+from .errors import LodestarError
+
+DEFAULT_MAX_PIXELS = 4_000_000
+"""Default pixel budget of one analysis grid (about 16 MB per float32 layer)."""
+
+
+@dataclass(frozen=True)
+class RasterGrid:
+    """A north-up pixel grid: `transform` maps (col, row) to map (x, y); `crs` is None in pixel space."""
+
+    transform: Affine
+    width: int
+    height: int
+    crs: CRS | None
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        """(xmin, ymin, xmax, ymax) in map units."""
+        x0, y0 = self.transform * (0, 0)
+        x1, y1 = self.transform * (self.width, self.height)
+        return min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)
+
+    @property
+    def pixel_size(self) -> tuple[float, float]:
+        """(width, height) of one pixel in map units, both positive."""
+        return abs(self.transform.a), abs(self.transform.e)
+
+    @property
+    def pixel_area(self) -> float:
+        return abs(self.transform.a * self.transform.e - self.transform.b * self.transform.d)
+
+    @property
+    def georeferenced(self) -> bool:
+        return self.crs is not None
+
+    def pixel_to_map(self, col, row):
+        """Map coordinates of pixel positions (fractional; pixel centres are at +0.5)."""
+        col = np.asarray(col, dtype=float)
+        row = np.asarray(row, dtype=float)
+        t = self.transform
+        return t.a * col + t.b * row + t.c, t.d * col + t.e * row + t.f
+
+    def map_to_pixel(self, x, y):
+        """Fractional (col, row) of map coordinates."""
+        inv = ~self.transform
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y, dtype=float)
+        return inv.a * x + inv.b * y + inv.c, inv.d * x + inv.e * y + inv.f
+
+    def fractions(self, x, y):
+        """Normalised image position (fx, fy) of map points: (0, 0) top-left, (1, 1) bottom-right."""
+        col, row = self.map_to_pixel(x, y)
+        return col / self.width, row / self.height
+
+    def window_grid(self, window: Window) -> RasterGrid:
+        """The grid of a pixel window of this grid."""
+        return RasterGrid(
+            rasterio.windows.transform(window, self.transform), int(window.width), int(window.height), self.crs
+        )
+
+
+def crs_label(crs: CRS | None) -> str:
+    """Short human name of a CRS: an authority code where there is one, else its name."""
+    if crs is None:
+        return "pixel space (not georeferenced)"
+    auth = crs.to_authority()
+    return f"{auth[0]}:{auth[1]}" if auth else crs.name
+
+
+@dataclass
+class RasterReader:
+    """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols)."""
+
+    path: Path
+    grid: RasterGrid = field(init=False)
+    count: int = field(init=False)
+    dtype: str = field(init=False)
+    nodata: float | None = field(init=False)
+    descriptions: tuple = field(init=False)
+    tags: dict = field(init=False)
+
+    def __post_init__(self):
+        self.path = Path(self.path)
+        if not self.path.exists():
+            raise LodestarError(f"Raster not found: {self.path}. Check the path.")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NotGeoreferencedWarning)
+                with rasterio.open(self.path) as ds:
+                    georef = ds.crs is not None and not (ds.transform == Affine.identity() and ds.gcps[1] is None)
+                    crs = CRS.from_wkt(ds.crs.to_wkt()) if georef else None
+                    transform = ds.transform if georef else Affine.identity()
+                    self.grid = RasterGrid(transform, ds.width, ds.height, crs)
+                    self.count = ds.count
+                    self.dtype = ds.dtypes[0]
+                    self.nodata = ds.nodata
+                    self.descriptions = ds.descriptions
+                    self.tags = ds.tags()
+                    self.band_tags = [ds.tags(i + 1) for i in range(ds.count)]
+                    self.colorinterp = tuple(ci.name for ci in ds.colorinterp)
+        except rasterio.errors.RasterioIOError as exc:
+            raise LodestarError(f"GDAL cannot read {self.path}: {exc}. Is it a raster file?") from exc
+        if self.grid.transform.b or self.grid.transform.d:
+            raise LodestarError(
+                f"{self.path.name} is rotated or sheared; warp it to a north-up grid first "
+                "(Raster > Projections > Warp)."
+            )
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def is_rgb(self) -> bool:
+        """3- or 4-band 8-bit raster: a rendering (colour anomalies, false colour, coloured map)."""
+        return self.count in (3, 4) and self.dtype == "uint8"
+
+    @property
+    def is_integer(self) -> bool:
+        return np.issubdtype(np.dtype(self.dtype), np.integer)
+
+    def read(self, bands=None, window: Window | None = None, out_shape: tuple[int, int] | None = None,
+             resampling: Resampling = Resampling.nearest) -> np.ma.MaskedArray:
+        """Read bands (1-based list, default all) of a window, optionally decimated to out_shape."""
+        bands = list(bands) if bands is not None else list(range(1, self.count + 1))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)
+            with rasterio.open(self.path) as ds:
+                shape = None if out_shape is None else (len(bands), int(out_shape[0]), int(out_shape[1]))
+                data = ds.read(bands, window=window, out_shape=shape, resampling=resampling, masked=True,
+                               out_dtype="float32")
+        data = np.ma.masked_invalid(data)
+        return data
+
+    def decimated_shape(self, max_pixels: int, window: Window | None = None) -> tuple[int, int]:
+        """Rows and columns of a read of `window` that fits in max_pixels, keeping the aspect ratio."""
+        height = int(window.height) if window is not None else self.grid.height
+        width = int(window.width) if window is not None else self.grid.width
+        if height * width <= max_pixels:
+            return height, width
+        factor = math.sqrt(height * width / max_pixels)
+        return max(1, int(height / factor)), max(1, int(width / factor))
+
+    def read_overview(self, max_pixels: int = DEFAULT_MAX_PIXELS, bands=None, window: Window | None = None,
+                      resampling: Resampling = Resampling.average) -> tuple[np.ma.MaskedArray, RasterGrid]:
+        """Read under a pixel budget; returns the data and the grid its pixels lie on."""
+        shape = self.decimated_shape(max_pixels, window)
+        data = self.read(bands, window=window, out_shape=shape, resampling=resampling)
+        base = self.grid.window_grid(window) if window is not None else self.grid
+        grid = RasterGrid(
+            base.transform * Affine.scale(base.width / shape[1], base.height / shape[0]), shape[1], shape[0], base.crs
+        )
+        return data, grid
+
+    def window_for_bounds(self, bounds: tuple[float, float, float, float]) -> Window:
+        """The pixel window (clipped to the raster) covering map bounds in this raster's CRS."""
+        win = from_bounds(*bounds, transform=self.grid.transform).round_offsets().round_lengths()
+        full = Window(0, 0, self.grid.width, self.grid.height)
+        try:
+            win = win.intersection(full)
+        except rasterio.errors.WindowError as exc:
+            raise LodestarError(f"The requested area {bounds} lies outside {self.path.name}.") from exc
+        if win.width < 1 or win.height < 1:
+            raise LodestarError(f"The requested area {bounds} is empty on {self.path.name}; choose a larger area.")
+        return win
+
+
+@dataclass
+class LayerSpec:
+    """One analysis input: a raster (or vector) file and what it means."""
+
+    path: Path
+    role: str
+    name: str = ""
+    favourable: str = "high"
+    legend: Path | None = None
+
+    def __post_init__(self):
+        from .roles import check_role
+
+        self.path = Path(self.path)
+        self.role = check_role(self.role)
+        self.name = self.name or self.path.stem
+        if self.favourable not in ("high", "low"):
+            raise LodestarError(
+                f"Layer {self.name}: favourable must be 'high' or 'low', not {self.favourable!r}."
+            )
+        if self.legend is not None:
+            self.legend = Path(self.legend)
+
+    @property
+    def is_vector(self) -> bool:
+        return self.path.suffix.lower() in VECTOR_SUFFIXES
+
+
+VECTOR_SUFFIXES = {".gpkg", ".shp", ".geojson", ".json", ".gml", ".kml", ".fgb", ".sqlite"}
+
+
+def _is_projected(crs: CRS) -> bool:
+    return crs.is_projected and not crs.is_geographic
+
+
+def utm_crs_for(lon: float, lat: float) -> CRS:
+    """The WGS 84 UTM zone CRS containing a lon/lat point."""
+    zone = int((lon + 180) // 6) % 60 + 1
+    return CRS.from_epsg((32600 if lat >= 0 else 32700) + zone)
+
+
+@dataclass
+class RasterSet:
+    """The layers of one analysis on one analysis grid (CRS, common extent, resolution).
+
+    The analysis CRS is the first georeferenced layer's CRS when it is projected, else the UTM zone
+    of the common extent's centre, so areas and distances are in metres. When no layer is
+    georeferenced, all are taken to cover the first layer's extent, in its pixel space.
+    """
+
+    layers: list[LayerSpec]
+    max_pixels: int = DEFAULT_MAX_PIXELS
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if not self.layers:
+            raise LodestarError("No layers given: choose at least one raster or vector layer.")
+        names = [spec.name for spec in self.layers]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise LodestarError(f"Layer names must be unique; rename: {', '.join(duplicates)}.")
+        self.readers: dict[str, RasterReader] = {
+            spec.name: RasterReader(spec.path) for spec in self.layers if not spec.is_vector
+        }
+        self.grid = self._analysis_grid()
+        self._cache: dict[str, np.ma.MaskedArray] = {}
+
+    def spec(self, name: str) -> LayerSpec:
+        for spec in self.layers:
+            if spec.name == name:
+                return spec
+        raise LodestarError(f"No layer named {name!r}; known layers: {', '.join(s.name for s in self.layers)}.")
+
+    @property
+    def crs(self) -> CRS | None:
+        return self.grid.crs
+
+    def _analysis_grid(self) -> RasterGrid:
+        referenced = {n: r for n, r in self.readers.items() if r.grid.georeferenced}
+        vectors = [s for s in self.layers if s.is_vector]
+        if not self.readers:
+            raise LodestarError("At least one raster layer is needed to define the analysis area.")
+        if not referenced:
+            if vectors:
+                raise LodestarError(
+                    "Vector layers need georeferenced rasters; the rasters given have no georeferencing."
+                )
+            first = self.readers[self.layers[0].name] if self.layers[0].name in self.readers else next(
+                iter(self.readers.values()))
+            self.log.append("No layer is georeferenced: all layers are taken to cover the same extent, "
+                            f"in the pixel space of {first.name}.")
+            return self._budget(RasterGrid(Affine.identity(), first.grid.width, first.grid.height, None))
+        if len(referenced) != len(self.readers):
+            missing = sorted(set(self.readers) - set(referenced))
+            raise LodestarError(
+                f"Layers {', '.join(missing)} have no georeferencing while others do. Georeference them "
+                "(Raster > Georeferencer) or use only unreferenced images."
+            )
+        first = next(iter(referenced.values()))
+        crs = first.grid.crs
+        if not _is_projected(crs):
+            lon0, lat0, lon1, lat1 = transform_bounds(crs, "EPSG:4326", *first.grid.bounds)
+            crs = utm_crs_for((lon0 + lon1) / 2, (lat0 + lat1) / 2)
+            self.log.append(f"{first.name} is in geographic {crs_label(first.grid.crs)}; analysing in "
+                            f"{crs_label(crs)} so areas and distances are in metres.")
+        xmin, ymin, xmax, ymax = -math.inf, -math.inf, math.inf, math.inf
+        res = math.inf
+        for name, reader in referenced.items():
+            if not reader.grid.crs.equals(crs):
+                self.log.append(f"{name} is in {crs_label(reader.grid.crs)}; reprojected to {crs_label(crs)}.")
+            b = transform_bounds(reader.grid.crs, crs, *reader.grid.bounds, densify_pts=21)
+            xmin, ymin, xmax, ymax = max(xmin, b[0]), max(ymin, b[1]), min(xmax, b[2]), min(ymax, b[3])
+            res = min(res, math.sqrt((b[2] - b[0]) * (b[3] - b[1]) / (reader.grid.width * reader.grid.height)))
+        if xmin >= xmax or ymin >= ymax:
+            raise LodestarError(
+                "The layers do not overlap: " + ", ".join(referenced) + ". Choose layers that cover a common area."
+            )
+        width = max(1, int(round((xmax - xmin) / res)))
+        height = max(1, int(round((ymax - ymin) / res)))
+        grid = RasterGrid(Affine(res, 0, xmin, 0, -res, ymax), width, height, crs)
+        return self._budget(grid)
+
+    def _budget(self, grid: RasterGrid) -> RasterGrid:
+        if grid.width * grid.height <= self.max_pixels:
+            return grid
+        factor = math.sqrt(grid.width * grid.height / self.max_pixels)
+        width, height = max(1, int(grid.width / factor)), max(1, int(grid.height / factor))
+        t = grid.transform * Affine.scale(grid.width / width, grid.height / height)
+        self.log.append(f"Analysis grid decimated to {width} x {height} pixels to stay within "
+                        f"{self.max_pixels:,} pixels per layer.")
+        return RasterGrid(t, width, height, grid.crs)
+
+    def read(self, name: str, bands=None) -> np.ma.MaskedArray:
+        """A raster layer resampled onto the analysis grid: float32 masked (bands, rows, cols)."""
+        key = f"{name}|{bands}"
+        if key in self._cache:
+            return self._cache[key]
+        reader = self.readers.get(name)
+        if reader is None:
+            raise LodestarError(f"{name} is not a raster layer of this analysis.")
+        spec = self.spec(name)
+        categorical = reader.is_integer and (spec.role == "geological_map" or spec.legend is not None)
+        resampling = Resampling.nearest if (categorical or reader.is_rgb) else Resampling.bilinear
+        bands = list(bands) if bands is not None else list(range(1, reader.count + 1))
+        if self.grid.crs is None:
+            data = reader.read(bands, out_shape=(self.grid.height, self.grid.width), resampling=resampling)
+        else:
+            data = self._warp(reader, bands, resampling)
+        self._cache[key] = data
+        return data
+
+    def _warp(self, reader: RasterReader, bands, resampling) -> np.ma.MaskedArray:
+        g = self.grid
+        src_bounds = transform_bounds(g.crs, reader.grid.crs, *g.bounds, densify_pts=21)
+        try:
+            win = reader.window_for_bounds(src_bounds)
+        except LodestarError:
+            win = Window(0, 0, reader.grid.width, reader.grid.height)
+        # Read the source at no more than about twice the output resolution.
+        src, src_grid = reader.read_overview(max(4 * g.width * g.height, 1), bands, window=win,
+                                             resampling=Resampling.nearest)
+        out = np.full((len(bands), g.height, g.width), np.nan, dtype="float32")
+        filled = src.filled(np.nan).astype("float32")
+        for i in range(len(bands)):
+            reproject(filled[i], out[i], src_transform=src_grid.transform, src_crs=src_grid.crs.to_wkt(),
+                      src_nodata=np.nan, dst_transform=g.transform, dst_crs=g.crs.to_wkt(), dst_nodata=np.nan,
+                      resampling=resampling)
+        return np.ma.masked_invalid(out)
+
+    def valid_mask(self) -> np.ndarray:
+        """Pixels of the analysis grid where at least one raster layer has data."""
+        mask = np.zeros((self.grid.height, self.grid.width), dtype=bool)
+        for name in self.readers:
+            data = self.read(name)
+            mask |= ~np.ma.getmaskarray(data).all(axis=0)
+        return mask
+
+    def valid_area(self) -> float:
+        """Area (square map units) with data in at least one raster layer: nodata is not area."""
+        return float(self.valid_mask().sum()) * self.grid.pixel_area

@@ -1,0 +1,51 @@
+"""Layer roles of the `lodestar-case/1` format and the guess of a role from a layer's name."""
+from __future__ import annotations
+
+import re
+
+from .errors import LodestarError
+
+ROLES = (
+    "geological_map",
+    "hydrothermal_alteration",
+    "silicification",
+    "propylitic_alteration",
+    "argillic_alteration",
+    "iron_oxide",
+    "false_color_composite",
+    "structure",
+    "geochemistry",
+    "geophysics",
+    "other",
+)
+
+_ROLE_WORDS = (
+    ("false_color_composite", r"false.?colou?r|fcc|composite|rgb"),
+    ("silicification", r"silic|silica|quartz|\bsi\b"),
+    ("propylitic_alteration", r"propyl|chlorite|epidote|mgoh|carbonate|calcite"),
+    ("argillic_alteration", r"argill|kaolin|alunite|clay|sericite|phyllic"),
+    ("iron_oxide", r"iron|ferric|ferrous|goethite|hematite|gossan|\bfe\b"),
+    ("hydrothermal_alteration", r"hydrotherm|alter|aloh|hydroxyl|oh.?index"),
+    ("structure", r"fault|falha|lineament|structur|fracture|shear"),
+    ("geochemistry", r"geochem|stream|sediment|soil|_rcl|\b(as|sb|au|cu|mo|zn|pb|ag|hg)\b"),
+    ("geophysics", r"magnet|gravity|radiometr|geophys|\bmag\b|\btmi\b"),
+    ("geological_map", r"geolog|litho|unit|formation|bedrock"),
+)
+
+
+def check_role(role: str) -> str:
+    """Return the role if it is known; else raise an error that lists the known roles."""
+    role = (role or "").strip().lower()
+    if role not in ROLES:
+        raise LodestarError(f"Unknown layer role {role!r}. Known roles: {', '.join(ROLES)}.")
+    return role
+
+
+def guess_role(*texts: str) -> str:
+    """Guess a role from a layer's name, file name or metadata; 'other' when nothing matches."""
+    text = " ".join(t for t in texts if t).lower().replace("-", "_")
+    text = re.sub(r"[_.]", " ", text)
+    for role, pattern in _ROLE_WORDS:
+        if re.search(pattern, text):
+            return role
+    return "other"

@@ -1,0 +1,1 @@
+"""Executor tools: pure functions over a RasterSet that mark candidate zones (see result.ToolResult)."""

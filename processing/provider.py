@@ -1,0 +1,50 @@
+"""The Lodestar Processing provider: lists every algorithm module `processing/alg_*.py`."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from qgis.core import QgsProcessingProvider
+from qgis.PyQt.QtGui import QIcon
+
+from .base import LodestarAlgorithm
+
+ICON_PATH = str(Path(__file__).resolve().parents[1] / "resources" / "icons" / "lodestar.svg")
+
+
+def algorithm_classes() -> list[type[LodestarAlgorithm]]:
+    """Every LodestarAlgorithm subclass defined in this package's `alg_*` modules, sorted by id."""
+    classes = []
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if not info.name.startswith("alg_"):
+            continue
+        module = importlib.import_module(f".{info.name}", __package__)
+        for value in vars(module).values():
+            if isinstance(value, type) and issubclass(value, LodestarAlgorithm) and value.__module__ == module.__name__:
+                classes.append(value)
+    return sorted(classes, key=lambda cls: cls.ALGORITHM_ID)
+
+
+class LodestarProvider(QgsProcessingProvider):
+    def id(self):
+        return "lodestar"
+
+    def name(self):
+        return "Lodestar"
+
+    def longName(self):  # noqa: N802 (QGIS API name)
+        return "Lodestar mineral prospectivity (STA-CoT)"
+
+    def icon(self):
+        return QIcon(ICON_PATH)
+
+    def svgIconPath(self):  # noqa: N802 (QGIS API name)
+        return ICON_PATH
+
+    def helpId(self):  # noqa: N802 (QGIS API name)
+        return "lodestar"
+
+    def loadAlgorithms(self):  # noqa: N802 (QGIS API name)
+        for cls in algorithm_classes():
+            self.addAlgorithm(cls())

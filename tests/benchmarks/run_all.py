@@ -1,0 +1,30 @@
+"""Run every benchmark module `tests/benchmarks/bench_*.py` (each has a `main()`), or those named."""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import conftest  # noqa: E402,F401  (puts the checkout on sys.path as the `lodestar` package)
+
+
+def main(names: list[str]) -> int:
+    modules = sorted(HERE.glob("bench_*.py"))
+    if names:
+        modules = [m for m in modules if any(n in m.stem for n in names)]
+    for path in modules:
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print(f"\n=== {path.stem} ===", flush=True)
+        start = time.perf_counter()
+        module.main()
+        print(f"({path.stem}: {time.perf_counter() - start:.1f} s)", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,19 @@
+"""Test set-up: the checkout imported as the `lodestar` package, QGIS's processing on sys.path."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = ROOT / "build" / "testpkg"
+QGIS_PLUGINS = "/usr/share/qgis/python/plugins"
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+PACKAGE_DIR.mkdir(parents=True, exist_ok=True)
+_link = PACKAGE_DIR / "lodestar"
+if not _link.is_symlink():
+    _link.symlink_to(ROOT, target_is_directory=True)
+for entry in (str(PACKAGE_DIR), QGIS_PLUGINS, str(ROOT / "scripts")):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
