@@ -1,0 +1,81 @@
+"""What one analysis run takes and gives: the contract shared by the engine, Processing and the dock."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import geopandas as gpd
+
+from .raster_io import LayerSpec
+
+ROLES_OF_MODELS = ("planner", "executor", "verifier")
+
+
+@dataclass
+class BackendSettings:
+    """Which reasoner answers, and how it is reached. The API key is never written anywhere."""
+
+    backend: str = "offline"  # "offline" (rule-based, no network) or "openai" (any OpenAI-compatible server)
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    models: dict = field(default_factory=lambda: {role: "" for role in ROLES_OF_MODELS})
+    temperature: float = 0.05
+    seed: int | None = 7
+    timeout_s: float = 60.0
+    max_retries: int = 4
+    max_calls: int = 80
+    max_tokens: int = 400_000
+    cache_dir: Path | None = None
+
+    def public(self) -> dict:
+        """Settings as recorded in run records and reports (no API key)."""
+        return {
+            "backend": self.backend,
+            "base_url": self.base_url,
+            "models": dict(self.models),
+            "temperature": self.temperature,
+            "seed": self.seed,
+            "timeout_s": self.timeout_s,
+            "max_retries": self.max_retries,
+            "max_calls": self.max_calls,
+            "max_tokens": self.max_tokens,
+        }
+
+
+@dataclass
+class AnalysisRequest:
+    """One question over a set of layers."""
+
+    layers: list[LayerSpec]
+    question: str
+    output_dir: Path
+    choices: dict = field(default_factory=lambda: {"A": "Yes", "B": "No"})
+    settings: BackendSettings = field(default_factory=BackendSettings)
+    max_rounds: int = 3
+    case_id: str = ""
+    deposits: Path | None = None
+    localization: dict | None = None  # overrides of localization parameters
+    refine_with_sam: bool = False
+    sam_checkpoint: Path | None = None
+    sam_device: str = "cpu"
+    replay: Path | None = None  # a run record to replay with no model calls
+
+
+@dataclass
+class AnalysisResult:
+    """The answer, the chain behind it, and the layers and files it produced."""
+
+    answer: str  # a choice letter, or "Failed"
+    answer_text: str
+    valid: bool  # the verifier accepted a chain (False: the answer came from the vote)
+    voted: bool
+    rounds: int
+    zones: gpd.GeoDataFrame
+    nodes: gpd.GeoDataFrame
+    edges: gpd.GeoDataFrame
+    prospectivity: gpd.GeoDataFrame
+    chain: list = field(default_factory=list)
+    verdicts: list = field(default_factory=list)
+    usage: dict = field(default_factory=dict)  # role -> {"calls", "prompt_tokens", "completion_tokens", "seconds"}
+    outputs: dict = field(default_factory=dict)  # name -> Path (zones, nodes, edges, prospectivity, report, record)
+    metrics: dict = field(default_factory=dict)  # localization metrics when known deposits were given
