@@ -7,11 +7,18 @@ arrow, and returns the grid that maps the PNG's pixels back to map coordinates.
 """
 from __future__ import annotations
 
+import io
 import math
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from affine import Affine
+from PIL import Image, ImageDraw, ImageFont
+from rasterio.windows import Window
 
 from .errors import LodestarError
+from .raster_io import RasterGrid, RasterReader, RasterSet
 
 NODATA_RGB = (128, 128, 128)
 """Neutral grey drawn where a pixel has no data."""
@@ -101,3 +108,189 @@ def to_rgb(data: np.ma.MaskedArray, stretch: tuple[float, float] | None = (2, 98
 def _is_byte_range(band: np.ma.MaskedArray) -> bool:
     valid = band.compressed()
     return valid.size == 0 or (float(valid.min()) >= 0.0 and float(valid.max()) <= 255.0)
+
+
+@dataclass(frozen=True)
+class RenderedImage:
+    """A PNG rendering; `grid` maps the PNG's pixels (col, row) to map coordinates of the source."""
+
+    png_bytes: bytes
+    grid: RasterGrid
+    path: Path | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) of the PNG in pixels."""
+        return self.grid.width, self.grid.height
+
+
+def pixel_window(grid: RasterGrid, bounds: tuple[float, float, float, float] | None) -> Window:
+    """The pixel window of `grid` covering map bounds (xmin, ymin, xmax, ymax), clipped to the grid."""
+    if bounds is None:
+        return Window(0, 0, grid.width, grid.height)
+    xmin, ymin, xmax, ymax = (float(v) for v in bounds)
+    if not (xmax > xmin and ymax > ymin):
+        raise LodestarError(f"The window {bounds} has zero area; give xmin < xmax and ymin < ymax.")
+    cols, rows = grid.map_to_pixel([xmin, xmax, xmin, xmax], [ymin, ymin, ymax, ymax])
+    c0, c1 = max(0, int(math.floor(cols.min() + 1e-9))), min(grid.width, int(math.ceil(cols.max() - 1e-9)))
+    r0, r1 = max(0, int(math.floor(rows.min() + 1e-9))), min(grid.height, int(math.ceil(rows.max() - 1e-9)))
+    if c1 <= c0 or r1 <= r0:
+        raise LodestarError(f"The window {bounds} does not cover any pixel of the layer (extent {grid.bounds}); "
+                            "choose a window inside the layer.")
+    return Window(c0, r0, c1 - c0, r1 - r0)
+
+
+def _layer_pixels(source, layer: str | None, bounds, max_size: int):
+    """(masked data, grid of the data) of a layer window, read at no more than about max_size per side."""
+    if isinstance(source, RasterSet):
+        if layer is None:
+            raise LodestarError("Name the layer to render from the raster set.")
+        grid = source.grid
+        win = pixel_window(grid, bounds)
+        data = source.read(layer)
+        r0, c0 = int(win.row_off), int(win.col_off)
+        data = data[:, r0:r0 + int(win.height), c0:c0 + int(win.width)]
+        return data, grid.window_grid(win)
+    if isinstance(source, RasterReader):
+        win = pixel_window(source.grid, bounds)
+        longest = max(int(win.width), int(win.height))
+        if longest <= max_size:
+            return source.read(window=win), source.grid.window_grid(win)
+        bands = [1, 2, 3] if source.is_rgb else None
+        return source.read_overview(max_size * max_size, bands=bands, window=win)
+    raise LodestarError(f"Cannot render a {type(source).__name__}; give a RasterSet or a RasterReader.")
+
+
+def _output_shape(width: int, height: int, max_size: int, min_size: int) -> tuple[int, int]:
+    longest = max(width, height)
+    scale = 1.0
+    if longest > max_size:
+        scale = max_size / longest
+    elif longest < min_size:
+        scale = float(min_size // longest) if longest * 2 <= min_size else 1.0
+    return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
+
+
+def render_png(source, layer: str | None = None, bounds: tuple[float, float, float, float] | None = None,
+               max_size: int = 1024, grid: bool | str = True, north_arrow: bool = True,
+               stretch: tuple[float, float] | None = (2, 98), colormap: str | None = "magma",
+               path=None, min_size: int = 256) -> RenderedImage:
+    """Render a layer (a RasterSet and a layer name, or a RasterReader) or a map window of it to PNG.
+
+    bounds: (xmin, ymin, xmax, ymax) in the source's CRS (the analysis CRS for a RasterSet).
+    The image's longest side is at most max_size; small windows are enlarged by a whole factor up to
+    min_size so a model can see them. grid: True or "map" draws map-coordinate lines with labels,
+    "fraction" draws normalised 0-1 lines (0.1 apart, (0, 0) top-left), False none. north_arrow is
+    drawn on georeferenced layers. The PNG is also written to `path` when one is given.
+    """
+    data, data_grid = _layer_pixels(source, layer, bounds, max_size)
+    if np.ma.getmaskarray(data).all():
+        name = layer if layer is not None else getattr(source, "name", "the layer")
+        raise LodestarError(f"{name} has no valid pixels in the requested window; choose another window or layer.")
+    rgb = to_rgb(data, stretch=stretch, colormap=colormap)
+    width, height = _output_shape(data_grid.width, data_grid.height, max_size, min_size)
+    image = Image.fromarray(rgb, mode="RGB")
+    if (width, height) != image.size:
+        enlarge = width > data_grid.width
+        image = image.resize((width, height), Image.NEAREST if enlarge else Image.LANCZOS)
+    t = data_grid.transform * Affine.scale(data_grid.width / width, data_grid.height / height)
+    out_grid = RasterGrid(t, width, height, data_grid.crs)
+    if grid:
+        _draw_grid(image, out_grid, "fraction" if grid == "fraction" else "map")
+    if north_arrow and out_grid.georeferenced:
+        _draw_north_arrow(image)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    png = buffer.getvalue()
+    written = None
+    if path is not None:
+        written = write_bytes_atomic(Path(path), png)
+    return RenderedImage(png, out_grid, written)
+
+
+def write_bytes_atomic(path: Path, payload: bytes) -> Path:
+    """Write bytes to path through a temporary file beside it, so the file is whole or absent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(payload)
+    tmp.replace(path)
+    return path
+
+
+def _font(size: int):
+    try:
+        from matplotlib import font_manager
+
+        return ImageFont.truetype(font_manager.findfont("DejaVu Sans"), size)
+    except (OSError, ValueError, ImportError):
+        return ImageFont.load_default()
+
+
+def nice_step(span: float, target: int = 5) -> float:
+    """A 1-2-5 x 10^k step that cuts `span` into about `target` intervals."""
+    if span <= 0:
+        return 1.0
+    raw = span / target
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def _label(value: float, step: float) -> str:
+    decimals = max(0, -int(math.floor(math.log10(step)))) if step < 1 else 0
+    return f"{value:.{decimals}f}"
+
+
+def _draw_text(draw, xy, text, font):
+    box = draw.textbbox(xy, text, font=font)
+    draw.rectangle((box[0] - 2, box[1] - 1, box[2] + 2, box[3] + 1), fill=(255, 255, 255))
+    draw.text(xy, text, fill=(0, 0, 0), font=font)
+
+
+def _draw_grid(image: Image.Image, grid: RasterGrid, mode: str) -> None:
+    """Grid lines with labels, drawn over the image (the pixel -> map mapping is unchanged)."""
+    draw = ImageDraw.Draw(image)
+    font = _font(max(9, min(image.size) // 45))
+    line = (255, 255, 255)
+    w, h = image.size
+    if mode == "fraction":
+        for i in range(1, 10):
+            x, y = round(i * w / 10), round(i * h / 10)
+            draw.line([(x, 0), (x, h)], fill=line, width=1)
+            draw.line([(0, y), (w, y)], fill=line, width=1)
+            if i % 2 == 0 or min(w, h) >= 600:
+                _draw_text(draw, (x + 2, 2), f"{i / 10:.1f}", font)
+                _draw_text(draw, (2, y + 2), f"{i / 10:.1f}", font)
+        return
+    xmin, ymin, xmax, ymax = grid.bounds
+    step = nice_step(max(xmax - xmin, ymax - ymin))
+    x = math.ceil(xmin / step) * step
+    while x < xmax:
+        col, _ = grid.map_to_pixel(x, grid.transform.f)
+        px = int(round(float(col)))
+        if 0 < px < w:
+            draw.line([(px, 0), (px, h)], fill=line, width=1)
+            _draw_text(draw, (px + 2, h - font.size - 6), _label(x, step), font)
+        x += step
+    y = math.ceil(ymin / step) * step
+    while y < ymax:
+        _, row = grid.map_to_pixel(grid.transform.c, y)
+        py = int(round(float(row)))
+        if 0 < py < h:
+            draw.line([(0, py), (w, py)], fill=line, width=1)
+            _draw_text(draw, (2, py + 2), _label(y, step), font)
+        y += step
+
+
+def _draw_north_arrow(image: Image.Image) -> None:
+    """A north arrow in the top-right corner (the analysis grids are north-up)."""
+    draw = ImageDraw.Draw(image)
+    w, _ = image.size
+    size = max(12, min(image.size) // 16)
+    cx, top = w - size, size // 2
+    font = _font(max(9, size // 2))
+    draw.polygon([(cx, top), (cx - size // 3, top + size), (cx, top + 2 * size // 3), (cx + size // 3, top + size)],
+                 fill=(0, 0, 0), outline=(255, 255, 255))
+    _draw_text(draw, (cx - font.size // 3, top + size + 2), "N", font)
