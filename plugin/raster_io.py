@@ -74,6 +74,17 @@ class RasterGrid:
         col, row = self.map_to_pixel(x, y)
         return col / self.width, row / self.height
 
+    def bounds_window(self, bounds: tuple[float, float, float, float]) -> Window:
+        """The integer pixel window of this grid covering map bounds (xmin, ymin, xmax, ymax), clipped to it."""
+        xmin, ymin, xmax, ymax = bounds
+        cols, rows = self.map_to_pixel([xmin, xmax, xmin, xmax], [ymin, ymin, ymax, ymax])
+        c0, c1 = max(0, int(math.floor(cols.min() + 1e-9))), min(self.width, int(math.ceil(cols.max() - 1e-9)))
+        r0, r1 = max(0, int(math.floor(rows.min() + 1e-9))), min(self.height, int(math.ceil(rows.max() - 1e-9)))
+        if c1 <= c0 or r1 <= r0:
+            raise LodestarError(f"The area {tuple(bounds)} does not overlap the analysis extent {self.bounds}; "
+                                "choose an area inside it.")
+        return Window(c0, r0, c1 - c0, r1 - r0)
+
     def window_grid(self, window: Window) -> RasterGrid:
         """The grid of a pixel window of this grid."""
         return RasterGrid(

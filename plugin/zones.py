@@ -78,3 +78,29 @@ def concat_zones(frames: list[gpd.GeoDataFrame], crs) -> gpd.GeoDataFrame:
         return zones_frame([], crs)
     merged = pd.concat(parts, ignore_index=True)
     return gpd.GeoDataFrame(merged, geometry="geometry", crs=crs)
+
+
+def labelled_polygons(labels, grid: RasterGrid, simplify_px: float = 1.5) -> dict:
+    """Polygons (map coordinates, holes kept) of each positive label of an integer label image.
+
+    Simplification is topology-preserving with a tolerance of `simplify_px` pixels; returns
+    {label: geometry} (a label whose pixels touch only diagonally becomes a MultiPolygon).
+    """
+    import numpy as np
+    from rasterio.features import shapes
+    from shapely.geometry import shape
+    from shapely.ops import unary_union
+
+    labels = np.ascontiguousarray(labels, dtype="int32")
+    parts: dict[int, list] = {}
+    for geom, value in shapes(labels, mask=labels > 0, transform=grid.transform, connectivity=4):
+        parts.setdefault(int(value), []).append(shape(geom))
+    tolerance = simplify_px * max(grid.pixel_size)
+    out = {}
+    for label, polys in parts.items():
+        geom = polys[0] if len(polys) == 1 else unary_union(polys)
+        if tolerance > 0:
+            geom = geom.simplify(tolerance, preserve_topology=True)
+        if not geom.is_empty:
+            out[label] = geom
+    return out
