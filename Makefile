@@ -23,7 +23,7 @@ sample: setup
 	$(PY) scripts/make_sample_case.py
 
 package:
-	@scripts/package.sh
+	@/usr/bin/python3 scripts/package.py
 
 clean:
 	rm -rf build dist .pytest_cache
