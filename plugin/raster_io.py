@@ -349,6 +349,15 @@ class RasterSet:
         self._cache[key] = data
         return data
 
+    def read_window(self, name: str, bounds=None, bands=None) -> tuple[np.ma.MaskedArray, RasterGrid]:
+        """A layer on the analysis grid cropped to map bounds (analysis CRS); the whole grid when None."""
+        data = self.read(name, bands)
+        if bounds is None:
+            return data, self.grid
+        win = self.grid.bounds_window(bounds)
+        rows, cols = win.toslices()
+        return data[:, rows, cols], self.grid.window_grid(win)
+
     def _warp(self, reader: RasterReader, bands, resampling) -> np.ma.MaskedArray:
         g = self.grid
         src_bounds = transform_bounds(g.crs, reader.grid.crs, *g.bounds, densify_pts=21)

@@ -32,6 +32,12 @@ def position_word(fx: float, fy: float) -> str:
     return f"{row}-{col}"
 
 
+def strike_word(azimuth_deg: float) -> str:
+    """Trend word of a line azimuth in degrees clockwise from north (undirected): 'N-S', 'NE-SW', 'E-W', 'NW-SE'."""
+    words = ("N-S", "NNE-SSW", "NE-SW", "ENE-WSW", "E-W", "WNW-ESE", "NW-SE", "NNW-SSE")
+    return words[int(((azimuth_deg % 180.0) + 11.25) // 22.5) % 8]
+
+
 def zone_record(geometry: BaseGeometry, grid: RasterGrid, *, zone_id: str, layer: str, role: str, kind: str,
                 score_mean: float, score_max: float, what: str) -> dict:
     """One zone's attributes; `what` starts the description ('strong AlOH anomaly', 'NE-trending fault')."""
