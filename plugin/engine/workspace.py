@@ -1,0 +1,159 @@
+"""The memory cache M_cache: the shared, growing context of one STA-CoT run.
+
+Initialised with the question and the raster set (Algorithm 1, line 2) and enriched with every
+reasoning node (lines 6-8) and re-executed node (Algorithm 2, lines 11-12). Reasoners read it; only
+the loop writes it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+
+from ...models.backend import TOOLSET, ChainNode
+from ..raster_io import RasterSet, crs_label
+from ..zones import zones_frame
+
+_MAX_UNITS = 40  # legend units listed per categorical layer
+
+
+@dataclass
+class LayerInfo:
+    """What a reasoner may know about one input layer without reading its pixels."""
+
+    name: str
+    role: str
+    kind: str  # "index", "rgb", "categorical" or "vector"
+    favourable: str = "high"
+    crs: str = ""
+    size: list = field(default_factory=list)  # [width, height] of the source, [] for vectors
+    stats: dict = field(default_factory=dict)  # index layers: min, p50, p90, p98, max, mean, std
+    units: dict = field(default_factory=dict)  # categorical layers: code -> legend name
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _legend(path: Path | None) -> dict:
+    if path is None or not Path(path).exists():
+        return {}
+    units = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) >= 2 and parts[0].lstrip("-").isdigit():
+            units[int(parts[0])] = parts[1]
+    return units
+
+
+def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
+    """LayerInfo for every layer of a raster set, in input order (statistics on the analysis grid)."""
+    infos = []
+    for spec in raster_set.layers:
+        if spec.is_vector:
+            infos.append(LayerInfo(spec.name, spec.role, "vector", spec.favourable, crs_label(raster_set.crs)))
+            continue
+        reader = raster_set.readers[spec.name]
+        info = LayerInfo(spec.name, spec.role, "index", spec.favourable, crs_label(reader.grid.crs),
+                         [reader.grid.width, reader.grid.height])
+        categorical = reader.is_integer and reader.count == 1 and (
+            spec.role == "geological_map" or spec.legend is not None)
+        if reader.is_rgb:
+            info.kind = "rgb"
+        elif categorical:
+            info.kind = "categorical"
+            data = raster_set.read(spec.name)[0]
+            codes = np.unique(data.compressed().astype(int))
+            legend = _legend(spec.legend)
+            info.units = {int(c): legend.get(int(c), f"unit {int(c)}") for c in codes[:_MAX_UNITS]}
+        else:
+            values = raster_set.read(spec.name)[0].compressed()
+            if values.size:
+                p = np.percentile(values, [50, 90, 98])
+                info.stats = {"min": float(values.min()), "p50": float(p[0]), "p90": float(p[1]),
+                              "p98": float(p[2]), "max": float(values.max()), "mean": float(values.mean()),
+                              "std": float(values.std())}
+                info.stats = {k: round(v, 6) for k, v in info.stats.items()}
+        infos.append(info)
+    return infos
+
+
+@dataclass
+class Workspace:
+    """The run's memory cache; see models/backend.py for how reasoners use it."""
+
+    question: str
+    choices: dict
+    raster_set: RasterSet
+    evidence_dir: Path
+    case_id: str = ""
+    knowledge: list = field(default_factory=list)  # retrieved deposit models (dicts), best first
+    toolset: dict = field(default_factory=lambda: dict(TOOLSET))
+    layers: list = field(default_factory=list)  # LayerInfo per input layer
+    chain: list = field(default_factory=list)  # ChainNode in plan order
+    step_zones: dict = field(default_factory=dict)  # step index -> GeoDataFrame of its zones
+
+    def __post_init__(self):
+        self.evidence_dir = Path(self.evidence_dir)
+        if not self.layers:
+            self.layers = describe_layers(self.raster_set)
+
+    # -- reading -------------------------------------------------------------------------------
+    def layer(self, name: str) -> LayerInfo:
+        for info in self.layers:
+            if info.name == name:
+                return info
+        raise KeyError(name)
+
+    def layer_names(self) -> list[str]:
+        return [info.name for info in self.layers]
+
+    def layers_with_role(self, *roles: str) -> list[LayerInfo]:
+        return [info for info in self.layers if info.role in roles]
+
+    @property
+    def deposit_model(self) -> dict:
+        """The best-matching deposit model ({} when the knowledge base gave none)."""
+        return self.knowledge[0] if self.knowledge else {}
+
+    def zones_of(self, step_index: int) -> gpd.GeoDataFrame:
+        """The zones the current observation of a step marked (empty frame if none)."""
+        frame = self.step_zones.get(int(step_index))
+        return frame if frame is not None else zones_frame([], self.raster_set.crs)
+
+    @property
+    def zones(self) -> gpd.GeoDataFrame:
+        """All zones of the current chain, in step order."""
+        from ..zones import concat_zones
+
+        frames = [self.step_zones[i] for i in sorted(self.step_zones)]
+        return concat_zones(frames, self.raster_set.crs)
+
+    def node(self, step_index: int) -> ChainNode | None:
+        for node in self.chain:
+            if node.step.index == int(step_index):
+                return node
+        return None
+
+    def knowledge_text(self) -> str:
+        """The retrieved deposit models as compact JSON text for prompts."""
+        return json.dumps(self.knowledge, ensure_ascii=False, indent=1)
+
+    def chain_text(self) -> str:
+        """The chain so far as compact JSON text (steps and observations) for prompts."""
+        return json.dumps([n.to_dict() for n in self.chain], ensure_ascii=False, indent=1)
+
+    # -- writing (the loop only) ----------------------------------------------------------------
+    def put(self, node: ChainNode, zones: gpd.GeoDataFrame) -> None:
+        """Append a node, or replace the node of the same step (refinement, Eq. 7)."""
+        index = node.step.index
+        for i, existing in enumerate(self.chain):
+            if existing.step.index == index:
+                self.chain[i] = node
+                break
+        else:
+            self.chain.append(node)
+            self.chain.sort(key=lambda n: n.step.index)
+        self.step_zones[index] = zones
