@@ -23,6 +23,7 @@ class BackendSettings:
     seed: int | None = 7
     timeout_s: float = 60.0
     max_retries: int = 4
+    retry_backoff_s: float = 1.0  # first wait before retrying a 429 / 5xx / lost connection; doubles each time
     max_calls: int = 80
     max_tokens: int = 400_000
     cache_dir: Path | None = None
@@ -37,6 +38,7 @@ class BackendSettings:
             "seed": self.seed,
             "timeout_s": self.timeout_s,
             "max_retries": self.max_retries,
+            "retry_backoff_s": self.retry_backoff_s,
             "max_calls": self.max_calls,
             "max_tokens": self.max_tokens,
         }
