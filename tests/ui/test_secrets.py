@@ -81,3 +81,41 @@ def test_clear_removes_key_and_reference(auth_ready):
 def test_empty_key_is_refused(auth_ready):
     with pytest.raises(LodestarError, match="empty"):
         secrets.store_api_key("  ")
+
+
+def test_settings_dialog_saves_key_to_auth_db_only(auth_ready):
+    from lodestar.ui.settings_dialog import PluginSettings, SettingsDialog
+
+    key = "sk-dialog-" + uuid.uuid4().hex
+    dialog = SettingsDialog()
+    try:
+        dialog.baseUrlEdit.setText("http://127.0.0.1:9/v1")
+        dialog.plannerModelEdit.setText("big-planner")
+        dialog.executorModelEdit.setText("small-vision")
+        dialog.verifierModelEdit.setText("big-verifier")
+        dialog.temperatureSpin.setValue(0.2)
+        dialog.maxRoundsSpin.setValue(4)
+        dialog.tokenBudgetSpin.setValue(123000)
+        dialog.apiKeyEdit.setText(key)
+        dialog.save()
+        assert dialog.apiKeyEdit.text() == ""
+        assert "stored" in dialog.apiKeyEdit.placeholderText()
+    finally:
+        dialog.deleteLater()
+    loaded = PluginSettings.load()
+    assert loaded.base_url == "http://127.0.0.1:9/v1"
+    assert loaded.models == {"planner": "big-planner", "executor": "small-vision", "verifier": "big-verifier"}
+    assert (loaded.temperature, loaded.max_rounds, loaded.max_tokens) == (0.2, 4, 123000)
+    assert loaded.openai_problem() == ""
+    backend = loaded.backend_settings("openai")
+    assert backend.api_key == key
+    assert key not in repr(backend) and key not in str(backend.public())
+    settings = QgsSettings()
+    settings.sync()
+    assert not any(key in str(settings.value(k)) for k in settings.allKeys())
+    assert not any(key.encode() in p.read_bytes() for p in _profile_files())
+    secrets.clear_api_key()
+    assert "API key" in PluginSettings.load().openai_problem()
+    for k in QgsSettings().allKeys():
+        if k.startswith("lodestar/"):
+            QgsSettings().remove(k)

@@ -1,0 +1,207 @@
+"""Plugin settings (QgsSettings, no secrets) and the dialog that edits them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from qgis.core import QgsApplication, QgsProject, QgsSettings, QgsTask
+from qgis.gui import QgsFileWidget
+from qgis.PyQt import uic
+from qgis.PyQt.QtWidgets import QDialog
+
+from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
+from ..plugin.errors import LodestarError
+from . import secrets
+
+PREFIX = "lodestar/"
+FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("settings_dialog.ui")))
+
+
+@dataclass
+class PluginSettings:
+    """What the user set once and keeps between sessions. The API key is NOT here (see ui.secrets)."""
+
+    backend: str = "offline"
+    base_url: str = ""
+    models: dict = field(default_factory=lambda: {role: "" for role in ROLES_OF_MODELS})
+    temperature: float = 0.05
+    max_rounds: int = 3
+    max_tokens: int = 400_000
+    sam_checkpoint: str = ""
+    output_dir: str = ""
+
+    @classmethod
+    def load(cls) -> PluginSettings:
+        s = QgsSettings()
+        d = cls()
+        return cls(
+            backend=str(s.value(PREFIX + "backend", d.backend)),
+            base_url=str(s.value(PREFIX + "base_url", d.base_url)),
+            models={role: str(s.value(f"{PREFIX}model_{role}", "")) for role in ROLES_OF_MODELS},
+            temperature=float(s.value(PREFIX + "temperature", d.temperature)),
+            max_rounds=int(s.value(PREFIX + "max_rounds", d.max_rounds)),
+            max_tokens=int(s.value(PREFIX + "max_tokens", d.max_tokens)),
+            sam_checkpoint=str(s.value(PREFIX + "sam_checkpoint", d.sam_checkpoint)),
+            output_dir=str(s.value(PREFIX + "output_dir", d.output_dir)),
+        )
+
+    def save(self) -> None:
+        s = QgsSettings()
+        s.setValue(PREFIX + "backend", self.backend)
+        s.setValue(PREFIX + "base_url", self.base_url)
+        for role in ROLES_OF_MODELS:
+            s.setValue(f"{PREFIX}model_{role}", self.models.get(role, ""))
+        s.setValue(PREFIX + "temperature", float(self.temperature))
+        s.setValue(PREFIX + "max_rounds", int(self.max_rounds))
+        s.setValue(PREFIX + "max_tokens", int(self.max_tokens))
+        s.setValue(PREFIX + "sam_checkpoint", self.sam_checkpoint)
+        s.setValue(PREFIX + "output_dir", self.output_dir)
+
+    @property
+    def sam_available(self) -> bool:
+        return bool(self.sam_checkpoint) and Path(self.sam_checkpoint).is_file()
+
+    def runs_folder(self) -> Path:
+        """Where run sub-folders go: the chosen folder, else beside the saved project, else in the profile."""
+        if self.output_dir:
+            return Path(self.output_dir)
+        home = QgsProject.instance().homePath()
+        if home:
+            return Path(home) / "lodestar-runs"
+        return Path(QgsApplication.qgisSettingsDirPath()) / "lodestar" / "runs"
+
+    def backend_settings(self, backend: str | None = None, api_key: str | None = None) -> BackendSettings:
+        """The engine's settings; for `openai` the key is read from the auth database unless given."""
+        backend = backend or self.backend
+        if backend == "openai" and api_key is None:
+            api_key = secrets.read_api_key()
+        return BackendSettings(
+            backend=backend,
+            base_url=self.base_url.strip(),
+            api_key=api_key or "",
+            models=dict(self.models),
+            temperature=float(self.temperature),
+            max_tokens=int(self.max_tokens),
+        )
+
+    def openai_problem(self) -> str:
+        """What is missing before the openai back-end can run ('' when nothing)."""
+        if not self.base_url.strip():
+            return "Set the model server's endpoint base URL in Lodestar settings (the gear button)."
+        missing = [role for role in ROLES_OF_MODELS if not self.models.get(role, "").strip()]
+        if missing:
+            return f"Name the model for {', '.join(missing)} in Lodestar settings."
+        if not secrets.has_api_key():
+            return "Enter the model server's API key in Lodestar settings (it is stored encrypted by QGIS)."
+        return ""
+
+
+class SettingsDialog(QDialog, FORM_CLASS):
+    """Endpoint, models per role, temperature, rounds, budget, SAM checkpoint, API key, connection test."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setupUi(self)
+        self.samCheckpointWidget.setStorageMode(QgsFileWidget.GetFile)
+        self.samCheckpointWidget.setFilter("PyTorch checkpoints (*.pth *.pt);;All files (*)")
+        self.outputDirWidget.setStorageMode(QgsFileWidget.GetDirectory)
+        self._test_task: QgsTask | None = None
+        self.show_settings(PluginSettings.load())
+        self.buttonBox.accepted.connect(self.accept)
+        self.buttonBox.rejected.connect(self.reject)
+        self.testButton.clicked.connect(self.test_connection)
+        self.clearKeyButton.clicked.connect(self._forget_key)
+
+    def show_settings(self, settings: PluginSettings) -> None:
+        self._backend = settings.backend
+        self.baseUrlEdit.setText(settings.base_url)
+        self.plannerModelEdit.setText(settings.models.get("planner", ""))
+        self.executorModelEdit.setText(settings.models.get("executor", ""))
+        self.verifierModelEdit.setText(settings.models.get("verifier", ""))
+        self.temperatureSpin.setValue(settings.temperature)
+        self.maxRoundsSpin.setValue(settings.max_rounds)
+        self.tokenBudgetSpin.setValue(settings.max_tokens)
+        self.samCheckpointWidget.setFilePath(settings.sam_checkpoint)
+        self.outputDirWidget.setFilePath(settings.output_dir)
+        self.apiKeyEdit.clear()
+        self._show_key_state()
+
+    def _show_key_state(self) -> None:
+        stored = secrets.has_api_key()
+        self.apiKeyEdit.setPlaceholderText("a key is stored (type to replace it)" if stored else "no key stored")
+        self.clearKeyButton.setEnabled(stored)
+
+    def settings(self) -> PluginSettings:
+        """The settings as edited (not yet saved)."""
+        return PluginSettings(
+            backend=self._backend,
+            base_url=self.baseUrlEdit.text().strip(),
+            models={
+                "planner": self.plannerModelEdit.text().strip(),
+                "executor": self.executorModelEdit.text().strip(),
+                "verifier": self.verifierModelEdit.text().strip(),
+            },
+            temperature=self.temperatureSpin.value(),
+            max_rounds=self.maxRoundsSpin.value(),
+            max_tokens=self.tokenBudgetSpin.value(),
+            sam_checkpoint=self.samCheckpointWidget.filePath().strip(),
+            output_dir=self.outputDirWidget.filePath().strip(),
+        )
+
+    def accept(self) -> None:
+        try:
+            self.save()
+        except LodestarError as exc:
+            self.testResultLabel.setText(str(exc))
+            return
+        super().accept()
+
+    def save(self) -> None:
+        """Save the settings; a typed key goes to the auth database and the field is cleared."""
+        key = self.apiKeyEdit.text().strip()
+        if key:
+            secrets.store_api_key(key)
+            self.apiKeyEdit.clear()
+        self.settings().save()
+        self._show_key_state()
+
+    def _forget_key(self) -> None:
+        secrets.clear_api_key()
+        self._show_key_state()
+
+    def test_connection(self) -> None:
+        """Ask the server for a tiny answer in a background task; the result shows beside the button."""
+        key = self.apiKeyEdit.text().strip()
+        try:
+            backend = self.settings().backend_settings("openai", api_key=key or None)
+        except LodestarError as exc:
+            self.testResultLabel.setText(str(exc))
+            return
+        if not backend.base_url:
+            self.testResultLabel.setText("Enter the endpoint base URL first.")
+            return
+        backend.timeout_s = 15.0
+        backend.max_retries = 0
+        self.testButton.setEnabled(False)
+        self.testResultLabel.setText("Connecting...")
+        self._test_task = QgsTask.fromFunction("Lodestar: test connection", _check_connection, backend,
+                                               on_finished=self._connection_tested)
+        QgsApplication.taskManager().addTask(self._test_task)
+
+    def _connection_tested(self, exception, outcome=None) -> None:
+        self._test_task = None
+        self.testButton.setEnabled(True)
+        if exception is not None:
+            self.testResultLabel.setText(f"Connection failed: {exception}")
+        else:
+            self.testResultLabel.setText(outcome)
+
+
+def _check_connection(task, backend: BackendSettings) -> str:
+    """Runs in a worker thread: the client's connection test, as one line for the dialog."""
+    from ..models.llm_client import test_connection
+
+    outcome = test_connection(backend)
+    if isinstance(outcome, str) and outcome:
+        return outcome
+    return f"Connected to {backend.base_url}."
