@@ -1,0 +1,496 @@
+"""Colour / anomaly regions: the box maker in colour mode, as polygons in map coordinates.
+
+Two paths, chosen from the layer (or forced with `mode`):
+
+* index: a single-band evidence raster is thresholded (percentile, mean + k*sigma, Otsu or a
+  value; `favourable: low` layers are inverted), smoothed, cleaned of small specks and split into
+  connected components, each turned into a polygon (kind "anomaly").
+* rgb: an 8-bit rendering with coloured anomalies over a grey-scale background (MineBench style):
+  saturated colour is separated from the grey background, the colour bar is found and left out,
+  and colours are turned into a 0-1 value by reading the colour bar (low end 0, high end 1); the
+  regions whose value reaches `level` are kept (kind "colour_anomaly").
+
+Memory: when the layer lies on the analysis grid itself (one layer at full resolution, as
+`single_layer_set` builds it), the layer is read in row blocks from the file and only a boolean
+mask and a label image are held in memory, so a 10,000 x 10,000 float32 raster needs well under
+1.5 GB. Otherwise the layer is resampled onto the RasterSet's analysis grid (its `max_pixels`).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+from rasterio.features import shapes
+from rasterio.windows import Window
+from scipy import ndimage
+from shapely.geometry import shape
+from shapely.ops import unary_union
+
+from ..errors import LodestarError
+from ..progress import SILENT, Progress
+from ..raster_io import LayerSpec, RasterGrid, RasterReader, RasterSet
+from ..render import pixel_window
+from ..roles import guess_role
+from ..zones import zone_record, zones_frame
+from .result import ToolResult
+
+METHODS = ("percentile", "sigma", "otsu", "value")
+MODES = ("auto", "index", "rgb")
+FULL_RESOLUTION_LIMIT = 150_000_000
+"""`single_layer_set` keeps a layer at full resolution up to this many pixels (mask + labels ~ 5 B/px)."""
+SAMPLE_PIXELS = 4_000_000
+"""Threshold statistics come from a regular sample of at most this many pixels."""
+BLOCK_PIXELS = 8_000_000
+"""Pixels read per row block on the blockwise path."""
+
+
+@dataclass
+class ColorRegionParams:
+    """Settings of `color_regions`; the defaults suit an alteration index map."""
+
+    mode: str = "auto"              # auto (from the layer), index or rgb
+    method: str = "percentile"      # index threshold: percentile, sigma (mean + k*sigma), otsu, value
+    percentile: float = 90.0        # keep the most favourable (100 - percentile) % of valid pixels
+    k_sigma: float = 2.0            # k of mean + k*sigma
+    value: float | None = None      # threshold in layer units (method "value"); low layers keep <= value
+    band: int | None = None         # band of a multi-band raster to treat as the index (1-based)
+    smooth_px: float = 1.0          # Gaussian smoothing sigma in pixels before the threshold (0: none)
+    min_area_px: int = 9            # smallest region kept, in analysis-grid pixels ...
+    min_area_fraction: float = 1e-4  # ... or this fraction of the valid pixels, whichever is larger
+    simplify_px: float = 1.5        # topology-preserving simplification tolerance in pixels
+    max_regions: int | None = None  # keep only the best regions (by mean score); None: all
+    saturation_min: float = 0.3     # rgb: HSV saturation above which a pixel is coloured
+    brightness_min: float = 0.15    # rgb: HSV value below which a pixel is too dark to be coloured
+    level: float = 0.5              # rgb: keep colours at or above this fraction of the colour bar
+    colorbar: bool = True           # rgb: find, exclude and read the colour bar
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise LodestarError(f"Unknown mode {self.mode!r}; use one of {', '.join(MODES)}.")
+        if self.method not in METHODS:
+            raise LodestarError(f"Unknown threshold method {self.method!r}; use one of {', '.join(METHODS)}.")
+        if self.method == "value" and self.value is None:
+            raise LodestarError("Threshold method 'value' needs a value: set the threshold value.")
+        if not 0.0 < self.percentile < 100.0:
+            raise LodestarError(f"Percentile must lie between 0 and 100 (exclusive), not {self.percentile}.")
+        if not 0.0 <= self.level <= 1.0:
+            raise LodestarError(f"Colour level must lie between 0 and 1, not {self.level}.")
+        if self.smooth_px < 0 or self.simplify_px < 0 or self.min_area_px < 0 or self.min_area_fraction < 0:
+            raise LodestarError("Smoothing, simplification and minimum area must not be negative.")
+        if self.max_regions is not None and self.max_regions < 1:
+            raise LodestarError("max_regions must be at least 1 (or empty for all regions).")
+
+
+def single_layer_set(path, role: str | None = None, favourable: str = "high", name: str = "",
+                     max_pixels: int | None = None) -> RasterSet:
+    """A RasterSet of one raster at full resolution (up to FULL_RESOLUTION_LIMIT pixels) for standalone use."""
+    path = Path(path)
+    reader = RasterReader(path)
+    budget = max_pixels or min(FULL_RESOLUTION_LIMIT, reader.grid.width * reader.grid.height)
+    spec = LayerSpec(path, role or guess_role(path.stem), name=name, favourable=favourable)
+    return RasterSet([spec], max_pixels=max(1, int(budget)))
+
+
+def color_regions(raster_set: RasterSet, layer: str, params: ColorRegionParams | None = None,
+                  bounds: tuple[float, float, float, float] | None = None, progress: Progress = SILENT) -> ToolResult:
+    """Mark the anomalous (index) or coloured (rendering) regions of `layer` as polygons.
+
+    bounds: optional (xmin, ymin, xmax, ymax) in the analysis CRS limiting the search.
+    Returns zones in the analysis CRS (zones.ZONE_COLUMNS); stats hold the threshold used.
+    """
+    params = params or ColorRegionParams()
+    spec = raster_set.spec(layer)
+    reader = raster_set.readers.get(layer)
+    if reader is None:
+        raise LodestarError(f"{layer} is a vector layer; the colour-region tool needs a raster.")
+    mode = _resolve_mode(reader, spec, params)
+    window = pixel_window(raster_set.grid, bounds)
+    if mode == "rgb":
+        return _rgb_regions(raster_set, spec, reader, params, window, progress)
+    return _index_regions(raster_set, spec, reader, params, window, progress)
+
+
+def _resolve_mode(reader: RasterReader, spec: LayerSpec, params: ColorRegionParams) -> str:
+    categorical = reader.is_integer and reader.count == 1 and (spec.role == "geological_map" or spec.legend)
+    if categorical:
+        raise LodestarError(f"{spec.name} is a categorical map (unit codes, not magnitudes); select favourable "
+                            "units by name with the geological-unit tools instead of the anomaly tool.")
+    if params.mode == "rgb":
+        if reader.count < 3:
+            raise LodestarError(f"{spec.name} has {reader.count} band(s), not an RGB rendering; use mode 'index' "
+                                "(or 'auto') for a single-band index raster.")
+        return "rgb"
+    if params.mode == "index" or params.band is not None:
+        if reader.count > 1 and params.band is None:
+            what = "an RGB rendering" if reader.is_rgb else f"a {reader.count}-band raster"
+            hint = "use mode 'rgb' (or 'auto') to read its colours" if reader.is_rgb else \
+                "choose the band to use, or compute an index first (lodestar:alteration_indices)"
+            raise LodestarError(f"{spec.name} is {what}, not a single-band index; {hint}.")
+        if params.band is not None and not 1 <= params.band <= reader.count:
+            raise LodestarError(f"{spec.name} has {reader.count} band(s); band {params.band} does not exist.")
+        return "index"
+    if reader.is_rgb:
+        return "rgb"
+    if reader.count > 1:
+        raise LodestarError(f"{spec.name} has {reader.count} bands; choose the band to use as the index, or compute "
+                            "an index first (lodestar:alteration_indices).")
+    return "index"
+
+
+# ---------------------------------------------------------------------------------------------- index path
+
+class _IndexSource:
+    """Reads a window of the layer's evidence (value, or -value for `favourable: low`) in row blocks."""
+
+    def __init__(self, raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, band: int, window: Window):
+        self.sign = -1.0 if spec.favourable == "low" else 1.0
+        self.window = window
+        self.rows, self.cols = int(window.height), int(window.width)
+        self.reader = reader if _on_analysis_grid(reader, raster_set.grid) else None
+        self.band = band
+        self.memory = None
+        if self.reader is None:
+            data = raster_set.read(spec.name)[band - 1]
+            r0, c0 = int(window.row_off), int(window.col_off)
+            self.memory = data[r0:r0 + self.rows, c0:c0 + self.cols]
+
+    def block(self, r0: int, r1: int, c0: int = 0, c1: int | None = None) -> np.ma.MaskedArray:
+        """Evidence of window rows r0:r1 and columns c0:c1 (rows clipped to the window)."""
+        r0, r1 = max(0, r0), min(self.rows, r1)
+        c1 = self.cols if c1 is None else c1
+        if self.memory is not None:
+            return self.memory[r0:r1, c0:c1] * self.sign
+        win = Window(self.window.col_off + c0, self.window.row_off + r0, c1 - c0, r1 - r0)
+        data = self.reader.read([self.band], window=win)[0]
+        if self.sign < 0:
+            np.negative(data.data, out=data.data)
+        return data
+
+    def sample(self) -> np.ndarray:
+        """Valid evidence values of a regular sample of at most SAMPLE_PIXELS pixels."""
+        step = max(1, int(math.ceil(math.sqrt(self.rows * self.cols / SAMPLE_PIXELS))))
+        if self.memory is not None:
+            data = self.memory[::step, ::step]
+        else:
+            shape = (max(1, self.rows // step), max(1, self.cols // step))
+            data = self.reader.read([self.band], window=self.window, out_shape=shape)[0]
+        return (data.compressed() * self.sign).astype("float64")
+
+
+def _on_analysis_grid(reader: RasterReader, grid: RasterGrid) -> bool:
+    """True when the reader's own pixels are the analysis grid's pixels (no resampling needed)."""
+    g = reader.grid
+    if (g.width, g.height) != (grid.width, grid.height):
+        return False
+    if (g.crs is None) != (grid.crs is None) or (g.crs is not None and not g.crs.equals(grid.crs)):
+        return False
+    tolerance = 1e-6 * max(abs(grid.transform.a), abs(grid.transform.e))
+    return all(abs(a - b) <= tolerance for a, b in zip(g.transform[:6], grid.transform[:6]))
+
+
+def otsu_threshold(values: np.ndarray, bins: int = 256) -> float:
+    """Otsu's threshold of a 1-D sample: the cut maximising the between-class variance."""
+    hist, edges = np.histogram(values, bins=bins)
+    centres = (edges[:-1] + edges[1:]) / 2
+    weight0 = np.cumsum(hist)
+    weight1 = weight0[-1] - weight0
+    sum0 = np.cumsum(hist * centres)
+    mean0 = sum0 / np.maximum(weight0, 1)
+    mean1 = (sum0[-1] - sum0) / np.maximum(weight1, 1)
+    between = weight0 * weight1 * (mean0 - mean1) ** 2
+    return float(edges[int(np.argmax(between[:-1])) + 1])
+
+
+def evidence_threshold(sample: np.ndarray, params: ColorRegionParams, sign: float) -> float:
+    """The threshold on the evidence scale (value, or -value for low-favourable layers)."""
+    if params.method == "value":
+        return float(params.value) * sign
+    if params.method == "percentile":
+        return float(np.percentile(sample, params.percentile))
+    if params.method == "sigma":
+        return float(sample.mean() + params.k_sigma * sample.std())
+    return otsu_threshold(sample)
+
+
+def _smoothed(block: np.ma.MaskedArray, sigma: float) -> np.ndarray:
+    """Gaussian-smoothed evidence; nodata does not bleed in (normalised convolution); nodata stays NaN."""
+    mask = np.ma.getmaskarray(block)
+    values = block.filled(0).astype("float32", copy=False)
+    if sigma <= 0:
+        out = values.copy()
+    elif mask.any():
+        weights = ndimage.gaussian_filter((~mask).astype("float32"), sigma)
+        out = ndimage.gaussian_filter(values, sigma)
+        np.divide(out, weights, out=out, where=weights > 1e-6)
+    else:
+        out = ndimage.gaussian_filter(values, sigma)
+    out[mask] = np.nan
+    return out
+
+
+def _index_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, params: ColorRegionParams,
+                   window: Window, progress: Progress) -> ToolResult:
+    band = params.band or 1
+    source = _IndexSource(raster_set, spec, reader, band, window)
+    log = list(raster_set.log)
+    sample = source.sample()
+    if sample.size == 0:
+        raise LodestarError(f"{spec.name} has no valid pixels in the analysis area (all nodata); check its nodata "
+                            "value and extent, or choose another layer.")
+    threshold = evidence_threshold(sample, params, source.sign)
+    progress.set(5)
+    mask, valid_count = _threshold_blocks(source, threshold, params.smooth_px, progress.scaled(5, 55))
+    grid = raster_set.grid.window_grid(window)
+    min_px = max(params.min_area_px, int(math.ceil(params.min_area_fraction * valid_count)))
+    components = _components(mask, min_px)
+    del mask
+    progress.set(65)
+    records = []
+    labels, kept = components
+    for number, (label, slices) in enumerate(kept):
+        progress.check()
+        values = _block_values(source, slices, labels[slices] == label)
+        geometry = mask_polygon(labels[slices] == label, grid, slices, params.simplify_px)
+        records.append((float(values.mean()), float(values.max()), float(values.min()), geometry))
+        progress.set(65 + 30 * (number + 1) / max(1, len(kept)))
+    del labels
+    low = source.sign < 0
+    records.sort(key=lambda r: (-r[0], -r[3].area))
+    if params.max_regions is not None:
+        records = records[: params.max_regions]
+    rows = []
+    for i, (mean_e, max_e, min_e, geometry) in enumerate(records, start=1):
+        lo, hi = sorted((min_e * source.sign, max_e * source.sign))
+        word = "low-value" if low else "high-value"
+        what = f"{word} anomaly, values {lo:.4g} to {hi:.4g} (threshold {threshold * source.sign:.4g})"
+        rows.append(zone_record(geometry, raster_set.grid, zone_id=f"{spec.name}:{i}", layer=spec.name,
+                                role=spec.role, kind="anomaly", score_mean=mean_e, score_max=max_e, what=what))
+    zones = zones_frame(rows, raster_set.crs)
+    stats = {
+        "mode": "index",
+        "threshold": threshold * source.sign,
+        "threshold_method": params.method,
+        "favourable": spec.favourable,
+        "valid_pixels": int(valid_count),
+        "min_area_px": int(min_px),
+        "regions": len(rows),
+        "blockwise": source.reader is not None,
+    }
+    cmp = "<=" if low else ">="
+    log.append(f"{spec.name}: {params.method} threshold {threshold * source.sign:.4g} (keep values {cmp} it); "
+               f"{len(rows)} region(s) of at least {min_px} pixels.")
+    if low:
+        log.append(f"{spec.name} is favourable where low: scores are negated values (higher = more favourable).")
+    progress.set(100)
+    return ToolResult("color_regions", spec.name, zones, params=asdict(params), stats=stats, log=log)
+
+
+def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, progress: Progress):
+    """Boolean mask of smoothed evidence >= threshold over the window, built in row blocks with a halo."""
+    rows, cols = source.rows, source.cols
+    mask = np.zeros((rows, cols), dtype=bool)
+    halo = int(math.ceil(4 * sigma)) if sigma > 0 else 0
+    step = max(1, BLOCK_PIXELS // max(1, cols))
+    valid = 0
+    for r0 in range(0, rows, step):
+        progress.check()
+        r1 = min(rows, r0 + step)
+        top, bottom = max(0, r0 - halo), min(rows, r1 + halo)
+        block = source.block(top, bottom)
+        valid += int(np.count_nonzero(~np.ma.getmaskarray(block)[r0 - top:r0 - top + (r1 - r0)]))
+        smooth = _smoothed(block, sigma)[r0 - top:r0 - top + (r1 - r0)]
+        with np.errstate(invalid="ignore"):
+            np.greater_equal(smooth, threshold, out=mask[r0:r1])
+        progress.set(100 * r1 / rows)
+    return mask, valid
+
+
+def _components(mask: np.ndarray, min_px: int):
+    """(label image, [(label, slices)] of the 4-connected components of at least min_px pixels)."""
+    labels, count = ndimage.label(mask)
+    if count == 0:
+        return labels, []
+    min_px = max(1, min_px)
+    kept = []
+    for label, slices in enumerate(ndimage.find_objects(labels), start=1):
+        rows, cols = slices
+        if (rows.stop - rows.start) * (cols.stop - cols.start) < min_px:
+            continue  # a component never covers more pixels than its bounding box
+        if np.count_nonzero(labels[slices] == label) >= min_px:
+            kept.append((label, slices))
+    return labels, kept
+
+
+def _block_values(source: _IndexSource, slices, component: np.ndarray) -> np.ndarray:
+    """Evidence values of one component (its bounding box read from the source)."""
+    rows, cols = slices
+    block = source.block(rows.start, rows.stop, cols.start, cols.stop)
+    values = block.data[component & ~np.ma.getmaskarray(block)]
+    return values if values.size else block.data[component]
+
+
+def mask_polygon(component: np.ndarray, grid: RasterGrid, slices, simplify_px: float):
+    """The polygon (holes kept) of a boolean component cut out at `slices` of `grid`, simplified."""
+    rows, cols = slices
+    sub = grid.window_grid(Window(cols.start, rows.start, cols.stop - cols.start, rows.stop - rows.start))
+    image = component.astype(np.uint8)
+    parts = [shape(geom) for geom, value in shapes(image, mask=component, transform=sub.transform, connectivity=4)
+             if value == 1]
+    geometry = parts[0] if len(parts) == 1 else unary_union(parts)
+    tolerance = simplify_px * math.sqrt(grid.pixel_area)
+    if tolerance > 0:
+        geometry = geometry.simplify(tolerance, preserve_topology=True)
+    return geometry
+
+
+# ------------------------------------------------------------------------------------------------ rgb path
+
+def rgb_to_hsv(rgb: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hue (degrees 0-360), saturation (0-1) and value (0-1) of an (H, W, 3) array in 0-255."""
+    rgb = rgb.astype("float32") / 255.0
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    high = rgb.max(axis=-1)
+    low = rgb.min(axis=-1)
+    delta = high - low
+    saturation = np.where(high > 0, delta / np.maximum(high, 1e-6), 0.0)
+    safe = np.maximum(delta, 1e-6)
+    hue = np.where(high == r, ((g - b) / safe) % 6, np.where(high == g, (b - r) / safe + 2, (r - g) / safe + 4))
+    hue = np.where(delta > 0, hue * 60.0, 0.0)
+    return hue.astype("float32"), saturation.astype("float32"), high.astype("float32")
+
+
+@dataclass
+class ColorBar:
+    """A colour bar found in a rendering: its pixel box and its colours from the low to the high end."""
+
+    rows: slice
+    cols: slice
+    colours: np.ndarray  # (n, 3) float RGB, low end first
+    vertical: bool
+
+    def values(self, rgb: np.ndarray) -> np.ndarray:
+        """0-1 position on the bar of the nearest bar colour of each (..., 3) pixel colour."""
+        flat = rgb.reshape(-1, 3)
+        quantised = (flat // 8).astype(np.int32)
+        keys = quantised[:, 0] * 1024 + quantised[:, 1] * 32 + quantised[:, 2]
+        unique, inverse = np.unique(keys, return_inverse=True)
+        centres = np.stack([unique // 1024, (unique // 32) % 32, unique % 32], axis=1).astype("float32") * 8 + 4
+        picks = np.linspace(0, len(self.colours) - 1, min(len(self.colours), 128)).round().astype(int)
+        lut = self.colours[picks]
+        distances = ((centres[:, None, :] - lut[None, :, :]) ** 2).sum(axis=2)
+        positions = picks[distances.argmin(axis=1)] / max(1, len(self.colours) - 1)
+        return positions[inverse].reshape(rgb.shape[:-1]).astype("float32")
+
+
+def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray) -> ColorBar | None:
+    """The colour bar of a rendering: a thin, elongated, well-filled strip of graded hues near an edge."""
+    height, width = coloured.shape
+    labels, count = ndimage.label(coloured)
+    best = None
+    for index, slices in enumerate(ndimage.find_objects(labels), start=1):
+        rows, cols = slices
+        h, w = rows.stop - rows.start, cols.stop - cols.start
+        long_side, short_side = max(h, w), min(h, w)
+        if long_side < 0.25 * min(height, width) or long_side < 4 * short_side:
+            continue
+        component = labels[slices] == index
+        if component.mean() < 0.8:
+            continue
+        near_edge = min(rows.start, cols.start, height - rows.stop, width - cols.stop) <= 0.15 * max(height, width)
+        if not near_edge:
+            continue
+        vertical = h > w
+        profile_hue = _profile(hue[slices], component, vertical)
+        spread = _hue_span(profile_hue)
+        if spread < 60:
+            continue
+        if best is None or long_side > best[0]:
+            colours = np.stack([_profile(rgb[slices][..., c].astype("float32"), component, vertical)
+                                for c in range(3)], axis=1)
+            best = (long_side, ColorBar(rows, cols, colours[::-1] if vertical else colours, vertical))
+    return None if best is None else best[1]
+
+
+def _profile(values: np.ndarray, component: np.ndarray, vertical: bool) -> np.ndarray:
+    """Median of each row (vertical bar) or column (horizontal bar) of a component."""
+    axis = 1 if vertical else 0
+    filled = np.where(component, values, np.nan)
+    covered = component.any(axis=axis)
+    return np.nanmedian(filled[covered] if vertical else filled[:, covered], axis=axis)
+
+
+def _hue_span(hues: np.ndarray) -> float:
+    """Degrees of hue a sequence sweeps through (circular, summed step by step)."""
+    steps = np.diff(hues)
+    steps = (steps + 180) % 360 - 180
+    return float(np.abs(np.cumsum(steps)).max()) if steps.size else 0.0
+
+
+def hue_ramp_values(hue: np.ndarray) -> np.ndarray:
+    """0-1 value of hues on a blue (low) to red (high) rainbow ramp, used when no colour bar is found."""
+    return np.clip((240.0 - np.where(hue > 300, hue - 360, hue)) / 240.0, 0.0, 1.0).astype("float32")
+
+
+def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, params: ColorRegionParams,
+                 window: Window, progress: Progress) -> ToolResult:
+    log = list(raster_set.log)
+    data = raster_set.read(spec.name)
+    r0, c0 = int(window.row_off), int(window.col_off)
+    data = data[:3, r0:r0 + int(window.height), c0:c0 + int(window.width)]
+    nodata = np.ma.getmaskarray(data).any(axis=0)
+    if nodata.all():
+        raise LodestarError(f"{spec.name} has no valid pixels in the analysis area (all nodata); check its extent.")
+    rgb = np.clip(np.moveaxis(data.filled(0), 0, -1), 0, 255)
+    hue, saturation, brightness = rgb_to_hsv(rgb)
+    coloured = (saturation >= params.saturation_min) & (brightness >= params.brightness_min) & ~nodata
+    progress.set(20)
+    bar = find_colorbar(rgb, coloured, hue) if params.colorbar else None
+    if bar is not None:
+        margin = 2
+        rows = slice(max(0, bar.rows.start - margin), bar.rows.stop + margin)
+        cols = slice(max(0, bar.cols.start - margin), bar.cols.stop + margin)
+        coloured[rows, cols] = False
+        values = bar.values(rgb)
+        log.append(f"{spec.name}: colour bar found at rows {bar.rows.start}-{bar.rows.stop}, columns "
+                   f"{bar.cols.start}-{bar.cols.stop} ({'vertical' if bar.vertical else 'horizontal'}); excluded "
+                   "and used to turn colours into values.")
+    else:
+        values = hue_ramp_values(hue)
+        log.append(f"{spec.name}: no colour bar found; colours read on a blue (low) to red (high) ramp.")
+    progress.set(40)
+    mask = coloured & (values >= params.level)
+    if params.smooth_px > 0:
+        mask = ndimage.binary_opening(mask, structure=np.ones((3, 3), bool))
+    valid_count = int((~nodata).sum())
+    min_px = max(params.min_area_px, int(math.ceil(params.min_area_fraction * valid_count)))
+    labels, kept = _components(mask, min_px)
+    grid = raster_set.grid.window_grid(window)
+    records = []
+    for label, slices in kept:
+        progress.check()
+        component = labels[slices] == label
+        inside = values[slices][component]
+        geometry = mask_polygon(component, grid, slices, params.simplify_px)
+        records.append((float(inside.mean()), float(inside.max()), geometry))
+    records.sort(key=lambda r: (-r[0], -r[2].area))
+    if params.max_regions is not None:
+        records = records[: params.max_regions]
+    rows_out = []
+    for i, (mean, peak, geometry) in enumerate(records, start=1):
+        what = f"coloured anomaly at {mean:.0%} of the colour scale (peak {peak:.0%})"
+        rows_out.append(zone_record(geometry, raster_set.grid, zone_id=f"{spec.name}:{i}", layer=spec.name,
+                                    role=spec.role, kind="colour_anomaly", score_mean=mean, score_max=peak, what=what))
+    zones = zones_frame(rows_out, raster_set.crs)
+    stats = {
+        "mode": "rgb",
+        "colorbar": None if bar is None else [bar.rows.start, bar.cols.start, bar.rows.stop, bar.cols.stop],
+        "level": params.level,
+        "coloured_pixels": int(coloured.sum()),
+        "min_area_px": int(min_px),
+        "regions": len(rows_out),
+    }
+    log.append(f"{spec.name}: {len(rows_out)} coloured region(s) at or above {params.level:.0%} of the colour scale.")
+    progress.set(100)
+    return ToolResult("color_regions", spec.name, zones, params=asdict(params), stats=stats, log=log)
