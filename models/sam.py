@@ -377,7 +377,7 @@ def _rgb_window(raster_set: RasterSet, layer: str, window: Window) -> tuple[np.n
     return rgb, valid
 
 
-def _anomaly_points(geometry, values: np.ma.MaskedArray, grid: RasterGrid, favourable: str) -> np.ndarray:
+def anomaly_points(geometry, values: np.ma.MaskedArray, grid: RasterGrid, favourable: str) -> np.ndarray:
     """Window pixel coordinates (x, y) of the most favourable value in each of the zone's largest parts."""
     from rasterio.features import rasterize
 
@@ -448,7 +448,7 @@ def _refine_window(model: SamModel, predictor, raster_set: RasterSet, layer: str
         xmin, ymin, xmax, ymax = geometry.bounds
         cols, rows = grid.map_to_pixel([xmin, xmax], [ymax, ymin])
         box = np.array([cols[0], rows[0], cols[1], rows[1]], dtype=float)
-        points = _anomaly_points(geometry, values, grid, favourable) if values is not None else np.zeros((0, 2))
+        points = anomaly_points(geometry, values, grid, favourable) if values is not None else np.zeros((0, 2))
         logits, ious, _ = predictor.predict(
             point_coords=points if len(points) else None,
             point_labels=np.ones(len(points), dtype=int) if len(points) else None,
