@@ -2,7 +2,8 @@
 
 Modes (zone `kind` in brackets):
 - `faults` ("fault"): thin dark linear features on a map or image (black top-hat, then elongated
-  components), buffered by `buffer_px`; score = darkness contrast (0-1 of the value range);
+  components), buffered by `buffer_px`; score = darkness contrast in units of the layer's
+  2nd-98th percentile range;
 - `lineaments` ("lineament_density"): Sobel edges whose orientation is shared by their neighbours
   along a line (directional line support in `directions` orientations), then the share of such
   lineament pixels around each pixel; score = that density (0-1);
@@ -29,6 +30,7 @@ from ..raster_io import RasterGrid, RasterSet
 from ..zones import labelled_polygons, strike_word, zone_record, zones_frame
 from .categorical import ContactOptions, categorical_labels, contact_records, unit_names
 from .result import ToolResult
+from .vector_evidence import VectorEvidenceParams, vector_evidence
 
 MODES = ("auto", "faults", "lineaments", "contacts", "texture")
 
@@ -77,9 +79,8 @@ def feature_regions(raster_set: RasterSet, layer: str, params: FeatureRegionPara
     params = params or FeatureRegionParams()
     spec = raster_set.spec(layer)
     if spec.is_vector:
-        from .vector_evidence import vector_evidence
-
-        return vector_evidence(raster_set, layer, bounds=bounds, progress=progress)
+        vector_params = VectorEvidenceParams(buffer_px=params.buffer_px, max_zones=params.max_zones)
+        return vector_evidence(raster_set, layer, vector_params, bounds=bounds, progress=progress)
     mode = params.mode if params.mode != "auto" else auto_mode(raster_set, layer)
     data, grid = raster_set.read_window(layer, bounds)
     valid = ~np.ma.getmaskarray(data).all(axis=0)

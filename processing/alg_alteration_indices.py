@@ -1,0 +1,92 @@
+"""lodestar:alteration_indices - band-ratio alteration index rasters from multispectral imagery."""
+from __future__ import annotations
+
+import json
+
+from qgis.core import (
+    QgsProcessingOutputMultipleLayers,
+    QgsProcessingOutputString,
+    QgsProcessingParameterEnum,
+    QgsProcessingParameterFolderDestination,
+    QgsProcessingParameterRasterLayer,
+    QgsProcessingParameterString,
+)
+
+from ..plugin.errors import LodestarError
+from ..plugin.tools.alteration_indices import PRESETS, alteration_indices
+from .alg_feature_regions import layer_path
+from .base import Group, LodestarAlgorithm
+
+SENSORS = ("auto",) + tuple(PRESETS)
+
+
+def parse_band_map(text: str) -> dict:
+    """'b5=5, b6=6' -> {'b5': 5, 'b6': 6}."""
+    out = {}
+    for part in (text or "").replace(";", ",").split(","):
+        if not part.strip():
+            continue
+        label, _, number = part.partition("=")
+        try:
+            out[label.strip().lower()] = int(number)
+        except ValueError as exc:
+            raise LodestarError(f"Band map entry {part.strip()!r} is not 'label=band number' (e.g. b5=5).") from exc
+    return out
+
+
+class AlterationIndicesAlgorithm(LodestarAlgorithm):
+    ALGORITHM_ID = "alteration_indices"
+    DISPLAY_NAME = "Alteration indices (ASTER, Landsat OLI, Sentinel-2)"
+    GROUP = Group.TOOLS
+    HELP = (
+        "Writes band-ratio alteration index rasters (float32 GeoTIFF, nodata -9999) from a multispectral image, "
+        "each tagged with its Lodestar role (LODESTAR_ROLE) so it can feed an analysis directly.\n"
+        "ASTER: aloh (b5+b7)/b6 -> argillic_alteration; mgoh (b6+b9)/(b7+b8) -> propylitic_alteration; "
+        "ferric_iron b2/b1 and ferrous_iron (b5/b3)+(b1/b2) -> iron_oxide; with TIR bands quartz b11^2/(b10*b12) "
+        "and silica b13/b10 -> silicification.\n"
+        "Landsat 8/9 OLI: clay b6/b7 -> argillic_alteration; iron_oxide b4/b2 and ferrous_iron b6/b5 -> iron_oxide.\n"
+        "Sentinel-2 MSI: clay b11/b12 -> argillic_alteration; iron_oxide b4/b2 and ferrous_iron b11/b8a -> "
+        "iron_oxide.\n"
+        "Bands are found from a band map, band names in the band descriptions (B5, Band 5, B8A), band wavelengths "
+        "in the metadata, or the sensor's standard band order (ASTER 9 or 14 bands, OLI 7 (b1-b7) or 6 (b2-b7), "
+        "Sentinel-2 13, 12 (no B10) or 10 (20 m set)). Nodata in any input band or a zero denominator gives nodata."
+    )
+
+    INPUT = "INPUT"
+    SENSOR = "SENSOR"
+    INDICES = "INDICES"
+    BAND_MAP = "BAND_MAP"
+    OUTPUT_FOLDER = "OUTPUT_FOLDER"
+    OUTPUT_LAYERS = "OUTPUT_LAYERS"
+    ROLES = "ROLES"
+
+    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
+        image = QgsProcessingParameterRasterLayer(self.INPUT, "Multispectral image")
+        image.setHelp("A multi-band reflectance (or radiance) image: an ASTER, Landsat 8/9 OLI or Sentinel-2 stack.")
+        sensor = QgsProcessingParameterEnum(self.SENSOR, "Sensor", options=list(SENSORS), defaultValue=0)
+        sensor.setHelp("auto reads band wavelengths from the metadata; otherwise choose the sensor preset.")
+        indices = QgsProcessingParameterString(self.INDICES, "Indices (comma-separated)", optional=True)
+        indices.setHelp("Index names to compute (e.g. 'aloh, ferric_iron'); empty: every index whose bands exist.")
+        band_map = QgsProcessingParameterString(self.BAND_MAP, "Band map", optional=True)
+        band_map.setHelp("Which file band holds which sensor band, e.g. 'b4=1, b5=2, b6=3, b7=4' for a 4-band "
+                         "ASTER SWIR subset; overrides the metadata.")
+        folder = QgsProcessingParameterFolderDestination(self.OUTPUT_FOLDER, "Output folder")
+        folder.setHelp("Where the index rasters <image>_<index>.tif are written.")
+        for param in (image, sensor, indices, band_map, folder):
+            self.addParameter(param)
+        self.addOutput(QgsProcessingOutputMultipleLayers(self.OUTPUT_LAYERS, "Index rasters"))
+        self.addOutput(QgsProcessingOutputString(self.ROLES, "Roles of the index rasters (JSON: path -> role)"))
+
+    def run(self, parameters, context, feedback, progress) -> dict:
+        layer = self.parameterAsRasterLayer(parameters, self.INPUT, context)
+        if layer is None:
+            raise LodestarError("Choose a multispectral image.")
+        folder = self.parameterAsString(parameters, self.OUTPUT_FOLDER, context)
+        outputs = alteration_indices(
+            layer_path(layer), folder, sensor=SENSORS[self.parameterAsEnum(parameters, self.SENSOR, context)],
+            indices=self.parameterAsString(parameters, self.INDICES, context) or None,
+            band_map=parse_band_map(self.parameterAsString(parameters, self.BAND_MAP, context)) or None,
+            progress=progress)
+        paths = [str(o.path) for o in outputs]
+        return {self.OUTPUT_FOLDER: folder, self.OUTPUT_LAYERS: paths,
+                self.ROLES: json.dumps({str(o.path): o.role for o in outputs})}
