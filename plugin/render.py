@@ -140,7 +140,7 @@ def pixel_window(grid: RasterGrid, bounds: tuple[float, float, float, float] | N
     return Window(c0, r0, c1 - c0, r1 - r0)
 
 
-def _layer_pixels(source, layer: str | None, bounds, max_size: int):
+def layer_pixels(source, layer: str | None, bounds, max_size: int):
     """(masked data, grid of the data) of a layer window, read at no more than about max_size per side."""
     if isinstance(source, RasterSet):
         if layer is None:
@@ -183,7 +183,7 @@ def render_png(source, layer: str | None = None, bounds: tuple[float, float, flo
     "fraction" draws normalised 0-1 lines (0.1 apart, (0, 0) top-left), False none. north_arrow is
     drawn on georeferenced layers. The PNG is also written to `path` when one is given.
     """
-    data, data_grid = _layer_pixels(source, layer, bounds, max_size)
+    data, data_grid = layer_pixels(source, layer, bounds, max_size)
     if np.ma.getmaskarray(data).all():
         name = layer if layer is not None else getattr(source, "name", "the layer")
         raise LodestarError(f"{name} has no valid pixels in the requested window; choose another window or layer.")
@@ -196,9 +196,9 @@ def render_png(source, layer: str | None = None, bounds: tuple[float, float, flo
     t = data_grid.transform * Affine.scale(data_grid.width / width, data_grid.height / height)
     out_grid = RasterGrid(t, width, height, data_grid.crs)
     if grid:
-        _draw_grid(image, out_grid, "fraction" if grid == "fraction" else "map")
+        draw_grid(image, out_grid, "fraction" if grid == "fraction" else "map")
     if north_arrow and out_grid.georeferenced:
-        _draw_north_arrow(image)
+        draw_north_arrow(image)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     png = buffer.getvalue()
@@ -249,7 +249,7 @@ def _draw_text(draw, xy, text, font):
     draw.text(xy, text, fill=(0, 0, 0), font=font)
 
 
-def _draw_grid(image: Image.Image, grid: RasterGrid, mode: str) -> None:
+def draw_grid(image: Image.Image, grid: RasterGrid, mode: str) -> None:
     """Grid lines with labels, drawn over the image (the pixel -> map mapping is unchanged)."""
     draw = ImageDraw.Draw(image)
     font = _font(max(9, min(image.size) // 45))
@@ -284,7 +284,7 @@ def _draw_grid(image: Image.Image, grid: RasterGrid, mode: str) -> None:
         y += step
 
 
-def _draw_north_arrow(image: Image.Image) -> None:
+def draw_north_arrow(image: Image.Image) -> None:
     """A north arrow in the top-right corner (the analysis grids are north-up)."""
     draw = ImageDraw.Draw(image)
     w, _ = image.size
