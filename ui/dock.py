@@ -1,21 +1,677 @@
-"""The Lodestar dock panel."""
+"""The Lodestar dock panel: choose layers and roles, ask, watch the reasoning, judge and export the result."""
 from __future__ import annotations
 
+import importlib.util
+import re
+import shutil
+import time
+from pathlib import Path
+
+from qgis.core import (
+    Qgis,
+    QgsCoordinateTransform,
+    QgsMapLayer,
+    QgsProject,
+    QgsRasterLayer,
+    QgsVectorLayer,
+    QgsWkbTypes,
+)
 from qgis.gui import QgsDockWidget
-from qgis.PyQt.QtWidgets import QLabel, QVBoxLayout, QWidget
+from qgis.PyQt import uic
+from qgis.PyQt.QtCore import Qt, QTimer, QUrl
+from qgis.PyQt.QtGui import QColor, QDesktopServices, QIcon, QPixmap
+from qgis.PyQt.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHeaderView,
+    QListWidgetItem,
+    QTableWidgetItem,
+    QTreeWidgetItem,
+    QWidget,
+)
+
+from ..plugin.analysis import AnalysisRequest, AnalysisResult
+from ..plugin.errors import LodestarError
+from ..plugin.raster_io import LayerSpec
+from ..plugin.roles import ROLES, guess_role
+from ..plugin.vector_io import write_vector
+from . import layers as result_layers
+from .settings_dialog import PluginSettings, SettingsDialog
+from .task import AnalysisTask, start, wait_for
+
+FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("dock.ui")))
+
+CHOOSE_ROLE = "(choose a role)"
+ZONES_ROLE = Qt.UserRole + 1
+
+PRESETS = (  # label, question, choices
+    ("Are there deposits here?",
+     "Given these layers, can mineral deposits be detected in this area? Answer: A. Yes B. No.",
+     {"A": "Yes", "B": "No"}),
+    ("Where should we explore?",
+     "Where in this area are mineral deposits most likely, and is any part of it worth exploring? "
+     "Answer: A. Yes, there are targets worth exploring B. No, nothing stands out.",
+     {"A": "Yes, there are targets worth exploring", "B": "No, nothing stands out"}),
+    ("Which alteration is present?",
+     "Which hydrothermal alteration is present in this area? Answer: A. Argillic or phyllic (clay, sericite) "
+     "B. Propylitic (chlorite, epidote) C. Silicification D. None.",
+     {"A": "Argillic or phyllic (clay, sericite)", "B": "Propylitic (chlorite, epidote)", "C": "Silicification",
+      "D": "None"}),
+    ("Free question...", "", {"A": "Yes", "B": "No"}),
+)
+BACKENDS = (("offline", "Offline rule-based reasoner (no network)"), ("openai", "OpenAI-compatible model server"))
+_CHOICE = re.compile(r"(?:^|\s)([A-F])[.)]\s*(.+?)(?=\s+[A-F][.)]\s|$)", re.S)
+
+
+def parse_choices(question: str) -> dict:
+    """Option letters and texts from a question ending in 'Answer: A. ... B. ...'; Yes/No when none."""
+    tail = question.split("Answer:", 1)[1] if "Answer:" in question else ""
+    found = {letter: text.strip().rstrip(".") for letter, text in _CHOICE.findall(tail)}
+    return found if len(found) >= 2 else {"A": "Yes", "B": "No"}
+
+
+def layer_path(layer: QgsMapLayer) -> Path | None:
+    """The file behind a layer ('|layername=' and other options dropped); None when not a local file."""
+    source = layer.source().split("|", 1)[0]
+    path = Path(source)
+    return path if source and path.is_file() else None
+
+
+def layer_texts(layer: QgsMapLayer) -> list[str]:
+    """Words that tell a layer's role: name, file name, metadata title/abstract/keywords, band names."""
+    meta = layer.metadata()
+    texts = [layer.name(), meta.title(), meta.abstract()]
+    for words in meta.keywords().values():
+        texts.extend(words)
+    path = layer_path(layer)
+    if path is not None:
+        texts.append(path.stem)
+    if isinstance(layer, QgsRasterLayer):
+        texts.extend(layer.bandName(i) for i in range(1, layer.bandCount() + 1))
+    return texts
+
+
+def is_evidence_layer(layer: QgsMapLayer) -> bool:
+    """File-backed rasters, and line/polygon vectors (faults, units); points are not evidence layers."""
+    if layer_path(layer) is None or result_layers.is_result_layer(layer):
+        return False
+    if isinstance(layer, QgsRasterLayer):
+        return layer.providerType() == "gdal"
+    if isinstance(layer, QgsVectorLayer):
+        return layer.providerType() == "ogr" and layer.geometryType() in (
+            QgsWkbTypes.LineGeometry, QgsWkbTypes.PolygonGeometry)
+    return False
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "run"
 
 
 class LodestarDock(QgsDockWidget):
-    """Dock shell; the full geologist workflow lives in this widget."""
+    """The panel. Public for tests and scripts: `set_layer_role`, `set_layer_checked`, `run`, `cancel_run`,
+    `task`, `result`, `run_group`, `export_prospectivity`, `shutdown`."""
 
     def __init__(self, iface, parent=None):
         super().__init__("Lodestar", parent)
         self.iface = iface
         self.setObjectName("LodestarDock")
-        body = QWidget(self)
-        layout = QVBoxLayout(body)
-        layout.addWidget(QLabel("Lodestar prospectivity agent"))
-        self.setWidget(body)
+        self.body = QWidget(self)
+        self.ui = FORM_CLASS()
+        self.ui.setupUi(self.body)
+        self.setWidget(self.body)
+        self.task: AnalysisTask | None = None
+        self.result: AnalysisResult | None = None
+        self.run_group = None
+        self.run_layers: dict = {}
+        self.run_folder: Path | None = None
+        self.open_url = QDesktopServices.openUrl
+        self._problem_item = None
+        self._problem = None
+        self._started = 0.0
+        self._step_items: dict = {}
+        self._round_items: dict = {}
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._tick)
+        self._setup_widgets()
+        self.refresh_layers()
+        self._connect_project()
+        self.validate()
 
-    def shutdown(self):
-        """Stop any running work before the dock is removed."""
+    # ----- set-up
+    def _setup_widgets(self) -> None:
+        ui = self.ui
+        ui.layerTree.header().setSectionResizeMode(0, QHeaderView.Stretch)
+        ui.layerTree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        ui.reasoningTree.header().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        ui.reasoningTree.header().setStretchLastSection(True)
+        ui.usageTable.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        ui.usageTable.verticalHeader().setVisible(False)
+        for label, _, _ in PRESETS:
+            ui.presetCombo.addItem(label)
+        for key, label in BACKENDS:
+            ui.backendCombo.addItem(label, key)
+        settings = PluginSettings.load()
+        ui.backendCombo.setCurrentIndex(max(0, ui.backendCombo.findData(settings.backend)))
+        ui.questionEdit.setPlainText(PRESETS[0][1])
+        ui.presetCombo.currentIndexChanged.connect(self._preset_chosen)
+        ui.questionEdit.textChanged.connect(self.validate)
+        ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
+        ui.layerTree.itemChanged.connect(lambda *_: self.validate())
+        ui.refreshButton.clicked.connect(self.refresh_layers)
+        ui.settingsButton.clicked.connect(self.open_settings)
+        ui.runButton.clicked.connect(self.run)
+        ui.cancelButton.clicked.connect(self.cancel_run)
+        ui.reasoningTree.itemClicked.connect(lambda item, _col: self.zoom_to_item(item))
+        ui.chainList.itemClicked.connect(self.zoom_to_item)
+        ui.exportButton.clicked.connect(self._export_clicked)
+        ui.reportButton.clicked.connect(self.open_report)
+        ui.runFolderLabel.linkActivated.connect(lambda url: self.open_url(QUrl(url)))
+        self._apply_sam_setting(settings)
+
+    def _connect_project(self) -> None:
+        project = QgsProject.instance()
+        project.layersAdded.connect(self._project_layers_changed)
+        project.layersRemoved.connect(self._project_layers_changed)
+        project.cleared.connect(self._project_layers_changed)
+
+    def _disconnect_project(self) -> None:
+        project = QgsProject.instance()
+        for signal in (project.layersAdded, project.layersRemoved, project.cleared):
+            try:
+                signal.disconnect(self._project_layers_changed)
+            except (TypeError, RuntimeError):
+                pass
+
+    def _project_layers_changed(self, *_):
+        self.refresh_layers()
+
+    # ----- inputs
+    def refresh_layers(self) -> None:
+        """List the project's evidence layers, keeping check states and roles already set."""
+        tree = self.ui.layerTree
+        previous = {row["id"]: (row["item"].checkState(0), row["combo"].currentText()) for row in self.layer_rows()}
+        tree.blockSignals(True)
+        tree.clear()
+        for layer in QgsProject.instance().mapLayers().values():
+            if not is_evidence_layer(layer):
+                continue
+            item = QTreeWidgetItem([layer.name(), ""])
+            item.setData(0, Qt.UserRole, layer.id())
+            item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
+            item.setToolTip(0, str(layer_path(layer)))
+            checked, role = previous.get(layer.id(), (Qt.Checked, ""))
+            item.setCheckState(0, checked)
+            tree.addTopLevelItem(item)
+            combo = QComboBox(tree)
+            combo.addItems([CHOOSE_ROLE, *ROLES])
+            if not role:
+                guess = guess_role(*layer_texts(layer))
+                role = guess if guess != "other" else CHOOSE_ROLE
+            combo.setCurrentText(role)
+            combo.currentIndexChanged.connect(lambda *_: self.validate())
+            tree.setItemWidget(item, 1, combo)
+        tree.blockSignals(False)
+        self.validate()
+
+    def layer_rows(self) -> list[dict]:
+        """One dict per listed layer: id, item, combo, layer."""
+        rows = []
+        tree = self.ui.layerTree
+        for i in range(tree.topLevelItemCount()):
+            item = tree.topLevelItem(i)
+            layer_id = item.data(0, Qt.UserRole)
+            rows.append({"id": layer_id, "item": item, "combo": tree.itemWidget(item, 1),
+                         "layer": QgsProject.instance().mapLayer(layer_id)})
+        return rows
+
+    def _row(self, layer_id: str) -> dict:
+        for row in self.layer_rows():
+            if row["id"] == layer_id:
+                return row
+        raise KeyError(f"layer {layer_id} is not listed in the dock")
+
+    def set_layer_checked(self, layer_id: str, checked: bool) -> None:
+        self._row(layer_id)["item"].setCheckState(0, Qt.Checked if checked else Qt.Unchecked)
+
+    def set_layer_role(self, layer_id: str, role: str) -> None:
+        self._row(layer_id)["combo"].setCurrentText(role)
+
+    def layer_role(self, layer_id: str) -> str:
+        return self._row(layer_id)["combo"].currentText()
+
+    def checked_rows(self) -> list[dict]:
+        return [r for r in self.layer_rows() if r["item"].checkState(0) == Qt.Checked and r["layer"] is not None]
+
+    def _preset_chosen(self, index: int) -> None:
+        question = PRESETS[index][1]
+        self.ui.questionEdit.setPlainText(question)
+        if not question:
+            self.ui.questionEdit.setFocus()
+
+    def _backend_chosen(self, *_):
+        settings = PluginSettings.load()
+        settings.backend = self.backend()
+        settings.save()
+        self.validate()
+
+    def backend(self) -> str:
+        return self.ui.backendCombo.currentData()
+
+    def _apply_sam_setting(self, settings: PluginSettings) -> None:
+        self.ui.samCheck.setEnabled(settings.sam_available)
+        if not settings.sam_available:
+            self.ui.samCheck.setChecked(False)
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self)
+        if dialog.exec_():
+            self._apply_sam_setting(PluginSettings.load())
+        dialog.deleteLater()
+        self.validate()
+
+    # ----- validation
+    def input_problem(self) -> str:
+        """What stops a run, said as what to do; '' when the inputs are complete."""
+        rows = self.checked_rows()
+        if not rows:
+            return "Check at least one raster layer in the Layers list (add rasters to the project first if none)."
+        if not any(isinstance(r["layer"], QgsRasterLayer) for r in rows):
+            return "Check at least one raster layer: vector layers (faults, units) need a raster to define the area."
+        unset = [r["layer"].name() for r in rows if r["combo"].currentText() == CHOOSE_ROLE]
+        if unset:
+            return f"Choose a role for {', '.join(unset)} in the Role column."
+        names = [r["layer"].name() for r in rows]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            return f"Two checked layers are both called {', '.join(duplicates)}; rename one in the Layers panel."
+        disjoint = self._non_overlapping([r["layer"] for r in rows])
+        if disjoint:
+            return (f"{disjoint[0]} and {disjoint[1]} do not overlap; check only layers that cover a common area.")
+        if not self.ui.questionEdit.toPlainText().strip():
+            return "Type a question, or pick one from the list above it."
+        settings = PluginSettings.load()
+        if self.backend() == "openai":
+            if importlib.util.find_spec("openai") is None:
+                return ("The model-server reasoner needs the Python package 'openai': run "
+                        "python -m pip install openai with QGIS's Python, or choose the offline reasoner.")
+            problem = settings.openai_problem()
+            if problem:
+                return problem
+        if self.ui.samCheck.isChecked():
+            missing = [p for p in ("torch", "segment_anything") if importlib.util.find_spec(p) is None]
+            if missing:
+                return (f"Segment Anything refinement needs {' and '.join(missing)}: install them with QGIS's "
+                        "Python (python -m pip install torch segment-anything), or untick the refinement.")
+        return ""
+
+    @staticmethod
+    def _non_overlapping(layers) -> tuple | None:
+        """The first pair of layers whose extents do not intersect (compared in the first layer's CRS)."""
+        target = layers[0].crs()
+        project = QgsProject.instance()
+        extents = []
+        for layer in layers:
+            extent = layer.extent()
+            if layer.crs().isValid() and target.isValid() and layer.crs() != target:
+                try:
+                    extent = QgsCoordinateTransform(layer.crs(), target, project).transformBoundingBox(extent)
+                except Exception:  # a failed transform (outside the CRS's area) is left to the engine's check
+                    continue
+            extents.append((layer.name(), extent))
+        common = None
+        for name, extent in extents:
+            if common is None:
+                common = (name, extent)
+                continue
+            if not common[1].intersects(extent):
+                return common[0], name
+            common = (f"{common[0]}", common[1].intersect(extent))
+        return None
+
+    def validate(self) -> bool:
+        """Enable Run only when the inputs are complete; keep one message in the bar saying what is missing."""
+        running = self.task is not None
+        problem = self.input_problem()
+        if problem != self._problem:
+            self._clear_problem()
+            if problem and not running:
+                self._problem_item = self.ui.messageBar.createMessage("Lodestar", problem)
+                self.ui.messageBar.pushWidget(self._problem_item, Qgis.Warning)
+            self._problem = problem
+        self.ui.runButton.setEnabled(not problem and not running)
+        self.ui.runButton.setToolTip(problem or "Run the analysis")
+        return not problem
+
+    def _clear_problem(self) -> None:
+        if self._problem_item is not None:
+            try:
+                self.ui.messageBar.popWidget(self._problem_item)
+            except RuntimeError:
+                pass
+            self._problem_item = None
+
+    # ----- running
+    def build_request(self) -> AnalysisRequest:
+        settings = PluginSettings.load()
+        question = self.ui.questionEdit.toPlainText().strip()
+        preset = next((p for p in PRESETS if p[1] and p[1] == question), None)
+        choices = dict(preset[2]) if preset else parse_choices(question)
+        specs = [LayerSpec(layer_path(r["layer"]), r["combo"].currentText(), name=r["layer"].name())
+                 for r in self.checked_rows()]
+        label = preset[0].rstrip("?.") if preset else question[:40]
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        self.run_name = f"Lodestar {time.strftime('%H:%M')} - {label}"
+        folder = settings.runs_folder() / f"{stamp}-{_slug(label)}"
+        n = 1
+        while folder.exists():
+            n += 1
+            folder = settings.runs_folder() / f"{stamp}-{_slug(label)}-{n}"
+        sam = self.ui.samCheck.isChecked() and settings.sam_available
+        return AnalysisRequest(
+            layers=specs,
+            question=question,
+            output_dir=folder,
+            choices=choices,
+            settings=settings.backend_settings(self.backend()),
+            max_rounds=settings.max_rounds,
+            case_id=_slug(label),
+            refine_with_sam=sam,
+            sam_checkpoint=Path(settings.sam_checkpoint) if sam else None,
+        )
+
+    def run(self) -> AnalysisTask | None:
+        """Start the analysis in a background task; returns the task (None when inputs are invalid)."""
+        if self.task is not None or not self.validate():
+            return None
+        try:
+            request = self.build_request()
+            request.output_dir.mkdir(parents=True, exist_ok=False)
+        except (LodestarError, OSError) as exc:
+            self.ui.messageBar.pushCritical("Lodestar", str(exc))
+            return None
+        self.run_folder = request.output_dir
+        self._reset_views()
+        task = AnalysisTask(request, f"Lodestar: {self.run_name}")
+        task.engine_event.connect(self.on_event)
+        task.logged.connect(self._status)
+        task.progressChanged.connect(self._progress)
+        task.succeeded.connect(self._succeeded)
+        task.failed.connect(self._failed)
+        task.cancelled.connect(self._cancelled)
+        self.task = task
+        self._started = time.monotonic()
+        self._clock.start()
+        self._set_running(True)
+        self._status("Starting...")
+        self.ui.tabs.setCurrentWidget(self.ui.reasoningTab)
+        start(task)
+        return task
+
+    def cancel_run(self) -> None:
+        if self.task is not None:
+            self._status("Cancelling...")
+            self.ui.cancelButton.setEnabled(False)
+            self.task.cancel()
+
+    def _set_running(self, running: bool) -> None:
+        self.ui.cancelButton.setEnabled(running)
+        for widget in (self.ui.layerTree, self.ui.presetCombo, self.ui.questionEdit, self.ui.backendCombo,
+                       self.ui.settingsButton, self.ui.refreshButton):
+            widget.setEnabled(not running)
+        self.ui.samCheck.setEnabled(not running and PluginSettings.load().sam_available)
+        self.validate()
+
+    def _reset_views(self) -> None:
+        self.result = None
+        self.ui.reasoningTree.clear()
+        self.ui.chainList.clear()
+        self.ui.usageTable.setRowCount(0)
+        self.ui.answerBanner.setVisible(False)
+        self.ui.exportButton.setEnabled(False)
+        self.ui.reportButton.setEnabled(False)
+        self.ui.runFolderLabel.clear()
+        self.ui.progressBar.setValue(0)
+        self._step_items = {}
+        self._round_items = {}
+
+    def _progress(self, value: float) -> None:
+        self.ui.progressBar.setValue(int(value))
+
+    def _status(self, text: str) -> None:
+        self.ui.statusLabel.setText(text)
+
+    def _tick(self) -> None:
+        if self.task is not None:
+            self.ui.progressBar.setFormat(f"%p%  ({time.monotonic() - self._started:.0f} s)")
+
+    def _end_run(self) -> AnalysisTask | None:
+        task, self.task = self.task, None
+        self._clock.stop()
+        self.ui.progressBar.setFormat("%p%")
+        self._set_running(False)
+        return task
+
+    def _discard_run_folder(self) -> None:
+        if self.run_folder is not None and self.run_folder.exists():
+            shutil.rmtree(self.run_folder, ignore_errors=True)
+        self.run_folder = None
+
+    def _cancelled(self) -> None:
+        task = self._end_run()
+        self._discard_run_folder()
+        waited = time.monotonic() - task.cancel_requested_at if task and task.cancel_requested_at else 0.0
+        self._status(f"Cancelled after {waited:.1f} s; nothing was added to the project.")
+
+    def _failed(self, message: str) -> None:
+        self._end_run()
+        self._discard_run_folder()
+        self.ui.messageBar.pushCritical("Lodestar", message)
+        self._status("Stopped: " + message)
+
+    def _succeeded(self, result: AnalysisResult) -> None:
+        self._end_run()
+        self.result = result
+        self.ui.progressBar.setValue(100)
+        self.show_answer(result)
+        try:
+            self.run_group, self.run_layers = result_layers.add_result_layers(result.outputs, self.run_name)
+        except LodestarError as exc:
+            self.ui.messageBar.pushCritical("Lodestar", str(exc))
+            self.run_group, self.run_layers = None, {}
+        self.show_chain(result)
+        self.ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
+        report = result.outputs.get("report")
+        self.ui.reportButton.setEnabled(report is not None and Path(report).exists())
+        record = result.outputs.get("record")
+        if self.run_folder is not None:
+            text = f'Run folder: <a href="{QUrl.fromLocalFile(str(self.run_folder)).toString()}">{self.run_folder}</a>'
+            if record is not None:
+                text += f"<br>Run record: {Path(record).name}"
+            self.ui.runFolderLabel.setText(text)
+        elapsed = time.monotonic() - self._started
+        self._status(f"Done in {elapsed:.0f} s: {len(result.prospectivity)} prospectivity polygons, "
+                     f"{len(result.zones)} candidate zones.")
+        self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
+
+    # ----- reasoning view
+    def on_event(self, event: dict) -> None:
+        """Show one engine event in the reasoning tree (called on the main thread)."""
+        if self.task is None or not isinstance(event, dict):
+            return
+        handler = getattr(self, "_on_" + str(event.get("kind", "")), None)
+        if handler is not None:
+            handler(event)
+
+    def _step_item(self, index) -> QTreeWidgetItem:
+        item = self._step_items.get(index)
+        if item is None:
+            item = QTreeWidgetItem([f"Step {index}", ""])
+            self.ui.reasoningTree.addTopLevelItem(item)
+            self._step_items[index] = item
+        return item
+
+    def _on_plan(self, event: dict) -> None:
+        steps = event.get("steps") or []
+        for step in steps:
+            item = self._step_item(step.get("index"))
+            item.setText(0, f"Step {step.get('index')}: {step.get('purpose', '')}")
+            item.setText(1, f"{step.get('tool', '')} on {', '.join(step.get('layers') or [])}")
+            item.setToolTip(0, step.get("purpose", ""))
+        self._status(f"Planned {len(steps)} steps.")
+
+    def _on_step(self, event: dict) -> None:
+        parent = self._step_item(event.get("index"))
+        verdict = {True: "supports", False: "does not support"}.get(event.get("sub_inference"), "")
+        text = f"Attempt {event.get('attempt', 1)}: {event.get('tool', '')}"
+        child = QTreeWidgetItem([text, event.get("rationale", "") or ""])
+        child.setToolTip(1, event.get("rationale", "") or "")
+        zone_ids = list(event.get("zone_ids") or [])
+        for item in (child, parent):
+            item.setData(0, ZONES_ROLE, zone_ids)
+        png = event.get("evidence_png")
+        if png and Path(png).exists():
+            pixmap = QPixmap(str(png))
+            if not pixmap.isNull():
+                child.setIcon(0, QIcon(pixmap.scaled(112, 112, Qt.KeepAspectRatio, Qt.SmoothTransformation)))
+                child.setToolTip(0, f'<img src="{png}" width="360">')
+        for error in event.get("errors") or []:
+            QTreeWidgetItem(child, ["controller", str(error)]).setForeground(1, QColor("#b71c1c"))
+        if event.get("feedback"):
+            QTreeWidgetItem(child, ["feedback", str(event["feedback"])])
+        parent.addChild(child)
+        parent.setText(1, f"{len(zone_ids)} zones" + (f"; {verdict} the answer" if verdict else ""))
+        parent.setExpanded(True)
+        self.ui.reasoningTree.scrollToItem(child)
+        self._status(f"Step {event.get('index')}: {event.get('tool', '')} (attempt {event.get('attempt', 1)})")
+
+    def _on_controller(self, event: dict) -> None:
+        parent = self._step_item(event.get("index"))
+        errors = event.get("errors") or []
+        text = "; ".join(str(e) for e in errors) or "output accepted"
+        if event.get("feedback"):
+            text += f" -> {event['feedback']}"
+        item = QTreeWidgetItem(parent, ["controller", text])
+        if errors:
+            item.setForeground(1, QColor("#b71c1c"))
+
+    def _on_verdict(self, event: dict) -> None:
+        valid = bool(event.get("valid"))
+        answer = event.get("answer") or "-"
+        item = QTreeWidgetItem([f"Round {event.get('round')} verdict",
+                                f"{'valid' if valid else 'not valid'}; candidate answer {answer}"])
+        item.setForeground(1, QColor("#1b5e20" if valid else "#e65100"))
+        feedback = event.get("feedback") or {}
+        pairs = feedback.items() if isinstance(feedback, dict) else enumerate(feedback)
+        for step, text in pairs:
+            QTreeWidgetItem(item, [f"step {step}", str(text)])
+        self.ui.reasoningTree.addTopLevelItem(item)
+        item.setExpanded(True)
+        self._round_items[event.get("round")] = item
+        self._status(f"Round {event.get('round')}: the verifier says the chain is {'valid' if valid else 'not valid'}.")
+
+    def _on_vote(self, event: dict) -> None:
+        counts = event.get("counts") or event.get("votes") or {}
+        if isinstance(counts, dict):
+            tally = ", ".join(f"{k} x{v}" for k, v in counts.items())
+        else:
+            tally = ", ".join(str(v) for v in counts)
+        item = QTreeWidgetItem(["Vote", f"{tally} -> {event.get('answer', '-')}"])
+        self.ui.reasoningTree.addTopLevelItem(item)
+
+    def _on_usage(self, event: dict) -> None:
+        usage = event.get("usage") or {k: v for k, v in event.items() if isinstance(v, dict)}
+        self.show_usage(usage)
+
+    def show_usage(self, usage: dict) -> None:
+        table = self.ui.usageTable
+        table.setRowCount(len(usage))
+        for row, (role, figures) in enumerate(sorted(usage.items())):
+            tokens = int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
+            values = (role, str(figures.get("calls", 0)), f"{tokens:,}", f"{float(figures.get('seconds', 0.0)):.1f}")
+            for col, value in enumerate(values):
+                table.setItem(row, col, QTableWidgetItem(value))
+
+    # ----- results
+    def show_answer(self, result: AnalysisResult) -> None:
+        text = result.answer_text
+        if result.answer == "Failed":
+            colour, how = "#ffcdd2", "no round produced an answer"
+        elif result.valid:
+            colour, how = "#c8e6c9", "the verifier accepted the chain"
+        else:
+            colour, how = "#ffe0b2", "no chain was accepted; answer by majority vote"
+        rounds = f"{result.rounds} round{'s' if result.rounds != 1 else ''}"
+        self.ui.answerBanner.setText(
+            f"<b>Answer {result.answer}</b>{': ' + text if text else ''}<br><small>{how} ({rounds})</small>")
+        self.ui.answerBanner.setStyleSheet(f"background:{colour}; padding:6px; border-radius:4px;")
+        self.ui.answerBanner.setVisible(True)
+        self.show_usage(result.usage or {})
+
+    def show_chain(self, result: AnalysisResult) -> None:
+        """List the chain's steps (with their zones) for zooming."""
+        self.ui.chainList.clear()
+        for _, parent in sorted(self._step_items.items(), key=lambda kv: str(kv[0])):
+            item = QListWidgetItem(f"{parent.text(0)} - {parent.text(1)}")
+            item.setData(ZONES_ROLE, parent.data(0, ZONES_ROLE) or [])
+            self.ui.chainList.addItem(item)
+
+    def zoom_to_item(self, item) -> bool:
+        """Zoom the map to the zones of a chain step (list or tree item); False when it has none on the map."""
+        zone_ids = item.data(ZONES_ROLE) if isinstance(item, QListWidgetItem) else item.data(0, ZONES_ROLE)
+        if not zone_ids:
+            return False
+        for key in ("zones", "nodes"):
+            layer = self.run_layers.get(key)
+            if layer is not None and result_layers.zoom_to_zones(self.iface.mapCanvas(), layer, zone_ids):
+                return True
+        return False
+
+    def export_prospectivity(self, path) -> Path:
+        """Write the run's prospectivity polygons to a Shapefile, GeoPackage or any OGR format by extension."""
+        if self.result is None:
+            raise LodestarError("Run an analysis first; there are no prospectivity polygons to export.")
+        written = write_vector(self.result.prospectivity, Path(path), layer="prospectivity")
+        self.ui.messageBar.pushSuccess(
+            "Lodestar", f"Exported {len(self.result.prospectivity)} prospectivity polygons to {written}.")
+        return written
+
+    def _export_clicked(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export prospectivity polygons", str(self.run_folder or ""),
+                                              "Shapefile (*.shp);;GeoPackage (*.gpkg)")
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += ".shp"
+        try:
+            self.export_prospectivity(path)
+        except LodestarError as exc:
+            self.ui.messageBar.pushCritical("Lodestar", str(exc))
+
+    def open_report(self) -> None:
+        report = self.result.outputs.get("report") if self.result else None
+        if report is not None:
+            self.open_url(QUrl.fromLocalFile(str(report)))
+
+    # ----- closing
+    def closeEvent(self, event):  # noqa: N802 (Qt API name)
+        """Closing the panel during a run cancels the run."""
+        self.cancel_run()
+        super().closeEvent(event)
+
+    def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Cancel any running work and wait for it, before the dock is removed (plugin unload)."""
+        self._clock.stop()
+        self._disconnect_project()
+        task = self.task
+        if task is not None:
+            task.cancel()
+            wait_for(task, timeout_s)
+            if self.task is not None:  # finished() has not reached us: forget the run ourselves
+                for signal in (task.engine_event, task.logged, task.succeeded, task.failed, task.cancelled):
+                    try:
+                        signal.disconnect()
+                    except (TypeError, RuntimeError):
+                        pass
+                self.task = None
+                self._discard_run_folder()
