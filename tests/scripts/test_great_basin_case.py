@@ -36,6 +36,6 @@ def test_great_basin_case_reads_and_its_deposits_lie_in_the_study_area():
 def test_great_basin_case_is_rebuilt_identically(tmp_path):
     make_great_basin_case.build(make_great_basin_case.SOURCE, tmp_path)
     built = sorted(tmp_path.iterdir())
-    assert len(built) == 10
+    assert len(built) == 9
     for path in built:
         assert path.read_bytes() == (CASE / path.name).read_bytes(), path.name
