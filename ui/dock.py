@@ -103,6 +103,12 @@ def is_evidence_layer(layer: QgsMapLayer) -> bool:
     return False
 
 
+def legend_for(path: Path) -> Path | None:
+    """A categorical raster's legend CSV kept beside it as `<name>_legend.csv` (case-format style)."""
+    candidate = path.with_name(f"{path.stem}_legend.csv")
+    return candidate if candidate.is_file() else None
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "run"
 
@@ -357,7 +363,8 @@ class LodestarDock(QgsDockWidget):
         question = self.ui.questionEdit.toPlainText().strip()
         preset = next((p for p in PRESETS if p[1] and p[1] == question), None)
         choices = dict(preset[2]) if preset else parse_choices(question)
-        specs = [LayerSpec(layer_path(r["layer"]), r["combo"].currentText(), name=r["layer"].name())
+        specs = [LayerSpec(layer_path(r["layer"]), r["combo"].currentText(), name=r["layer"].name(),
+                           legend=legend_for(layer_path(r["layer"])))
                  for r in self.checked_rows()]
         label = preset[0].rstrip("?.") if preset else question[:40]
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -515,68 +522,86 @@ class LodestarDock(QgsDockWidget):
         steps = event.get("steps") or []
         for step in steps:
             item = self._step_item(step.get("index"))
-            item.setText(0, f"Step {step.get('index')}: {step.get('purpose', '')}")
+            level = f" [{step['level']}]" if step.get("level") else ""
+            item.setText(0, f"Step {step.get('index')}{level}: {step.get('purpose', '')}")
             item.setText(1, f"{step.get('tool', '')} on {', '.join(step.get('layers') or [])}")
-            item.setToolTip(0, step.get("purpose", ""))
+            item.setToolTip(0, f"{step.get('purpose', '')}\nWhy these layers: {step.get('layers_why', '')}\n"
+                               f"Why this tool: {step.get('tool_why', '')}\nExpected: {step.get('expected', '')}")
+        for note in event.get("notes") or []:
+            QTreeWidgetItem(self.ui.reasoningTree, ["plan note", str(note)])
         self._status(f"Planned {len(steps)} steps.")
 
+    def _on_controller(self, event: dict) -> None:
+        parent = self._step_item(event.get("step"))
+        verdict = event.get("verdict") or {}
+        errors = [e.get("message", str(e)) if isinstance(e, dict) else str(e) for e in verdict.get("errors") or []]
+        round_no = f"round {event.get('round')}, " if event.get("round") else ""
+        text = "; ".join(errors) if errors else "output accepted"
+        if verdict.get("feedback") and not verdict.get("ok"):
+            text += f" -> feedback: {verdict['feedback']}"
+        item = QTreeWidgetItem(parent, [f"controller ({round_no}attempt {event.get('attempt')})", text])
+        item.setToolTip(1, text)
+        item.setForeground(1, QColor("#1b5e20" if verdict.get("ok") else "#b71c1c"))
+        parent.setExpanded(True)
+
     def _on_step(self, event: dict) -> None:
-        parent = self._step_item(event.get("index"))
-        verdict = {True: "supports", False: "does not support"}.get(event.get("sub_inference"), "")
-        text = f"Attempt {event.get('attempt', 1)}: {event.get('tool', '')}"
-        child = QTreeWidgetItem([text, event.get("rationale", "") or ""])
-        child.setToolTip(1, event.get("rationale", "") or "")
-        zone_ids = list(event.get("zone_ids") or [])
+        obs = event.get("observation") or {}
+        parent = self._step_item(event.get("step", obs.get("step")))
+        supports = obs.get("sub_inference") == "Yes"
+        round_no = f" (round {event.get('round')})" if event.get("round") else ""
+        child = QTreeWidgetItem([f"{obs.get('tool', '')}{round_no}: {'supports' if supports else 'no support'}",
+                                 obs.get("error") or obs.get("rationale", "")])
+        child.setToolTip(1, obs.get("rationale", ""))
+        child.setForeground(0, QColor("#1b5e20" if supports else "#5d4037"))
+        zone_ids = [str(z) for z in obs.get("zone_ids") or []]
         for item in (child, parent):
             item.setData(0, ZONES_ROLE, zone_ids)
-        png = event.get("evidence_png")
+        png = obs.get("evidence_png")
         if png and Path(png).exists():
             pixmap = QPixmap(str(png))
             if not pixmap.isNull():
                 child.setIcon(0, QIcon(pixmap.scaled(112, 112, Qt.KeepAspectRatio, Qt.SmoothTransformation)))
                 child.setToolTip(0, f'<img src="{png}" width="360">')
-        for error in event.get("errors") or []:
-            QTreeWidgetItem(child, ["controller", str(error)]).setForeground(1, QColor("#b71c1c"))
-        if event.get("feedback"):
-            QTreeWidgetItem(child, ["feedback", str(event["feedback"])])
         parent.addChild(child)
-        parent.setText(1, f"{len(zone_ids)} zones" + (f"; {verdict} the answer" if verdict else ""))
+        parent.setText(1, f"{len(zone_ids)} zones; {'supports' if supports else 'does not support'} the answer")
+        parent.setData(0, Qt.UserRole, supports)
         parent.setExpanded(True)
         self.ui.reasoningTree.scrollToItem(child)
-        self._status(f"Step {event.get('index')}: {event.get('tool', '')} (attempt {event.get('attempt', 1)})")
+        self._status(f"Step {parent.text(0)} done{round_no}.")
 
-    def _on_controller(self, event: dict) -> None:
-        parent = self._step_item(event.get("index"))
-        errors = event.get("errors") or []
-        text = "; ".join(str(e) for e in errors) or "output accepted"
-        if event.get("feedback"):
-            text += f" -> {event['feedback']}"
-        item = QTreeWidgetItem(parent, ["controller", text])
-        if errors:
-            item.setForeground(1, QColor("#b71c1c"))
+    def _on_skipped(self, event: dict) -> None:
+        for index in event.get("steps") or []:
+            self._step_item(index).setText(1, "skipped: an earlier step concluded the chain")
 
     def _on_verdict(self, event: dict) -> None:
-        valid = bool(event.get("valid"))
-        answer = event.get("answer") or "-"
-        item = QTreeWidgetItem([f"Round {event.get('round')} verdict",
+        verdict = event.get("verdict")
+        round_no = event.get("round")
+        if verdict is None:
+            item = QTreeWidgetItem([f"Round {round_no} verdict", f"no verdict: {event.get('error', '')}"])
+            item.setForeground(1, QColor("#b71c1c"))
+            self.ui.reasoningTree.addTopLevelItem(item)
+            return
+        valid = bool(verdict.get("valid"))
+        answer = verdict.get("answer") or "-"
+        item = QTreeWidgetItem([f"Round {round_no} verdict",
                                 f"{'valid' if valid else 'not valid'}; candidate answer {answer}"])
         item.setForeground(1, QColor("#1b5e20" if valid else "#e65100"))
-        feedback = event.get("feedback") or {}
-        pairs = feedback.items() if isinstance(feedback, dict) else enumerate(feedback)
-        for step, text in pairs:
-            QTreeWidgetItem(item, [f"step {step}", str(text)])
+        item.setToolTip(1, verdict.get("rationale", ""))
+        for group in ("critical", "secondary"):
+            for name, ok in (verdict.get(group) or {}).items():
+                QTreeWidgetItem(item, [f"{group} evidence", f"{name}: {'supported' if ok else 'missing'}"])
+        for step, text in (verdict.get("feedback") or {}).items():
+            feedback = QTreeWidgetItem(item, [f"feedback to step {step}", str(text)])
+            feedback.setToolTip(1, str(text))
         self.ui.reasoningTree.addTopLevelItem(item)
         item.setExpanded(True)
-        self._round_items[event.get("round")] = item
-        self._status(f"Round {event.get('round')}: the verifier says the chain is {'valid' if valid else 'not valid'}.")
+        self._round_items[round_no] = item
+        self._status(f"Round {round_no}: the verifier finds the chain {'valid' if valid else 'not valid'}.")
 
     def _on_vote(self, event: dict) -> None:
-        counts = event.get("counts") or event.get("votes") or {}
-        if isinstance(counts, dict):
-            tally = ", ".join(f"{k} x{v}" for k, v in counts.items())
-        else:
-            tally = ", ".join(str(v) for v in counts)
-        item = QTreeWidgetItem(["Vote", f"{tally} -> {event.get('answer', '-')}"])
+        counts = event.get("counts") or {}
+        tally = ", ".join(f"{k} x{v}" for k, v in counts.items())
+        item = QTreeWidgetItem(["Majority vote", f"{tally} -> {event.get('answer', '-')}"])
         self.ui.reasoningTree.addTopLevelItem(item)
 
     def _on_usage(self, event: dict) -> None:
@@ -609,11 +634,19 @@ class LodestarDock(QgsDockWidget):
         self.show_usage(result.usage or {})
 
     def show_chain(self, result: AnalysisResult) -> None:
-        """List the chain's steps (with their zones) for zooming."""
+        """List the final chain's steps with their zones (click to zoom)."""
         self.ui.chainList.clear()
-        for _, parent in sorted(self._step_items.items(), key=lambda kv: str(kv[0])):
-            item = QListWidgetItem(f"{parent.text(0)} - {parent.text(1)}")
-            item.setData(ZONES_ROLE, parent.data(0, ZONES_ROLE) or [])
+        for node in result.chain or []:
+            step = node.get("step", {}) if isinstance(node, dict) else {}
+            obs = node.get("observation", {}) if isinstance(node, dict) else {}
+            supports = obs.get("sub_inference") == "Yes"
+            zone_ids = [str(z) for z in obs.get("zone_ids") or []]
+            item = QListWidgetItem(f"{step.get('index', obs.get('step', ''))}. {step.get('purpose', '')}\n"
+                                   f"    {obs.get('tool', '')}: {len(zone_ids)} zones, "
+                                   f"{'supports' if supports else 'does not support'} the answer")
+            item.setToolTip(obs.get("rationale", ""))
+            item.setForeground(QColor("#1b5e20" if supports else "#5d4037"))
+            item.setData(ZONES_ROLE, zone_ids)
             self.ui.chainList.addItem(item)
 
     def zoom_to_item(self, item) -> bool:
