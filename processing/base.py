@@ -37,6 +37,18 @@ class LodestarAlgorithm(QgsProcessingAlgorithm):
     GROUP: Group = Group.TOOLS
     HELP = ""
 
+    def __init_subclass__(cls, **kwargs):
+        # A subclass's `run(parameters, context, feedback, progress)` would hide QgsProcessingAlgorithm.run,
+        # which processing.run() and the Toolbox dialog call; keep it as `run_lodestar` instead.
+        super().__init_subclass__(**kwargs)
+        if "run" in cls.__dict__:
+            cls.run_lodestar = cls.__dict__["run"]
+            delattr(cls, "run")
+
+    def run(self, parameters, context, feedback, configuration=None, catchExceptions=True):  # noqa: N803 (QGIS API)
+        """QgsProcessingAlgorithm.run (QGIS API), as processing.run() calls it."""
+        return QgsProcessingAlgorithm.run(self, parameters, context, feedback, configuration or {}, catchExceptions)
+
     def name(self):
         return self.ALGORITHM_ID
 
@@ -64,6 +76,6 @@ class LodestarAlgorithm(QgsProcessingAlgorithm):
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802 (QGIS API name)
         try:
-            return self.run(parameters, context, feedback, self.progress_for(feedback))
+            return self.run_lodestar(parameters, context, feedback, self.progress_for(feedback))
         except LodestarError as exc:
             raise QgsProcessingException(str(exc)) from exc
