@@ -425,3 +425,76 @@ def test_module_imports_without_torch():
     result = subprocess.run([sys.executable, "-c", code], cwd=env_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert package_parent.exists()
+
+
+# --- Processing algorithm -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def qgis_processing_first():
+    """QGIS's `processing` package ahead of the checkout's own processing/ folder (cwd is on sys.path)."""
+    plugins = "/usr/share/qgis/python/plugins"
+    if plugins in sys.path:
+        sys.path.remove(plugins)
+    sys.path.insert(0, plugins)
+    loaded = sys.modules.get("processing")
+    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
+        del sys.modules["processing"]
+
+
+@pytest.fixture
+def lodestar_provider(qgis_processing_first, qgis_processing):
+    from qgis.core import QgsApplication
+
+    from lodestar.processing.provider import LodestarProvider
+
+    registry = QgsApplication.processingRegistry()
+    provider = None
+    if registry.providerById("lodestar") is None:
+        provider = LodestarProvider()
+        registry.addProvider(provider)
+    yield registry
+    if provider is not None:
+        registry.removeProvider(provider)
+
+
+def test_processing_algorithm_refines_a_zone_layer(tmp_path, checkpoints, lodestar_provider):
+    import processing
+    from lodestar.plugin.vector_io import read_vector, write_vector
+
+    raster = write_raster(tmp_path / "aloh.tif", index_data())
+    zones_path = write_vector(zones_on("aloh", [(30, 20, 50, 40)]), tmp_path / "zones.gpkg")
+    result = processing.run("lodestar:refine_zones_sam", {
+        "INPUT": str(zones_path), "RASTERS": [str(raster)], "CHECKPOINT": str(checkpoints["full"]),
+        "DEVICE": 0, "USE_POINTS": True, "OUTPUT": str(tmp_path / "refined.gpkg"),
+    })
+    out = read_vector(result["OUTPUT"])
+    assert len(out) == 1 and out.crs.to_epsg() == 32633
+    row = out.iloc[0]
+    assert (row.zone_id, row.layer, row.description) == ("aloh:1", "aloh", "zone 1")
+    assert bool(row.sam_refined) and row.sam_iou == pytest.approx(0.8)
+    assert row.geometry.bounds == pixel_box(14, 4, 66, 56).bounds
+    assert row.area_m2 == pytest.approx((52 * 52 - 25) * PIXEL * PIXEL)
+
+
+def test_processing_algorithm_errors_say_what_to_do(tmp_path, checkpoints, lodestar_provider):
+    from qgis.core import QgsProcessingException
+
+    import processing
+    from lodestar.plugin.vector_io import write_vector
+
+    first = write_raster(tmp_path / "aloh.tif", index_data())
+    second = write_raster(tmp_path / "si.tif", index_data())
+    zones_path = write_vector(zones_on("aloh", [(30, 20, 50, 40)]), tmp_path / "zones.gpkg")
+    params = {"INPUT": str(zones_path), "RASTERS": [str(first)], "CHECKPOINT": str(tmp_path / "missing.pth"),
+              "DEVICE": 0, "USE_POINTS": True, "OUTPUT": str(tmp_path / "refined.gpkg")}
+    with pytest.raises(QgsProcessingException, match="SAM checkpoint not found"):
+        processing.run("lodestar:refine_zones_sam", params)
+    wrong = tmp_path / "wrong.pth"
+    torch.save(torch.nn.Linear(3, 2).state_dict(), wrong)
+    with pytest.raises(QgsProcessingException, match="not a Segment Anything"):
+        processing.run("lodestar:refine_zones_sam", dict(params, CHECKPOINT=str(wrong)))
+    renamed = dict(params, CHECKPOINT=str(checkpoints["full"]), RASTERS=[str(second), str(tmp_path / "si2.tif")])
+    write_raster(tmp_path / "si2.tif", index_data())
+    with pytest.raises(QgsProcessingException, match=r"None of the zones' 'layer' values \(aloh\) names one of"):
+        processing.run("lodestar:refine_zones_sam", renamed)
+    assert not (tmp_path / "refined.gpkg").exists()
