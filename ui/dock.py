@@ -103,6 +103,14 @@ def is_evidence_layer(layer: QgsMapLayer) -> bool:
     return False
 
 
+def project_layers_in_tree_order() -> list:
+    """The project's layers as the Layers panel lists them (top first), then any not in the tree."""
+    project = QgsProject.instance()
+    in_tree = [node.layer() for node in project.layerTreeRoot().findLayers() if node.layer() is not None]
+    seen = {layer.id() for layer in in_tree}
+    return in_tree + [layer for layer in project.mapLayers().values() if layer.id() not in seen]
+
+
 def legend_for(path: Path) -> Path | None:
     """A categorical raster's legend CSV kept beside it as `<name>_legend.csv` (case-format style)."""
     candidate = path.with_name(f"{path.stem}_legend.csv")
@@ -199,7 +207,7 @@ class LodestarDock(QgsDockWidget):
         previous = {row["id"]: (row["item"].checkState(0), row["combo"].currentText()) for row in self.layer_rows()}
         tree.blockSignals(True)
         tree.clear()
-        for layer in QgsProject.instance().mapLayers().values():
+        for layer in project_layers_in_tree_order():
             if not is_evidence_layer(layer):
                 continue
             item = QTreeWidgetItem([layer.name(), ""])
