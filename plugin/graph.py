@@ -7,7 +7,9 @@ Nodes are zones from every layer. For each pair of zones from *different* layers
 - otherwise a **proximity** edge when the gap between the polygons (shortest distance, 0 when they
   touch or overlap a little) is at most the pair's reach
   `max(max_distance, relative_distance * (sqrt(area_a) + sqrt(area_b)) / 2)`;
-  confidence = exp(-decay * gap / reach), so 1 for touching zones and exp(-decay) at the reach.
+  confidence = proximity_confidence * exp(-decay * gap / reach): `proximity_confidence` (default 0.1,
+  the IoU threshold, so a proximity link never outweighs an overlap) for touching zones, and
+  exp(-decay) times that at the reach.
   Its direction word says where the target's centroid lies from the source's centroid (one of eight
   compass words; "around" when the centroids coincide).
 
@@ -62,7 +64,9 @@ class GraphParams:
     iou_threshold: float = 0.1  # overlap edge when IoU > this (0-1)
     max_distance: float = 0.0  # proximity reach in map units (0: use only the relative reach)
     relative_distance: float = 0.5  # proximity reach as a share of the pair's mean zone size (sqrt of area)
-    decay: float = 2.0  # proximity confidence = exp(-decay * gap / reach)
+    decay: float = 2.0  # proximity confidence = proximity_confidence * exp(-decay * gap / reach)
+    proximity_confidence: float = 0.1  # confidence of touching zones (0-1); at most iou_threshold keeps any
+    # overlap stronger than any proximity
     betweenness_exact_max: int = 2000  # components up to this many nodes get exact betweenness
     betweenness_samples: int = 200  # source nodes sampled in larger components
     seed: int = 7
@@ -73,6 +77,7 @@ class GraphParams:
             ("max_distance", 0.0, math.inf),
             ("relative_distance", 0.0, math.inf),
             ("decay", 0.0, math.inf),
+            ("proximity_confidence", 0.0, 1.0),
         )
         for name, low, high in checks:
             value = float(getattr(self, name))
@@ -237,11 +242,11 @@ def relate(geom_a, geom_b, area_a: float, area_b: float, params: GraphParams, pr
         iou = inter / union if union > 0 else 0.0
         if iou > params.iou_threshold:
             return "overlap", iou, iou, 0.0
-        return "proximity", 1.0, iou, 0.0
+        return "proximity", params.proximity_confidence, iou, 0.0
     gap = geom_a.distance(geom_b)
     if gap > reach * (1.0 + 1e-9):  # tolerance for reprojection round-off
         return None
-    confidence = math.exp(-params.decay * gap / reach) if reach > 0 else 1.0
+    confidence = params.proximity_confidence * (math.exp(-params.decay * gap / reach) if reach > 0 else 1.0)
     return "proximity", confidence, 0.0, gap
 
 

@@ -3,8 +3,8 @@
 Scene (EPSG:32633, metres):
   A  alt  hydrothermal   box(0,0,100,100)
   B  sil  silicification box(50,0,150,100)   A-B: IoU 5000/15000 = 1/3 -> overlap
-  C  prop propylitic     box(0,150,100,250)  A-C, B-C: gap 50 = reach 0.5*(100+100)/2 -> proximity exp(-2)
-  F  sil  silicification box(60,10,90,40)    inside A: IoU 900/10000 = 0.09 <= 0.1 -> proximity, gap 0, conf 1
+  C  prop propylitic     box(0,150,100,250)  A-C, B-C: gap 50 = reach 0.5*(100+100)/2 -> proximity 0.1*exp(-2)
+  F  sil  silicification box(60,10,90,40)    inside A: IoU 900/10000 = 0.09 <= 0.1 -> proximity, gap 0, conf 0.1
   D  alt  hydrothermal   box(300,300,350,350)
   E  geo  geochemistry   box(325,300,375,350) D-E: IoU 1250/3750 = 1/3 -> overlap
 """
@@ -58,15 +58,15 @@ def edge(graph, u, v):
 def test_edges_types_confidences_and_directions():
     g = build_graph(scene())
     assert g.graph.number_of_edges() == 10  # 5 relations, both directions
-    e2 = round(math.exp(-2), 6)
+    e2 = round(0.1 * math.exp(-2), 6)
     assert edge(g, "A", "B") == ("overlap", round(1 / 3, 6), "overlaps")
     assert edge(g, "B", "A") == ("overlap", round(1 / 3, 6), "overlaps")
     assert edge(g, "A", "C") == ("proximity", e2, "north")
     assert edge(g, "C", "A") == ("proximity", e2, "south")
     assert edge(g, "B", "C") == ("proximity", e2, "north")  # bearing 341.6 degrees
     assert edge(g, "C", "B") == ("proximity", e2, "south")
-    assert edge(g, "A", "F") == ("proximity", 1.0, "south-east")
-    assert edge(g, "F", "A") == ("proximity", 1.0, "north-west")
+    assert edge(g, "A", "F") == ("proximity", 0.1, "south-east")
+    assert edge(g, "F", "A") == ("proximity", 0.1, "north-west")
     assert edge(g, "D", "E") == ("overlap", round(1 / 3, 6), "overlaps")
     assert not g.graph.has_edge("B", "F")  # same layer: never linked
     assert not g.graph.has_edge("C", "F")  # gap 110 > reach 32.5
@@ -122,7 +122,9 @@ def test_distance_rules_and_params():
     assert not g.graph.has_edge("A", "C")  # gap 50 > 40
     assert g.graph.has_edge("A", "F")  # touching/intersecting pairs always relate
     g = build_graph(scene(), GraphParams(relative_distance=0.0, max_distance=100.0, decay=1.0))
-    assert g.graph.edges["A", "C"]["confidence"] == pytest.approx(math.exp(-0.5), abs=1e-6)
+    assert g.graph.edges["A", "C"]["confidence"] == pytest.approx(0.1 * math.exp(-0.5), abs=1e-6)
+    g = build_graph(scene(), GraphParams(proximity_confidence=1.0))
+    assert edge(g, "A", "F")[1] == 1.0 and edge(g, "A", "C")[1] == round(math.exp(-2), 6)
     g = build_graph(scene(), GraphParams(iou_threshold=0.5))
     assert edge(g, "A", "B")[0] == "proximity"
     with pytest.raises(LodestarError, match="iou_threshold = 1.5 is out of range; allowed: 0.0 to 1.0"):
@@ -158,7 +160,7 @@ def test_layers_in_different_crs_are_reprojected():
     g = build_graph([rest, moved])
     assert g.crs == base.crs
     assert any("reprojected" in line for line in g.log)
-    assert edge(g, "A", "C") == ("proximity", round(math.exp(-2), 6), "north")
+    assert edge(g, "A", "C") == ("proximity", round(0.1 * math.exp(-2), 6), "north")
     assert edge(g, "D", "E")[0] == "overlap"
     assert g.nodes.set_index("zone_id").loc["C", "geometry"].equals_exact(box(0, 150, 100, 250), 1e-4)
 
