@@ -1,0 +1,299 @@
+"""color_regions: index thresholds, nodata, holes, mixed CRS / extent, RGB renderings, bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+from rasterio.warp import transform_bounds
+
+from lodestar.plugin.errors import Cancelled, LodestarError
+from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.tools import color_regions as module
+from lodestar.plugin.tools.color_regions import (
+    ColorRegionParams,
+    color_regions,
+    hue_ramp_values,
+    otsu_threshold,
+    rgb_to_hsv,
+    single_layer_set,
+)
+
+PIXEL = 10.0
+X0, Y0 = 500_000.0, 4_000_000.0
+UTM = from_origin(X0, Y0, PIXEL, PIXEL)
+
+
+def write_tif(path, data, crs="EPSG:32611", transform=UTM, nodata=-9999.0):
+    data = np.asarray(data)
+    if data.ndim == 2:
+        data = data[np.newaxis]
+    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
+                       dtype=data.dtype, crs=crs, transform=transform, nodata=nodata) as dst:
+        dst.write(data)
+    return path
+
+
+def box_bounds(row0, row1, col0, col1):
+    """Map bounds of pixel rows row0:row1, cols col0:col1 on the UTM test grid."""
+    return X0 + col0 * PIXEL, Y0 - row1 * PIXEL, X0 + col1 * PIXEL, Y0 - row0 * PIXEL
+
+
+def assert_bounds_close(actual, expected, tolerance=PIXEL):
+    assert np.allclose(actual, expected, atol=tolerance), (actual, expected)
+
+
+@pytest.fixture
+def index_raster(tmp_path):
+    data = np.zeros((100, 120), dtype="float32")
+    data[20:40, 70:100] = 5.0           # anomaly in the top-right
+    data[70:73, 10:13] = 5.0            # 9-pixel speck
+    data[0:5, 0:5] = -9999.0            # nodata corner
+    return write_tif(tmp_path / "aloh.tif", data)
+
+
+def test_value_threshold_polygon_in_map_coordinates(index_raster):
+    raster_set = single_layer_set(index_raster, role="argillic_alteration")
+    params = ColorRegionParams(method="value", value=2.5, smooth_px=0, min_area_px=20)
+    result = color_regions(raster_set, "aloh", params)
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    assert_bounds_close(zone.geometry.bounds, box_bounds(20, 40, 70, 100), tolerance=1e-6)
+    assert zone.geometry.area == pytest.approx(20 * 30 * PIXEL * PIXEL)
+    assert (zone.zone_id, zone.layer, zone.role, zone.kind) == ("aloh:1", "aloh", "argillic_alteration", "anomaly")
+    assert zone.score_mean == pytest.approx(5.0) and zone.score_max == pytest.approx(5.0)
+    assert zone.position == "top-right"
+    assert zone.area_m2 == pytest.approx(60_000.0)
+    assert "high-value anomaly" in zone.description and "top-right" in zone.description
+    assert result.stats["threshold"] == 2.5 and result.stats["blockwise"] is True
+    assert result.zones.crs.to_epsg() == 32611
+
+
+def test_smoothing_keeps_anomaly_within_one_pixel(index_raster):
+    raster_set = single_layer_set(index_raster)
+    result = color_regions(raster_set, "aloh", ColorRegionParams(method="value", value=2.5, smooth_px=1.0))
+    assert result.count == 1   # the speck is smoothed away
+    assert_bounds_close(result.zones.geometry.iloc[0].bounds, box_bounds(20, 40, 70, 100))
+
+
+def test_min_area_drops_specks_and_keeps_them_when_allowed(index_raster):
+    raster_set = single_layer_set(index_raster)
+    base = dict(method="value", value=2.5, smooth_px=0)
+    assert color_regions(raster_set, "aloh", ColorRegionParams(**base, min_area_px=10)).count == 1
+    both = color_regions(raster_set, "aloh", ColorRegionParams(**base, min_area_px=9, min_area_fraction=0))
+    assert both.count == 2
+    speck = both.zones[both.zones.area_m2 < 1000].iloc[0]
+    assert_bounds_close(speck.geometry.bounds, box_bounds(70, 73, 10, 13), tolerance=1e-6)
+    assert speck.position == "bottom-left"
+    assert color_regions(raster_set, "aloh", ColorRegionParams(**base, min_area_px=1, max_regions=1)).count == 1
+
+
+def test_percentile_sigma_and_otsu_thresholds(tmp_path):
+    rng = np.random.default_rng(7)
+    data = rng.normal(0.0, 1.0, (80, 80)).astype("float32")
+    data[10:30, 10:30] += 10.0
+    path = write_tif(tmp_path / "index.tif", data)
+    raster_set = single_layer_set(path)
+    valid = data.ravel().astype("float64")
+    pct = color_regions(raster_set, "index", ColorRegionParams(method="percentile", percentile=90, smooth_px=0))
+    assert pct.stats["threshold"] == pytest.approx(np.percentile(valid, 90), rel=1e-6)
+    sigma = color_regions(raster_set, "index", ColorRegionParams(method="sigma", k_sigma=1.5, smooth_px=0))
+    assert sigma.stats["threshold"] == pytest.approx(valid.mean() + 1.5 * valid.std(), rel=1e-5)
+    otsu = color_regions(raster_set, "index", ColorRegionParams(method="otsu", smooth_px=1))
+    assert 2.0 < otsu.stats["threshold"] < 8.0
+    assert otsu.count == 1
+    assert_bounds_close(otsu.zones.geometry.iloc[0].bounds, box_bounds(10, 30, 10, 30))
+
+
+def test_otsu_threshold_splits_two_modes():
+    values = np.concatenate([np.full(1000, 1.0), np.full(500, 9.0)])
+    assert 1.0 < otsu_threshold(values) < 9.0
+
+
+def test_favourable_low_inverts_and_negates_scores(tmp_path):
+    rows, cols = np.mgrid[0:60, 0:60]
+    distance = np.hypot(rows - 45.0, cols - 15.0).astype("float32") * PIXEL   # near (45, 15) is favourable
+    path = write_tif(tmp_path / "fault_distance.tif", distance)
+    raster_set = single_layer_set(path, role="structure", favourable="low")
+    result = color_regions(raster_set, "fault_distance",
+                           ColorRegionParams(method="value", value=50.0, smooth_px=0))
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    cx, cy = zone.geometry.centroid.x, zone.geometry.centroid.y
+    assert abs(cx - (X0 + 15.5 * PIXEL)) < PIXEL and abs(cy - (Y0 - 45.5 * PIXEL)) < PIXEL
+    assert zone.position == "bottom-left"
+    assert zone.score_max <= 0 and zone.score_max >= -PIXEL   # negated distance: the nearest pixel is ~5 m
+    assert "low-value anomaly" in zone.description
+    assert result.stats["threshold"] == 50.0
+
+
+def test_holes_are_kept(tmp_path):
+    data = np.zeros((60, 60), dtype="float32")
+    data[10:50, 10:50] = 1.0
+    data[25:35, 25:35] = 0.0
+    raster_set = single_layer_set(write_tif(tmp_path / "ring.tif", data))
+    result = color_regions(raster_set, "ring", ColorRegionParams(method="value", value=0.5, smooth_px=0))
+    polygon = result.zones.geometry.iloc[0]
+    assert len(polygon.interiors) == 1
+    assert polygon.area == pytest.approx((40 * 40 - 10 * 10) * PIXEL * PIXEL)
+
+
+def test_nodata_is_not_anomaly_and_all_nodata_is_an_error(tmp_path):
+    data = np.full((40, 40), -9999.0, dtype="float32")
+    data[:, :20] = 1.0
+    data[5:15, 10:20] = 8.0             # touches the nodata half: nodata must not dilute the smoothing
+    raster_set = single_layer_set(write_tif(tmp_path / "half.tif", data))
+    result = color_regions(raster_set, "half", ColorRegionParams(method="percentile", percentile=90, smooth_px=0))
+    assert result.stats["valid_pixels"] == 800
+    assert result.stats["threshold"] == 8.0
+    assert_bounds_close(result.zones.geometry.iloc[0].bounds, box_bounds(5, 15, 10, 20), tolerance=1e-6)
+    smooth = color_regions(raster_set, "half", ColorRegionParams(method="value", value=4.5, smooth_px=1))
+    assert smooth.count == 1
+    assert_bounds_close(smooth.zones.geometry.iloc[0].bounds, box_bounds(5, 15, 10, 20))
+    assert smooth.zones.geometry.iloc[0].bounds[2] == X0 + 20 * PIXEL
+    empty = single_layer_set(write_tif(tmp_path / "empty.tif", np.full((10, 10), -9999.0, dtype="float32")))
+    with pytest.raises(LodestarError, match="no valid pixels"):
+        color_regions(empty, "empty")
+
+
+def test_blockwise_reading_matches_one_block(index_raster, monkeypatch):
+    raster_set = single_layer_set(index_raster)
+    params = ColorRegionParams(method="value", value=2.5, smooth_px=1.5)
+    whole = color_regions(raster_set, "aloh", params)
+    monkeypatch.setattr(module, "BLOCK_PIXELS", 120 * 7)   # 7-row blocks with a 6-row halo
+    blocks = color_regions(raster_set, "aloh", params)
+    assert blocks.count == whole.count == 1
+    assert blocks.zones.geometry.iloc[0].equals(whole.zones.geometry.iloc[0])
+
+
+def test_bounds_limit_the_search(index_raster):
+    raster_set = single_layer_set(index_raster)
+    params = ColorRegionParams(method="value", value=2.5, smooth_px=0, min_area_px=1, min_area_fraction=0)
+    left_half = box_bounds(0, 100, 0, 60)
+    result = color_regions(raster_set, "aloh", params, bounds=left_half)
+    assert result.count == 1 and result.zones.iloc[0].position == "bottom-left"
+
+
+def test_layers_in_different_crs_and_extent(tmp_path):
+    """The anomaly sits in an EPSG:4326 layer; the analysis grid is the UTM layer's CRS and the common extent."""
+    base = write_tif(tmp_path / "geology.tif", np.ones((200, 200), dtype="float32"))   # 2 km x 2 km, UTM 11N
+    lon0, lat0, lon1, lat1 = transform_bounds("EPSG:32611", "EPSG:4326", X0 + 300, Y0 - 1700, X0 + 2600, Y0 - 200)
+    step = (lon1 - lon0) / 230
+    height = int(round((lat1 - lat0) / step))
+    geo = from_origin(lon0, lat1, step, step)
+    data = np.zeros((height, 230), dtype="float32")
+    data[40:80, 60:110] = 3.0
+    index = write_tif(tmp_path / "aloh_wgs84.tif", data, crs="EPSG:4326", transform=geo)
+    raster_set = RasterSet([LayerSpec(base, "geological_map"), LayerSpec(index, "argillic_alteration")])
+    assert raster_set.crs.to_epsg() == 32611
+    assert any("reprojected" in line for line in raster_set.log)
+    result = color_regions(raster_set, "aloh_wgs84", ColorRegionParams(method="value", value=1.5, smooth_px=0))
+    assert result.count == 1
+    anomaly_lonlat = (lon0 + 60 * step, lat1 - 80 * step, lon0 + 110 * step, lat1 - 40 * step)
+    expected = transform_bounds("EPSG:4326", "EPSG:32611", *anomaly_lonlat, densify_pts=21)
+    pixel = raster_set.grid.pixel_size[0]
+    assert_bounds_close(result.zones.geometry.iloc[0].bounds, expected, tolerance=pixel)
+    assert result.zones.crs.to_epsg() == 32611
+    assert result.stats["blockwise"] is False
+
+
+def test_mode_and_band_mismatches(tmp_path, index_raster):
+    rgb = write_tif(tmp_path / "render.tif", np.zeros((3, 20, 20), dtype="uint8"), nodata=None)
+    with pytest.raises(LodestarError, match="mode 'rgb'"):
+        color_regions(single_layer_set(rgb), "render", ColorRegionParams(mode="index"))
+    with pytest.raises(LodestarError, match="mode 'index'"):
+        color_regions(single_layer_set(index_raster), "aloh", ColorRegionParams(mode="rgb"))
+    stack = np.zeros((4, 30, 30), dtype="float32")
+    stack[2, 5:15, 5:15] = 9.0
+    multi = write_tif(tmp_path / "stack.tif", stack)
+    with pytest.raises(LodestarError, match="choose the band"):
+        color_regions(single_layer_set(multi), "stack")
+    with pytest.raises(LodestarError, match="band 7 does not exist"):
+        color_regions(single_layer_set(multi), "stack", ColorRegionParams(band=7))
+    chosen = color_regions(single_layer_set(multi), "stack",
+                           ColorRegionParams(band=3, method="value", value=4, smooth_px=0))
+    assert chosen.count == 1
+    assert_bounds_close(chosen.zones.geometry.iloc[0].bounds, box_bounds(5, 15, 5, 15), tolerance=1e-6)
+    units = write_tif(tmp_path / "geology.tif", np.ones((10, 10), dtype="int16"), nodata=0)
+    with pytest.raises(LodestarError, match="categorical"):
+        color_regions(single_layer_set(units, role="geological_map"), "geology")
+    with pytest.raises(LodestarError, match="needs a value"):
+        ColorRegionParams(method="value")
+    with pytest.raises(LodestarError, match="Unknown threshold method"):
+        ColorRegionParams(method="mean")
+
+
+def test_cancel_stops_the_tool(index_raster):
+    progress = Progress(is_cancelled=lambda: True)
+    with pytest.raises(Cancelled):
+        color_regions(single_layer_set(index_raster), "aloh", progress=progress)
+
+
+# ------------------------------------------------------------------------------------------- RGB renderings
+
+def jet(n):
+    from matplotlib import colormaps
+
+    return (colormaps["jet"](np.linspace(0, 1, n))[:, :3] * 255).round().astype(np.uint8)
+
+
+def rendering(with_bar=True):
+    """A 200 x 300 grey image, a high (red-orange) and a low (blue) colour patch, a vertical colour bar on the right."""
+    rows, cols = np.mgrid[0:200, 0:300]
+    grey = (90 + 40 * np.sin(rows / 9.0) * np.cos(cols / 13.0)).astype(np.uint8)
+    image = np.repeat(grey[..., None], 3, axis=2)
+    ramp = jet(150)
+    if with_bar:
+        image[25:175, 280:292] = ramp[::-1][:, None, :]     # high at the top
+    image[50:90, 40:100] = ramp[135]                       # 90 % of the scale
+    image[120:160, 150:200] = ramp[20]                      # 13 %
+    return image
+
+
+def write_png(path, image):
+    import warnings
+
+    from rasterio.errors import NotGeoreferencedWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotGeoreferencedWarning)
+        with rasterio.open(path, "w", driver="PNG", width=image.shape[1], height=image.shape[0], count=3,
+                           dtype="uint8") as dst:
+            dst.write(np.moveaxis(image, -1, 0))
+    return path
+
+
+def test_rgb_rendering_reads_the_colour_bar(tmp_path):
+    path = write_png(tmp_path / "minebench.png", rendering())
+    raster_set = single_layer_set(path, role="hydrothermal_alteration")
+    result = color_regions(raster_set, "minebench")
+    assert result.stats["mode"] == "rgb"
+    assert result.stats["colorbar"] == [25, 280, 175, 292]
+    assert result.count == 1                                # the blue patch is below the level, the bar is left out
+    zone = result.zones.iloc[0]
+    assert zone.kind == "colour_anomaly"
+    assert zone.geometry.bounds == pytest.approx((40.0, 50.0, 100.0, 90.0))    # pixel space, y down
+    assert zone.score_mean == pytest.approx(135 / 149, abs=0.02)
+    assert zone.position == "center-left"
+    both = color_regions(raster_set, "minebench", ColorRegionParams(level=0.1))
+    assert both.count == 2
+    low = both.zones.sort_values("score_mean").iloc[0]
+    assert low.score_mean == pytest.approx(20 / 149, abs=0.02)
+    assert low.geometry.bounds == pytest.approx((150.0, 120.0, 200.0, 160.0))
+
+
+def test_rgb_without_colour_bar_uses_the_hue_ramp(tmp_path):
+    path = write_png(tmp_path / "nobar.png", rendering(with_bar=False))
+    result = color_regions(single_layer_set(path), "nobar")
+    assert result.stats["colorbar"] is None
+    assert result.count == 1
+    assert result.zones.geometry.iloc[0].bounds == pytest.approx((40.0, 50.0, 100.0, 90.0))
+    assert any("no colour bar" in line for line in result.log)
+
+
+def test_hsv_and_hue_ramp():
+    hue, saturation, value = rgb_to_hsv(np.array([[[255, 0, 0], [0, 0, 255], [128, 128, 128]]], dtype=np.uint8))
+    assert hue[0, 0] == 0 and hue[0, 1] == pytest.approx(240)
+    assert saturation[0, 2] == 0 and value[0, 2] == pytest.approx(128 / 255)
+    assert hue_ramp_values(np.array([240.0, 120.0, 0.0, 330.0])) == pytest.approx([0.0, 0.5, 1.0, 1.0])
