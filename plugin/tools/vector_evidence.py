@@ -97,8 +97,8 @@ def _fault_records(frame, grid: RasterGrid, layer, role, params, progress):
     if not lines:
         return [], {"features": 0}
     buffer = params.buffer_m if params.buffer_m is not None else params.buffer_px * max(grid.pixel_size)
-    clusters = unary_union([g.buffer(buffer, resolution=4) for g in lines])
-    clusters = list(getattr(clusters, "geoms", [clusters]))
+    merged = unary_union([g.buffer(buffer, resolution=4) for g in lines]).intersection(box(*grid.bounds))
+    clusters = [g for g in getattr(merged, "geoms", [merged]) if g.area > 0]
     progress.set(60)
     counts = rasterize(((g, 1) for g in lines), out_shape=(grid.height, grid.width), transform=grid.transform,
                        fill=0, all_touched=False, merge_alg=MergeAlg.add, dtype="int32")
