@@ -172,6 +172,7 @@ class LodestarDock(QgsDockWidget):
         ui.questionEdit.textChanged.connect(self.validate)
         ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
         ui.layerTree.itemChanged.connect(lambda *_: self.validate())
+        ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.refresh_layers)
         ui.settingsButton.clicked.connect(self.open_settings)
         ui.runButton.clicked.connect(self.run)
@@ -315,7 +316,7 @@ class LodestarDock(QgsDockWidget):
         if self.ui.samCheck.isChecked():
             missing = [p for p in ("torch", "segment_anything") if importlib.util.find_spec(p) is None]
             if missing:
-                return (f"Segment Anything refinement needs {' and '.join(missing)}: install them with QGIS's "
+                return (f"Segment Anything refinement needs {' and '.join(missing)}: install with QGIS's "
                         "Python (python -m pip install torch segment-anything), or untick the refinement.")
         return ""
 
