@@ -118,9 +118,17 @@ def _retry_after(exc) -> float | None:
         return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
 
 
+IMAGE_TOKENS = 765
+"""Tokens counted for an image when the server reports no usage (OpenAI's price of a 768-pixel image)."""
+
+_DATA_URL = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")
+
+
 def _estimate_tokens(value) -> int:
-    """About four characters a token, for servers that report no usage (images count by their text)."""
-    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+    """About four characters a token, plus a fixed price per image, for servers that report no usage."""
+    text = json.dumps(value, ensure_ascii=False)
+    images = len(_DATA_URL.findall(text))
+    return max(1, len(_DATA_URL.sub("", text)) // 4) + IMAGE_TOKENS * images
 
 
 class LLMClient:
@@ -167,10 +175,11 @@ class LLMClient:
                             "(the same name for all three is fine).")
 
     # ---- the public call ---------------------------------------------------------------------
-    def chat_json(self, role: str, messages: list[dict], schema: dict,
-                  images: list[bytes] | None = None) -> tuple[dict, dict]:
+    def chat_json(self, role: str, messages: list[dict], schema: dict, images: list[bytes] | None = None,
+                  check: Callable[[dict], list[str]] | None = None) -> tuple[dict, dict]:
         """The model's JSON answer for `role`, validated against `schema`, and this call's usage.
 
+        `check` may add errors the schema cannot express (e.g. ymin < ymax); they are repaired alike.
         Invalid or cut-off answers are sent back with the problem (at most `max_repairs` times);
         after that a cut-off answer that was completed by hand and conforms is used with a logged
         warning, and anything else raises ModelOutputError.
@@ -189,6 +198,8 @@ class LLMClient:
                 problem = str(exc)
             else:
                 errors = validate(extracted.value, schema)
+                if not errors and check is not None:
+                    errors = list(check(extracted.value))
                 cut_off = extracted.truncated or finish_reason == "length"
                 if not errors and not cut_off:
                     return extracted.value, self._delta(role, model, before)

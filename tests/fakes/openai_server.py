@@ -21,6 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Union
 
 ROLE_LINE = re.compile(r"\bRole:\s*([A-Za-z_]+)")
+PHASE_LINE = re.compile(r"\bPhase:\s*([A-Za-z_]+)")
 
 
 @dataclass
@@ -77,6 +78,25 @@ class RecordedRequest:
         return found.group(1).lower() if found else ""
 
     @property
+    def phase(self) -> str:
+        """The phase named on the system prompt's "Phase:" line ("" when there is none)."""
+        found = PHASE_LINE.search(self.system)
+        return found.group(1).lower() if found else ""
+
+    @property
+    def data(self) -> dict:
+        """The JSON data block of the last user message ({} when there is none)."""
+        texts = self.texts("user")
+        text = texts[-1] if texts else ""
+        start, end = text.find("<data>"), text.rfind("</data>")
+        if start == -1 or end == -1:
+            return {}
+        try:
+            return json.loads(text[start + len("<data>"):end])
+        except ValueError:
+            return {}
+
+    @property
     def images(self) -> list[str]:
         """Image URLs (data URLs) sent in any message."""
         urls = []
@@ -88,11 +108,13 @@ class RecordedRequest:
 
 
 def by_role(replies: dict) -> Callable[[RecordedRequest], object]:
-    """A script answering each role from its own queue (a list, consumed in order) or function."""
+    """A script answering each role from its own queue (a list, consumed in order) or function.
+
+    Keys are roles ("planner") or role/phase pairs ("executor/observe"), the pair winning."""
     queues = {role: (list(value) if isinstance(value, (list, tuple)) else value) for role, value in replies.items()}
 
     def answer(request: RecordedRequest):
-        queue = queues.get(request.role)
+        queue = queues.get(f"{request.role}/{request.phase}", queues.get(request.role))
         if queue is None:
             return Reply(status=404, error=f"fake server: no script for role {request.role!r}")
         if callable(queue):
@@ -104,8 +126,15 @@ def by_role(replies: dict) -> Callable[[RecordedRequest], object]:
     return answer
 
 
+IMAGE_TOKENS = 765  # what OpenAI bills a 768 x 768 image at high detail (85 + 4 tiles x 170)
+
+
 def _approx_tokens(value) -> int:
-    return max(1, len(json.dumps(value, ensure_ascii=False)) // 4)
+    """About four characters a token for text; a fixed price per image, as real servers count them."""
+    text = json.dumps(value, ensure_ascii=False)
+    images = text.count('"image_url"')
+    text = re.sub(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+", "", text)
+    return max(1, len(text) // 4) + IMAGE_TOKENS * images
 
 
 class FakeOpenAIServer:
@@ -261,7 +290,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._error(404, f"fake server: unknown path {self.path}")
             return
-        reply = self.fake._next_reply(request)
+        try:
+            reply = self.fake._next_reply(request)
+        except Exception as exc:  # noqa: BLE001 - a broken test script answers visibly, not by a dropped socket
+            reply = Reply(status=418, error=f"fake server: the script raised {type(exc).__name__}: {exc}")
         deadline = time.monotonic() + reply.delay_s
         while time.monotonic() < deadline and not self.fake._stopping.is_set():
             time.sleep(0.01)

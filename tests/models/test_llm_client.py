@@ -379,3 +379,15 @@ def test_connection_check_failures():
     with FakeOpenAIServer(models=("test-model",)) as server:
         message = llm_client.test_connection(_settings(server, models={"planner": "test-model"}))
     assert message.endswith("Configured model(s) found: test-model.")
+
+
+def test_usage_is_estimated_when_the_server_reports_none():
+    body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "test-model",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": '{"answer": "A", "confidence": 1}'}}]})
+    with FakeOpenAIServer([Reply(raw=body.encode())]) as server:
+        _, usage = _client(server).chat_json("verifier", MESSAGES, SCHEMA, images=[PNG])
+    sent = json.dumps(llm_client.with_images(MESSAGES, [PNG]), ensure_ascii=False)
+    text_only = sent.replace(llm_client.png_data_url(PNG), "")
+    assert usage["prompt_tokens"] == len(text_only) // 4 + llm_client.IMAGE_TOKENS
+    assert usage["completion_tokens"] == len(json.dumps('{"answer": "A", "confidence": 1}')) // 4
