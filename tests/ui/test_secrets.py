@@ -119,3 +119,72 @@ def test_settings_dialog_saves_key_to_auth_db_only(auth_ready):
     for k in QgsSettings().allKeys():
         if k.startswith("lodestar/"):
             QgsSettings().remove(k)
+
+
+@pytest.fixture
+def model_server():
+    """A loopback server answering GET /v1/models, recording the Authorization headers it receives."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 (http.server API name)
+            seen.append(self.headers.get("Authorization"))
+            body = json.dumps({"object": "list", "data": [{"id": "big-planner", "object": "model"},
+                                                          {"id": "small-vision", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    server.shutdown()
+    server.server_close()
+
+
+def _wait_label(dialog, timeout_s=20):
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while dialog._test_task is not None and time.monotonic() < deadline:
+        QgsApplication.processEvents()
+        time.sleep(0.01)
+    return dialog.testResultLabel.text()
+
+
+def test_test_connection_uses_the_stored_key(auth_ready, model_server):
+    from lodestar.ui.settings_dialog import SettingsDialog
+
+    url, seen = model_server
+    key = "sk-conn-" + uuid.uuid4().hex
+    secrets.store_api_key(key)
+    dialog = SettingsDialog()
+    try:
+        dialog.baseUrlEdit.setText(url)
+        dialog.plannerModelEdit.setText("big-planner")
+        dialog.executorModelEdit.setText("small-vision")
+        dialog.verifierModelEdit.setText("big-verifier")
+        dialog.test_connection()
+        text = _wait_label(dialog)
+        assert text.startswith(f"Connected to {url}: 2 model(s) available.")
+        assert "Not listed there: big-verifier." in text
+        assert seen == [f"Bearer {key}"]
+        assert dialog.testButton.isEnabled()
+        dialog.baseUrlEdit.setText("http://127.0.0.1:9/v1")  # discard port: nothing listens
+        dialog.test_connection()
+        assert _wait_label(dialog).startswith("Connection failed: Cannot reach the model server")
+    finally:
+        dialog.deleteLater()
+        for k in QgsSettings().allKeys():
+            if k.startswith("lodestar/") and k != secrets.AUTHCFG_SETTING:
+                QgsSettings().remove(k)
