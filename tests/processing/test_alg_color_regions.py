@@ -1,0 +1,139 @@
+"""lodestar:color_regions and lodestar:evidence_view through real Processing, and color_regions via qgis_process."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+
+ROOT = Path(__file__).resolve().parents[2]
+X0, Y0, PX = 500_000.0, 4_000_000.0, 10.0
+
+
+def write_tif(path, data, crs="EPSG:32611", nodata=-9999.0):
+    data = np.asarray(data)
+    data = data[None] if data.ndim == 2 else data
+    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
+                       dtype=data.dtype, crs=crs, transform=from_origin(X0, Y0, PX, PX), nodata=nodata) as ds:
+        ds.write(data)
+    return str(path)
+
+
+def anomaly_raster(path):
+    data = np.zeros((100, 120), dtype="float32")
+    data[20:40, 70:100] = 5.0
+    data[:5, :5] = -9999.0
+    return write_tif(path, data)
+
+
+@pytest.fixture(scope="session")
+def qgis_processing_first():
+    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
+    plugins = "/usr/share/qgis/python/plugins"
+    if plugins in sys.path:
+        sys.path.remove(plugins)
+    sys.path.insert(0, plugins)
+    loaded = sys.modules.get("processing")
+    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
+        del sys.modules["processing"]
+
+
+@pytest.fixture
+def run(qgis_processing_first, qgis_processing):
+    from qgis.core import QgsApplication
+
+    from lodestar.processing.provider import LodestarProvider
+
+    registry = QgsApplication.processingRegistry()
+    provider = None
+    if registry.providerById("lodestar") is None:
+        provider = LodestarProvider()
+        registry.addProvider(provider)
+    import processing
+
+    yield processing.run
+    if provider is not None:
+        registry.removeProvider(provider)
+
+
+def test_parameters_have_help(run):
+    from qgis.core import QgsApplication
+
+    for alg_id in ("color_regions", "evidence_view"):
+        alg = QgsApplication.processingRegistry().algorithmById(f"lodestar:{alg_id}")
+        assert alg is not None and alg.shortHelpString() and alg.group() == "Executor tools"
+        for param in alg.parameterDefinitions():
+            assert param.help(), f"{alg_id}.{param.name()} has no help text"
+
+
+def test_color_regions_writes_the_anomaly_polygon(tmp_path, run):
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    out = tmp_path / "zones.gpkg"
+    result = run("lodestar:color_regions", {"INPUT": source, "ROLE": 0, "METHOD": 3, "VALUE": 2.5,
+                                            "SMOOTH_PX": 0, "OUTPUT": str(out)})
+    zones = gpd.read_file(result["OUTPUT"])
+    assert len(zones) == 1
+    zone = zones.iloc[0]
+    assert zone.geometry.bounds == pytest.approx((X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200))
+    assert (zone.kind, zone.role, zone.position) == ("anomaly", "hydrothermal_alteration", "top-right")  # role guessed
+    assert zone.score_max == pytest.approx(5.0) and zone.area_m2 == pytest.approx(60_000.0)
+    assert zones.crs.to_epsg() == 32611
+
+
+def test_color_regions_low_favourable_percentile_and_extent(tmp_path, run):
+    from qgis.core import QgsProcessingException
+
+    rows, cols = np.mgrid[0:60, 0:60]
+    distance = (np.hypot(rows - 10.0, cols - 50.0) * PX).astype("float32")
+    source = write_tif(tmp_path / "fault_distance.tif", distance)
+    out = tmp_path / "near.geojson"
+    result = run("lodestar:color_regions", {"INPUT": source, "FAVOURABLE": 1, "METHOD": 0, "PERCENTILE": 97,
+                                            "SMOOTH_PX": 0, "OUTPUT": str(out)})
+    zones = gpd.read_file(result["OUTPUT"])
+    assert len(zones) == 1 and zones.position[0] == "top-right"
+    centre = zones.geometry[0].centroid
+    assert abs(centre.x - (X0 + 50.5 * PX)) < PX and abs(centre.y - (Y0 - 10.5 * PX)) < PX
+    with pytest.raises(QgsProcessingException, match="lies outside|does not cover"):
+        run("lodestar:color_regions", {"INPUT": source, "EXTENT": "0,10,0,10 [EPSG:32611]",
+                                       "OUTPUT": str(tmp_path / "none.gpkg")})
+    empty = write_tif(tmp_path / "empty.tif", np.full((10, 10), -9999.0, dtype="float32"))
+    with pytest.raises(QgsProcessingException, match="no valid pixels"):
+        run("lodestar:color_regions", {"INPUT": empty, "OUTPUT": str(tmp_path / "empty.gpkg")})
+    assert not (tmp_path / "empty.gpkg").exists()
+
+
+def test_evidence_view_writes_a_georeferenced_png(tmp_path, run):
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    out = tmp_path / "view.png"
+    result = run("lodestar:evidence_view", {"INPUT": source, "EXTENT": f"{X0 + 600},{X0 + 1100},{Y0 - 500},"
+                                            f"{Y0 - 100} [EPSG:32611]", "SHARPEN": 2.0, "OUT_SIZE": 250,
+                                            "OUTPUT": str(out)})
+    assert Path(result["OUTPUT"]) == out and out.with_suffix(".pgw").exists()
+    with rasterio.open(out) as ds:
+        assert (ds.width, ds.height) == (250, 200)
+        assert ds.bounds == pytest.approx((X0 + 600, Y0 - 500, X0 + 1100, Y0 - 100))
+    zoomed = run("lodestar:evidence_view", {"INPUT": source, "CENTER_X": 1.0, "CENTER_Y": 0.0, "ZOOM": 4,
+                                            "OUTPUT": str(tmp_path / "corner.tif")})
+    assert "shifted" in zoomed["NOTES"]
+    with rasterio.open(zoomed["OUTPUT"]) as ds:
+        assert ds.bounds == pytest.approx((X0 + 900, Y0 - 250, X0 + 1200, Y0))
+
+
+def test_color_regions_through_qgis_process(tmp_path):
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    out = tmp_path / "cli_zones.gpkg"
+    env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"))
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "qgis_process.sh"), "run", "lodestar:color_regions", "--",
+         f"INPUT={source}", "METHOD=3", "VALUE=2.5", "SMOOTH_PX=0", f"OUTPUT={out}"],
+        capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    zones = gpd.read_file(out)
+    assert len(zones) == 1
+    assert zones.geometry[0].bounds == pytest.approx((X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200))
