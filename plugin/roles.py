@@ -49,3 +49,9 @@ def guess_role(*texts: str) -> str:
         if re.search(pattern, text):
             return role
     return "other"
+
+
+def tagged_role(tags: dict) -> str | None:
+    """The role a raster written by Lodestar carries in its LODESTAR_ROLE metadata tag, if any and known."""
+    role = str((tags or {}).get("LODESTAR_ROLE", "")).strip().lower()
+    return role if role in ROLES else None
