@@ -1,0 +1,268 @@
+"""Batch runs: every case of a folder through the engine, one after another, into one results table.
+
+Used by `lodestar:analyze_cases` and by the benchmark. Each case writes its outputs into
+`<output folder>/<case id>/`; a case that fails (bad case.json, missing layer, engine error) is
+recorded with its error and the batch goes on. Cancellation stops the batch.
+
+Scoring (plugin.evaluation.classification_metrics): answers are compared as yes / no (each case's
+own 'yes' letter); an answer that is not one of the choices ("Failed", or an error) counts as wrong.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import re
+import time
+import traceback
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Callable
+
+from .analysis import AnalysisRequest, BackendSettings
+from .case import Case, read_case
+from .errors import Cancelled, LodestarError
+from .evaluation import classification_metrics
+from .progress import SILENT, Progress
+
+ERROR = "Error"
+
+
+@dataclass
+class CaseOutcome:
+    """One row of the batch table."""
+
+    case_id: str
+    answer: str = ""
+    answer_text: str = ""
+    truth: str = ""
+    correct: str = ""  # "yes" / "no" / "" (no ground truth)
+    valid: str = ""
+    voted: str = ""
+    rounds: int | None = None
+    seconds: float = 0.0
+    model_calls: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tokens: int | None = None
+    deposits: int | None = None
+    deposits_found: int | None = None
+    recall: float | None = None
+    area_reduction: float | None = None
+    success_auc: float | None = None
+    prospectivity_polygons: int | None = None
+    timings: str = ""  # per role seconds, "planner=0.1; executor=1.2; ..."
+    output_dir: str = ""
+    case_path: str = ""
+    error: str = ""
+
+
+BATCH_COLUMNS = tuple(f.name for f in fields(CaseOutcome))
+
+
+@dataclass
+class BatchResult:
+    outcomes: list
+    table: Path
+    summary: dict
+
+
+def find_cases(folder) -> list[Path]:
+    """The case.json files of a folder: the folder itself if it is a case, else its subfolders (sorted,
+    searched two levels deep)."""
+    folder = Path(folder)
+    if folder.is_file():
+        return [folder]
+    if not folder.is_dir():
+        raise LodestarError(f"Case folder not found: {folder}. Choose a folder that holds case folders.")
+    if (folder / "case.json").exists():
+        return [folder / "case.json"]
+    found = sorted(folder.glob("*/case.json")) or sorted(folder.glob("*/*/case.json"))
+    if not found:
+        raise LodestarError(f"No case.json found in {folder} or its subfolders; each case is a folder with a "
+                            "case.json (lodestar-case/1).")
+    return found
+
+
+def safe_name(text: str) -> str:
+    """A file-system-safe folder name for a case id."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._")
+    return name or "case"
+
+
+def _default_analyse(request: AnalysisRequest, progress: Progress):
+    from .engine.run import run_analysis
+
+    return run_analysis(request, progress)
+
+
+def _usage_totals(usage: dict) -> tuple[int, int, int, str]:
+    calls = prompt = completion = 0
+    timings = []
+    for role, item in sorted((usage or {}).items()):
+        if not isinstance(item, dict):
+            continue
+        calls += int(item.get("calls", 0) or 0)
+        prompt += int(item.get("prompt_tokens", 0) or 0)
+        completion += int(item.get("completion_tokens", 0) or 0)
+        if item.get("seconds") is not None:
+            timings.append(f"{role}={float(item['seconds']):.2f}")
+    return calls, prompt, completion, "; ".join(timings)
+
+
+def _number(metrics: dict, *keys):
+    for key in keys:
+        value = metrics.get(key)
+        if isinstance(value, (int, float)) and not (isinstance(value, float) and math.isnan(value)):
+            return value
+    return None
+
+
+def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: BackendSettings, max_rounds: int,
+                 progress: Progress, analyse: Callable, localization: dict | None = None) -> CaseOutcome:
+    """Run one read case and fill its table row (errors of the engine propagate to the caller)."""
+    row = CaseOutcome(case_id=case.id, truth=case.answer or "", case_path=str(case_path),
+                      output_dir=str(output_dir))
+    request = AnalysisRequest(layers=case.layers, question=case.question, output_dir=output_dir,
+                              choices=dict(case.choices), settings=settings, max_rounds=max_rounds,
+                              case_id=case.id, deposits=case.deposits, localization=localization)
+    start = time.perf_counter()
+    result = analyse(request, progress)
+    row.seconds = round(time.perf_counter() - start, 3)
+    row.answer = result.answer
+    row.answer_text = result.answer_text
+    row.valid = "yes" if result.valid else "no"
+    row.voted = "yes" if result.voted else "no"
+    row.rounds = int(result.rounds)
+    row.model_calls, row.prompt_tokens, row.completion_tokens, row.timings = _usage_totals(result.usage)
+    row.tokens = row.prompt_tokens + row.completion_tokens
+    row.prospectivity_polygons = int(len(result.prospectivity)) if result.prospectivity is not None else 0
+    metrics = result.metrics or {}
+    row.recall = _number(metrics, "recall")
+    row.area_reduction = _number(metrics, "area_reduction")
+    row.success_auc = _number(metrics, "auc", "success_auc")
+    deposits = _number(metrics, "inside", "deposits")  # deposits inside the analysed area
+    found = _number(metrics, "found")
+    row.deposits = int(deposits) if deposits is not None else None
+    row.deposits_found = int(found) if found is not None else None
+    if row.truth:
+        row.correct = "yes" if row.answer == row.truth else "no"
+    return row
+
+
+def run_batch(source, output_dir, settings: BackendSettings | None = None, max_rounds: int = 3,
+              progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
+              table_name: str = "results.csv") -> BatchResult:
+    """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
+    and write `<output_dir>/<table_name>`; returns the rows and the summary figures."""
+    paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    settings = settings or BackendSettings()
+    analyse = analyse or _default_analyse
+    outcomes: list[CaseOutcome] = []
+    used = set()
+    for i, path in enumerate(paths):
+        progress.check()
+        step = progress.scaled(100.0 * i / len(paths), 100.0 * (i + 1) / len(paths))
+        label = path.parent.name if path.name == "case.json" else path.stem
+        try:
+            case = read_case(path)
+            label = case.id
+        except LodestarError as exc:
+            case = None
+            row = CaseOutcome(case_id=label, answer=ERROR, case_path=str(path), error=str(exc))
+        name = safe_name(label)
+        while name in used:
+            name += "_"
+        used.add(name)
+        if case is not None:
+            case_out = output_dir / name
+            progress.log(f"[{i + 1}/{len(paths)}] {case.id}")
+            try:
+                row = analyse_case(case, path, case_out, settings, max_rounds, step, analyse, localization)
+            except Cancelled:
+                raise
+            except Exception as exc:  # one broken case must not stop the batch
+                detail = str(exc) if isinstance(exc, LodestarError) else f"{type(exc).__name__}: {exc}"
+                row = CaseOutcome(case_id=case.id, answer=ERROR, truth=case.answer or "", case_path=str(path),
+                                  output_dir=str(case_out), error=detail)
+                if case.answer:
+                    row.correct = "no"
+                if not isinstance(exc, LodestarError):
+                    (case_out).mkdir(parents=True, exist_ok=True)
+                    (case_out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        progress.log(f"    answer {row.answer}" + (f" (truth {row.truth})" if row.truth else "")
+                     + (f"; error: {row.error}" if row.error else ""))
+        outcomes.append(row)
+        step.set(100)
+    table = write_table(outcomes, output_dir / table_name)
+    return BatchResult(outcomes, table, summarize(outcomes, paths))
+
+
+def write_table(outcomes: list[CaseOutcome], path) -> Path:
+    """Write the rows as CSV (columns BATCH_COLUMNS), replacing the file only when complete."""
+    path = Path(path)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=BATCH_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        for row in outcomes:
+            writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
+    tmp.replace(path)
+    return path
+
+
+def _mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def answer_labels(outcomes: list[CaseOutcome], positive: dict | None = None) -> tuple[list[str], list[str]]:
+    """(truth, prediction) as "yes" / "no" for the rows with ground truth; `positive` maps a case id to
+    its 'yes' letter (default "A"). An answer outside the choices ("Failed", "Error") is kept as is, and
+    the evaluation counts it as wrong."""
+    truth, pred = [], []
+    for row in outcomes:
+        if not row.truth:
+            continue
+        yes = (positive or {}).get(row.case_id, "A")
+        truth.append("yes" if row.truth == yes else "no")
+        if row.answer in (ERROR, "Failed", ""):
+            pred.append(row.answer or ERROR)
+        else:
+            pred.append("yes" if row.answer == yes else "no")
+    return truth, pred
+
+
+def summarize(outcomes: list[CaseOutcome], paths=None) -> dict:
+    """Batch figures: counts, classification metrics over the rows with ground truth, mean recall,
+    area reduction and success-rate AUC over the rows with deposits, seconds per case, calls, tokens."""
+    positive = {}
+    for path in paths or []:
+        try:
+            case = read_case(path)
+        except LodestarError:
+            continue
+        positive[case.id] = case.positive_choice
+    truth, pred = answer_labels(outcomes, positive)
+    figures = {"cases": len(outcomes), "errors": sum(1 for r in outcomes if r.answer == ERROR),
+               "failed": sum(1 for r in outcomes if r.answer == "Failed"), "scored": len(truth)}
+    if truth:
+        scores = classification_metrics(truth, pred, positive="yes", labels=["yes", "no"])
+        figures.update({key: scores[key] for key in ("accuracy", "pos_f1", "macro_f1", "mcc", "tp", "tn", "fp",
+                                                     "fn")})
+    located = [r for r in outcomes if r.recall is not None]
+    figures["localized_cases"] = len(located)
+    figures["recall"] = _mean(r.recall for r in located)
+    figures["area_reduction"] = _mean(r.area_reduction for r in located)
+    figures["success_auc"] = _mean(r.success_auc for r in located)
+    found = sum(r.deposits_found or 0 for r in located)
+    total = sum(r.deposits or 0 for r in located)
+    figures["deposits_found"] = found
+    figures["deposits"] = total
+    ran = [r for r in outcomes if r.answer != ERROR]
+    figures["seconds_per_case"] = _mean(r.seconds for r in ran)
+    figures["model_calls_per_case"] = _mean(r.model_calls for r in ran)
+    figures["tokens_per_case"] = _mean(r.tokens for r in ran)
+    figures["valid_share"] = _mean(1.0 if r.valid == "yes" else 0.0 for r in ran)
+    return figures

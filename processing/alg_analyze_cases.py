@@ -1,0 +1,133 @@
+"""lodestar:analyze_cases - every case of a folder through the analysis, one after another, into a table."""
+from __future__ import annotations
+
+import json
+
+from qgis.core import (
+    QgsFeature,
+    QgsField,
+    QgsFields,
+    QgsProcessing,
+    QgsProcessingOutputFile,
+    QgsProcessingOutputNumber,
+    QgsProcessingOutputString,
+    QgsProcessingParameterEnum,
+    QgsProcessingParameterFeatureSink,
+    QgsProcessingParameterFile,
+    QgsProcessingParameterFolderDestination,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterString,
+    QgsWkbTypes,
+)
+from qgis.PyQt.QtCore import QVariant
+
+from ..plugin.analysis import BackendSettings
+from ..plugin.batch import BATCH_COLUMNS, CaseOutcome, run_batch
+from ..plugin.errors import LodestarError
+from .base import Group, LodestarAlgorithm
+
+BACKENDS = ("offline", "openai")
+NUMERIC = {"rounds": QVariant.Int, "model_calls": QVariant.Int, "prompt_tokens": QVariant.Int,
+           "completion_tokens": QVariant.Int, "tokens": QVariant.Int, "deposits": QVariant.Int,
+           "deposits_found": QVariant.Int, "prospectivity_polygons": QVariant.Int, "seconds": QVariant.Double,
+           "recall": QVariant.Double, "area_reduction": QVariant.Double, "success_auc": QVariant.Double}
+
+
+def table_fields() -> QgsFields:
+    """Attribute fields of the results table, one per batch column."""
+    out = QgsFields()
+    for name in BATCH_COLUMNS:
+        out.append(QgsField(name, NUMERIC.get(name, QVariant.String)))
+    return out
+
+
+def table_feature(row: CaseOutcome, fields: QgsFields) -> QgsFeature:
+    feature = QgsFeature(fields)
+    feature.setAttributes([getattr(row, name) for name in BATCH_COLUMNS])
+    return feature
+
+
+class AnalyzeCasesAlgorithm(LodestarAlgorithm):
+    ALGORITHM_ID = "analyze_cases"
+    DISPLAY_NAME = "Analyze a folder of cases (batch)"
+    GROUP = Group.REASONING
+    HELP = (
+        "Runs the Lodestar analysis on every case of a folder (each case is a folder with a case.json, "
+        "lodestar-case/1), one after another. Each case's outputs (zones, graph, prospectivity polygons, "
+        "report, run record) go into <output folder>/<case id>/. The results table has one row per case: "
+        "case id, answer, ground truth if the case has one, whether the answer is correct, whether the verifier "
+        "accepted a chain, rounds, seconds, model calls and tokens, and, for cases with known deposits, recall, "
+        "area reduction and success-rate AUC. A case that fails is recorded with its error and the batch goes on. "
+        "The summary gives accuracy, positive-class F1, macro F1 and MCC over the cases with ground truth."
+    )
+
+    CASES = "CASES"
+    BACKEND = "BACKEND"
+    BASE_URL = "BASE_URL"
+    MODEL = "MODEL"
+    MAX_ROUNDS = "MAX_ROUNDS"
+    OUTPUT_FOLDER = "OUTPUT_FOLDER"
+    OUTPUT_TABLE = "OUTPUT_TABLE"
+    OUTPUT_CSV = "OUTPUT_CSV"
+    SUMMARY = "SUMMARY"
+    CASE_COUNT = "CASE_COUNT"
+    ERRORS = "ERRORS"
+
+    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
+        cases = QgsProcessingParameterFile(self.CASES, "Folder of cases", behavior=QgsProcessingParameterFile.Folder)
+        cases.setHelp("A folder whose subfolders are cases (each with a case.json), or a single case folder.")
+        backend = QgsProcessingParameterEnum(self.BACKEND, "Back-end", options=list(BACKENDS), defaultValue=0)
+        backend.setHelp("offline: the rule-based reasoner (no network). openai: any OpenAI-compatible server; "
+                        "the API key is the one stored in the Lodestar settings (QGIS authentication database).")
+        base_url = QgsProcessingParameterString(self.BASE_URL, "Server base URL (openai back-end)", optional=True)
+        base_url.setHelp("e.g. https://api.openai.com/v1 or http://localhost:8000/v1; unused offline.")
+        model = QgsProcessingParameterString(self.MODEL, "Model name (openai back-end)", optional=True)
+        model.setHelp("The model used for planner, executor and verifier; unused offline.")
+        rounds = QgsProcessingParameterNumber(self.MAX_ROUNDS, "Verification rounds (K)",
+                                              QgsProcessingParameterNumber.Integer, 3, minValue=1, maxValue=10)
+        rounds.setHelp("At most this many verify-and-refine rounds per case, then a majority vote.")
+        folder = QgsProcessingParameterFolderDestination(self.OUTPUT_FOLDER, "Output folder")
+        folder.setHelp("Per-case outputs go into <folder>/<case id>/; the table into <folder>/results.csv.")
+        table = QgsProcessingParameterFeatureSink(self.OUTPUT_TABLE, "Results table", QgsProcessing.TypeVector,
+                                                  optional=True, createByDefault=True)
+        table.setHelp("The results table as a layer without geometry (one row per case).")
+        for param in (cases, backend, base_url, model, rounds, folder, table):
+            self.addParameter(param)
+        self.addOutput(QgsProcessingOutputFile(self.OUTPUT_CSV, "Results table (CSV)"))
+        self.addOutput(QgsProcessingOutputString(self.SUMMARY, "Summary figures (JSON)"))
+        self.addOutput(QgsProcessingOutputNumber(self.CASE_COUNT, "Cases run"))
+        self.addOutput(QgsProcessingOutputNumber(self.ERRORS, "Cases that failed with an error"))
+
+    def settings(self, parameters, context) -> BackendSettings:
+        backend = BACKENDS[self.parameterAsEnum(parameters, self.BACKEND, context)]
+        if backend == "offline":
+            return BackendSettings()
+        base_url = self.parameterAsString(parameters, self.BASE_URL, context).strip()
+        model = self.parameterAsString(parameters, self.MODEL, context).strip()
+        if not base_url or not model:
+            raise LodestarError("The openai back-end needs a server base URL and a model name.")
+        from ..ui.secrets import read_api_key
+
+        return BackendSettings(backend="openai", base_url=base_url, api_key=read_api_key(),
+                               models={"planner": model, "executor": model, "verifier": model})
+
+    def run(self, parameters, context, feedback, progress) -> dict:
+        source = self.parameterAsFile(parameters, self.CASES, context)
+        if not source:
+            raise LodestarError("Choose the folder of cases.")
+        output = self.parameterAsString(parameters, self.OUTPUT_FOLDER, context)
+        rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)
+        result = run_batch(source, output, self.settings(parameters, context), rounds, progress)
+        outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),
+                   self.SUMMARY: json.dumps(result.summary, default=float), self.CASE_COUNT: len(result.outcomes),
+                   self.ERRORS: result.summary["errors"]}
+        fields = table_fields()
+        sink, dest = self.parameterAsSink(parameters, self.OUTPUT_TABLE, context, fields, QgsWkbTypes.NoGeometry)
+        if sink is not None:
+            for row in result.outcomes:
+                sink.addFeature(table_feature(row, fields))
+            outputs[self.OUTPUT_TABLE] = dest
+        for key in ("accuracy", "macro_f1", "mcc", "recall", "area_reduction"):
+            if result.summary.get(key) is not None:
+                feedback.pushInfo(f"{key}: {result.summary[key]:.3f}")
+        return outputs
