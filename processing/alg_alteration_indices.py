@@ -41,7 +41,8 @@ class AlterationIndicesAlgorithm(LodestarAlgorithm):
     HELP = (
         "Writes band-ratio alteration index rasters (float32 GeoTIFF, nodata -9999) from a multispectral image, "
         "each tagged with its Lodestar role (LODESTAR_ROLE) so it can feed an analysis directly.\n"
-        "ASTER: aloh (b5+b7)/b6 -> argillic_alteration; mgoh (b6+b9)/(b7+b8) -> propylitic_alteration; "
+        "ASTER: aloh (b5+b7)/b6 (sericite / phyllic AlOH) -> hydrothermal_alteration; argillic (b4+b6)/b5 "
+        "(kaolinite / alunite) -> argillic_alteration; mgoh (b6+b9)/(b7+b8) -> propylitic_alteration; "
         "ferric_iron b2/b1 and ferrous_iron (b5/b3)+(b1/b2) -> iron_oxide; with TIR bands quartz b11^2/(b10*b12) "
         "and silica b13/b10 -> silicification.\n"
         "Landsat 8/9 OLI: clay b6/b7 -> argillic_alteration; iron_oxide b4/b2 and ferrous_iron b6/b5 -> iron_oxide.\n"

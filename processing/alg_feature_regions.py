@@ -15,8 +15,8 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterSet
-from ..plugin.roles import ROLES, guess_role
+from ..plugin.raster_io import LayerSpec, RasterReader, RasterSet
+from ..plugin.roles import ROLES, guess_role, tagged_role
 from ..plugin.tools.feature_regions import MODES, FeatureRegionParams, feature_regions
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
@@ -36,13 +36,20 @@ def layer_path(layer) -> str:
 def chosen_role(algorithm, parameters, key, context, layer) -> str:
     """The role picked in a ROLE_OPTIONS enum parameter (index 0 guesses from the layer's name)."""
     index = algorithm.parameterAsEnum(parameters, key, context)
-    return ROLES[index - 1] if index > 0 else guess_role(layer.name(), layer_path(layer))
+    if index > 0:
+        return ROLES[index - 1]
+    if isinstance(layer, QgsRasterLayer):
+        tagged = tagged_role(RasterReader(layer_path(layer)).tags)
+        if tagged:
+            return tagged
+    return guess_role(layer.name(), layer_path(layer))
 
 
 def role_parameter(key: str):
     param = QgsProcessingParameterEnum(key, "Layer role", options=list(ROLE_OPTIONS), defaultValue=0)
-    param.setHelp("What the layer shows (lodestar-case/1 roles); the default guesses it from the layer's name "
-                  "(e.g. 'faults' -> structure, 'geology' -> geological_map).")
+    param.setHelp("What the layer shows (lodestar-case/1 roles); the default takes the role a Lodestar index "
+                  "raster carries in its LODESTAR_ROLE tag, else guesses it from the layer's name (e.g. 'faults' -> "
+                  "structure, 'geology' -> geological_map).")
     return param
 
 

@@ -50,7 +50,10 @@ ASTER = SensorPreset(
     {9: tuple(f"b{i}" for i in range(1, 10)), 14: tuple(f"b{i}" for i in range(1, 15)),
      5: ("b10", "b11", "b12", "b13", "b14")},
     (
-        IndexDef("aloh", "argillic_alteration", "(b5 + b7) / b6", "AlOH clay / sericite (2.20 um absorption)"),
+        IndexDef("aloh", "hydrothermal_alteration", "(b5 + b7) / b6",
+                 "AlOH minerals: sericite / muscovite / illite, phyllic alteration (2.20 um absorption)"),
+        IndexDef("argillic", "argillic_alteration", "(b4 + b6) / b5",
+                 "kaolinite / alunite / pyrophyllite, argillic alteration (2.17 um absorption)"),
         IndexDef("mgoh", "propylitic_alteration", "(b6 + b9) / (b7 + b8)",
                  "MgOH / carbonate, propylitic chlorite-epidote (2.33 um absorption)"),
         IndexDef("ferric_iron", "iron_oxide", "b2 / b1", "ferric iron oxides (hematite, goethite)"),

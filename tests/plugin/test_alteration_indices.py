@@ -47,11 +47,11 @@ def test_aster_preset_clay_anomaly_is_the_aloh_maximum(tmp_path):
     before = source.read_bytes()
     outputs = alteration_indices(source, tmp_path / "out", sensor="aster")
     assert source.read_bytes() == before
-    assert [o.name for o in outputs] == ["aloh", "mgoh", "ferric_iron", "ferrous_iron"]
+    assert [o.name for o in outputs] == ["aloh", "argillic", "mgoh", "ferric_iron", "ferrous_iron"]
     by_name = {o.name: o for o in outputs}
     aloh, tags, nodata, crs, descriptions = read(by_name["aloh"].path)
     assert by_name["aloh"].path.name == "aster_aloh.tif" and by_name["aloh"].bands == {"b5": 5, "b6": 6, "b7": 7}
-    assert tags["LODESTAR_ROLE"] == "argillic_alteration" and tags["LODESTAR_FORMULA"] == "(b5 + b7) / b6"
+    assert tags["LODESTAR_ROLE"] == "hydrothermal_alteration" and tags["LODESTAR_FORMULA"] == "(b5 + b7) / b6"
     assert tags["LODESTAR_SOURCE"] == "aster.tif" and tags["LODESTAR_SENSOR"] == "aster"
     assert nodata == NODATA and crs.to_epsg() == 32611 and descriptions[0].startswith("aloh")
     row, col = np.unravel_index(np.ma.argmax(aloh), aloh.shape)
@@ -65,8 +65,10 @@ def test_aster_preset_clay_anomaly_is_the_aloh_maximum(tmp_path):
     assert ferrous.mask[1, 1] and ferrous[0, 0] == pytest.approx(data[4, 0, 0] / data[2, 0, 0], rel=1e-5)  # b1/b2 = 0
     assert ferrous[3, 4] == pytest.approx(data[4, 3, 4] / data[2, 3, 4] + data[0, 3, 4] / data[1, 3, 4], rel=1e-5)
     roles = {o.name: o.role for o in outputs}
-    assert roles == {"aloh": "argillic_alteration", "mgoh": "propylitic_alteration", "ferric_iron": "iron_oxide",
-                     "ferrous_iron": "iron_oxide"}
+    assert roles == {"aloh": "hydrothermal_alteration", "argillic": "argillic_alteration",
+                     "mgoh": "propylitic_alteration", "ferric_iron": "iron_oxide", "ferrous_iron": "iron_oxide"}
+    argillic = read(by_name["argillic"].path)[0]
+    assert argillic[7, 8] == pytest.approx((data[3, 7, 8] + data[5, 7, 8]) / data[4, 7, 8], rel=1e-5)
 
 
 def test_aster_with_tir_adds_silica_and_blocks_match_whole(tmp_path):
@@ -107,12 +109,14 @@ def test_landsat_and_sentinel_presets(tmp_path):
     np.testing.assert_allclose(read(outputs["ferrous_iron"].path)[0], oli[5] / oli[4], rtol=1e-5)
     # Sentinel-2 by band names in the descriptions (a 4-band subset in an arbitrary order).
     s2 = rng.uniform(0.1, 0.2, (4, 30, 30)).astype("float32")
-    named = write_stack(tmp_path / "s2.tif", s2, descriptions=["B12", "B11", "B8A", "B04"])
+    named = write_stack(tmp_path / "s2.tif", s2, descriptions=["B12", "B11", "B8A", "B04"], crs="EPSG:4326")
     outputs = {o.name: o for o in alteration_indices(named, tmp_path / "s2", sensor="sentinel2")}
     assert set(outputs) == {"clay", "ferrous_iron"}  # iron_oxide needs B2, absent
     np.testing.assert_allclose(read(outputs["clay"].path)[0], s2[1] / s2[0], rtol=1e-5)
     np.testing.assert_allclose(read(outputs["ferrous_iron"].path)[0], s2[1] / s2[2], rtol=1e-5)
     assert outputs["clay"].bands == {"b11": 2, "b12": 1}
+    with rasterio.open(named) as src, rasterio.open(outputs["clay"].path) as out:
+        assert out.crs.to_epsg() == 4326 and out.transform == src.transform and out.shape == src.shape
 
 
 def test_band_map_overrides(tmp_path):
@@ -135,7 +139,7 @@ def test_errors_name_presets_and_bands(tmp_path):
     nine = write_stack(tmp_path / "nine.tif", aster_stack())
     with pytest.raises(LodestarError, match="needs .* bands b10, b11, b12.*bands found: b1, b2"):
         alteration_indices(nine, tmp_path, sensor="aster", indices="quartz")
-    with pytest.raises(LodestarError, match="available: aloh, mgoh"):
+    with pytest.raises(LodestarError, match="available: aloh, argillic, mgoh"):
         alteration_indices(nine, tmp_path, sensor="aster", indices="ndvi")
     with pytest.raises(LodestarError, match="has no band 'b99'"):
         alteration_indices(nine, tmp_path, sensor="aster", band_map={"b99": 1})

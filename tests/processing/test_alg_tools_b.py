@@ -142,14 +142,19 @@ def test_alteration_indices_writes_tagged_rasters(tmp_path, run):
                                                  "OUTPUT_FOLDER": str(folder)})
     roles = json.loads(result["ROLES"])
     assert sorted(Path(p).name for p in result["OUTPUT_LAYERS"]) == ["aster_aloh.tif", "aster_ferric_iron.tif"]
-    assert {Path(p).name: r for p, r in roles.items()} == {"aster_aloh.tif": "argillic_alteration",
+    assert {Path(p).name: r for p, r in roles.items()} == {"aster_aloh.tif": "hydrothermal_alteration",
                                                            "aster_ferric_iron.tif": "iron_oxide"}
     with rasterio.open(folder / "aster_aloh.tif") as ds:
         aloh = ds.read(1, masked=True)
-        assert ds.tags()["LODESTAR_ROLE"] == "argillic_alteration" and ds.crs.to_epsg() == 32611
+        assert ds.tags()["LODESTAR_ROLE"] == "hydrothermal_alteration" and ds.crs.to_epsg() == 32611
     row, col = np.unravel_index(np.ma.argmax(aloh), aloh.shape)
     assert 10 <= row < 15 and 20 <= col < 25
     np.testing.assert_allclose(aloh, (data[4] + data[6]) / data[5], rtol=1e-5)
+    # The index feeds the next tool directly: its role comes from the LODESTAR_ROLE tag.
+    texture = run("lodestar:feature_regions", {"INPUT": str(folder / "aster_aloh.tif"), "MODE": 4,
+                                               "OUTPUT": str(tmp_path / "texture.gpkg")})
+    texture_zones = gpd.read_file(texture["OUTPUT"])
+    assert len(texture_zones) >= 1 and set(texture_zones.role) == {"hydrothermal_alteration"}
     mapped = run("lodestar:alteration_indices", {"INPUT": source, "SENSOR": 1, "BAND_MAP": "b5=1, b6=2, b7=3",
                                                  "OUTPUT_FOLDER": str(tmp_path / "mapped")})
     assert [Path(p).name for p in mapped["OUTPUT_LAYERS"]] == ["aster_aloh.tif"]
