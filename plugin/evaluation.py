@@ -1,0 +1,380 @@
+"""Evaluation: localization against known deposits, and yes/no answers against ground truth.
+
+Localization (`evaluate_localization`):
+- a deposit is *found* when it lies inside a prospectivity polygon, boundary included (for a raster:
+  when its cell is selected, i.e. has a value above `threshold`);
+- deposits outside the analysed area (outside the grid, on nodata cells, outside the valid polygon)
+  are counted and reported as `outside`, and left out of the recall's denominator;
+- recall = found / deposits inside the analysed area;
+- area reduction = 1 - selected area / valid analysed area, both counted on valid cells only when a
+  valid mask is known (nodata is not area);
+- success-rate curve: polygons taken by rank (raster cells by decreasing value), the cumulative
+  share of the valid area against the cumulative share of deposits found; it starts at (0, 0) and
+  ends at (1, 1) (the unselected rest of the area, in no particular order, closes the curve); AUC
+  by the trapezoid rule (0.5 = no better than chance).
+
+Answers (`classification_metrics`): accuracy, F1 of the positive choice, macro F1 over the choices,
+Matthews correlation (positive choice against the rest) and the confusion matrix. An answer that is
+not one of the choices (e.g. "Failed") counts as wrong.
+"""
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+from shapely.ops import unary_union
+
+from .errors import LodestarError
+from .progress import SILENT, Progress
+from .raster_io import RasterGrid, RasterReader
+from .vector_io import read_vector
+
+RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
+MAX_CURVE_LEVELS = 200
+
+
+def evaluate_localization(prospectivity, deposits, *, valid_mask: np.ndarray | None = None,
+                          grid: RasterGrid | None = None, valid_geometry=None, valid_area: float | None = None,
+                          analysis_raster=None, rank_field: str = "rank", threshold: float = 0.0,
+                          progress: Progress = SILENT) -> dict:
+    """Recall, area reduction and success-rate curve of prospectivity polygons (a GeoDataFrame or vector
+    path) or of a prospectivity raster (path; higher values = more prospective, selected above `threshold`).
+
+    The analysed area is, by priority: `valid_mask` on `grid`; the data cells of `analysis_raster`;
+    `valid_geometry` (a polygon); `valid_area` (square map units, with no way to tell deposits outside);
+    for a raster, its own data cells.
+    """
+    log: list[str] = []
+    if analysis_raster is not None and valid_mask is None:
+        valid_mask, grid = raster_valid_mask(analysis_raster)
+    if valid_mask is not None and grid is None:
+        raise LodestarError("A valid mask needs its grid (transform, size and CRS) to be located on the map.")
+    if _is_raster(prospectivity):
+        result = _evaluate_raster(Path(prospectivity), deposits, valid_mask, grid, threshold, log, progress)
+    else:
+        result = _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry, valid_area,
+                                    rank_field, log, progress)
+    result["log"] = log
+    return result
+
+
+def raster_valid_mask(path) -> tuple[np.ndarray, RasterGrid]:
+    """(mask, grid) of the cells of a raster with data in at least one band."""
+    reader = RasterReader(Path(path))
+    data = reader.read()
+    return ~np.ma.getmaskarray(data).all(axis=0), reader.grid
+
+
+def _is_raster(value) -> bool:
+    return isinstance(value, (str, Path)) and Path(value).suffix.lower() in RASTER_SUFFIXES
+
+
+def _deposit_points(deposits, crs, log: list) -> list:
+    frame = deposits if isinstance(deposits, gpd.GeoDataFrame) else read_vector(Path(deposits))
+    frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
+    if frame.crs is not None and crs is not None and len(frame) and frame.crs != crs:
+        frame = frame.to_crs(crs)
+    elif frame.crs is None and crs is not None and len(frame):
+        log.append("The deposits have no CRS: taken to be in the prospectivity layer's CRS.")
+    points = []
+    for geometry in frame.geometry:
+        if geometry.geom_type == "Point":
+            points.append(geometry)
+        elif geometry.geom_type == "MultiPoint":
+            points.extend(geometry.geoms)
+        else:
+            points.append(geometry.representative_point())
+    if len(points) != len(frame):
+        log.append(f"{len(frame)} deposit features gave {len(points)} points (multi-points split, shapes reduced).")
+    return points
+
+
+def _cells(points: list, grid: RasterGrid, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, inside) of points on a grid; inside = on the grid and on a valid cell."""
+    if not points:
+        empty = np.empty(0, dtype=int)
+        return empty, empty, np.empty(0, dtype=bool)
+    cols, rows = grid.map_to_pixel([p.x for p in points], [p.y for p in points])
+    cols, rows = np.floor(cols).astype(int), np.floor(rows).astype(int)
+    on_grid = (rows >= 0) & (rows < grid.height) & (cols >= 0) & (cols < grid.width)
+    inside = on_grid.copy()
+    inside[on_grid] = mask[rows[on_grid], cols[on_grid]]
+    return rows, cols, inside
+
+
+def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry, valid_area, rank_field,
+                       log, progress) -> dict:
+    frame = prospectivity if isinstance(prospectivity, gpd.GeoDataFrame) else read_vector(Path(prospectivity))
+    frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)].copy()
+    crs = grid.crs if valid_mask is not None and grid.crs is not None else frame.crs
+    if crs is not None and frame.crs is not None and len(frame) and frame.crs != crs:
+        frame = frame.to_crs(crs)
+    frame = _ranked(frame, rank_field)
+    points = _deposit_points(deposits, crs, log)
+    ranks = [int(r) for r in frame["_rank"]]
+    levels = sorted(set(ranks))
+    first_rank = _first_covering_rank(frame, points)
+    if valid_mask is not None:
+        total = float(valid_mask.sum()) * grid.pixel_area
+        _, _, inside = _cells(points, grid, valid_mask)
+        burned = _burn_ranks(frame, grid)
+        per_level = [float(((burned == level) & valid_mask).sum()) * grid.pixel_area for level in levels]
+        cumulative = list(np.cumsum(per_level))
+    elif valid_geometry is not None:
+        total = float(valid_geometry.area)
+        inside = np.array([valid_geometry.covers(p) for p in points], dtype=bool)
+        cumulative = [unary_union(list(frame.geometry[frame["_rank"] <= level])).intersection(valid_geometry).area
+                      for level in levels]
+    elif valid_area is not None:
+        total = float(valid_area)
+        inside = np.ones(len(points), dtype=bool)
+        log.append("Only the analysed area's size is known: every deposit is taken to be inside it, and the selected "
+                   "area is the polygons' whole area (give the analysis raster to exclude nodata).")
+        cumulative = [min(total, unary_union(list(frame.geometry[frame["_rank"] <= level])).area) for level in levels]
+    else:
+        raise LodestarError("Give the analysed area (the analysis raster, a valid mask, an extent polygon or its "
+                            "area) so that the area reduction can be computed.")
+    progress.set(80)
+    if total <= 0:
+        raise LodestarError("The analysed area is empty (every cell is nodata); check the analysis raster.")
+    found_at = [first_rank[k] if inside[k] else None for k in range(len(points))]
+    return _summary(levels, cumulative, total, found_at, inside, "rank")
+
+
+def _ranked(frame: gpd.GeoDataFrame, rank_field: str) -> gpd.GeoDataFrame:
+    """Adds `_rank`: the rank field, else ranks by decreasing `score`, else the file order."""
+    if rank_field in frame.columns:
+        frame["_rank"] = frame[rank_field].astype(float).astype(int)
+    elif "score" in frame.columns:
+        frame["_rank"] = frame["score"].astype(float).rank(ascending=False, method="min").astype(int)
+    else:
+        frame["_rank"] = np.arange(1, len(frame) + 1)
+    return frame.sort_values("_rank", kind="stable")
+
+
+def _first_covering_rank(frame: gpd.GeoDataFrame, points: list) -> list:
+    """For each point, the best (smallest) rank of the polygons covering it, or None."""
+    if not len(frame) or not points:
+        return [None] * len(points)
+    index = frame.sindex
+    geometries = list(frame.geometry)
+    ranks = list(frame["_rank"])
+    result = []
+    for point in points:
+        hits = [k for k in index.query(point) if geometries[k].covers(point)]
+        result.append(min(int(ranks[k]) for k in hits) if hits else None)
+    return result
+
+
+def _burn_ranks(frame: gpd.GeoDataFrame, grid: RasterGrid) -> np.ndarray:
+    """Each cell's best rank among the polygons covering its centre (0: none)."""
+    from rasterio.features import rasterize
+
+    if not len(frame):
+        return np.zeros((grid.height, grid.width), dtype=np.int32)
+    shapes = [(geom, int(rank)) for geom, rank in zip(frame.geometry[::-1], frame["_rank"][::-1])]
+    return rasterize(shapes, out_shape=(grid.height, grid.width), transform=grid.transform, fill=0,
+                     dtype="int32")
+
+
+def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, progress) -> dict:
+    reader = RasterReader(path)
+    values = reader.read(bands=[1])[0]
+    own = reader.grid
+    data = ~np.ma.getmaskarray(values)
+    if valid_mask is not None:
+        data &= _sample_mask(valid_mask, grid, own)
+    points = _deposit_points(deposits, own.crs, log)
+    rows, cols, inside = _cells(points, own, data)
+    total = float(data.sum()) * own.pixel_area
+    if total <= 0:
+        raise LodestarError(f"{path.name} has no valid cells in the analysed area.")
+    filled = np.ma.filled(values, -np.inf).astype(float)
+    selected_values = filled[data & (filled > threshold)]
+    levels = np.unique(selected_values)[::-1]
+    if len(levels) > MAX_CURVE_LEVELS:
+        levels = np.unique(np.quantile(selected_values, np.linspace(1, 0, MAX_CURVE_LEVELS)))[::-1]
+        log.append(f"Success-rate curve of {path.name} drawn at {len(levels)} value levels (quantiles).")
+    progress.set(60)
+    sorted_values = np.sort(selected_values)
+    counts = len(sorted_values) - np.searchsorted(sorted_values, levels, side="left")
+    cumulative = list(counts.astype(float) * own.pixel_area)
+    deposit_values = [filled[r, c] if ok else -np.inf for r, c, ok in zip(rows, cols, inside)]
+    found_at = []
+    for value, ok in zip(deposit_values, inside):
+        if not ok or not value > threshold:
+            found_at.append(None)
+            continue
+        reached = np.nonzero(levels <= value)[0]
+        found_at.append(int(reached[0]) + 1 if len(reached) else None)
+    return _summary(list(range(1, len(levels) + 1)), cumulative, total, found_at, inside, "level",
+                    [float(v) for v in levels])
+
+
+def _sample_mask(mask: np.ndarray, grid: RasterGrid, target: RasterGrid) -> np.ndarray:
+    """A valid mask sampled at another grid's cell centres (same CRS)."""
+    if grid == target:
+        return mask
+    cols, rows = np.meshgrid(np.arange(target.width) + 0.5, np.arange(target.height) + 0.5)
+    x, y = target.pixel_to_map(cols, rows)
+    c, r = grid.map_to_pixel(x, y)
+    c, r = np.floor(c).astype(int), np.floor(r).astype(int)
+    ok = (r >= 0) & (r < grid.height) & (c >= 0) & (c < grid.width)
+    out = np.zeros(target.height * target.width, dtype=bool).reshape(target.height, target.width)
+    out[ok] = mask[r[ok], c[ok]]
+    return out
+
+
+def _summary(levels: list, cumulative: list, total: float, found_at: list, inside: np.ndarray, key: str,
+             values: list | None = None) -> dict:
+    n_inside = int(np.sum(inside))
+    curve = [{key: 0, "area": 0.0, "area_share": 0.0, "found": 0, "deposit_share": 0.0}]
+    for k, level in enumerate(levels):
+        found = sum(1 for f in found_at if f is not None and f <= level)
+        point = {key: level, "area": float(cumulative[k]), "area_share": float(cumulative[k]) / total,
+                 "found": found, "deposit_share": found / n_inside if n_inside else 0.0}
+        if values is not None:
+            point["value"] = values[k]
+        curve.append(point)
+    selected = float(cumulative[-1]) if cumulative else 0.0
+    found = sum(1 for f in found_at if f is not None)
+    closing = [(c["area_share"], c["deposit_share"]) for c in curve] + [(1.0, 1.0)]
+    auc = sum((x1 - x0) * (y0 + y1) / 2.0 for (x0, y0), (x1, y1) in zip(closing, closing[1:]))
+    return {
+        "deposits": len(found_at),
+        "inside": n_inside,
+        "outside": len(found_at) - n_inside,
+        "found": found,
+        "recall": found / n_inside if n_inside else None,
+        "selected_area": selected,
+        "valid_area": total,
+        "area_reduction": 1.0 - selected / total,
+        "auc": auc if n_inside else None,
+        "curve": curve,
+        "deposit_ranks": found_at,
+    }
+
+
+def write_curve_csv(metrics: dict, path) -> Path:
+    """The success-rate curve as a CSV table: one row per rank (or raster level), from (0, 0)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    curve = metrics["curve"]
+    fields = list(curve[0].keys())
+    tmp = path.with_name(f".{path.name}.part")
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for row in curve:
+            writer.writerow({k: _fmt(row.get(k)) for k in fields})
+    tmp.replace(path)
+    return path
+
+
+def write_summary_csv(metrics: dict, path) -> Path:
+    """The summary figures (one `metric,value` row each)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.part")
+    with open(tmp, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["metric", "value"])
+        for key in ("deposits", "inside", "outside", "found", "recall", "selected_area", "valid_area",
+                    "area_reduction", "auc"):
+            writer.writerow([key, _fmt(metrics.get(key))])
+    tmp.replace(path)
+    return path
+
+
+def _fmt(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return value
+
+
+def plot_success_curve(metrics: dict, path, title: str = "Success-rate curve") -> Path:
+    """A PNG of the success-rate curve with the chance line, recall, area reduction and AUC."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    curve = metrics["curve"]
+    xs = [c["area_share"] for c in curve] + [1.0]
+    ys = [c["deposit_share"] for c in curve] + [1.0]
+    figure = Figure(figsize=(5, 5), dpi=100)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    axes.plot([0, 1], [0, 1], linestyle="--", color="grey", label="chance")
+    axes.plot(xs[:-1], ys[:-1], marker="o", color="firebrick", label="selected areas by rank")
+    axes.plot(xs[-2:], ys[-2:], linestyle=":", color="firebrick", label="unselected remainder")
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.02)
+    axes.set_xlabel("share of the analysed area")
+    axes.set_ylabel("share of known deposits")
+    recall = metrics.get("recall")
+    auc = metrics.get("auc")
+    text = (f"recall {recall:.2f}" if recall is not None else "recall n/a") + \
+        f", area reduction {metrics['area_reduction']:.2f}" + (f", AUC {auc:.2f}" if auc is not None else "")
+    axes.set_title(f"{title}\n{text}", fontsize=9)
+    axes.legend(loc="lower right", fontsize=8)
+    tmp = path.with_name(f".{path.stem}.part.png")
+    figure.savefig(tmp, format="png")
+    tmp.replace(path)
+    return path
+
+
+def classification_metrics(truths, predictions, positive: str = "A", labels=None) -> dict:
+    """Accuracy, positive-class F1, macro F1 and MCC of answers (see the module doc)."""
+    truths = [str(t) for t in truths]
+    predictions = [str(p) for p in predictions]
+    if len(truths) != len(predictions):
+        raise LodestarError(f"{len(truths)} ground-truth answers but {len(predictions)} predictions.")
+    if not truths:
+        raise LodestarError("No answers to evaluate.")
+    labels = [str(x) for x in (labels or sorted(set(truths) | {positive}))]
+    if positive not in labels:
+        labels = [positive] + labels
+    confusion = {t: {} for t in labels}
+    for t, p in zip(truths, predictions):
+        confusion.setdefault(t, {})
+        confusion[t][p] = confusion[t].get(p, 0) + 1
+    scored = []
+    for t, p in zip(truths, predictions):
+        if p not in labels and len(labels) == 2:
+            p = next(x for x in labels if x != t) if t in labels else p  # a failed answer is the wrong choice
+        scored.append((t, p))
+    invalid = sum(1 for p in predictions if p not in labels)
+    accuracy = sum(1 for t, p in zip(truths, predictions) if t == p) / len(truths)
+    f1 = {label: _f1(scored, label) for label in labels}
+    tp = sum(1 for t, p in scored if t == positive and p == positive)
+    tn = sum(1 for t, p in scored if t != positive and p != positive)
+    fp = sum(1 for t, p in scored if t != positive and p == positive)
+    fn = sum(1 for t, p in scored if t == positive and p != positive)
+    denominator = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    mcc = (tp * tn - fp * fn) / denominator if denominator > 0 else 0.0
+    return {
+        "n": len(truths),
+        "accuracy": accuracy,
+        "pos_f1": f1[positive],
+        "macro_f1": sum(f1.values()) / len(f1),
+        "mcc": mcc,
+        "f1": f1,
+        "invalid": invalid,
+        "labels": labels,
+        "confusion": confusion,
+        "tp": tp, "tn": tn, "fp": fp, "fn": fn,
+    }
+
+
+def _f1(pairs: list, label: str) -> float:
+    tp = sum(1 for t, p in pairs if t == label and p == label)
+    fp = sum(1 for t, p in pairs if t != label and p == label)
+    fn = sum(1 for t, p in pairs if t == label and p != label)
+    return 2 * tp / (2 * tp + fp + fn) if (2 * tp + fp + fn) else 0.0
+

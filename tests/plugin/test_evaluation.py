@@ -1,0 +1,179 @@
+"""Evaluation metrics against values worked out by hand.
+
+Grid: 10 x 10 cells of 10 m over (0..100, 0..100), EPSG:32633; column 9 (x 90..100) is nodata,
+so the analysed area is 90 cells = 9000 m2.
+Prospectivity: rank 1 box(0,0,20,20) (400 m2), rank 2 box(50,50,80,70) (600 m2),
+rank 3 box(80,0,100,20) (200 m2 valid, the rest on nodata).
+Deposits: P1 (10,10) rank 1; P2 (20,5) on rank 1's boundary (found); P3 (60,60) rank 2;
+P4 (30,90) missed; P5 (95,50) on nodata and P6 (150,50) off the grid: outside.
+"""
+from __future__ import annotations
+
+import csv
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+from pyproj import CRS
+from shapely.geometry import Point, box
+
+from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.evaluation import (
+    classification_metrics,
+    evaluate_localization,
+    plot_success_curve,
+    write_curve_csv,
+    write_summary_csv,
+)
+from lodestar.plugin.raster_io import RasterGrid
+
+UTM = "EPSG:32633"
+TRANSFORM = Affine(10, 0, 0, 0, -10, 100)
+GRID = RasterGrid(TRANSFORM, 10, 10, CRS.from_string(UTM))
+MASK = np.ones((10, 10), dtype=bool)
+MASK[:, 9] = False
+
+AUC_POLYGONS = (2 / 45) * 0.25 + (1 / 9 - 2 / 45) * 0.625 + (2 / 15 - 1 / 9) * 0.75 + (13 / 15) * 0.875
+
+
+def prospectivity():
+    return gpd.GeoDataFrame({"rank": [2, 1, 3], "score": [2.0, 3.0, 1.0]},
+                            geometry=[box(50, 50, 80, 70), box(0, 0, 20, 20), box(80, 0, 100, 20)], crs=UTM)
+
+
+def deposits():
+    points = [Point(10, 10), Point(20, 5), Point(60, 60), Point(30, 90), Point(95, 50), Point(150, 50)]
+    return gpd.GeoDataFrame({"name": [f"P{k}" for k in range(1, 7)]}, geometry=points, crs=UTM)
+
+
+def check_polygon_metrics(m):
+    assert (m["deposits"], m["inside"], m["outside"], m["found"]) == (6, 4, 2, 3)
+    assert m["recall"] == pytest.approx(0.75)
+    assert m["valid_area"] == pytest.approx(9000)
+    assert m["selected_area"] == pytest.approx(1200)
+    assert m["area_reduction"] == pytest.approx(1 - 1200 / 9000)
+    assert [c["rank"] for c in m["curve"]] == [0, 1, 2, 3]
+    assert [c["area_share"] for c in m["curve"]] == pytest.approx([0, 2 / 45, 1 / 9, 2 / 15])
+    assert [c["deposit_share"] for c in m["curve"]] == pytest.approx([0, 0.5, 0.75, 0.75])
+    assert m["auc"] == pytest.approx(AUC_POLYGONS)
+    assert m["auc"] == pytest.approx(0.8277778, abs=1e-7)
+    assert m["deposit_ranks"] == [1, 1, 2, None, None, None]
+
+
+def test_polygons_with_valid_mask():
+    check_polygon_metrics(evaluate_localization(prospectivity(), deposits(), valid_mask=MASK, grid=GRID))
+
+
+def test_polygons_with_valid_extent_polygon():
+    check_polygon_metrics(evaluate_localization(prospectivity(), deposits(), valid_geometry=box(0, 0, 90, 100)))
+
+
+def test_polygons_with_analysis_raster_and_files(tmp_path):
+    raster = tmp_path / "analysis.tif"
+    data = np.ones((10, 10), dtype="float32")
+    data[:, 9] = -9999
+    with rasterio.open(raster, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM,
+                       transform=TRANSFORM, nodata=-9999) as ds:
+        ds.write(data, 1)
+    prospectivity().to_file(tmp_path / "p.gpkg", driver="GPKG")
+    deposits().to_file(tmp_path / "d.gpkg", driver="GPKG")
+    m = evaluate_localization(tmp_path / "p.gpkg", tmp_path / "d.gpkg", analysis_raster=raster)
+    check_polygon_metrics(m)
+    deposits().to_crs("EPSG:4326").to_file(tmp_path / "d.geojson", driver="GeoJSON")  # reprojected back
+    m = evaluate_localization(tmp_path / "p.gpkg", tmp_path / "d.geojson", analysis_raster=raster)
+    assert (m["inside"], m["outside"]) == (4, 2)
+    assert m["deposit_ranks"][0] == 1 and m["deposit_ranks"][2] == 2 and m["deposit_ranks"][3] is None
+
+
+def test_area_only_counts_every_deposit_inside():
+    m = evaluate_localization(prospectivity(), deposits(), valid_area=10000)
+    assert (m["inside"], m["outside"], m["found"]) == (6, 0, 3)
+    assert m["recall"] == pytest.approx(0.5)
+    assert m["area_reduction"] == pytest.approx(1 - 1400 / 10000)
+    assert any("Only the analysed area's size" in line for line in m["log"])
+
+
+def test_missing_valid_area_is_an_error():
+    with pytest.raises(LodestarError, match="analysed area"):
+        evaluate_localization(prospectivity(), deposits())
+
+
+def test_ranks_from_score_when_no_rank_field():
+    frame = prospectivity().drop(columns=["rank"])
+    m = evaluate_localization(frame, deposits(), valid_mask=MASK, grid=GRID)
+    assert m["auc"] == pytest.approx(AUC_POLYGONS)
+
+
+def test_no_prospectivity_and_no_deposits():
+    empty = gpd.GeoDataFrame({"rank": []}, geometry=gpd.GeoSeries([], crs=UTM))
+    m = evaluate_localization(empty, deposits(), valid_mask=MASK, grid=GRID)
+    assert m["recall"] == 0.0 and m["area_reduction"] == 1.0 and m["auc"] == pytest.approx(0.5)
+    none = deposits().iloc[:0]
+    m = evaluate_localization(prospectivity(), none, valid_mask=MASK, grid=GRID)
+    assert m["recall"] is None and m["auc"] is None and m["area_reduction"] == pytest.approx(1 - 1200 / 9000)
+
+
+def test_prospectivity_raster(tmp_path):
+    values = np.zeros((10, 10), dtype="float32")
+    values[8:10, 0:2] = 3  # rank 1 cells
+    values[3:5, 5:8] = 2  # rank 2 cells (y 50..70, x 50..80)
+    values[8:10, 8:10] = 1
+    values[:, 9] = -9999
+    path = tmp_path / "prospectivity.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM,
+                       transform=TRANSFORM, nodata=-9999) as ds:
+        ds.write(values, 1)
+    m = evaluate_localization(path, deposits())
+    # P2 (20,5) lies in an unselected cell of the raster: found P1 (level 1) and P3 (level 2)
+    assert (m["inside"], m["outside"], m["found"]) == (4, 2, 2)
+    assert m["recall"] == pytest.approx(0.5)
+    assert m["selected_area"] == pytest.approx(1200)
+    assert [c["value"] for c in m["curve"][1:]] == [3.0, 2.0, 1.0]
+    assert [c["deposit_share"] for c in m["curve"]] == pytest.approx([0, 0.25, 0.5, 0.5])
+    expected = (2 / 45) * 0.125 + (1 / 15) * 0.375 + (1 / 45) * 0.5 + (13 / 15) * 0.75
+    assert m["auc"] == pytest.approx(expected)
+    smaller = MASK.copy()
+    smaller[:, 8] = False  # the valid mask removes the rank-3 cells
+    m = evaluate_localization(path, deposits(), valid_mask=smaller, grid=GRID)
+    assert m["valid_area"] == pytest.approx(8000) and m["selected_area"] == pytest.approx(1000)
+
+
+def test_writers(tmp_path):
+    m = evaluate_localization(prospectivity(), deposits(), valid_mask=MASK, grid=GRID)
+    table = write_curve_csv(m, tmp_path / "curve.csv")
+    rows = list(csv.DictReader(open(table, encoding="utf-8")))
+    assert [r["rank"] for r in rows] == ["0", "1", "2", "3"]
+    assert [float(r["deposit_share"]) for r in rows] == [0, 0.5, 0.75, 0.75]
+    summary = dict(csv.reader(open(write_summary_csv(m, tmp_path / "summary.csv"), encoding="utf-8")))
+    assert float(summary["recall"]) == 0.75 and summary["outside"] == "2"
+    png = plot_success_curve(m, tmp_path / "curve.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+
+
+def test_classification_metrics_by_hand():
+    truths = ["A", "A", "A", "B", "B", "B", "B", "A"]
+    predictions = ["A", "A", "B", "B", "B", "A", "Failed", "A"]
+    m = classification_metrics(truths, predictions, positive="A")
+    assert m["accuracy"] == pytest.approx(5 / 8)
+    assert (m["tp"], m["tn"], m["fp"], m["fn"]) == (3, 2, 2, 1)  # "Failed" on a B case counts as answering A
+    assert m["pos_f1"] == pytest.approx(6 / 9)
+    assert m["f1"]["B"] == pytest.approx(4 / 7)
+    assert m["macro_f1"] == pytest.approx((6 / 9 + 4 / 7) / 2)
+    assert m["mcc"] == pytest.approx(4 / np.sqrt(240))
+    assert m["invalid"] == 1
+    assert m["confusion"] == {"A": {"A": 3, "B": 1}, "B": {"B": 2, "A": 1, "Failed": 1}}
+
+
+def test_classification_degenerate_cases():
+    m = classification_metrics(["A", "A"], ["A", "A"])
+    assert m["mcc"] == 0.0 and m["pos_f1"] == 1.0 and m["macro_f1"] == 1.0 and m["accuracy"] == 1.0
+    m = classification_metrics(["A", "A"], ["A", "A"], labels=["A", "B"])
+    assert m["macro_f1"] == 0.5
+    m = classification_metrics(["B", "B"], ["B", "B"])
+    assert m["pos_f1"] == 0.0 and m["mcc"] == 0.0 and m["f1"]["B"] == 1.0
+    with pytest.raises(LodestarError, match="2 ground-truth answers but 1"):
+        classification_metrics(["A", "B"], ["A"])
+    with pytest.raises(LodestarError, match="No answers"):
+        classification_metrics([], [])
