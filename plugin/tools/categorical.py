@@ -70,8 +70,9 @@ def unit_names(raster_set: RasterSet, layer: str, codes) -> dict[int, str]:
     return {int(c): legend.get(int(c), str(int(c))) for c in codes}
 
 
-def match_units(names: dict[int, str], wanted) -> set[int]:
-    """Codes whose names (or code numbers) match any of `wanted` (case-insensitive, `*`/`?` wildcards)."""
+def match_units(names: dict, wanted) -> set:
+    """Keys (unit codes) whose names, or the keys themselves, match any of `wanted` (case-insensitive,
+    `*`/`?` wildcards); an unmatched name is an error listing the units present."""
     codes = set()
     for pattern in wanted:
         pattern = str(pattern).strip()

@@ -148,9 +148,7 @@ def _mean_azimuth(lines) -> float:
 def _unit_records(frame, grid: RasterGrid, layer, spec, params):
     names = _unit_name_series(frame, spec, params)
     frame = frame.assign(_unit=names.values)
-    codes = {i: n for i, n in enumerate(sorted(set(names)))}
-    selected_codes = match_units(codes, params.units) if params.units else set()
-    selected = {codes[c] for c in selected_codes}
+    selected = match_units({n: n for n in set(names)}, params.units) if params.units else set()
     tolerance = params.simplify_px * max(grid.pixel_size)
     records = []
     for name, group in frame.groupby("_unit"):
