@@ -180,3 +180,23 @@ def test_bad_input_is_a_clear_error(tmp_path):
         feature_regions(one_layer(image), "ok", bounds=(0, 0, 10, 10))
     with pytest.raises(LodestarError, match="contacts need"):
         feature_regions(one_layer(image), "ok", FeatureRegionParams(mode="contacts"))
+
+
+def test_unreferenced_png_map_in_pixel_space(tmp_path):
+    """MineBench-style PNG without georeferencing: zones in pixel coordinates (y grows downwards)."""
+    from PIL import Image
+
+    rgb = np.zeros((80, 100, 3), dtype="uint8")
+    rgb[:, :50] = (220, 180, 60)
+    rgb[:, 50:] = (80, 160, 90)
+    rgb[30, 5:95] = 0
+    Image.fromarray(rgb).save(tmp_path / "map.png")
+    rs = RasterSet([LayerSpec(tmp_path / "map.png", "structure")])
+    assert rs.crs is None and auto_mode(rs, "map") == "faults"
+    zones = feature_regions(rs, "map").zones
+    assert len(zones) == 1 and zones.bbox.iloc[0] == "5.000,29.000,96.000,32.000"
+    assert zones.description.iloc[0] == ("E-W-trending dark linear feature (possible fault, 90 px long) in the center "
+                                         "of the area (226 px2, map)")
+    contacts = feature_regions(RasterSet([LayerSpec(tmp_path / "map.png", "geological_map")]), "map",
+                               FeatureRegionParams(colour_units=2)).zones
+    assert sorted(contacts.bbox) == ["49.000,0.000,51.000,30.000", "49.000,31.000,51.000,80.000"]
