@@ -15,6 +15,7 @@ import numpy as np
 
 from ...models.backend import TOOLSET, ChainNode
 from ..raster_io import RasterSet, crs_label
+from ..tools.categorical import read_legend
 from ..zones import zones_frame
 
 _MAX_UNITS = 40  # legend units listed per categorical layer
@@ -30,22 +31,12 @@ class LayerInfo:
     favourable: str = "high"
     crs: str = ""
     size: list = field(default_factory=list)  # [width, height] of the source, [] for vectors
-    stats: dict = field(default_factory=dict)  # index layers: min, p50, p90, p98, max, mean, std
+    stats: dict = field(default_factory=dict)  # index layers: min, p2, p10, p50, p90, p98, max, mean, std,
+    # sigma (1.4826 MAD) and sigma_bg (the same from the unfavourable half only: the background's spread)
     units: dict = field(default_factory=dict)  # categorical layers: code -> legend name
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
-
-
-def _legend(path: Path | None) -> dict:
-    if path is None or not Path(path).exists():
-        return {}
-    units = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) >= 2 and parts[0].lstrip("-").isdigit():
-            units[int(parts[0])] = parts[1]
-    return units
 
 
 def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
@@ -66,15 +57,19 @@ def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
             info.kind = "categorical"
             data = raster_set.read(spec.name)[0]
             codes = np.unique(data.compressed().astype(int))
-            legend = _legend(spec.legend)
+            legend = read_legend(spec.legend) if spec.legend is not None else {}
             info.units = {int(c): legend.get(int(c), f"unit {int(c)}") for c in codes[:_MAX_UNITS]}
         else:
             values = raster_set.read(spec.name)[0].compressed()
             if values.size:
-                p = np.percentile(values, [50, 90, 98])
-                info.stats = {"min": float(values.min()), "p50": float(p[0]), "p90": float(p[1]),
-                              "p98": float(p[2]), "max": float(values.max()), "mean": float(values.mean()),
-                              "std": float(values.std())}
+                p = np.percentile(values, [2, 10, 50, 90, 98])
+                mad = float(np.median(np.abs(values - p[2])))
+                side = values[values <= p[2]] if spec.favourable == "high" else values[values >= p[2]]
+                background = float(np.median(np.abs(side - p[2]))) if side.size else mad
+                info.stats = {"min": float(values.min()), "p2": float(p[0]), "p10": float(p[1]), "p50": float(p[2]),
+                              "p90": float(p[3]), "p98": float(p[4]), "max": float(values.max()),
+                              "mean": float(values.mean()), "std": float(values.std()),
+                              "sigma": 1.4826 * mad, "sigma_bg": 1.4826 * background}
                 info.stats = {k: round(v, 6) for k, v in info.stats.items()}
         infos.append(info)
     return infos
@@ -99,6 +94,34 @@ class Workspace:
         self.evidence_dir = Path(self.evidence_dir)
         if not self.layers:
             self.layers = describe_layers(self.raster_set)
+        self._valid_area = None
+
+    @property
+    def valid_area(self) -> float:
+        """Area with data (square map units); what controller area fractions refer to."""
+        if self._valid_area is None:
+            self._valid_area = self.raster_set.valid_area()
+        return self._valid_area
+
+    def view_grid(self, bounds=None):
+        """The analysis grid, or its window over map bounds (xmin, ymin, xmax, ymax): the frame of a view."""
+        grid = self.raster_set.grid
+        if not bounds:
+            return grid
+        return grid.window_grid(grid.bounds_window(tuple(float(v) for v in bounds)))
+
+    def render_view(self, layer: str, bounds=None, max_size: int = 768):
+        """A PNG of a layer (or a map window of it) with a normalised 0-1 grid, for vision back-ends.
+
+        Returns plugin.render.RenderedImage; boxes a model draws on it are normalised to `bounds`
+        (the whole analysis extent when None), which a ToolCall passes back as `view_bounds`.
+        """
+        from ..render import render_png
+
+        kind = self.layer(layer).kind
+        plain = kind in ("rgb", "categorical")
+        return render_png(self.raster_set, layer, bounds=bounds, max_size=max_size, grid="fraction",
+                          colormap=None if plain else "magma", stretch=None if plain else (2, 98))
 
     # -- reading -------------------------------------------------------------------------------
     def layer(self, name: str) -> LayerInfo:

@@ -1,0 +1,489 @@
+"""The offline back-end: a rule-based prospectivity reasoner (no network, deterministic).
+
+It answers every model role of the STA-CoT loop from the retrieved deposit model
+(`resources/knowledge/deposit_models.json`):
+
+- planner: one step per layer that can test an evidence item of the deposit model (critical items
+  first), the tool chosen from the layer's kind and role, then the spatial relationship explorer
+  and evidence integration;
+- executor: deterministic tool calls. Index anomalies are cut at the layer's median plus
+  `anomaly_sigma` robust standard deviations (1.4826 * MAD), so only a clear departure from the
+  background counts; renderings keep colours above `colour_level` of their colour bar; stricter
+  settings on each controller retry; on a re-execution asked by the verifier, the step looks again
+  around the candidate core at a lower threshold (a zoomed, confirmatory look);
+- observer: judges a tool result from the zones' contrast, size and cross-layer coincidence;
+- verifier: evaluates the deposit model's evidence items around each candidate core zone (the
+  strongest anomaly of a critical item): anomaly, coincidence with another alteration family,
+  halo, structure and host unit, each within a fraction of the extent's diagonal. The answer is
+  "Yes" only when every testable critical item is supported and at least one secondary item is
+  present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
+  inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
+  steps are re-executed with a zoomed look).
+"""
+from __future__ import annotations
+
+import math
+
+from .backend import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
+
+FAMILY = {
+    "hydrothermal_alteration": "clay",
+    "argillic_alteration": "clay",
+    "silicification": "silica",
+    "propylitic_alteration": "propylitic",
+    "iron_oxide": "iron",
+    "false_color_composite": "iron",
+    "structure": "structure",
+    "geological_map": "geology",
+    "geochemistry": "geochemistry",
+    "geophysics": "geophysics",
+    "other": "other",
+}
+"""Alteration family of each role: coincidence counts only between different families."""
+
+ZONE_KINDS_STRUCTURE = ("fault", "lineament_density", "contact")
+
+
+def _diagonal(ws) -> float:
+    xmin, ymin, xmax, ymax = ws.raster_set.grid.bounds
+    return math.hypot(xmax - xmin, ymax - ymin)
+
+
+class OfflineReasoner:
+    """The rule-based reasoner; one instance answers planner, executor and verifier."""
+
+    name = "offline"
+
+    def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_fraction: float = 0.002,
+                 max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75):
+        self.anomaly_sigma = float(anomaly_sigma)
+        self.colour_level = float(colour_level)
+        self.min_area_fraction = float(min_area_fraction)
+        self.max_regions = int(max_regions)
+        self.marginal_factor = float(marginal_factor)
+        self.refine_factor = float(refine_factor)
+
+    # -- interface bookkeeping ------------------------------------------------------------------------
+    def usage(self) -> dict:
+        return empty_usage()
+
+    def public_settings(self) -> dict:
+        return {"backend": self.name, "anomaly_sigma": self.anomaly_sigma, "colour_level": self.colour_level,
+                "min_area_fraction": self.min_area_fraction, "max_regions": self.max_regions,
+                "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor}
+
+    def prompt_hashes(self) -> dict:
+        return {}
+
+    # -- planner ----------------------------------------------------------------------------------
+    def plan(self, ws) -> list[PlanStep]:
+        model = ws.deposit_model
+        steps: list[PlanStep] = []
+        planned: dict = {}
+        for item in model.get("evidence", []):
+            for info in ws.layers:
+                if info.role not in item["roles"]:
+                    continue
+                if info.name in planned:
+                    planned[info.name]["items"].append(item)
+                    continue
+                if item["kind"] == "structure" and info.role == "geological_map" and ws.layers_with_role("structure"):
+                    continue  # mapped structures first; contacts stand in only when there are none
+                tool = self._tool_for(info, item)
+                if tool is None:
+                    continue
+                planned[info.name] = {"info": info, "tool": tool, "items": [item]}
+        for name, entry in planned.items():
+            info, tool, items = entry["info"], entry["tool"], entry["items"]
+            first = items[0]
+            level = "critical" if any(i["level"] == "critical" for i in items) else "secondary"
+            params = self._plan_params(ws, info, tool, items)
+            if tool == "categorical" and not params.get("units") and params.get("output") == "units":
+                continue
+            steps.append(PlanStep(
+                index=len(steps) + 1,
+                purpose=f"Mark {first['what']} on '{name}'",
+                layers=[name],
+                layers_why=f"'{name}' is a {info.role.replace('_', ' ')} layer ({info.kind}); it tests "
+                           + ", ".join(f"{i['id']} ({i['level']})" for i in items) + ".",
+                tool=tool,
+                tool_why=self._tool_why(tool, info),
+                expected=self._expected(items),
+                params=params,
+                evidence=first["id"],
+                level=level,
+            ))
+        steps.sort(key=lambda s: (s.level != "critical", s.index))
+        for i, step in enumerate(steps):
+            step.index = i + 1
+        zone_steps = len(steps)
+        if zone_steps >= 2:
+            steps.append(PlanStep(len(steps) + 1, "Relate the zones of all layers: overlaps, proximity, chains",
+                                  [], "All zones marked so far.", "spatial_relations",
+                                  "Coincidence across layers separates a zoned hydrothermal system from isolated "
+                                  "or lithological anomalies.",
+                                  "Zones of different alteration families overlapping or adjacent around one core.",
+                                  {}, "cross_layer_coincidence", "critical"))
+        if zone_steps:
+            steps.append(PlanStep(len(steps) + 1, "Integrate the evidence: critical and secondary items", [],
+                                  "The chain so far.", "integrate_evidence",
+                                  "The answer needs every critical item supported and secondary items present.",
+                                  f"A summary against the {model.get('name', 'deposit')} model.", {}, "", ""))
+        return steps
+
+    @staticmethod
+    def _tool_for(info, item) -> str | None:
+        if info.kind == "vector":
+            return "vector_evidence"
+        if info.role == "geological_map":
+            if info.kind == "categorical":
+                return "categorical"
+            return "feature_regions" if item["kind"] == "structure" else None
+        if info.role == "structure":
+            return "color_regions" if info.kind == "index" else "feature_regions"
+        return "color_regions"
+
+    def _plan_params(self, ws, info, tool, items) -> dict:
+        if tool == "categorical":
+            wants_units = any(i["kind"] == "host_unit" for i in items)
+            wants_contacts = any(i["kind"] == "structure" for i in items)
+            units = favourable_units(info, ws.deposit_model) if wants_units else []
+            output = "both" if (units and wants_contacts) else ("contacts" if wants_contacts else "units")
+            return {"units": units, "output": output}
+        if tool == "feature_regions":
+            return {"mode": "auto", "max_zones": self.max_regions}
+        if tool == "vector_evidence":
+            return {"max_zones": self.max_regions}
+        return self._colour_params(info, self.anomaly_sigma)
+
+    def _colour_params(self, info, sigma: float) -> dict:
+        params = {"max_regions": self.max_regions, "min_area_fraction": self.min_area_fraction, "smooth_px": 1.5}
+        if info.kind == "rgb":
+            params.update(mode="rgb", level=round(self.colour_level, 4))
+        elif info.role == "structure":
+            params.update(mode="index", method="percentile", percentile=85.0)
+        elif info.stats:
+            spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
+            sign = -1.0 if info.favourable == "low" else 1.0
+            params.update(mode="index", method="value", value=round(info.stats["p50"] + sign * sigma * spread, 6))
+        else:
+            params.update(mode="index", method="sigma", k_sigma=round(sigma, 4))
+        return params
+
+    @staticmethod
+    def _tool_why(tool: str, info) -> str:
+        return {
+            "color_regions": "Threshold the layer against its own background to mark clear anomalies as polygons.",
+            "feature_regions": "Structural and textural features (faults, lineaments, contacts) of an image.",
+            "categorical": "Unit polygons and contacts of the categorical geological map.",
+            "vector_evidence": "Mapped faults or units as zones in the analysis CRS.",
+        }.get(tool, "")
+
+    @staticmethod
+    def _expected(items) -> str:
+        kinds = {i["kind"] for i in items}
+        if "host_unit" in kinds:
+            return "Favourable host units mapped near the alteration core, if any."
+        if "structure" in kinds:
+            return "Faults or structural corridors; near the alteration core if the model applies."
+        return "A few compact anomalies clearly above background, or none if the ground is barren."
+
+    # -- executor ------------------------------------------------------------------------------------
+    def propose(self, ws, step: PlanStep, feedback: str, attempt: int) -> ToolCall:
+        params = dict(step.params)
+        if step.tool == "color_regions" and step.layers:
+            info = ws.layer(step.layers[0])
+            sigma = self.anomaly_sigma
+            refining = bool(feedback) and attempt == 1
+            if refining:
+                sigma *= self.refine_factor
+                around = self._core_bounds(ws, step)
+                params = self._colour_params(info, sigma)
+                if around is not None:
+                    params["bounds"] = around
+            elif attempt > 1:
+                params = self._colour_params(info, sigma + 0.75 * (attempt - 1))
+                if info.kind == "rgb":
+                    params["level"] = round(min(0.9, self.colour_level + 0.15 * (attempt - 1)), 4)
+                params["max_regions"] = max(1, self.max_regions - (attempt - 1))
+        elif attempt > 1 and step.tool in ("feature_regions", "vector_evidence", "categorical"):
+            params["max_zones"] = max(1, self.max_regions - (attempt - 1))
+        return ToolCall(step.tool, list(step.layers), params)
+
+    def _core_bounds(self, ws, step: PlanStep):
+        """Map bounds around the best core zone (the core grown by its size and the coincidence reach)."""
+        best = self._best_core(ws)
+        if best is None:
+            return None
+        geometry = best[0]["geometry"]
+        reach = self._reach(ws, max((i.get("near_frac", 0.1) for i in ws.deposit_model.get("evidence", [])),
+                                    default=0.1))
+        xmin, ymin, xmax, ymax = geometry.bounds
+        pad = max(xmax - xmin, ymax - ymin) + reach
+        gx0, gy0, gx1, gy1 = ws.raster_set.grid.bounds
+        return [max(gx0, xmin - pad), max(gy0, ymin - pad), min(gx1, xmax + pad), min(gy1, ymax + pad)]
+
+    def observe(self, ws, step: PlanStep, outcome: ToolOutcome) -> Judgement:
+        if outcome.error:
+            return Judgement(f"The tool failed: {outcome.error}", "No", "continue")
+        if outcome.tool == "spatial_relations":
+            stats = outcome.stats
+            multi = stats.get("multi_role_components", 0)
+            text = (f"{stats.get('nodes', 0)} zones, {stats.get('edges', 0)} relations; {multi} groups join "
+                    f"zones of two or more roles (largest: {stats.get('max_roles', 0)} roles).")
+            return Judgement(text, "Yes" if multi else "No", "continue")
+        if outcome.tool == "integrate_evidence":
+            stats = outcome.stats
+            ok = bool(stats.get("all_critical_supported"))
+            missing = [f"step {s['step']} ({s['evidence']})" for s in stats.get("critical_missing", [])]
+            text = ("Every critical step found clear evidence." if ok else
+                    "Critical evidence is missing: " + (", ".join(missing) or "no critical step succeeded") + ".")
+            return Judgement(text, "Yes" if ok else "No", "end")
+        strong = [z for z in outcome.zones if self._strength(ws, z) >= 1.0]
+        if not outcome.zones:
+            return Judgement(f"No zone stands out on {', '.join(outcome.layers)}: no evidence for this step.", "No")
+        parts = []
+        for zone in strong[:3]:
+            parts.append(f"{zone['zone_id']} ({zone['position']}, {zone['area_m2'] / max(ws.valid_area, 1e-9):.1%} "
+                         f"of the area, contrast {self._contrast(ws, zone):.1f})")
+        together = self._coincident_roles(outcome)
+        text = (f"{len(outcome.zones)} zones on {', '.join(outcome.layers)}; clear: " + ("; ".join(parts) or "none")
+                + (f". Coincides with {', '.join(together)}." if together else "."))
+        return Judgement(text, "Yes" if strong else "No", "continue")
+
+    @staticmethod
+    def _coincident_roles(outcome: ToolOutcome) -> list[str]:
+        roles = set()
+        for entry in outcome.stats.get("coincidence", []):
+            roles |= {role for role, share in entry.get("overlap", {}).items() if share > 0}
+        return sorted(roles)
+
+    def _contrast(self, ws, zone: dict) -> float:
+        """Zone mean above the layer background in robust sigmas (colour fraction for renderings)."""
+        info = ws.layer(zone["layer"])
+        if info.kind == "rgb":
+            return float(zone["score_mean"])
+        if not info.stats:
+            return float(zone["score_mean"])
+        spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
+        sign = -1.0 if info.favourable == "low" else 1.0
+        return sign * (float(zone["score_mean"]) - info.stats["p50"]) / spread
+
+    def _strength(self, ws, zone: dict) -> float:
+        """1.0 or more for a clear zone of its kind (contrast relative to the clear-anomaly level)."""
+        info = ws.layer(zone["layer"])
+        if zone["area_m2"] < self.min_area_fraction * ws.valid_area * 0.999:
+            return 0.0
+        if zone.get("kind") in ZONE_KINDS_STRUCTURE or info.role in ("structure", "geological_map"):
+            return 1.0
+        if info.kind == "rgb":
+            return float(zone["score_mean"]) / self.colour_level
+        if info.kind in ("vector", "categorical") or not info.stats:
+            return 1.0
+        return self._contrast(ws, zone) / (self.anomaly_sigma * self.refine_factor)
+
+    # -- verifier ------------------------------------------------------------------------------------
+    def _zones(self, ws) -> list[dict]:
+        zones = ws.zones
+        if not len(zones):
+            return []
+        rows = zones.to_dict("records")
+        return [z for z in rows if z["geometry"] is not None and not z["geometry"].is_empty]
+
+    def _reach(self, ws, fraction: float) -> float:
+        return float(fraction) * _diagonal(ws)
+
+    def _cores(self, ws) -> list[dict]:
+        """Candidate core zones: clear zones of the deposit model's first critical anomaly item."""
+        model = ws.deposit_model
+        core_item = next((i for i in model.get("evidence", []) if i["level"] == "critical"), None)
+        if core_item is None:
+            return []
+        out = []
+        for zone in self._zones(ws):
+            if zone["role"] in core_item["roles"] and self._supports(ws, zone, core_item):
+                out.append(zone)
+        out.sort(key=lambda z: (-self._strength(ws, z) * math.sqrt(z["area_m2"]), z["zone_id"]))
+        return out
+
+    def _supports(self, ws, zone: dict, item: dict) -> bool:
+        kind = item["kind"]
+        if kind == "host_unit":
+            return zone.get("kind") == "unit" and float(zone["score_mean"]) >= 1.0
+        if kind == "structure":
+            return zone.get("kind") in ZONE_KINDS_STRUCTURE or zone["role"] == "structure"
+        return self._strength(ws, zone) >= 1.0 and zone.get("kind") not in ("unit", "contact")
+
+    def _assess(self, ws, core: dict, zones: list[dict]) -> dict:
+        """Evidence items around one core zone: item id -> {"level", "status", "gap", "zones"}."""
+        model = ws.deposit_model
+        out: dict = {}
+        present_roles = {info.role for info in ws.layers}
+        core_family = FAMILY.get(core["role"], "other")
+        for item in model["evidence"]:
+            if not present_roles.intersection(item["roles"]):
+                out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
+                continue
+            if item is next(i for i in model["evidence"] if i["level"] == "critical"):
+                out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
+                                   "zones": [core["zone_id"]]}
+                continue
+            reach = self._reach(ws, item.get("near_frac", 0.1))
+            best_gap, best_zone = math.inf, None
+            for zone in zones:
+                if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
+                    continue
+                if item["kind"] == "coincidence" and FAMILY.get(zone["role"], "other") == core_family:
+                    continue
+                if not self._supports(ws, zone, item):
+                    continue
+                if item["kind"] == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
+                    gap = 0.0
+                else:
+                    gap = float(core["geometry"].distance(zone["geometry"]))
+                if gap < best_gap:
+                    best_gap, best_zone = gap, zone["zone_id"]
+            if best_zone is None:
+                status = "missing"
+            elif best_gap <= reach:
+                status = "supported"
+            elif best_gap <= reach * self.marginal_factor:
+                status = "marginal"
+            else:
+                status = "missing"
+            out[item["id"]] = {"level": item["level"], "status": status,
+                               "gap": None if best_zone is None else round(best_gap, 3),
+                               "zones": [best_zone] if best_zone else []}
+        return out
+
+    def _best_core(self, ws):
+        """(core zone, assessment) of the candidate core with the most support, or None."""
+        zones = self._zones(ws)
+        best, best_key = None, None
+        for core in self._cores(ws)[:8]:
+            assessment = self._assess(ws, core, zones)
+            key = self._score(assessment)
+            if best_key is None or key > best_key:
+                best, best_key = (core, assessment), key
+        return best
+
+    @staticmethod
+    def _score(assessment: dict) -> tuple:
+        critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
+        secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
+        return (sum(a["status"] == "supported" for a in critical) - len(critical),
+                sum(a["status"] == "supported" for a in secondary),
+                sum(a["status"] == "marginal" for a in critical))
+
+    def verify(self, ws, chain) -> Verdict:
+        yes, no = yes_no_letters(ws.choices)
+        feedback: dict = {}
+        for node in chain:
+            obs = node.observation
+            if obs.error:
+                feedback[node.step.index] = f"The step failed ({obs.error}); run it again."
+        if yes is None:
+            return Verdict(False, None, feedback, {}, {},
+                           "The offline verifier answers yes/no questions only; the choices are "
+                           + ", ".join(f"{k}: {v}" for k, v in ws.choices.items()) + ".")
+        self._check_consistency(ws, chain, feedback)
+        best = self._best_core(ws)
+        model = ws.deposit_model
+        if best is None:
+            items = {i["id"]: i for i in model.get("evidence", [])}
+            critical = {i: False for i, item in items.items() if item["level"] == "critical"}
+            secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
+            rationale = (f"No clear {items[next(iter(critical))]['what'] if critical else 'anomaly'} was found: the "
+                         f"critical evidence of the {model.get('name', 'deposit')} model is missing.")
+            return Verdict(not feedback, no, feedback, critical, secondary, rationale)
+        core, assessment = best
+        critical = {k: a["status"] == "supported" for k, a in assessment.items()
+                    if a["level"] == "critical" and a["status"] != "untestable"}
+        secondary = {k: a["status"] == "supported" for k, a in assessment.items()
+                     if a["level"] == "secondary" and a["status"] != "untestable"}
+        marginal = [k for k, a in assessment.items() if a["status"] == "marginal" and a["level"] == "critical"]
+        all_critical = all(critical.values()) and bool(critical)
+        some_secondary = any(secondary.values()) or not secondary
+        answer = yes if (all_critical and some_secondary) else no
+        if marginal and not self._refined(chain, marginal, ws):
+            for index in self._steps_for(chain, marginal, ws):
+                feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
+                                           "at a lower threshold.")
+        parts = [f"Core: {core['zone_id']} ({core['position']})."]
+        for k, a in assessment.items():
+            if a["status"] != "untestable":
+                gap = "" if a["gap"] is None else f", gap {a['gap']:.0f}"
+                parts.append(f"{k} [{a['level']}]: {a['status']}{gap}")
+        verdict_text = "; ".join(parts)
+        conclusion = ("All critical evidence is supported and secondary evidence is present."
+                      if answer == yes else "A critical item lacks support or no secondary evidence is present.")
+        return Verdict(not feedback, answer, feedback, critical, secondary, f"{verdict_text}. {conclusion}")
+
+    def _check_consistency(self, ws, chain, feedback: dict) -> None:
+        """A marking step whose Sub_Inference contradicts its own zones is sent back."""
+        for node in chain:
+            obs = node.observation
+            if obs.error or node.step.tool not in ("color_regions", "mark_boxes"):
+                continue
+            zones = ws.zones_of(node.step.index)
+            rows = zones.drop(columns="geometry").to_dict("records") if len(zones) else []
+            clear = any(self._strength(ws, z) >= 1.0 for z in rows)
+            if (obs.sub_inference == "Yes") != clear:
+                said = "claims clear evidence" if obs.sub_inference == "Yes" else "sees no evidence"
+                feedback.setdefault(node.step.index, f"Step {node.step.index} {said}, but its zones "
+                                    f"{'do not show' if not clear else 'show'} a clear anomaly; re-examine it.")
+
+    @staticmethod
+    def _refined(chain, items: list, ws) -> bool:
+        """Whether the steps testing these items were already re-executed with a zoomed look."""
+        wanted = _roles_of(ws, items)
+        for node in chain:
+            if node.step.layers and ws.layer(node.step.layers[0]).role in wanted and node.observation.calls:
+                if "bounds" in node.observation.calls[-1].get("params", {}):
+                    return True
+        return False
+
+    @staticmethod
+    def _steps_for(chain, items: list, ws) -> list[int]:
+        wanted = _roles_of(ws, items)
+        return [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
+                and ws.layer(n.step.layers[0]).role in wanted]
+
+    # -- localization -----------------------------------------------------------------------------------
+    def localization_params(self, ws) -> dict:
+        """The deposit model's defaults, with important_areas_count set from the multi-role groups found."""
+        params = dict(ws.deposit_model.get("localization", {}))
+        params["area_type_weights"] = dict(params.get("area_type_weights", {}))
+        return params
+
+
+def _roles_of(ws, item_ids: list) -> set:
+    roles = set()
+    for item in ws.deposit_model.get("evidence", []):
+        if item["id"] in item_ids:
+            roles |= set(item["roles"])
+    return roles
+
+
+def yes_no_letters(choices: dict) -> tuple:
+    """(letter meaning yes, letter meaning no), or (None, None) when the choices are not yes/no."""
+    yes = no = None
+    for letter, text in choices.items():
+        word = str(text).strip().lower()
+        if word in ("yes", "true", "present") and yes is None:
+            yes = letter
+        elif word in ("no", "false", "absent") and no is None:
+            no = letter
+    return (yes, no) if yes and no else (None, None)
+
+
+def favourable_units(info, model: dict) -> list[str]:
+    """Legend names of a categorical layer that match the deposit model's favourable unit keywords."""
+    keywords = [k.lower() for k in model.get("favourable_units", [])]
+    names = []
+    for name in info.units.values():
+        text = " " + " ".join(str(name).lower().replace("-", " ").split()) + " "
+        if any(f" {k} " in text or f" {k}s " in text for k in keywords):
+            names.append(str(name))
+    return sorted(set(names))
+

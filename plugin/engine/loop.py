@@ -1,0 +1,364 @@
+"""STA-CoT: reasoning chain construction (Algorithm 1) and adaptive stepwise refinement (Algorithm 2).
+
+`Engine.run()` plans, executes every plan step (one tool call per turn, each output checked by the
+rule-based controller with at most `max_attempts` attempts and escalating feedback), verifies the
+chain, re-executes the steps the verifier names (plus the later relation / integration steps that
+read them) for up to `max_rounds` rounds, and settles the answer: the first verified candidate, else
+a majority vote over the rounds' candidates, else "Failed".
+
+Choices the paper leaves open, made here:
+- the repairs of the last round are not run, since nothing would verify them;
+- a vote tie goes to the tied answer of the latest round (its chain is the most corrected one);
+- a step whose executor says Global_Inference "end" ends chain construction; steps not run are
+  recorded as skipped;
+- a back-end failure (`ReasonerError`) fails the step or round visibly in the chain; a spent budget
+  (`BudgetExhausted`) stops all further model calls and the answer is settled from what exists.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import geopandas as gpd
+
+from ...models.backend import (
+    TOOLSET,
+    BudgetExhausted,
+    ChainNode,
+    Judgement,
+    Observation,
+    PlanStep,
+    ReasonerError,
+    Roles,
+    ToolOutcome,
+    Verdict,
+)
+from ..errors import Cancelled, LodestarError
+from ..progress import SILENT, Progress
+from ..zones import zones_frame
+from . import toolbox
+from .control import check_zones, limits_from
+from .workspace import Workspace
+
+FAILED = "Failed"
+MAX_PLAN_STEPS = 12
+
+
+def is_budget_error(exc: BaseException) -> bool:
+    """A spent model budget, from this interface or from the LLM client."""
+    return isinstance(exc, BudgetExhausted) or type(exc).__name__ in ("BudgetExceeded", "BudgetExhausted")
+
+
+@dataclass
+class Outcome:
+    """What the loop settled on."""
+
+    answer: str
+    valid: bool
+    voted: bool
+    rounds: int
+    plan: list = field(default_factory=list)  # PlanStep
+    verdicts: list = field(default_factory=list)  # {"round", "verdict", "reexecuted"}
+    candidates: list = field(default_factory=list)  # (round, letter)
+    votes: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    chains: list = field(default_factory=list)  # chain (list of ChainNode dicts) as verified in each round
+
+
+class Engine:
+    """One STA-CoT run over a workspace. `emit(event_dict)` receives live events; `trace` the decisions."""
+
+    def __init__(self, roles: Roles, ws: Workspace, *, max_rounds: int = 3, max_attempts: int = 3,
+                 progress: Progress = SILENT, emit: Callable[[dict], None] | None = None,
+                 controller: dict | None = None):
+        if max_rounds < 1:
+            raise LodestarError("The number of verification rounds must be at least 1.")
+        self.roles = roles
+        self.ws = ws
+        self.max_rounds = int(max_rounds)
+        self.max_attempts = max(1, int(max_attempts))
+        self.progress = progress
+        self._emit = emit
+        self.limits = limits_from(controller, self.max_attempts)
+        self.budget_spent = False
+        self.trace: list[dict] = []  # every model decision in call order (for records and replay)
+        self.timings: dict = {"tools_s": 0.0, "tool_calls": 0}
+        self._percent = 0.0
+
+    # -- events and decisions -------------------------------------------------------------------
+    def emit(self, kind: str, **payload) -> None:
+        if self._emit is not None:
+            self._emit(dict(kind=kind, **payload))
+
+    def _ask(self, role: str, method: str, *args):
+        """One model call through a role's reasoner, cancellation checked before and after."""
+        if self.budget_spent:
+            raise BudgetExhausted("The model budget of this run is spent.")
+        self.progress.check()
+        reasoner = getattr(self.roles, role)
+        try:
+            value = getattr(reasoner, method)(self.ws, *args)
+        except Cancelled:
+            raise
+        except LodestarError as exc:
+            if is_budget_error(exc):
+                self.budget_spent = True
+                self.trace.append({"role": role, "method": method, "error": str(exc), "budget": True})
+                raise BudgetExhausted(str(exc)) from exc
+            self.trace.append({"role": role, "method": method, "error": str(exc)})
+            raise ReasonerError(str(exc)) from exc
+        self.progress.check()
+        self.trace.append({"role": role, "method": method, "value": _dump(value)})
+        return value
+
+    def _step_progress(self, fraction: float) -> None:
+        self._percent = max(self._percent, min(95.0, fraction))
+        self.progress.set(self._percent)
+
+    # -- planning ---------------------------------------------------------------------------------
+    def make_plan(self) -> list[PlanStep]:
+        """Ask the planner and validate its plan: known tools and layers, 1-based indices."""
+        raw = self._ask("planner", "plan")
+        plan, notes = validate_plan(raw, self.ws)
+        for note in notes:
+            self.progress.log(note)
+        self.emit("plan", steps=[s.to_dict() for s in plan], notes=notes)
+        return plan
+
+    # -- execution -------------------------------------------------------------------------------
+    def execute_step(self, step: PlanStep, feedback: str = "", round_no: int = 0) -> ChainNode:
+        """Run one plan step: propose -> tool -> controller, at most max_attempts, then observe."""
+        verdicts, calls = [], []
+        accepted = None
+        error = ""
+        external = feedback
+        current = feedback
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                call = self._ask("executor", "propose", step, current, attempt)
+            except BudgetExhausted:
+                error = "The model budget ran out before this step could be executed."
+                break
+            except ReasonerError as exc:
+                error = f"The executor gave no usable tool call: {exc}"
+                current = _join(external, f"Your previous answer could not be used: {exc}")
+                verdicts.append({"attempt": attempt, "ok": False, "errors": [{"code": "model_output",
+                                                                              "message": str(exc)}]})
+                continue
+            calls.append(call.to_dict())
+            started = time.perf_counter()
+            run = toolbox.run_tool(self.ws, step.index, call, self.progress)
+            self.timings["tools_s"] += time.perf_counter() - started
+            self.timings["tool_calls"] += 1
+            if run.error:
+                verdict = {"attempt": attempt, "ok": False, "errors": [{"code": "tool_error", "message": run.error}],
+                           "feedback": run.error}
+            else:
+                verdict = check_zones(self.ws, call, run.zones, run.stated, attempt, self.limits)
+            verdicts.append(verdict)
+            self.emit("controller", round=round_no, step=step.index, attempt=attempt, verdict=verdict)
+            accepted = (call, run, verdict)
+            if verdict["ok"]:
+                error = ""
+                break
+            error = "; ".join(e["message"] for e in verdict.get("errors", []))
+            current = _join(external, verdict.get("feedback", error))
+        if accepted is not None and "enforced_ids" in accepted[2]:
+            run = accepted[1]
+            run.zones = run.zones[run.zones["zone_id"].isin(accepted[2]["enforced_ids"])].reset_index(drop=True)
+            run.log.append("The controller's limits were enforced after the last attempt: dropped "
+                           + ", ".join(f"{z} ({why})" for z, why in accepted[2]["enforced_dropped"].items()) + ".")
+            error = ""
+        observation = self._observe(step, accepted, verdicts, calls, error)
+        zones = accepted[1].zones if accepted and not accepted[1].error else zones_frame([], self.ws.raster_set.crs)
+        node = ChainNode(step, observation)
+        self.ws.put(node, zones)
+        self.emit("step", round=round_no, step=step.index, purpose=step.purpose, observation=observation.to_dict())
+        return node
+
+    def _observe(self, step: PlanStep, accepted, verdicts: list, calls: list, error: str) -> Observation:
+        if accepted is None:
+            return Observation(step.index, step.tool, list(step.layers), error or "The step could not be run.",
+                               controller=verdicts, attempts=len(verdicts), error=error or "no tool call",
+                               calls=calls)
+        call, run, verdict = accepted
+        evidence = ""
+        if call.tool in toolbox.ZONE_TOOLS and not run.error:
+            path = self.ws.evidence_dir / f"step{step.index:02d}.png"
+            try:
+                evidence = toolbox.draw_evidence(self.ws, call.layers, run.zones, path)
+            except LodestarError as exc:
+                run.log.append(f"No evidence image: {exc}")
+        outcome = ToolOutcome(call.tool, list(call.layers), _zone_rows(run.zones), run.stats, run.log, evidence,
+                              verdict, run.error)
+        zone_ids = list(run.zones["zone_id"]) if len(run.zones) else list(run.referenced)
+        try:
+            judgement = self._ask("executor", "observe", step, outcome)
+        except (ReasonerError, BudgetExhausted) as exc:
+            judgement = Judgement(f"The tool ran but its result could not be judged: {exc}", "No")
+            error = error or str(exc)
+        return Observation(step.index, call.tool, list(call.layers), judgement.rationale, zone_ids, evidence,
+                           judgement.sub_inference, judgement.global_inference, verdicts, len(verdicts),
+                           error, calls, _small_stats(run.stats))
+
+    def build_chain(self, plan: list[PlanStep], round_no: int = 0) -> None:
+        """Algorithm 1: execute every plan step in order, appending each node to the memory cache."""
+        for i, step in enumerate(plan):
+            self.progress.check()
+            self._step_progress(5 + 60 * i / max(1, len(plan)))
+            node = self.execute_step(step, "", round_no)
+            if self.budget_spent:
+                break
+            if node.observation.global_inference == "end" and i < len(plan) - 1:
+                skipped = [s.index for s in plan[i + 1:]]
+                self.progress.log(f"Step {step.index} concluded the chain; steps {skipped} were skipped.")
+                self.emit("skipped", steps=skipped)
+                break
+
+    # -- verification and refinement ----------------------------------------------------------------
+    def run(self) -> Outcome:
+        """Algorithm 2 (with Algorithm 1 inside)."""
+        outcome = Outcome(FAILED, False, False, 0)
+        try:
+            plan = self.make_plan()
+        except (ReasonerError, BudgetExhausted) as exc:
+            outcome.notes.append(f"No plan: {exc}")
+            self.emit("done", answer=FAILED, valid=False, voted=False, rounds=0, reason=str(exc))
+            return outcome
+        outcome.plan = plan
+        if not plan:
+            outcome.notes.append("The planner gave no usable step.")
+            return self._settle(outcome)
+        self.build_chain(plan, 0)
+        for round_no in range(1, self.max_rounds + 1):
+            if self.budget_spent:
+                outcome.notes.append("The model budget ran out; the answer is settled from the rounds done.")
+                break
+            outcome.rounds = round_no
+            self._step_progress(65 + 25 * (round_no - 1) / self.max_rounds)
+            chain_now = [n.to_dict() for n in self.ws.chain]
+            try:
+                verdict = self._ask("verifier", "verify", list(self.ws.chain))
+            except (ReasonerError, BudgetExhausted) as exc:
+                outcome.notes.append(f"Round {round_no}: no verdict ({exc}).")
+                outcome.verdicts.append({"round": round_no, "verdict": None, "error": str(exc), "reexecuted": []})
+                outcome.chains.append(chain_now)
+                self.emit("verdict", round=round_no, verdict=None, error=str(exc))
+                continue
+            verdict = _checked_verdict(verdict, self.ws)
+            outcome.chains.append(chain_now)
+            if verdict.answer is not None:
+                outcome.candidates.append((round_no, verdict.answer))
+            entry = {"round": round_no, "verdict": verdict.to_dict(), "reexecuted": []}
+            outcome.verdicts.append(entry)
+            self.emit("verdict", round=round_no, verdict=verdict.to_dict())
+            if verdict.valid and verdict.answer is not None:
+                outcome.answer, outcome.valid = verdict.answer, True
+                return self._settle(outcome)
+            if round_no == self.max_rounds:
+                break
+            entry["reexecuted"] = self.refine(plan, verdict, round_no)
+        return self._settle(outcome)
+
+    def refine(self, plan: list[PlanStep], verdict: Verdict, round_no: int) -> list[int]:
+        """Re-execute the named steps with their feedback (Eq. 7), then the later steps that read them."""
+        by_index = {s.index: s for s in plan}
+        named = sorted(i for i in verdict.feedback if i in by_index)
+        unknown = sorted(set(verdict.feedback) - set(by_index))
+        if unknown:
+            self.progress.log(f"Verifier feedback names unknown steps {unknown}; ignored.")
+        if not named:
+            return []
+        first = named[0]
+        dependents = [s.index for s in plan if s.index > first and s.index not in named
+                      and s.tool in ("spatial_relations", "integrate_evidence")
+                      and self.ws.node(s.index) is not None]
+        redo = sorted(set(named) | set(dependents))
+        for index in redo:
+            if self.budget_spent:
+                break
+            feedback = verdict.feedback.get(index, "An earlier step was revised; update this step to match it.")
+            self.execute_step(by_index[index], feedback, round_no)
+        return redo
+
+    def _settle(self, outcome: Outcome) -> Outcome:
+        if not outcome.valid:
+            if outcome.candidates:
+                counts = Counter(letter for _, letter in outcome.candidates)
+                best = max(counts.values())
+                tied = {letter for letter, n in counts.items() if n == best}
+                latest = [letter for _, letter in outcome.candidates if letter in tied][-1]
+                outcome.answer, outcome.voted = latest, True
+                outcome.votes = dict(counts)
+                self.emit("vote", candidates=[{"round": r, "answer": a} for r, a in outcome.candidates],
+                          counts=dict(counts), answer=latest)
+            else:
+                outcome.answer = FAILED
+        else:
+            outcome.votes = dict(Counter(letter for _, letter in outcome.candidates))
+        self.emit("usage", usage=self.roles.usage())
+        return outcome
+
+
+# -- helpers --------------------------------------------------------------------------------------------
+def validate_plan(raw, ws: Workspace) -> tuple[list[PlanStep], list[str]]:
+    """Keep the usable steps of a planner's output: known tools, known layers; renumbered 1..N."""
+    notes, plan = [], []
+    names = set(ws.layer_names())
+    for item in list(raw or [])[:MAX_PLAN_STEPS * 2]:
+        step = item if isinstance(item, PlanStep) else PlanStep.from_dict(item)
+        layers = [name for name in step.layers if name in names]
+        dropped = [name for name in step.layers if name not in names]
+        if dropped:
+            notes.append(f"Plan step {step.index}: unknown layers {dropped} dropped.")
+        if step.tool not in TOOLSET:
+            notes.append(f"Plan step {step.index}: unknown tool {step.tool!r}; the step is dropped.")
+            continue
+        if step.tool in toolbox.ZONE_TOOLS and not layers:
+            notes.append(f"Plan step {step.index}: no known layer for {step.tool}; the step is dropped.")
+            continue
+        plan.append(PlanStep(len(plan) + 1, step.purpose, layers, step.layers_why, step.tool, step.tool_why,
+                             step.expected, dict(step.params or {}), step.evidence, step.level))
+        if len(plan) == MAX_PLAN_STEPS:
+            notes.append(f"The plan is cut to {MAX_PLAN_STEPS} steps.")
+            break
+    return plan, notes
+
+
+def _checked_verdict(verdict: Verdict, ws: Workspace) -> Verdict:
+    """A verdict whose answer is not one of the choices carries no candidate."""
+    if verdict.answer is not None and verdict.answer not in ws.choices:
+        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
+                       f"{verdict.rationale} (answer {verdict.answer!r} is not one of {sorted(ws.choices)})")
+    return verdict
+
+
+def _join(*parts: str) -> str:
+    return "\n".join(p for p in parts if p)
+
+
+def _zone_rows(zones: gpd.GeoDataFrame) -> list[dict]:
+    if not len(zones):
+        return []
+    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+            for row in zones.drop(columns="geometry").to_dict("records")]
+
+
+def _small_stats(stats: dict) -> dict:
+    """The statistics kept in the chain (bounded size)."""
+    out = {}
+    for key, value in stats.items():
+        if key == "relations":
+            value = value[:20]
+        out[key] = value
+    return toolbox._jsonable(out)
+
+
+def _dump(value):
+    if isinstance(value, list):
+        return [_dump(v) for v in value]
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    return toolbox._jsonable(value)

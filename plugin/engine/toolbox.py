@@ -1,0 +1,299 @@
+"""Runs the executor's tool calls on the workspace: the one dispatch from ToolCall to the tool functions.
+
+Tools are the project's own (`plugin/tools/*`, `plugin/graph.py`); this module only maps a call's
+name and parameters onto them, turns the vision path's normalised boxes into map polygons, measures
+cross-layer coincidence of the new zones with the zones already in the chain, and draws the evidence
+image. Every failure comes back as a structured error string (VICoT habit), never as a crash.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+import geopandas as gpd
+import numpy as np
+from PIL import ImageDraw
+
+from ...models.backend import TOOLSET, ToolCall
+from ..errors import Cancelled, LodestarError
+from ..progress import SILENT, Progress
+from ..render import render_png
+from ..zones import zone_record, zones_frame
+from .workspace import Workspace
+
+ZONE_TOOLS = ("color_regions", "feature_regions", "categorical", "vector_evidence", "mark_boxes")
+"""Tools that mark zones (their output goes through the controller and into the spatial graph)."""
+
+OUTLINE_COLOURS = ((0, 229, 255), (255, 64, 160), (120, 255, 80), (255, 200, 0), (255, 255, 255))
+
+
+@dataclass
+class ToolRun:
+    """A tool call's result: zones (ids prefixed by the step), statistics, log, error."""
+
+    zones: gpd.GeoDataFrame
+    stats: dict = field(default_factory=dict)
+    log: list = field(default_factory=list)
+    error: str = ""
+    referenced: list = field(default_factory=list)  # zone ids of earlier steps the tool reports on
+    stated: dict = field(default_factory=dict)  # vision path: zone id -> the location word the model gave
+
+
+def _params(cls, given: dict, log: list):
+    """A tool's parameter dataclass from a model's dict: unknown keys dropped with a note."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    kept = {k: v for k, v in (given or {}).items() if k in names}
+    dropped = sorted(set(given or {}) - names)
+    if dropped:
+        log.append(f"Ignored unknown parameters: {', '.join(dropped)}.")
+    for key, value in list(kept.items()):
+        if isinstance(value, list):
+            kept[key] = tuple(value)
+    return cls(**kept)
+
+
+def _prefixed(zones: gpd.GeoDataFrame, step_index: int) -> gpd.GeoDataFrame:
+    zones = zones.copy()
+    if len(zones):
+        zones["zone_id"] = [f"s{step_index}:{z}" for z in zones["zone_id"]]
+    return zones
+
+
+def run_tool(ws: Workspace, step_index: int, call: ToolCall, progress: Progress = SILENT) -> ToolRun:
+    """Execute one tool call for a step; errors are returned in `ToolRun.error`."""
+    crs = ws.raster_set.crs
+    log: list = []
+    if call.tool not in TOOLSET:
+        return ToolRun(zones_frame([], crs), error=f"Unknown tool {call.tool!r}; use one of {', '.join(TOOLSET)}.")
+    unknown = [name for name in call.layers if name not in ws.layer_names()]
+    if unknown:
+        return ToolRun(zones_frame([], crs), error=(
+            f"Unknown layer(s) {', '.join(map(repr, unknown))}; the layers are {', '.join(ws.layer_names())}."))
+    needs_layer = call.tool in ZONE_TOOLS
+    if needs_layer and not call.layers:
+        return ToolRun(zones_frame([], crs), error=f"Tool {call.tool} needs a layer; name one of {ws.layer_names()}.")
+    try:
+        if call.tool == "spatial_relations":
+            return _spatial_relations(ws, step_index, call, progress)
+        if call.tool == "integrate_evidence":
+            return _integrate(ws, step_index)
+        if call.tool == "none":
+            return ToolRun(zones_frame([], crs), {}, ["No tool used: direct assessment."])
+        stated: dict = {}
+        if call.tool == "mark_boxes":
+            zones = _boxes_to_zones(ws, call, log, stated)
+            stats: dict = {"boxes": len(call.boxes), "kept": len(zones)}
+        else:
+            result = _zone_tool(ws, call, log, progress)
+            zones, stats = result.zones, dict(result.stats)
+            log += [line for line in result.log if line not in ws.raster_set.log]
+            stats["params"] = _jsonable(result.params)
+    except Cancelled:
+        raise
+    except (LodestarError, ValueError, TypeError) as exc:
+        return ToolRun(zones_frame([], crs), log=log, error=f"{call.tool} failed: {exc}")
+    zones = _prefixed(zones, step_index)
+    stats["coincidence"] = coincidence(ws, step_index, zones)
+    return ToolRun(zones, stats, log, stated={f"s{step_index}:{k}": v for k, v in stated.items()})
+
+
+def _zone_tool(ws: Workspace, call: ToolCall, log: list, progress: Progress):
+    layer = call.layers[0]
+    if len(call.layers) > 1:
+        log.append(f"{call.tool} marks one layer per call; used {layer}.")
+    params = dict(call.params)
+    bounds = params.pop("bounds", None) or call.view_bounds
+    bounds = tuple(float(v) for v in bounds) if bounds else None
+    if call.tool == "color_regions":
+        from ..tools.color_regions import ColorRegionParams, color_regions
+
+        return color_regions(ws.raster_set, layer, _params(ColorRegionParams, params, log), bounds, progress)
+    if call.tool == "feature_regions":
+        from ..tools.feature_regions import FeatureRegionParams, feature_regions
+
+        return feature_regions(ws.raster_set, layer, _params(FeatureRegionParams, params, log), bounds, progress)
+    if call.tool == "categorical":
+        from ..tools.categorical import UnitRegionParams, unit_regions
+
+        return unit_regions(ws.raster_set, layer, _params(UnitRegionParams, params, log), bounds, progress)
+    from ..tools.vector_evidence import VectorEvidenceParams, vector_evidence
+
+    return vector_evidence(ws.raster_set, layer, _params(VectorEvidenceParams, params, log), bounds, progress)
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return None if math.isnan(float(value)) else float(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    return str(value)
+
+
+# -- vision path ------------------------------------------------------------------------------------
+def _box_scores(ws: Workspace, layer: str, geometry) -> tuple[float, float]:
+    info = ws.layer(layer)
+    if info.kind in ("vector", "categorical"):
+        return 0.0, 0.0
+    data, _ = ws.raster_set.read_window(layer, geometry.bounds)
+    if info.kind == "rgb":
+        rgb = data[:3].astype("float32")
+        values = ((rgb.max(axis=0) - rgb.min(axis=0)) / 255.0).compressed()
+    else:
+        values = data[0].compressed()
+        if info.favourable == "low":
+            values = -values
+    if values.size == 0:
+        return 0.0, 0.0
+    return float(values.mean()), float(values.max())
+
+
+def _boxes_to_zones(ws: Workspace, call: ToolCall, log: list, stated: dict) -> gpd.GeoDataFrame:
+    """Zones of the vision path's boxes (normalised to the view of `call.view_bounds`)."""
+    from ..controller import boxes_to_polygons
+
+    layer = call.layers[0]
+    info = ws.layer(layer)
+    grid = ws.view_grid(call.view_bounds)
+    converted = boxes_to_polygons(call.boxes, grid)
+    log += converted.notes
+    records = []
+    for i, geometry in enumerate(converted.polygons):
+        if geometry is None:
+            continue
+        mean, peak = _box_scores(ws, layer, geometry)
+        said = call.locations[i] if i < len(call.locations) else ""
+        zone_id = f"{layer}:{i + 1}"
+        stated[zone_id] = said
+        records.append(zone_record(geometry, ws.raster_set.grid, zone_id=zone_id, layer=layer, role=info.role,
+                                   kind="box", score_mean=mean, score_max=peak, what=f"marked region {i + 1}"))
+    return zones_frame(records, ws.raster_set.crs)
+
+
+# -- cross-layer coincidence ------------------------------------------------------------------------
+def coincidence(ws: Workspace, step_index: int, zones: gpd.GeoDataFrame) -> list[dict]:
+    """For each zone: per role of the other steps' zones, overlap share and nearest gap (map units)."""
+    others = [ws.step_zones[i] for i in sorted(ws.step_zones) if i != step_index and len(ws.step_zones[i])]
+    if not len(zones) or not others:
+        return [{"zone_id": z, "overlap": {}, "gap": {}} for z in zones.get("zone_id", [])]
+    import pandas as pd
+
+    pool = gpd.GeoDataFrame(pd.concat(others, ignore_index=True), geometry="geometry", crs=ws.raster_set.crs)
+    index = pool.sindex
+    diagonal = math.hypot(*(np.subtract(ws.raster_set.grid.bounds[2:], ws.raster_set.grid.bounds[:2])))
+    rows = []
+    for zone_id, layer, geometry in zip(zones["zone_id"], zones["layer"], zones.geometry):
+        entry: dict = {"zone_id": zone_id, "overlap": {}, "gap": {}}
+        area = geometry.area or 1.0
+        near = index.query(geometry.buffer(diagonal * 0.25), predicate="intersects")
+        for j in near:
+            other = pool.iloc[int(j)]
+            if other["layer"] == layer:
+                continue
+            role = other["role"]
+            share = geometry.intersection(other.geometry).area / area if geometry.intersects(other.geometry) else 0.0
+            gap = float(geometry.distance(other.geometry))
+            entry["overlap"][role] = round(max(entry["overlap"].get(role, 0.0), share), 6)
+            entry["gap"][role] = round(min(entry["gap"].get(role, math.inf), gap), 3)
+        rows.append(entry)
+    return rows
+
+
+# -- non-marking tools ------------------------------------------------------------------------------
+def _spatial_relations(ws: Workspace, step_index: int, call: ToolCall, progress: Progress) -> ToolRun:
+    from ..graph import GraphParams, build_graph
+
+    steps = [int(s) for s in call.params.get("steps", [])] or [i for i in sorted(ws.step_zones) if i < step_index]
+    frames = [ws.step_zones[i] for i in steps if i in ws.step_zones and len(ws.step_zones[i])]
+    crs = ws.raster_set.crs
+    if not frames:
+        return ToolRun(zones_frame([], crs), {"nodes": 0, "edges": 0, "components": []},
+                       ["No zones marked in the earlier steps: nothing to relate."])
+    from ..zones import concat_zones
+
+    zones = concat_zones(frames, crs)
+    graph_params = {k: v for k, v in call.params.items() if k in {f.name for f in dataclasses.fields(GraphParams)}}
+    graph = build_graph(zones, GraphParams(**graph_params), progress=progress, crs=crs)
+    components = []
+    for members in graph.components:
+        rows = graph.nodes[graph.nodes["zone_id"].isin(members)]
+        roles = sorted(set(rows["role"]))
+        components.append({"zones": sorted(members), "roles": roles, "layers": sorted(set(rows["layer"]))})
+    multi = [c for c in components if len(c["roles"]) >= 2]
+    referenced = sorted({z for c in multi for z in c["zones"]})
+    relations = []
+    for row in graph.edges.itertuples():
+        if row.source < row.target:
+            relations.append({"source": row.source, "target": row.target, "type": row.type,
+                              "confidence": round(float(row.confidence), 4), "direction": row.direction})
+    stats = dict(graph.summary(), components=components, relations=relations[:60],
+                 multi_role_components=len(multi), max_roles=max((len(c["roles"]) for c in components), default=0),
+                 chain_zones=sorted(graph.nodes.loc[graph.nodes["chain"].astype(bool), "zone_id"]))
+    return ToolRun(zones_frame([], crs), stats, list(graph.log), referenced=referenced)
+
+
+def _integrate(ws: Workspace, step_index: int) -> ToolRun:
+    supported, unsupported = [], []
+    for node in ws.chain:
+        if node.step.index >= step_index:
+            continue
+        tag = node.step.evidence or f"step {node.step.index}"
+        (supported if node.observation.sub_inference == "Yes" else unsupported).append(
+            {"step": node.step.index, "evidence": tag, "level": node.step.level})
+    critical_missing = [s for s in unsupported if s["level"] == "critical"]
+    stats = {"supported": supported, "unsupported": unsupported,
+             "critical_missing": critical_missing,
+             "all_critical_supported": not critical_missing and any(s["level"] == "critical" for s in supported)}
+    return ToolRun(zones_frame([], ws.raster_set.crs), stats, [])
+
+
+# -- evidence images --------------------------------------------------------------------------------
+def _background_layer(ws: Workspace, layers: list) -> str | None:
+    for name in layers:
+        if ws.layer(name).kind != "vector":
+            return name
+    for info in ws.layers:
+        if info.kind != "vector":
+            return info.name
+    return None
+
+
+def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, max_size: int = 640) -> str:
+    """Render the step's layer with its zones outlined and numbered; returns the PNG path ('' if none)."""
+    layer = _background_layer(ws, layers)
+    if layer is None:
+        return ""
+    kind = ws.layer(layer).kind
+    colormap = None if kind in ("rgb", "categorical") else "magma"
+    stretch = None if kind in ("rgb", "categorical") else (2, 98)
+    rendered = render_png(ws.raster_set, layer, max_size=max_size, colormap=colormap, stretch=stretch)
+    from io import BytesIO
+
+    from PIL import Image
+
+    image = Image.open(BytesIO(rendered.png_bytes)).convert("RGB")
+    draw = ImageDraw.Draw(image)
+    for n, geometry in enumerate(zones.geometry if len(zones) else []):
+        colour = OUTLINE_COLOURS[n % len(OUTLINE_COLOURS)]
+        parts = getattr(geometry, "geoms", [geometry])
+        for part in parts:
+            exterior = getattr(part, "exterior", None)
+            coords = np.asarray(exterior.coords if exterior is not None else part.coords)
+            if len(coords) < 2:
+                continue
+            cols, rows = rendered.grid.map_to_pixel(coords[:, 0], coords[:, 1])
+            draw.line(list(zip(cols.tolist(), rows.tolist())), fill=colour, width=2)
+        cx, cy = rendered.grid.map_to_pixel(geometry.centroid.x, geometry.centroid.y)
+        draw.text((float(cx) + 3, float(cy) + 3), str(n + 1), fill=colour)
+    from ..render import write_bytes_atomic
+
+    buffer = BytesIO()
+    image.save(buffer, format="PNG")
+    write_bytes_atomic(path, buffer.getvalue())
+    return str(path)
