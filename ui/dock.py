@@ -613,6 +613,15 @@ class LodestarDock(QgsDockWidget):
         item = QTreeWidgetItem(["Majority vote", f"{tally} -> {event.get('answer', '-')}"])
         self.ui.reasoningTree.addTopLevelItem(item)
 
+    def _on_localization(self, event: dict) -> None:
+        params = event.get("params") or {}
+        item = QTreeWidgetItem(["Localization", f"{event.get('polygons', 0)} prospectivity polygons "
+                                                f"(parameters from {event.get('source', '?')})"])
+        for name, value in params.items():
+            QTreeWidgetItem(item, [name, str(value)])
+        self.ui.reasoningTree.addTopLevelItem(item)
+        self._status("Localizing targets through the spatial graph...")
+
     def _on_usage(self, event: dict) -> None:
         usage = event.get("usage") or {k: v for k, v in event.items() if isinstance(v, dict)}
         self.show_usage(usage)

@@ -1,0 +1,341 @@
+"""The real dock driven through qgis_iface on the bundled sample case (offline reasoner)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsSettings, QgsVectorLayer
+from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt
+from rasterio.transform import from_origin
+
+from lodestar.plugin.case import read_case
+from lodestar.ui import dock as dock_module
+from lodestar.ui.dock import CHOOSE_ROLE, PRESETS, LodestarDock, parse_choices
+from lodestar.ui.layers import is_result_layer
+from lodestar.ui.settings_dialog import PluginSettings
+from lodestar.ui.task import wait_for
+
+SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"
+RUN_TIMEOUT_S = 240
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    """Runs go to a temporary folder with the offline reasoner; the plugin's settings are removed afterwards."""
+    settings = PluginSettings(output_dir=str(tmp_path / "runs"), max_rounds=3)
+    settings.save()
+    yield tmp_path / "runs"
+    for key in QgsSettings().allKeys():
+        if key.startswith("lodestar/") and key != "lodestar/authcfg":
+            QgsSettings().remove(key)
+
+
+@pytest.fixture
+def sample(qgis_new_project):
+    """The sample case's layers in the project, under the names and roles of its case.json."""
+    case = read_case(SAMPLE / "case.json")
+    layers = {}
+    for spec in case.layers:
+        if spec.is_vector:
+            layer = QgsVectorLayer(str(spec.path), spec.name, "ogr")
+        else:
+            layer = QgsRasterLayer(str(spec.path), spec.name)
+        assert layer.isValid(), spec.path
+        layers[spec.name] = layer
+    QgsProject.instance().addMapLayers(list(layers.values()))
+    yield case, layers
+    QgsProject.instance().removeAllMapLayers()
+    QgsProject.instance().layerTreeRoot().removeAllChildren()
+
+
+@pytest.fixture
+def dock(qgis_iface, sample, runs_dir):
+    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
+    yield panel
+    panel.shutdown()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
+def _set_case_roles(panel, case, layers):
+    for spec in case.layers:
+        panel.set_layer_role(layers[spec.name].id(), spec.role)
+
+
+def _bar_texts(panel):
+    return [item.text() for item in panel.ui.messageBar.items()]
+
+
+def _run_to_end(panel):
+    task = panel.run()
+    assert task is not None, panel.input_problem()
+    assert wait_for(task, RUN_TIMEOUT_S)
+    QgsApplication.processEvents()
+    assert panel.task is None
+    return task
+
+
+def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
+    case, layers = sample
+    listed = {row["layer"].name(): row["combo"].currentText() for row in dock.layer_rows()}
+    assert listed == {
+        "geological map": "geological_map",
+        "ASTER AlOH (sericite) index": "argillic_alteration",  # 'sericite' wins; the case says otherwise
+        "ASTER TIR quartz index": "silicification",
+        "MgOH chlorite-epidote index": "propylitic_alteration",
+        "ferric iron index (colour rendering)": "iron_oxide",
+        "mapped faults": "structure",
+    }
+    assert all(row["item"].checkState(0) == Qt.Checked for row in dock.layer_rows())
+    _set_case_roles(dock, case, layers)
+    assert dock.layer_role(layers["ASTER AlOH (sericite) index"].id()) == "hydrothermal_alteration"
+    assert dock.input_problem() == "" and dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+    request = dock.build_request()
+    assert sorted((s.name, s.role) for s in request.layers) == sorted((s.name, s.role) for s in case.layers)
+    legends = {s.name: s.legend for s in request.layers}
+    assert legends["geological map"] == SAMPLE / "geology_legend.csv" and legends["mapped faults"] is None
+    assert request.choices == {"A": "Yes", "B": "No"} and request.settings.backend == "offline"
+    assert request.max_rounds == 3
+
+
+def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+
+    def problem():
+        return dock.ui.runButton.isEnabled(), _bar_texts(dock)
+
+    for layer in layers.values():
+        dock.set_layer_checked(layer.id(), False)
+    assert problem() == (False, ["Check at least one raster layer in the Layers list (add rasters to the project "
+                                 "first if none)."])
+    dock.set_layer_checked(layers["mapped faults"].id(), True)
+    assert "need a raster" in problem()[1][0]
+    aloh = layers["ASTER AlOH (sericite) index"]
+    dock.set_layer_checked(aloh.id(), True)
+    dock.set_layer_role(aloh.id(), CHOOSE_ROLE)
+    assert problem() == (False, ["Choose a role for ASTER AlOH (sericite) index in the Role column."])
+    dock.set_layer_role(aloh.id(), "hydrothermal_alteration")
+    assert problem() == (True, [])
+
+    far = tmp_path / "far.tif"
+    with rasterio.open(far, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs="EPSG:32612",
+                       transform=from_origin(200000, 1000000, 30, 30)) as ds:
+        ds.write(np.ones((1, 10, 10), dtype="float32"))
+    far_layer = QgsRasterLayer(str(far), "far away silica")
+    QgsProject.instance().addMapLayer(far_layer)
+    assert dock.layer_role(far_layer.id()) == "silicification"  # listed on layersAdded, role guessed
+    enabled, texts = problem()
+    assert not enabled and "do not overlap" in texts[0] and "far away silica" in texts[0]
+    dock.set_layer_checked(far_layer.id(), False)
+    assert problem() == (True, [])
+
+    dock.ui.questionEdit.setPlainText("  ")
+    assert problem() == (False, ["Type a question, or pick one from the list above it."])
+    dock.ui.presetCombo.setCurrentIndex(2)
+    assert dock.ui.questionEdit.toPlainText() == PRESETS[2][1]
+    assert problem() == (True, [])
+
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
+    assert problem() == (False, ["Set the model server's endpoint base URL in Lodestar settings (the gear button)."])
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("offline"))
+    assert problem() == (True, [])
+    assert not dock.ui.samCheck.isEnabled()  # no SAM checkpoint configured
+    checkpoint = tmp_path / "sam_vit_tiny.pth"
+    checkpoint.write_bytes(b"weights")
+    settings = PluginSettings.load()
+    settings.sam_checkpoint = str(checkpoint)
+    settings.save()
+    dock._apply_sam_setting(PluginSettings.load())
+    assert dock.ui.samCheck.isEnabled()
+    dock.ui.samCheck.setChecked(True)
+    dock.validate()
+    request = dock.build_request()
+    assert request.refine_with_sam and request.sam_checkpoint == checkpoint
+
+
+def test_missing_optional_packages_say_what_to_install(dock, sample, tmp_path, monkeypatch):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    real_find_spec = dock_module.importlib.util.find_spec
+    monkeypatch.setattr(dock_module.importlib.util, "find_spec",
+                        lambda name, *a: None if name in ("openai", "torch") else real_find_spec(name, *a))
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
+    assert not dock.ui.runButton.isEnabled()
+    assert "python -m pip install openai" in _bar_texts(dock)[0]
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("offline"))
+    checkpoint = tmp_path / "sam.pth"
+    checkpoint.write_bytes(b"weights")
+    PluginSettings(output_dir=str(tmp_path / "runs"), sam_checkpoint=str(checkpoint)).save()
+    dock._apply_sam_setting(PluginSettings.load())
+    dock.ui.samCheck.setChecked(True)
+    assert not dock.ui.runButton.isEnabled()
+    assert _bar_texts(dock) == ["Segment Anything refinement needs torch: install with QGIS's Python "
+                                "(python -m pip install torch segment-anything), or untick the refinement."]
+    dock.ui.samCheck.setChecked(False)
+    assert dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+
+
+def test_choices_parsed_from_free_questions():
+    assert parse_choices("Is it epithermal? Answer: A. High sulphidation B. Low sulphidation C. Neither.") == {
+        "A": "High sulphidation", "B": "Low sulphidation", "C": "Neither"}
+    assert parse_choices("Any gold here?") == {"A": "Yes", "B": "No"}
+    assert parse_choices(PRESETS[2][1]) == PRESETS[2][2]
+
+
+def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample, tmp_path, qgis_iface):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    dock.ui.questionEdit.setPlainText(case.question)
+    opened = []
+    dock.open_url = opened.append
+    events = []
+    before = set(QgsProject.instance().mapLayers())
+
+    task = dock.run()
+    assert task is not None
+    task.engine_event.connect(lambda e: events.append(e["kind"]))
+    assert wait_for(task, RUN_TIMEOUT_S)
+    QgsApplication.processEvents()
+    result = dock.result
+    assert result is not None, _bar_texts(dock)
+
+    # answer banner
+    assert result.answer == case.answer
+    banner = dock.ui.answerBanner.text()
+    assert dock.ui.answerBanner.isVisible() or not dock.isVisible()
+    assert f"Answer {case.answer}</b>: Yes" in banner
+    assert ("verifier accepted" in banner) == result.valid and ("majority vote" in banner) == result.voted
+    assert f"({result.rounds} round" in banner
+
+    # live reasoning view
+    assert events[0] == "plan" and "step" in events and "verdict" in events
+    tree = dock.ui.reasoningTree
+    tops = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    assert tops[0].startswith("Step 1")
+    assert any(t.startswith("Round 1 verdict") for t in tops)
+    thumbnails = [tree.topLevelItem(i).child(j) for i in range(tree.topLevelItemCount())
+                  for j in range(tree.topLevelItem(i).childCount())]
+    assert any(not item.icon(0).isNull() for item in thumbnails)
+    assert dock.ui.usageTable.rowCount() >= 1
+
+    # layers: one group named after the run, styled
+    added = set(QgsProject.instance().mapLayers()) - before
+    group = dock.run_group
+    assert group is not None and group.name() == dock.run_name
+    assert {node.layerId() for node in group.findLayers()} == added
+    assert QgsProject.instance().layerTreeRoot().children()[0] == group
+    by_name = {layer.name(): layer for layer in dock.run_layers.values()}
+    assert {"Candidate zones", "Prospectivity"} <= set(by_name)
+    assert all(is_result_layer(layer) for layer in by_name.values())
+    zones = by_name["Candidate zones"]
+    assert zones.featureCount() == len(result.zones) > 0
+    assert zones.renderer().type() == "categorizedSymbol" and zones.renderer().classAttribute() == "role"
+    categories = {c.value() for c in zones.renderer().categories()}
+    assert set(result.zones["role"]) <= categories
+    prospect = by_name["Prospectivity"]
+    assert prospect.renderer().type() == "graduatedSymbol" and prospect.renderer().classAttribute() == "rank"
+    assert prospect.featureCount() == len(result.prospectivity) > 0
+    if "Graph edges" in by_name:
+        edges = by_name["Graph edges"]
+        assert edges.renderer().type() == "categorizedSymbol" and edges.renderer().classAttribute() == "type"
+    assert not any(row["layer"].id() in added for row in dock.layer_rows())  # outputs are not offered as inputs
+
+    # chain step click zooms to its zones
+    chain = dock.ui.chainList
+    assert chain.count() == len(result.chain) > 0
+    with_zones = [chain.item(i) for i in range(chain.count()) if chain.item(i).data(dock_module.ZONES_ROLE)]
+    assert with_zones
+    canvas = qgis_iface.mapCanvas()
+    canvas.setDestinationCrs(zones.crs())
+    assert dock.zoom_to_item(with_zones[0])
+    ids = set(with_zones[0].data(dock_module.ZONES_ROLE))
+    selected = zones.selectedFeatures() or dock.run_layers["nodes"].selectedFeatures()
+    assert {f["zone_id"] for f in selected} == ids
+    extent = canvas.extent()
+    for feature in selected:
+        assert extent.contains(feature.geometry().boundingBox())
+
+    # export, report, run record
+    shp = dock.export_prospectivity(tmp_path / "export" / "targets.shp")
+    back = gpd.read_file(shp)
+    assert len(back) == len(result.prospectivity)
+    assert sorted(back["rank"]) == sorted(result.prospectivity["rank"])
+    assert back.crs == result.prospectivity.crs
+    assert abs(back.area.sum() - result.prospectivity.area.sum()) < 1e-3 * result.prospectivity.area.sum()
+    gpkg = dock.export_prospectivity(tmp_path / "export" / "targets.gpkg")
+    assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
+    assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
+    dock.open_report()
+    assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
+    assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()
+
+
+def test_cancel_midway_adds_nothing(dock, sample):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    before_layers = set(QgsProject.instance().mapLayers())
+    before_tree = [node.name() for node in QgsProject.instance().layerTreeRoot().children()]
+    task = dock.run()
+    folder = dock.run_folder
+    assert folder.exists()
+    seen = []
+
+    def on_event(event):
+        seen.append(event["kind"])
+        if event["kind"] == "step" and dock.task is not None:
+            dock.cancel_run()
+
+    task.engine_event.connect(on_event)
+    assert wait_for(task, RUN_TIMEOUT_S)
+    QgsApplication.processEvents()
+    assert "step" in seen and "usage" not in seen
+    assert time.monotonic() - task.cancel_requested_at < 1.5
+    assert dock.result is None and dock.run_group is None
+    assert set(QgsProject.instance().mapLayers()) == before_layers
+    assert [node.name() for node in QgsProject.instance().layerTreeRoot().children()] == before_tree
+    assert not folder.exists()
+    assert dock.ui.statusLabel.text().startswith("Cancelled")
+    assert not dock.ui.answerBanner.isVisibleTo(dock.body) and not dock.ui.exportButton.isEnabled()
+    assert dock.ui.runButton.isEnabled() and not dock.ui.cancelButton.isEnabled()
+
+
+def test_plugin_unload_during_a_run_cancels_it(qgis_iface, sample, runs_dir):
+    import importlib
+
+    case, layers = sample
+    before = set(QgsProject.instance().mapLayers())
+    plugin = importlib.import_module("lodestar").classFactory(qgis_iface)
+    plugin.initGui()
+    plugin.action.trigger()
+    panel = plugin.dock
+    _set_case_roles(panel, case, layers)
+    task = panel.run()
+    assert task is not None
+    folder = panel.run_folder
+    started = time.monotonic()
+    plugin.unload()
+    assert time.monotonic() - started < 5
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    QgsApplication.processEvents()
+    assert plugin.dock is None
+    assert set(QgsProject.instance().mapLayers()) == before
+    assert not folder.exists()
+    assert not any(t.description().startswith("Lodestar") for t in QgsApplication.taskManager().activeTasks())
+
+
+def test_closing_the_dock_cancels_the_run(dock, sample):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    before = set(QgsProject.instance().mapLayers())
+    task = dock.run()
+    dock.close()
+    assert task.isCanceled()
+    assert wait_for(task, 30)
+    QgsApplication.processEvents()
+    assert dock.task is None and dock.result is None
+    assert set(QgsProject.instance().mapLayers()) == before
