@@ -581,7 +581,7 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
         mixed_crs, structure, geology_style = False, "none", "colour"
 
     n = world.n
-    strength = rng.uniform(0.6, 0.8) if subtle else rng.uniform(0.85, 1.25)
+    strength = rng.uniform(0.7, 0.9) if subtle else rng.uniform(0.85, 1.25)
     radius = n * (rng.uniform(0.07, 0.09) if subtle else rng.uniform(0.085, 0.12))
     stock = None
     if kind == "porphyry":
@@ -675,7 +675,7 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
         if key in colour or not georeferenced:
             grey = warp(world, albedo, grid)
             base = float(np.median(world.fields[key]))
-            image = render_colour(world, value, grey, base + 0.06, base + 0.2)
+            image = render_colour(world, value, grey, base + 0.05, base + 0.15)
             path = f"{key}_map{ext}"
             _write_layer(folder / path, image, grid, georeferenced)
             entries.append({"path": path, "role": role, "name": f"{name} (colour rendering)"})
