@@ -1,6 +1,7 @@
-"""lodestar:color_regions and lodestar:evidence_view through real Processing, and color_regions via qgis_process."""
+"""lodestar:color_regions, evidence_view, controller_check through Processing; color_regions via qgis_process."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -65,9 +66,9 @@ def run(qgis_processing_first, qgis_processing):
 def test_parameters_have_help(run):
     from qgis.core import QgsApplication
 
-    for alg_id in ("color_regions", "evidence_view"):
+    for alg_id in ("color_regions", "evidence_view", "controller_check"):
         alg = QgsApplication.processingRegistry().algorithmById(f"lodestar:{alg_id}")
-        assert alg is not None and alg.shortHelpString() and alg.group() == "Executor tools"
+        assert alg is not None and alg.shortHelpString()
         for param in alg.parameterDefinitions():
             assert param.help(), f"{alg_id}.{param.name()} has no help text"
 
@@ -137,3 +138,26 @@ def test_color_regions_through_qgis_process(tmp_path):
     zones = gpd.read_file(out)
     assert len(zones) == 1
     assert zones.geometry[0].bounds == pytest.approx((X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200))
+
+
+def test_controller_check_flags_and_fixes(tmp_path, run):
+    from shapely.geometry import box
+
+    reference = anomaly_raster(tmp_path / "image.tif")               # 1200 m x 1000 m
+    frame = gpd.GeoDataFrame(
+        {"zone_id": ["a", "b", "c"], "said": ["top-left", "top-left", "bottom-right"], "score_mean": [3.0, 2.0, 1.0]},
+        geometry=[box(X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200),        # top-right, said top-left
+                  box(X0 + 750, Y0 - 400, X0 + 1000, Y0 - 200),        # inside a
+                  box(X0 + 100, Y0 - 900, X0 + 300, Y0 - 700)],        # bottom-left, said bottom-right
+        crs="EPSG:32611")
+    zones = tmp_path / "proposed.gpkg"
+    frame.to_file(zones, driver="GPKG")
+    kept = tmp_path / "kept.gpkg"
+    result = run("lodestar:controller_check", {"ZONES": str(zones), "REFERENCE": reference, "LOCATION_FIELD": "said",
+                                               "ATTEMPT": 3, "ENFORCE": True, "OUTPUT": str(kept)})
+    assert result["VALID"] is False
+    errors = json.loads(result["ERRORS"])
+    assert sorted({e["code"] for e in errors}) == ["location_mismatch", "overlap"]
+    assert {tuple(e["zone_ids"]) for e in errors if e["code"] == "location_mismatch"} == {("a",), ("b",), ("c",)}
+    assert result["FEEDBACK"].startswith("This is your final attempt")
+    assert list(gpd.read_file(kept).zone_id) == ["a", "c"]
