@@ -44,6 +44,8 @@ SAMPLE_PIXELS = 4_000_000
 """Threshold statistics come from a regular sample of at most this many pixels."""
 BLOCK_PIXELS = 8_000_000
 """Pixels read per row block on the blockwise path."""
+SMOOTH_TRUNCATE = 3.0
+"""The Gaussian kernel reaches this many sigmas (and the block halo with it)."""
 
 
 @dataclass
@@ -221,11 +223,11 @@ def _smoothed(block: np.ma.MaskedArray, sigma: float) -> np.ndarray:
     if sigma <= 0:
         out = values.copy()
     elif mask.any():
-        weights = ndimage.gaussian_filter((~mask).astype("float32"), sigma)
-        out = ndimage.gaussian_filter(values, sigma)
+        weights = ndimage.gaussian_filter((~mask).astype("float32"), sigma, truncate=SMOOTH_TRUNCATE)
+        out = ndimage.gaussian_filter(values, sigma, truncate=SMOOTH_TRUNCATE)
         np.divide(out, weights, out=out, where=weights > 1e-6)
     else:
-        out = ndimage.gaussian_filter(values, sigma)
+        out = ndimage.gaussian_filter(values, sigma, truncate=SMOOTH_TRUNCATE)
     out[mask] = np.nan
     return out
 
@@ -291,7 +293,7 @@ def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, prog
     """Boolean mask of smoothed evidence >= threshold over the window, built in row blocks with a halo."""
     rows, cols = source.rows, source.cols
     mask = np.zeros((rows, cols), dtype=bool)
-    halo = int(math.ceil(4 * sigma)) if sigma > 0 else 0
+    halo = int(math.ceil(SMOOTH_TRUNCATE * sigma)) + 1 if sigma > 0 else 0
     step = max(1, BLOCK_PIXELS // max(1, cols))
     valid = 0
     for r0 in range(0, rows, step):

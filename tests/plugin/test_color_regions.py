@@ -161,7 +161,7 @@ def test_blockwise_reading_matches_one_block(index_raster, monkeypatch):
     raster_set = single_layer_set(index_raster)
     params = ColorRegionParams(method="value", value=2.5, smooth_px=1.5)
     whole = color_regions(raster_set, "aloh", params)
-    monkeypatch.setattr(module, "BLOCK_PIXELS", 120 * 7)   # 7-row blocks with a 6-row halo
+    monkeypatch.setattr(module, "BLOCK_PIXELS", 120 * 7)   # 7-row blocks with a halo of 4 rows or more
     blocks = color_regions(raster_set, "aloh", params)
     assert blocks.count == whole.count == 1
     assert blocks.zones.geometry.iloc[0].equals(whole.zones.geometry.iloc[0])
