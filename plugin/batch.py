@@ -178,6 +178,7 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
         if case is not None:
             case_out = output_dir / name
             progress.log(f"[{i + 1}/{len(paths)}] {case.id}")
+            start = time.perf_counter()
             try:
                 row = analyse_case(case, path, case_out, settings, max_rounds, step, analyse, localization)
             except Cancelled:
@@ -185,11 +186,12 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
             except Exception as exc:  # one broken case must not stop the batch
                 detail = str(exc) if isinstance(exc, LodestarError) else f"{type(exc).__name__}: {exc}"
                 row = CaseOutcome(case_id=case.id, answer=ERROR, truth=case.answer or "", case_path=str(path),
-                                  output_dir=str(case_out), error=detail)
+                                  output_dir=str(case_out), error=detail,
+                                  seconds=round(time.perf_counter() - start, 3))
                 if case.answer:
                     row.correct = "no"
                 if not isinstance(exc, LodestarError):
-                    (case_out).mkdir(parents=True, exist_ok=True)
+                    case_out.mkdir(parents=True, exist_ok=True)
                     (case_out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
         progress.log(f"    answer {row.answer}" + (f" (truth {row.truth})" if row.truth else "")
                      + (f"; error: {row.error}" if row.error else ""))
