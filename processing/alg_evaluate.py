@@ -1,0 +1,124 @@
+"""lodestar:evaluate - recall, area reduction and success-rate curve of prospectivity against known deposits."""
+from __future__ import annotations
+
+from qgis.core import (
+    QgsProcessing,
+    QgsProcessingOutputNumber,
+    QgsProcessingParameterExtent,
+    QgsProcessingParameterFileDestination,
+    QgsProcessingParameterMapLayer,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterRasterLayer,
+    QgsProcessingParameterVectorLayer,
+    QgsRasterLayer,
+)
+from shapely.geometry import box
+
+from ..plugin.errors import LodestarError
+from ..plugin.evaluation import evaluate_localization, plot_success_curve, write_curve_csv
+from ..plugin.raster_io import RasterReader
+from ..plugin.vector_io import read_vector
+from .alg_feature_regions import layer_path
+from .alg_spatial_graph import number_parameter, range_problem
+from .base import Group, LodestarAlgorithm
+
+
+class EvaluateAlgorithm(LodestarAlgorithm):
+    ALGORITHM_ID = "evaluate"
+    DISPLAY_NAME = "Evaluate prospectivity against known deposits"
+    GROUP = Group.EVALUATION
+    HELP = (
+        "Measures how well prospectivity polygons (ranked by their 'rank' field, else by 'score') or a "
+        "prospectivity raster (higher = more prospective; cells above the threshold are selected) capture known "
+        "deposits: recall (deposits inside a polygon, boundary included, over the deposits inside the analysed "
+        "area), area reduction (1 - selected area / valid analysed area; nodata cells of the analysis raster are "
+        "not area) and the success-rate curve (share of deposits captured against share of area, by rank) with "
+        "its AUC (0.5 = chance). Deposits outside the analysed area are counted and reported, not used for "
+        "recall. Writes the curve as a CSV table and a PNG plot."
+    )
+
+    PROSPECTIVITY = "PROSPECTIVITY"
+    DEPOSITS = "DEPOSITS"
+    ANALYSIS_RASTER = "ANALYSIS_RASTER"
+    EXTENT = "EXTENT"
+    THRESHOLD = "THRESHOLD"
+    OUTPUT_TABLE = "OUTPUT_TABLE"
+    OUTPUT_PLOT = "OUTPUT_PLOT"
+
+    def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
+        prospectivity = QgsProcessingParameterMapLayer(self.PROSPECTIVITY, "Prospectivity (polygons or raster)")
+        prospectivity.setHelp("Polygons written by 'Localize deposits', or any prospectivity raster.")
+        deposits = QgsProcessingParameterVectorLayer(self.DEPOSITS, "Known deposits",
+                                                     [QgsProcessing.TypeVectorPoint])
+        deposits.setHelp("Points of known deposits (reprojected to the prospectivity's CRS).")
+        analysis = QgsProcessingParameterRasterLayer(self.ANALYSIS_RASTER, "Analysis raster (valid area)",
+                                                     optional=True)
+        analysis.setHelp("A raster of the analysis: its cells with data make the analysed area (nodata is not "
+                         "area). Without it: the extent below, else (for a prospectivity raster) its own data cells.")
+        extent = QgsProcessingParameterExtent(self.EXTENT, "Analysed extent", optional=True)
+        extent.setHelp("The analysed area as an extent, when no analysis raster is given.")
+        threshold = number_parameter(self.THRESHOLD, "Raster selection threshold", QgsProcessingParameterNumber.Double,
+                                     0.0, -1e12, 1e12, "Prospectivity raster cells above this value are selected.")
+        table = QgsProcessingParameterFileDestination(self.OUTPUT_TABLE, "Success-rate table", "CSV files (*.csv)")
+        table.setHelp("One row per rank: cumulative area, area share, deposits found and deposit share.")
+        plot = QgsProcessingParameterFileDestination(self.OUTPUT_PLOT, "Success-rate plot", "PNG files (*.png)",
+                                                     optional=True)
+        plot.setHelp("The success-rate curve with the chance line, recall, area reduction and AUC.")
+        for param in (prospectivity, deposits, analysis, extent, threshold, table, plot):
+            self.addParameter(param)
+        for key, label in (("RECALL", "Recall"), ("AREA_REDUCTION", "Area reduction"), ("AUC", "Success-rate AUC"),
+                           ("FOUND", "Deposits found"), ("OUTSIDE", "Deposits outside the analysed area")):
+            self.addOutput(QgsProcessingOutputNumber(key, label))
+
+    def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
+        problem = range_problem(self, parameters)
+        return (False, problem) if problem else super().checkParameterValues(parameters, context)
+
+    def run(self, parameters, context, feedback, progress) -> dict:
+        layer = self.parameterAsLayer(parameters, self.PROSPECTIVITY, context)
+        deposits_layer = self.parameterAsVectorLayer(parameters, self.DEPOSITS, context)
+        if layer is None or deposits_layer is None:
+            raise LodestarError("Choose the prospectivity layer and the known deposits.")
+        source = layer_path(layer)
+        is_raster = isinstance(layer, QgsRasterLayer)
+        prospectivity = source if is_raster else read_vector(source)
+        deposits = read_vector(layer_path(deposits_layer))
+        options = {"threshold": self.parameterAsDouble(parameters, self.THRESHOLD, context)}
+        analysis = self.parameterAsRasterLayer(parameters, self.ANALYSIS_RASTER, context)
+        if analysis is not None:
+            options["analysis_raster"] = layer_path(analysis)
+        elif parameters.get(self.EXTENT) not in (None, ""):
+            options["valid_geometry"] = self._extent(parameters, context, source, is_raster, prospectivity)
+        elif not is_raster:
+            raise LodestarError("Give the analysis raster (or the analysed extent) so that the area reduction can be "
+                                "computed.")
+        metrics = evaluate_localization(prospectivity, deposits, progress=progress, **options)
+        for line in metrics["log"]:
+            progress.log(line)
+        progress.log(f"Deposits: {metrics['deposits']} ({metrics['inside']} inside the analysed area, "
+                     f"{metrics['outside']} outside); found {metrics['found']}.")
+        table = self.parameterAsFileOutput(parameters, self.OUTPUT_TABLE, context)
+        write_curve_csv(metrics, table)
+        result = {self.OUTPUT_TABLE: table}
+        plot = self.parameterAsFileOutput(parameters, self.OUTPUT_PLOT, context)
+        if plot:
+            plot_success_curve(metrics, plot, title=f"Success-rate curve: {layer.name()}")
+            result[self.OUTPUT_PLOT] = plot
+        nan = float("nan")
+        result.update({
+            "RECALL": metrics["recall"] if metrics["recall"] is not None else nan,
+            "AREA_REDUCTION": metrics["area_reduction"],
+            "AUC": metrics["auc"] if metrics["auc"] is not None else nan,
+            "FOUND": metrics["found"],
+            "OUTSIDE": metrics["outside"],
+        })
+        return result
+
+    def _extent(self, parameters, context, source, is_raster, prospectivity):
+        from qgis.core import QgsCoordinateReferenceSystem
+
+        crs = RasterReader(source).grid.crs if is_raster else prospectivity.crs
+        target = QgsCoordinateReferenceSystem.fromWkt(crs.to_wkt()) if crs is not None else None
+        rect = self.parameterAsExtent(parameters, self.EXTENT, context, target) if target else \
+            self.parameterAsExtent(parameters, self.EXTENT, context)
+        return box(rect.xMinimum(), rect.yMinimum(), rect.xMaximum(), rect.yMaximum())
