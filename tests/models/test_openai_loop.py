@@ -1,0 +1,185 @@
+"""Whole STA-CoT runs (`run_analysis`, back-end "openai") against the scripted loopback server."""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.errors import Cancelled
+from lodestar.plugin.progress import Progress
+from lodestar.tests.fakes.openai_server import FakeOpenAIServer
+from lodestar.tests.fakes.sta_cot_scripts import (
+    ACCEPT_A,
+    GOOD_BOX,
+    QUARTZ,
+    SCENARIOS,
+    TOO_LARGE_BOX,
+    copy_sample,
+    porphyry_script,
+    reject,
+)
+
+KEY = "sk-loop-SECRET-777777777"
+MODELS = {"planner": "strong-planner", "executor": "light-executor", "verifier": "strong-verifier"}
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    return read_case(copy_sample(tmp_path_factory.mktemp("cases")))
+
+
+def _settings(base_url: str, **overrides) -> BackendSettings:
+    values = dict(backend="openai", base_url=base_url, api_key=KEY, models=dict(MODELS), retry_backoff_s=0.01,
+                  max_retries=2, timeout_s=10.0)
+    values.update(overrides)
+    return BackendSettings(**values)
+
+
+def _run(case, out, server_or_url, max_rounds=3, progress=None, **overrides):
+    url = server_or_url if isinstance(server_or_url, str) else server_or_url.base_url
+    request = AnalysisRequest(layers=case.layers, question=case.question, output_dir=out, choices=case.choices,
+                              settings=_settings(url, **overrides), max_rounds=max_rounds, case_id=case.id)
+    return run_analysis(request, progress or Progress())
+
+
+def _calls(result) -> dict:
+    return {role: row["calls"] for role, row in result.usage.items()}
+
+
+def _no_key_anywhere(result) -> None:
+    for name in ("record", "report"):
+        assert KEY not in result.outputs[name].read_text(encoding="utf-8")
+
+
+def test_clean_chain(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["clean chain"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        requests = server.chat_requests
+    assert (result.answer, result.valid, result.voted, result.rounds) == ("A", True, False, 1)
+    assert [node["observation"]["sub_inference"] for node in result.chain] == ["Yes", "Yes", "Yes"]
+    assert [node["observation"]["error"] for node in result.chain] == ["", "", ""]
+    assert _calls(result) == {"planner": 1, "executor": 6, "verifier": 1, "localization": 1}
+    assert [(r.role, r.phase) for r in requests] == [("planner", "")] + [("executor", "act"), ("executor", "observe")] \
+        * 3 + [("verifier", ""), ("localization", "")]
+    assert {r.body["model"] for r in requests if r.role == "executor"} == {"light-executor"}
+    assert {r.body["temperature"] for r in requests} == {0.05} and {r.body["seed"] for r in requests} == {7}
+    assert all(r.headers["authorization"] == f"Bearer {KEY}" for r in requests)
+    assert len(requests[1].images) == 1 and len(requests[2].images) == 1  # evidence view, then evidence image
+    assert len(result.prospectivity) >= 1 and len(result.zones) == 2
+    _no_key_anywhere(result)
+
+
+def test_controller_retries_a_bad_box(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["controller retries a bad box"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        acts = [r.data for r in server.chat_requests if r.phase == "act" and r.data["step"]["index"] == 2]
+    observation = result.chain[1]["observation"]
+    assert [call["boxes"] for call in observation["calls"]] == [[TOO_LARGE_BOX], [GOOD_BOX]]
+    assert [v["ok"] for v in observation["controller"]] == [False, True]
+    assert "too_large" in {e["code"] for e in observation["controller"][0]["errors"]}
+    assert [a["attempt"] for a in acts] == [1, 2] and acts[1]["feedback"]  # the controller's feedback went back
+    assert result.answer == "A" and result.valid
+    assert _calls(result)["executor"] == 7
+
+
+def test_verifier_rejection_refinement_then_acceptance(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["rejection, refinement, acceptance"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        redo = [r.data for r in server.chat_requests if r.phase == "act" and r.data["feedback"]]
+    assert (result.answer, result.valid, result.voted, result.rounds) == ("A", True, False, 2)
+    assert result.verdicts[0]["reexecuted"] == [2, 3]  # the named step and the relation step that reads it
+    assert redo[0]["step"]["index"] == 2
+    assert redo[0]["feedback"] == "Box the quartz high again, tight around the AlOH core."
+    assert _calls(result) == {"planner": 1, "executor": 10, "verifier": 2, "localization": 1}
+
+
+def test_k_failing_rounds_end_in_a_majority_vote(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["K failing rounds, majority vote"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+    assert (result.answer, result.valid, result.voted, result.rounds) == ("A", False, True, 3)
+    assert [v["verdict"]["answer"] for v in result.verdicts] == ["A", "B", "A"]
+    assert [v["reexecuted"] for v in result.verdicts] == [[2, 3], [2, 3], []]
+    assert _calls(result) == {"planner": 1, "executor": 14, "verifier": 3, "localization": 1}
+
+
+def test_malformed_json_is_repaired(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["malformed JSON repaired"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        repair = server.chat_requests[1]
+    assert result.answer == "A" and result.valid
+    assert repair.role == "planner" and "No JSON object could be read" in repair.messages[-1]["content"]
+    assert result.usage["planner"]["calls"] == 2 and result.usage["planner"]["repairs"] == 1
+
+
+def test_429_then_success(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["429 then success"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        assert len(server.chat_requests) == 10
+    assert result.answer == "A" and result.valid
+    assert result.usage["planner"]["retries"] == 1 and result.usage["planner"]["calls"] == 1
+
+
+def test_timeout_then_success(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["timeout then success"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+    assert result.answer == "A" and result.valid
+    assert result.usage["executor"]["retries"] == 1 and result.usage["executor"]["calls"] == 6
+
+
+def test_unreachable_endpoint_fails_the_run_with_one_clear_message(case, tmp_path):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    result = _run(case, tmp_path, url)
+    assert result.answer == "Failed" and not result.valid and result.chain == []
+    record = result.outputs["record"].read_text(encoding="utf-8")
+    assert f"No plan: Cannot reach the model server at {url} (3 attempts)" in record
+    _no_key_anywhere(result)
+
+
+def test_cancellation_mid_run(case, tmp_path):
+    with FakeOpenAIServer(porphyry_script([ACCEPT_A])) as server:
+        progress = Progress(is_cancelled=lambda: len(server.chat_requests) >= 4)
+        with pytest.raises(Cancelled):
+            _run(case, tmp_path, server, progress=progress)
+        assert len(server.chat_requests) == 4  # no model call after the flag flipped
+
+
+def test_budget_cap_stops_asking_and_settles(case, tmp_path):
+    kwargs, overrides, rounds = SCENARIOS["budget cap (5 calls)"]
+    with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
+        result = _run(case, tmp_path, server, rounds, **overrides)
+        assert len(server.chat_requests) == 5
+    assert (result.answer, result.valid, result.rounds) == ("Failed", False, 0)
+    assert result.chain[2]["observation"]["error"] == "The model budget ran out before this step could be executed."
+    record = result.outputs["record"].read_text(encoding="utf-8")
+    assert "The run reached its budget of 5 model calls" in record
+    assert sum(_calls(result).values()) == 5
+
+
+def test_token_budget(case, tmp_path):
+    with FakeOpenAIServer(porphyry_script([ACCEPT_A])) as server:
+        result = _run(case, tmp_path, server, max_tokens=6000)
+        sent = len(server.chat_requests)
+    used = sum(row["prompt_tokens"] + row["completion_tokens"] for row in result.usage.values())
+    assert result.answer == "Failed" and 1 <= sent < 10
+    assert used >= 6000  # the call that crossed the cap was the last one
+    assert "budget of 6000 tokens" in result.outputs["record"].read_text(encoding="utf-8")
+
+
+def test_verifier_candidates_count_in_the_vote_when_refinement_runs_out(case, tmp_path):
+    with FakeOpenAIServer(porphyry_script([reject("B"), reject("B")])) as server:
+        result = _run(case, tmp_path, server, max_rounds=2)
+    assert (result.answer, result.valid, result.voted, result.rounds) == ("B", False, True, 2)
+    assert len(result.prospectivity) == 0  # a negative answer proposes no deposit area
+    assert QUARTZ in {node["step"]["layers"][0] for node in result.chain if node["step"]["layers"]}
