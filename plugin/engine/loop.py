@@ -353,7 +353,7 @@ def _small_stats(stats: dict) -> dict:
         if key == "relations":
             value = value[:20]
         out[key] = value
-    return toolbox._jsonable(out)
+    return toolbox.jsonable(out)
 
 
 def _dump(value):
@@ -361,4 +361,4 @@ def _dump(value):
         return [_dump(v) for v in value]
     if hasattr(value, "to_dict"):
         return value.to_dict()
-    return toolbox._jsonable(value)
+    return toolbox.jsonable(value)

@@ -29,7 +29,7 @@ from . import record as records
 from .knowledge import retrieve
 from .loop import FAILED, Engine, is_budget_error
 from .report import write_report
-from .toolbox import draw_evidence
+from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
 
 OUTPUT_FILES = {
@@ -265,9 +265,11 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
 def _evaluate(prospectivity, deposits, raster_set, progress) -> dict:
     if not deposits:
         return {}
-    from .. import evaluation
+    from ..evaluation import evaluate_localization
 
-    return evaluation.evaluate_run(prospectivity, deposits, raster_set, progress)
+    metrics = evaluate_localization(prospectivity, deposits, valid_mask=raster_set.valid_mask(), grid=raster_set.grid,
+                                    progress=progress.scaled(90, 95))
+    return records.scrub(jsonable(metrics))
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Workspace, api_key: str) -> dict:

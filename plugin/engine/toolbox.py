@@ -88,7 +88,7 @@ def run_tool(ws: Workspace, step_index: int, call: ToolCall, progress: Progress 
             result = _zone_tool(ws, call, log, progress)
             zones, stats = result.zones, dict(result.stats)
             log += [line for line in result.log if line not in ws.raster_set.log]
-            stats["params"] = _jsonable(result.params)
+            stats["params"] = jsonable(result.params)
     except Cancelled:
         raise
     except (LodestarError, ValueError, TypeError) as exc:
@@ -122,11 +122,11 @@ def _zone_tool(ws: Workspace, call: ToolCall, log: list, progress: Progress):
     return vector_evidence(ws.raster_set, layer, _params(VectorEvidenceParams, params, log), bounds, progress)
 
 
-def _jsonable(value):
+def jsonable(value):
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, (np.floating, float)):
         return None if math.isnan(float(value)) else float(value)
     if isinstance(value, (np.integer,)):
