@@ -16,6 +16,7 @@ from ..plugin.tools.color_regions import (
     FULL_RESOLUTION_LIMIT,
     METHODS,
     MODES,
+    RENDERING_LIMIT,
     ColorRegionParams,
     color_regions,
     single_layer_set,
@@ -41,8 +42,8 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
         "RGB renderings (3-4 bands, 8 bit; coloured anomalies over a grey background): saturated colours are "
         "separated from the grey background, the colour bar is found, left out and read to turn colours into a "
         "0-1 value, and regions at or above the colour level are kept (kind colour_anomaly).\n"
-        "The raster is analysed at full resolution up to 150 million pixels (large rasters are read in blocks), "
-        "or at the pixel budget given."
+        "Single-band rasters are analysed at full resolution up to 150 million pixels (read in blocks), "
+        "renderings up to 8 million pixels, or at the pixel budget given."
     )
 
     INPUT = "INPUT"
@@ -106,8 +107,9 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
                          "colours; without one, colours are read on a blue (low) to red (high) ramp.")
         max_pixels = number(self.MAX_PIXELS, "Pixel budget (0 = full resolution)", number.Integer,
                             defaultValue=0, minValue=0)
-        max_pixels.setHelp(f"Analyse at most this many pixels (the raster is decimated to fit); 0 analyses at full "
-                           f"resolution up to {FULL_RESOLUTION_LIMIT:,} pixels.")
+        max_pixels.setHelp(f"Analyse at most this many pixels (the raster is decimated to fit); 0: single-band "
+                           f"rasters at full resolution up to {FULL_RESOLUTION_LIMIT:,} pixels, renderings up to "
+                           f"{RENDERING_LIMIT:,}.")
         extent = QgsProcessingParameterExtent(self.EXTENT, "Limit to extent", optional=True)
         extent.setHelp("Only look inside this extent (any CRS; reprojected to the layer's).")
         output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Anomaly regions",

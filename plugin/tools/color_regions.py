@@ -40,6 +40,8 @@ METHODS = ("percentile", "sigma", "otsu", "value")
 MODES = ("auto", "index", "rgb")
 FULL_RESOLUTION_LIMIT = 150_000_000
 """`single_layer_set` keeps a layer at full resolution up to this many pixels (mask + labels ~ 5 B/px)."""
+RENDERING_LIMIT = 8_000_000
+"""`single_layer_set` decimates multi-band rasters (renderings, analysed in memory) to this many pixels."""
 SAMPLE_PIXELS = 4_000_000
 """Threshold statistics come from a regular sample of at most this many pixels."""
 BLOCK_PIXELS = 8_000_000
@@ -87,10 +89,13 @@ class ColorRegionParams:
 
 def single_layer_set(path, role: str | None = None, favourable: str = "high", name: str = "",
                      max_pixels: int | None = None) -> RasterSet:
-    """A RasterSet of one raster at full resolution (up to FULL_RESOLUTION_LIMIT pixels) for standalone use."""
+    """A RasterSet of one raster for standalone use: single-band rasters at full resolution (up to
+    FULL_RESOLUTION_LIMIT pixels, read blockwise), multi-band renderings up to RENDERING_LIMIT pixels
+    (they are analysed in memory); `max_pixels` overrides both."""
     path = Path(path)
     reader = RasterReader(path)
-    budget = max_pixels or min(FULL_RESOLUTION_LIMIT, reader.grid.width * reader.grid.height)
+    limit = FULL_RESOLUTION_LIMIT if reader.count == 1 else RENDERING_LIMIT
+    budget = max_pixels or min(limit, reader.grid.width * reader.grid.height)
     spec = LayerSpec(path, role or guess_role(path.stem), name=name, favourable=favourable)
     return RasterSet([spec], max_pixels=max(1, int(budget)))
 

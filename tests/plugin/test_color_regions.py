@@ -297,3 +297,11 @@ def test_hsv_and_hue_ramp():
     assert hue[0, 0] == 0 and hue[0, 1] == pytest.approx(240)
     assert saturation[0, 2] == 0 and value[0, 2] == pytest.approx(128 / 255)
     assert hue_ramp_values(np.array([240.0, 120.0, 0.0, 330.0])) == pytest.approx([0.0, 0.5, 1.0, 1.0])
+
+
+def test_single_layer_set_budgets(tmp_path, index_raster, monkeypatch):
+    assert single_layer_set(index_raster).grid.width == 120                       # full resolution
+    assert single_layer_set(index_raster, max_pixels=3000).grid.width == 60        # explicit budget
+    monkeypatch.setattr(module, "RENDERING_LIMIT", 1500)
+    path = write_png(tmp_path / "render.png", rendering())
+    assert single_layer_set(path).grid.width * single_layer_set(path).grid.height <= 1500
