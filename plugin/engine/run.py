@@ -45,7 +45,7 @@ OFFLINE_MODEL = "offline"
 """A role whose model name is "offline" is answered by the offline reasoner, also with the openai back-end."""
 
 
-def build_roles(settings: BackendSettings) -> Roles:
+def build_roles(settings: BackendSettings, progress: Progress = SILENT) -> Roles:
     """The reasoner of each role from the settings (the offline one unless the back-end is openai)."""
     from ...models.offline import OfflineReasoner
 
@@ -62,7 +62,7 @@ def build_roles(settings: BackendSettings) -> Roles:
         chosen[role] = offline if model == OFFLINE_MODEL else None
     if all(v is offline for v in chosen.values()):
         return Roles(offline, offline, offline)
-    remote = openai_reasoner.OpenAIReasoner(settings)
+    remote = openai_reasoner.OpenAIReasoner(settings, progress)
     return Roles(*(chosen[r] or remote for r in ("planner", "executor", "verifier")))
 
 
@@ -95,7 +95,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         layers, question, choices = list(request.layers), request.question, dict(request.choices)
         max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
         deposits = request.deposits
-        roles = build_roles(request.settings)
+        roles = build_roles(request.settings, progress)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
                             "detected here? A. Yes B. No'.")
