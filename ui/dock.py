@@ -157,7 +157,8 @@ class LodestarDock(QgsDockWidget):
         ui = self.ui
         ui.layerTree.header().setSectionResizeMode(0, QHeaderView.Stretch)
         ui.layerTree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
-        ui.reasoningTree.header().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        ui.reasoningTree.header().setSectionResizeMode(0, QHeaderView.Interactive)
+        ui.reasoningTree.header().resizeSection(0, 210)
         ui.reasoningTree.header().setStretchLastSection(True)
         ui.usageTable.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         ui.usageTable.verticalHeader().setVisible(False)
@@ -519,11 +520,16 @@ class LodestarDock(QgsDockWidget):
         if handler is not None:
             handler(event)
 
+    def _add_top(self, item: QTreeWidgetItem) -> QTreeWidgetItem:
+        """A top-level line of the reasoning tree, its text across both columns."""
+        self.ui.reasoningTree.addTopLevelItem(item)
+        item.setFirstColumnSpanned(True)
+        return item
+
     def _step_item(self, index) -> QTreeWidgetItem:
         item = self._step_items.get(index)
         if item is None:
-            item = QTreeWidgetItem([f"Step {index}", ""])
-            self.ui.reasoningTree.addTopLevelItem(item)
+            item = self._add_top(QTreeWidgetItem([f"Step {index}", ""]))
             self._step_items[index] = item
         return item
 
@@ -532,12 +538,12 @@ class LodestarDock(QgsDockWidget):
         for step in steps:
             item = self._step_item(step.get("index"))
             level = f" [{step['level']}]" if step.get("level") else ""
-            item.setText(0, f"Step {step.get('index')}{level}: {step.get('purpose', '')}")
-            item.setText(1, f"{step.get('tool', '')} on {', '.join(step.get('layers') or [])}")
+            item.setText(0, f"Step {step.get('index')}{level}: {step.get('purpose', '')} "
+                            f"({step.get('tool', '')} on {', '.join(step.get('layers') or [])})")
             item.setToolTip(0, f"{step.get('purpose', '')}\nWhy these layers: {step.get('layers_why', '')}\n"
                                f"Why this tool: {step.get('tool_why', '')}\nExpected: {step.get('expected', '')}")
         for note in event.get("notes") or []:
-            QTreeWidgetItem(self.ui.reasoningTree, ["plan note", str(note)])
+            self._add_top(QTreeWidgetItem([f"Plan note: {note}"]))
         self._status(f"Planned {len(steps)} steps.")
 
     def _on_controller(self, event: dict) -> None:
@@ -569,10 +575,11 @@ class LodestarDock(QgsDockWidget):
         if png and Path(png).exists():
             pixmap = QPixmap(str(png))
             if not pixmap.isNull():
-                child.setIcon(0, QIcon(pixmap.scaled(112, 112, Qt.KeepAspectRatio, Qt.SmoothTransformation)))
+                child.setIcon(0, QIcon(pixmap.scaled(128, 128, Qt.KeepAspectRatio, Qt.SmoothTransformation)))
                 child.setToolTip(0, f'<img src="{png}" width="360">')
         parent.addChild(child)
-        parent.setText(1, f"{len(zone_ids)} zones; {'supports' if supports else 'does not support'} the answer")
+        parent.setToolTip(0, f"{parent.text(0)}\n{len(zone_ids)} zones; "
+                             f"{'supports' if supports else 'does not support'} the answer")
         parent.setData(0, Qt.UserRole, supports)
         parent.setExpanded(True)
         self.ui.reasoningTree.scrollToItem(child)
@@ -580,29 +587,30 @@ class LodestarDock(QgsDockWidget):
 
     def _on_skipped(self, event: dict) -> None:
         for index in event.get("steps") or []:
-            self._step_item(index).setText(1, "skipped: an earlier step concluded the chain")
+            item = self._step_item(index)
+            item.setText(0, item.text(0) + " - skipped: an earlier step concluded the chain")
 
     def _on_verdict(self, event: dict) -> None:
         verdict = event.get("verdict")
         round_no = event.get("round")
         if verdict is None:
-            item = QTreeWidgetItem([f"Round {round_no} verdict", f"no verdict: {event.get('error', '')}"])
-            item.setForeground(1, QColor("#b71c1c"))
-            self.ui.reasoningTree.addTopLevelItem(item)
+            item = QTreeWidgetItem([f"Round {round_no} verdict: no verdict ({event.get('error', '')})"])
+            item.setForeground(0, QColor("#b71c1c"))
+            self._add_top(item)
             return
         valid = bool(verdict.get("valid"))
         answer = verdict.get("answer") or "-"
-        item = QTreeWidgetItem([f"Round {round_no} verdict",
-                                f"{'valid' if valid else 'not valid'}; candidate answer {answer}"])
-        item.setForeground(1, QColor("#1b5e20" if valid else "#e65100"))
-        item.setToolTip(1, verdict.get("rationale", ""))
+        item = QTreeWidgetItem([f"Round {round_no} verdict: {'valid' if valid else 'not valid'}; "
+                                f"candidate answer {answer}"])
+        item.setForeground(0, QColor("#1b5e20" if valid else "#e65100"))
+        item.setToolTip(0, verdict.get("rationale", ""))
         for group in ("critical", "secondary"):
             for name, ok in (verdict.get(group) or {}).items():
                 QTreeWidgetItem(item, [f"{group} evidence", f"{name}: {'supported' if ok else 'missing'}"])
         for step, text in (verdict.get("feedback") or {}).items():
             feedback = QTreeWidgetItem(item, [f"feedback to step {step}", str(text)])
             feedback.setToolTip(1, str(text))
-        self.ui.reasoningTree.addTopLevelItem(item)
+        self._add_top(item)
         item.setExpanded(True)
         self._round_items[round_no] = item
         self._status(f"Round {round_no}: the verifier finds the chain {'valid' if valid else 'not valid'}.")
@@ -610,16 +618,15 @@ class LodestarDock(QgsDockWidget):
     def _on_vote(self, event: dict) -> None:
         counts = event.get("counts") or {}
         tally = ", ".join(f"{k} x{v}" for k, v in counts.items())
-        item = QTreeWidgetItem(["Majority vote", f"{tally} -> {event.get('answer', '-')}"])
-        self.ui.reasoningTree.addTopLevelItem(item)
+        self._add_top(QTreeWidgetItem([f"Majority vote: {tally} -> {event.get('answer', '-')}"]))
 
     def _on_localization(self, event: dict) -> None:
         params = event.get("params") or {}
-        item = QTreeWidgetItem(["Localization", f"{event.get('polygons', 0)} prospectivity polygons "
-                                                f"(parameters from {event.get('source', '?')})"])
+        item = QTreeWidgetItem([f"Localization: {event.get('polygons', 0)} prospectivity polygons "
+                                f"(parameters from {event.get('source', '?')})"])
         for name, value in params.items():
             QTreeWidgetItem(item, [name, str(value)])
-        self.ui.reasoningTree.addTopLevelItem(item)
+        self._add_top(item)
         self._status("Localizing targets through the spatial graph...")
 
     def _on_usage(self, event: dict) -> None:

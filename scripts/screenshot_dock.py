@@ -1,0 +1,149 @@
+"""Screenshot of the Lodestar dock after an offline run on the sample case (docs/dock.png).
+
+Run under a virtual display:  xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot_dock.py
+It builds a small QGIS main window (map canvas, Layers panel, the real Lodestar dock), loads the
+sample case's layers, runs the offline reasoner through the dock as a user would, and grabs the window.
+An isolated QGIS profile under build/ is used; runs are written to a temporary folder.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_DIR = ROOT / "build" / "testpkg"
+
+
+def _import_path() -> None:
+    """Import the checkout as the `lodestar` package (as tests do)."""
+    PACKAGE_DIR.mkdir(parents=True, exist_ok=True)
+    link = PACKAGE_DIR / "lodestar"
+    if not link.is_symlink():
+        link.symlink_to(ROOT, target_is_directory=True)
+    sys.path.insert(0, str(PACKAGE_DIR))
+
+
+class MiniIface:
+    """The part of QgisInterface the dock uses."""
+
+    def __init__(self, window, canvas):
+        self._window, self._canvas = window, canvas
+
+    def mainWindow(self):  # noqa: N802 (QGIS API name)
+        return self._window
+
+    def mapCanvas(self):  # noqa: N802 (QGIS API name)
+        return self._canvas
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "docs" / "dock.png"))
+    parser.add_argument("--case", default=str(ROOT / "resources" / "sample" / "porphyry-demo" / "case.json"))
+    parser.add_argument("--timeout", type=float, default=300.0)
+    args = parser.parse_args(argv)
+    _import_path()
+
+    from qgis.core import QgsApplication
+
+    profile = ROOT / "build" / "screenshot-profile"
+    profile.mkdir(parents=True, exist_ok=True)
+    app = QgsApplication([], True, str(profile))
+    app.initQgis()
+    try:
+        _screenshot(app, args)
+    finally:
+        gc.collect()  # Qt objects of the window go before QGIS exits
+        app.exitQgis()
+    return 0
+
+
+def _screenshot(app, args) -> None:
+    from qgis.core import QgsLayerTreeModel, QgsProject, QgsRasterLayer, QgsVectorLayer
+    from qgis.gui import QgsLayerTreeMapCanvasBridge, QgsLayerTreeView, QgsMapCanvas
+    from qgis.PyQt.QtCore import Qt
+    from qgis.PyQt.QtWidgets import QDockWidget, QMainWindow
+
+    from lodestar.plugin.case import read_case
+    from lodestar.ui.dock import LodestarDock
+    from lodestar.ui.settings_dialog import PluginSettings
+    from lodestar.ui.task import wait_for
+
+    runs = Path(tempfile.mkdtemp(prefix="lodestar-screenshot-"))
+    PluginSettings(output_dir=str(runs)).save()
+
+    window = QMainWindow()
+    window.setWindowTitle("QGIS - Lodestar")
+    window.resize(1500, 940)
+    canvas = QgsMapCanvas(window)
+    canvas.setCanvasColor(Qt.white)
+    window.setCentralWidget(canvas)
+    project = QgsProject.instance()
+    root = project.layerTreeRoot()
+    bridge = QgsLayerTreeMapCanvasBridge(root, canvas)  # noqa: F841 (keeps canvas and tree in sync)
+    view = QgsLayerTreeView(window)
+    model = QgsLayerTreeModel(root)
+    model.setFlag(QgsLayerTreeModel.AllowNodeChangeVisibility)
+    view.setModel(model)
+    layers_dock = QDockWidget("Layers", window)
+    layers_dock.setWidget(view)
+    window.addDockWidget(Qt.LeftDockWidgetArea, layers_dock)
+
+    case = read_case(args.case)
+    for spec in case.layers:
+        layer = (QgsVectorLayer(str(spec.path), spec.name, "ogr") if spec.is_vector
+                 else QgsRasterLayer(str(spec.path), spec.name))
+        if not layer.isValid():
+            raise SystemExit(f"cannot open {spec.path}")
+        project.addMapLayer(layer)
+        if spec.role != "geological_map" and not spec.is_vector:
+            root.findLayer(layer.id()).setItemVisibilityChecked(False)
+
+    dock = LodestarDock(MiniIface(window, canvas), window)
+    window.addDockWidget(Qt.RightDockWidgetArea, dock)
+    window.resizeDocks([layers_dock, dock], [250, 470], Qt.Horizontal)
+    window.show()
+    for spec in case.layers:
+        layer = project.mapLayersByName(spec.name)[0]
+        dock.set_layer_role(layer.id(), spec.role)
+    dock.ui.questionEdit.setPlainText(case.question)
+    task = dock.run()
+    if task is None:
+        raise SystemExit("the dock refused to run: " + dock.input_problem())
+    if not wait_for(task, args.timeout) or dock.result is None:
+        raise SystemExit("the run did not finish: " + dock.ui.statusLabel.text())
+    dock.ui.tabs.setCurrentWidget(dock.ui.reasoningTab)
+    for node in root.findLayers():
+        node.setExpanded(False)
+    dock.run_group.setExpanded(True)
+    view.expand(view.node2index(dock.run_group))
+    for node in dock.run_group.findLayers():
+        node.setExpanded(node.isVisible())
+    prospect = dock.run_layers.get("prospectivity")
+    canvas.setDestinationCrs(prospect.crs() if prospect else canvas.mapSettings().destinationCrs())
+    extent = project.mapLayersByName(case.layers[0].name)[0].extent()
+    canvas.setExtent(extent)
+    canvas.refreshAllLayers()
+    started = time.monotonic()
+    while time.monotonic() - started < 20 and (time.monotonic() - started < 1.0 or canvas.isDrawing()):
+        app.processEvents()
+        time.sleep(0.05)
+    app.processEvents()
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out)):
+        raise SystemExit(f"could not write {out}")
+    print(f"{out}: answer {dock.result.answer} ({dock.ui.statusLabel.text()})")
+    dock.shutdown()
+    canvas.stopRendering()
+    window.hide()
+    project.removeAllMapLayers()
+    app.processEvents()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
