@@ -171,9 +171,17 @@ def _output_shape(width: int, height: int, max_size: int, min_size: int) -> tupl
     return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
 
 
+def source_stretch(source, layer: str | None, stretch):
+    """Resolve stretch "auto": 8-bit RGB renderings are shown as they are (None), other rasters at (2, 98)."""
+    if stretch != "auto":
+        return stretch
+    reader = source.readers.get(layer) if isinstance(source, RasterSet) else source
+    return None if isinstance(reader, RasterReader) and reader.is_rgb else (2, 98)
+
+
 def render_png(source, layer: str | None = None, bounds: tuple[float, float, float, float] | None = None,
                max_size: int = 1024, grid: bool | str = True, north_arrow: bool = True,
-               stretch: tuple[float, float] | None = (2, 98), colormap: str | None = "magma",
+               stretch: tuple[float, float] | None | str = "auto", colormap: str | None = "magma",
                path=None, min_size: int = 256) -> RenderedImage:
     """Render a layer (a RasterSet and a layer name, or a RasterReader) or a map window of it to PNG.
 
@@ -181,13 +189,14 @@ def render_png(source, layer: str | None = None, bounds: tuple[float, float, flo
     The image's longest side is at most max_size; small windows are enlarged by a whole factor up to
     min_size so a model can see them. grid: True or "map" draws map-coordinate lines with labels,
     "fraction" draws normalised 0-1 lines (0.1 apart, (0, 0) top-left), False none. north_arrow is
-    drawn on georeferenced layers. The PNG is also written to `path` when one is given.
+    drawn on georeferenced layers. stretch: percentiles, None (min-max; 8-bit RGB kept as is) or
+    "auto" (None for 8-bit RGB renderings, (2, 98) otherwise). The PNG is also written to `path`.
     """
     data, data_grid = layer_pixels(source, layer, bounds, max_size)
     if np.ma.getmaskarray(data).all():
         name = layer if layer is not None else getattr(source, "name", "the layer")
         raise LodestarError(f"{name} has no valid pixels in the requested window; choose another window or layer.")
-    rgb = to_rgb(data, stretch=stretch, colormap=colormap)
+    rgb = to_rgb(data, stretch=source_stretch(source, layer, stretch), colormap=colormap)
     width, height = _output_shape(data_grid.width, data_grid.height, max_size, min_size)
     image = Image.fromarray(rgb, mode="RGB")
     if (width, height) != image.size:

@@ -26,7 +26,7 @@ from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..raster_io import RasterGrid, RasterReader, RasterSet
-from ..render import draw_grid, draw_north_arrow, layer_pixels, to_rgb
+from ..render import draw_grid, draw_north_arrow, layer_pixels, source_stretch, to_rgb
 
 SHARPEN_RADIUS = 2
 SHARPEN_THRESHOLD = 3
@@ -109,12 +109,13 @@ def view_window(grid: RasterGrid, bbox=None, center=None, zoom: float = 2.0) -> 
 
 def evidence_view(source, layer: str | None = None, bbox=None, center=None, zoom: float = 2.0,
                   sharpen: float = 0.0, contrast: float = 1.0, out_path=None, out_size: int = 448,
-                  stretch: tuple[float, float] | None = (2, 98), colormap: str | None = "magma",
+                  stretch: tuple[float, float] | None | str = "auto", colormap: str | None = "magma",
                   grid: bool | str = False, north_arrow: bool = False) -> EvidenceView:
     """A zoomed view of a layer (RasterSet + layer name, or a RasterReader), optionally written to a file.
 
     sharpen: unsharp-mask intensity (0: none; 2 is GeoScout's default, i.e. 200 %); contrast: PIL
     contrast factor (1: unchanged). out_path: .png (with .pgw world file and .aux.xml CRS) or .tif.
+    stretch "auto" shows 8-bit RGB renderings as they are and stretches other rasters at (2, 98).
     """
     if out_size < 16:
         raise LodestarError(f"Output size {out_size} is too small; use at least 16 pixels.")
@@ -128,7 +129,8 @@ def evidence_view(source, layer: str | None = None, bbox=None, center=None, zoom
     data, data_grid = layer_pixels(source, layer, inner, max(out_size, 1))
     if np.ma.getmaskarray(data).all():
         raise LodestarError("The view window has no valid pixels (all nodata); choose another place or layer.")
-    image = Image.fromarray(to_rgb(data, stretch=stretch, colormap=colormap), mode="RGB")
+    image = Image.fromarray(to_rgb(data, stretch=source_stretch(source, layer, stretch), colormap=colormap),
+                            mode="RGB")
     scale = out_size / max(data_grid.width, data_grid.height)
     width = max(1, int(round(data_grid.width * scale)))
     height = max(1, int(round(data_grid.height * scale)))

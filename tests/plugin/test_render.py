@@ -130,3 +130,19 @@ def test_render_png_raster_set_and_errors(tmp_path):
         render_png(raster_set, "a", bounds=(500_000, 3_999_900, 500_800, 4_000_000))
     with pytest.raises(LodestarError, match="Name the layer"):
         render_png(raster_set)
+
+
+def test_auto_stretch_keeps_rgb_renderings_as_they_are(tmp_path):
+    from lodestar.plugin.tools.evidence_view import evidence_view
+
+    pixels = np.zeros((3, 20, 30), dtype="uint8")
+    pixels[0], pixels[1], pixels[2] = 200, 120, 40
+    pixels[:, 5:10, 5:10] = 90
+    path = write_tif(tmp_path / "render.tif", pixels, nodata=None)
+    reader = RasterReader(path)
+    shown = decode(render_png(reader, grid=False, north_arrow=False, min_size=0).png_bytes)
+    assert tuple(shown[0, 0]) == (200, 120, 40) and tuple(shown[6, 6]) == (90, 90, 90)
+    stretched = decode(render_png(reader, grid=False, north_arrow=False, min_size=0, stretch=(0, 100)).png_bytes)
+    assert tuple(stretched[0, 0]) == (255, 255, 0)
+    view = decode(evidence_view(reader, zoom=1, out_size=30).png_bytes)
+    assert tuple(view[0, 0]) == (200, 120, 40)
