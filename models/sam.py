@@ -41,6 +41,8 @@ CONTEXT_FRACTION = 0.25
 """Context around a zone's box in its window, as a fraction of the box's longer side..."""
 CONTEXT_MIN_PX = 16
 """...and at least this many pixels."""
+MIN_REGION_PX = 16
+"""Holes and islands of a SAM mask smaller than this many pixels are removed."""
 MAX_POINTS = 3
 """Positive points per zone: the anomaly maximum of each of its largest parts."""
 
@@ -403,20 +405,49 @@ def _stability(logits: np.ndarray, threshold: float, offset: float = 1.0) -> flo
     return float((logits > threshold + offset).sum()) / union if union else 0.0
 
 
-def mask_geometry(mask: np.ndarray, grid: RasterGrid, zone_geometry):
-    """Polygons of a window mask (map coordinates, holes kept, ~1.5 px simplification) that touch the zone."""
-    from shapely.ops import unary_union
+def clean_mask(mask: np.ndarray, min_px: int) -> np.ndarray:
+    """The mask with holes smaller than min_px pixels filled and islands smaller than that dropped.
 
-    polygons = labelled_polygons(mask.astype("int32"), grid, simplify_px=SIMPLIFY_PX)
-    if 1 not in polygons:
+    As SAM's own post-processing; islands are kept when all of them are small (a small zone's mask).
+    """
+    from scipy import ndimage
+
+    def small_regions(region: np.ndarray) -> tuple[np.ndarray, int]:
+        labels, count = ndimage.label(region)
+        sizes = np.bincount(labels.ravel(), minlength=count + 1)
+        small = np.flatnonzero(sizes < min_px)
+        return np.isin(labels, small[small > 0]), count - int((small > 0).sum())
+
+    holes, _ = small_regions(~mask)
+    cleaned = mask | holes
+    islands, large = small_regions(cleaned)
+    if large:
+        cleaned &= ~islands
+    return cleaned
+
+
+def mask_geometry(mask: np.ndarray, grid: RasterGrid, zone_geometry):
+    """Polygons (map coordinates, holes kept, ~1.5 px simplification) of the mask's regions touching the zone."""
+    from rasterio.features import rasterize
+    from scipy import ndimage
+
+    labels, count = ndimage.label(mask)
+    if not count:
         return None
-    parts = [p for p in getattr(polygons[1], "geoms", [polygons[1]]) if p.intersects(zone_geometry)]
-    if not parts:
+    footprint = rasterize([(zone_geometry, 1)], out_shape=mask.shape, transform=grid.transform, all_touched=True,
+                          fill=0, dtype="uint8").astype(bool)
+    keep = np.unique(labels[footprint & (labels > 0)])
+    if not keep.size:
         return None
-    geometry = parts[0] if len(parts) == 1 else unary_union(parts)
-    if not geometry.is_valid:
+    selected = np.isin(labels, keep)
+    rows, cols = np.flatnonzero(selected.any(axis=1)), np.flatnonzero(selected.any(axis=0))
+    window = Window(int(cols[0]), int(rows[0]), int(cols[-1] - cols[0] + 1), int(rows[-1] - rows[0] + 1))
+    polygons = labelled_polygons(selected[window.toslices()].astype("int32"), grid.window_grid(window),
+                                 simplify_px=SIMPLIFY_PX)
+    geometry = polygons.get(1)
+    if geometry is not None and not geometry.is_valid:
         geometry = geometry.buffer(0)
-    return None if geometry.is_empty else geometry
+    return None if geometry is None or geometry.is_empty else geometry
 
 
 @dataclass
@@ -455,7 +486,7 @@ def _refine_window(model: SamModel, predictor, raster_set: RasterSet, layer: str
             box=box, multimask_output=True, return_logits=True,
         )
         best = int(np.argmax(ious))
-        mask = (logits[best] > threshold) & valid
+        mask = clean_mask(logits[best] > threshold, MIN_REGION_PX) & valid
         refined = mask_geometry(mask, grid, geometry)
         score, iou = _stability(logits[best], threshold), float(ious[best])
         if refined is None:

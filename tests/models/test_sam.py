@@ -273,6 +273,32 @@ def test_anomaly_points_sit_on_the_maximum(index_set):
     assert low.tolist() == [[30 - 14 + 0.5, 20 - 4 + 0.5]]
 
 
+def test_clean_mask_fills_small_holes_and_drops_small_islands():
+    mask = np.zeros((40, 40), dtype=bool)
+    mask[5:25, 5:25] = True
+    mask[8:10, 8:10] = False    # 4 px hole: filled
+    mask[12:17, 12:17] = False  # 25 px hole: kept
+    mask[30:33, 30:33] = True   # 9 px island: dropped
+    cleaned = sam_module.clean_mask(mask, 16)
+    expected = np.zeros((40, 40), dtype=bool)
+    expected[5:25, 5:25] = True
+    expected[12:17, 12:17] = False
+    assert np.array_equal(cleaned, expected)
+    lone = np.zeros((40, 40), dtype=bool)
+    lone[30:33, 30:33] = True   # the only region, however small, stays
+    assert np.array_equal(sam_module.clean_mask(lone, 16), lone)
+
+
+def test_mask_geometry_keeps_the_regions_touching_the_zone(index_set):
+    grid = index_set.grid
+    mask = np.zeros((grid.height, grid.width), dtype=bool)
+    mask[10:30, 10:40] = True  # touches the zone
+    mask[50:70, 60:90] = True  # elsewhere in the window
+    geometry = sam_module.mask_geometry(mask, grid, pixel_box(35, 25, 45, 35))
+    assert geometry.equals(pixel_box(10, 10, 40, 30))
+    assert sam_module.mask_geometry(mask, grid, pixel_box(45, 40, 50, 45)) is None
+
+
 # --- refinement -----------------------------------------------------------------------------------------------
 
 def test_full_mask_becomes_the_window_outline_with_nodata_hole(index_set, checkpoints):
@@ -316,8 +342,11 @@ def test_random_sam_masks_are_valid_polygons_on_the_pixel_lattice(tmp_path, chec
     plan = plan_windows([PixelBox(*b) for b in boxes], 400, 300, TINY_INPUT)
     windows = {i: w for w, members in plan for i in members}
     out = refine_zones(zones, raster_set, model)
-    assert out.sam_refined.all()
+    assert out.sam_refined.any()
     for i, row in out.iterrows():
+        if not row.sam_refined:  # random weights: a mask may miss its zone
+            assert row.geometry.equals(zones.geometry.iloc[i])
+            continue
         assert row.geometry.is_valid and not row.geometry.is_empty and on_lattice(row.geometry)
         w = windows[i]
         xmin, ymin, xmax, ymax = pixel_box(w.col_off, w.row_off, w.col_off + w.width, w.row_off + w.height).bounds
