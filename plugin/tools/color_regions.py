@@ -12,8 +12,9 @@ Two paths, chosen from the layer (or forced with `mode`):
 
 Memory: when the layer lies on the analysis grid itself (one layer at full resolution, as
 `single_layer_set` builds it), the layer is read in row blocks from the file and only a boolean
-mask and a label image are held in memory, so a 10,000 x 10,000 float32 raster needs well under
-1.5 GB. Otherwise the layer is resampled onto the RasterSet's analysis grid (its `max_pixels`).
+mask of the whole window is held in memory (components are labelled coarse to fine), so a
+10,000 x 10,000 float32 raster needs well under 1.5 GB. Otherwise the layer is resampled onto the
+RasterSet's analysis grid (its `max_pixels`).
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from .result import ToolResult
 METHODS = ("percentile", "sigma", "otsu", "value")
 MODES = ("auto", "index", "rgb")
 FULL_RESOLUTION_LIMIT = 150_000_000
-"""`single_layer_set` keeps a layer at full resolution up to this many pixels (mask + labels ~ 5 B/px)."""
+"""`single_layer_set` keeps a single-band layer at full resolution up to this many pixels (mask: 1 B/px)."""
 RENDERING_LIMIT = 8_000_000
 """`single_layer_set` decimates multi-band rasters (renderings, analysed in memory) to this many pixels."""
 SAMPLE_PIXELS = 4_000_000
@@ -251,18 +252,16 @@ def _index_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader,
     mask, valid_count = _threshold_blocks(source, threshold, params.smooth_px, progress.scaled(5, 55))
     grid = raster_set.grid.window_grid(window)
     min_px = max(params.min_area_px, int(math.ceil(params.min_area_fraction * valid_count)))
-    components = _components(mask, min_px)
+    kept = connected_components(mask, min_px)
     del mask
     progress.set(65)
     records = []
-    labels, kept = components
-    for number, (label, slices) in enumerate(kept):
+    for number, (slices, component) in enumerate(kept):
         progress.check()
-        values = _block_values(source, slices, labels[slices] == label)
-        geometry = mask_polygon(labels[slices] == label, grid, slices, params.simplify_px)
+        values = _block_values(source, slices, component)
+        geometry = mask_polygon(component, grid, slices, params.simplify_px)
         records.append((float(values.mean()), float(values.max()), float(values.min()), geometry))
         progress.set(65 + 30 * (number + 1) / max(1, len(kept)))
-    del labels
     low = source.sign < 0
     records.sort(key=lambda r: (-r[0], -r[3].area))
     if params.max_regions is not None:
@@ -314,20 +313,71 @@ def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, prog
     return mask, valid
 
 
-def _components(mask: np.ndarray, min_px: int):
-    """(label image, [(label, slices)] of the 4-connected components of at least min_px pixels)."""
-    labels, count = ndimage.label(mask)
+COARSE_CELL = 8
+"""Large masks are first labelled on cells of COARSE_CELL x COARSE_CELL pixels (any pixel set)."""
+DIRECT_LABEL_PIXELS = 4_000_000
+"""Masks up to this size are labelled directly."""
+MAX_COARSE_CANDIDATES = 2000
+"""Above this many candidate cell groups, labelling the whole mask at once is quicker."""
+
+
+def connected_components(mask: np.ndarray, min_px: int) -> list:
+    """[(slices, component mask cut to slices)] of the 4-connected components of at least min_px pixels.
+
+    Large masks are labelled coarse to fine: a component always lies inside one 4-connected group of
+    cells that contain set pixels, and groups with too few cells to hold min_px pixels are skipped, so
+    only the candidate groups are labelled at full resolution (no full-size label image).
+    """
+    min_px = max(1, int(min_px))
+    if mask.size <= DIRECT_LABEL_PIXELS:
+        return _label_within(mask, min_px, 0, 0)
+    f = COARSE_CELL
+    coarse_labels, count = ndimage.label(_coarse_any(mask, f))
     if count == 0:
-        return labels, []
-    min_px = max(1, min_px)
-    kept = []
-    for label, slices in enumerate(ndimage.find_objects(labels), start=1):
-        rows, cols = slices
+        return []
+    cells = np.bincount(coarse_labels.ravel(), minlength=count + 1)
+    candidates = [k for k in range(1, count + 1) if cells[k] * f * f >= min_px]
+    if len(candidates) > MAX_COARSE_CANDIDATES:
+        return _label_within(mask, min_px, 0, 0)
+    objects = ndimage.find_objects(coarse_labels)
+    rows, cols = mask.shape
+    found = []
+    for k in candidates:
+        cell_rows, cell_cols = objects[k - 1]
+        r0, r1 = cell_rows.start * f, min(rows, cell_rows.stop * f)
+        c0, c1 = cell_cols.start * f, min(cols, cell_cols.stop * f)
+        own = coarse_labels[cell_rows, cell_cols] == k
+        own = np.repeat(np.repeat(own, f, axis=0), f, axis=1)[: r1 - r0, : c1 - c0]
+        found.extend(_label_within(mask[r0:r1, c0:c1] & own, min_px, r0, c0))
+    return found
+
+
+def _coarse_any(mask: np.ndarray, f: int) -> np.ndarray:
+    """Cells of f x f pixels that contain a set pixel (edge cells may be smaller)."""
+    rows, cols = mask.shape
+    full_rows, full_cols = rows // f * f, cols // f * f
+    out = np.zeros((-(-rows // f), -(-cols // f)), dtype=bool)
+    if full_rows and full_cols:
+        block = mask[:full_rows, :full_cols].reshape(full_rows // f, f, full_cols // f, f)
+        out[: full_rows // f, : full_cols // f] = block.any(axis=(1, 3))
+    if full_cols < cols:
+        out[:, -1] |= np.logical_or.reduceat(mask[:, full_cols:].any(axis=1), np.arange(0, rows, f))
+    if full_rows < rows:
+        out[-1, :] |= np.logical_or.reduceat(mask[full_rows:, :].any(axis=0), np.arange(0, cols, f))
+    return out
+
+
+def _label_within(mask: np.ndarray, min_px: int, row_offset: int, col_offset: int) -> list:
+    labels, count = ndimage.label(mask)
+    found = []
+    for label, (rows, cols) in enumerate(ndimage.find_objects(labels) if count else [], start=1):
         if (rows.stop - rows.start) * (cols.stop - cols.start) < min_px:
             continue  # a component never covers more pixels than its bounding box
-        if np.count_nonzero(labels[slices] == label) >= min_px:
-            kept.append((label, slices))
-    return labels, kept
+        component = labels[rows, cols] == label
+        if np.count_nonzero(component) >= min_px:
+            found.append(((slice(rows.start + row_offset, rows.stop + row_offset),
+                           slice(cols.start + col_offset, cols.stop + col_offset)), component))
+    return found
 
 
 def _block_values(source: _IndexSource, slices, component: np.ndarray) -> np.ndarray:
@@ -472,12 +522,11 @@ def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, p
         mask = ndimage.binary_opening(mask, structure=np.ones((3, 3), bool))
     valid_count = int((~nodata).sum())
     min_px = max(params.min_area_px, int(math.ceil(params.min_area_fraction * valid_count)))
-    labels, kept = _components(mask, min_px)
+    kept = connected_components(mask, min_px)
     grid = raster_set.grid.window_grid(window)
     records = []
-    for label, slices in kept:
+    for slices, component in kept:
         progress.check()
-        component = labels[slices] == label
         inside = values[slices][component]
         geometry = mask_polygon(component, grid, slices, params.simplify_px)
         records.append((float(inside.mean()), float(inside.max()), geometry))

@@ -305,3 +305,21 @@ def test_single_layer_set_budgets(tmp_path, index_raster, monkeypatch):
     monkeypatch.setattr(module, "RENDERING_LIMIT", 1500)
     path = write_png(tmp_path / "render.png", rendering())
     assert single_layer_set(path).grid.width * single_layer_set(path).grid.height <= 1500
+
+
+def test_coarse_to_fine_components_match_direct_labelling(monkeypatch):
+    from scipy import ndimage
+
+    rng = np.random.default_rng(3)
+    mask = ndimage.binary_opening(rng.random((203, 157)) > 0.45)     # odd sizes: partial edge cells
+    mask[100:180, 20:150] = True
+    direct = module.connected_components(mask, 12)
+    monkeypatch.setattr(module, "DIRECT_LABEL_PIXELS", 0)
+    coarse = module.connected_components(mask, 12)
+    key = sorted((s[0].start, s[1].start, s[0].stop, s[1].stop, int(c.sum())) for s, c in direct)
+    assert key == sorted((s[0].start, s[1].start, s[0].stop, s[1].stop, int(c.sum())) for s, c in coarse)
+    assert len(key) > 3
+    for slices, component in coarse:
+        assert mask[slices][component].all()
+    monkeypatch.setattr(module, "MAX_COARSE_CANDIDATES", 0)              # falls back to direct labelling
+    assert len(module.connected_components(mask, 12)) == len(key)
