@@ -38,6 +38,21 @@ _KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-*]{8,}")
 _NO_KEY = "none"  # sent as the bearer token to local servers that need no key
 
 
+_OPTIONAL = {"response_format": "JSON mode", "seed": "the seed", "temperature": "the temperature"}
+"""Request parameters left out, one at a time, when a server answers 400 to them."""
+
+
+def _refused_parameter(server_text: str, sent: dict) -> str | None:
+    """Which optional parameter to leave out after a 400: the one the server's message names, else JSON mode,
+    then the seed (the temperature only when named, since leaving it out changes the answers)."""
+    text = server_text.lower()
+    named = [name for name in _OPTIONAL if name in sent and (name in text or (name == "response_format"
+                                                                              and "json" in text))]
+    if named:
+        return named[0]
+    return next((name for name in ("response_format", "seed") if name in sent), None)
+
+
 class BudgetExceeded(LodestarError):
     """The run used up its model calls or tokens."""
 
@@ -142,8 +157,7 @@ class LLMClient:
         self.max_repairs = max_repairs
         self._sleep = sleep
         self._client = None
-        self._json_mode: dict[str, bool] = {}
-        self._seed_ok: dict[str, bool] = {}
+        self._dropped: dict[str, set] = {}  # model -> optional request parameters its server refused
         self._usage: dict[str, dict] = {}
         self.waits: list[float] = []  # every back-off wait, in seconds, in order
         self.budget_error: str | None = None  # set once the budget stopped the run
@@ -315,24 +329,22 @@ class LLMClient:
         failures = 0
         while True:
             self.progress.check()
-            kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature}
-            if self._json_mode.get(model, True):
-                kwargs["response_format"] = {"type": "json_object"}
-            if self.settings.seed is not None and self._seed_ok.get(model, True):
+            dropped = self._dropped.setdefault(model, set())
+            kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature,
+                      "response_format": {"type": "json_object"}}
+            if self.settings.seed is not None:
                 kwargs["seed"] = int(self.settings.seed)
+            kwargs = {k: v for k, v in kwargs.items() if k not in dropped}
             started = time.monotonic()
             try:
                 return self._client.chat.completions.create(**kwargs), time.monotonic() - started
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if "response_format" in kwargs:
-                    self._json_mode[model] = False
-                    self.progress.log(f"{role}: {url} refused JSON mode for {model}; asking in plain text")
-                    continue
-                if "seed" in kwargs:
-                    self._seed_ok[model] = False
-                    self.progress.log(f"{role}: {url} refused the seed for {model}; sending none")
-                    continue
-                raise LodestarError(self._status_message(exc, model)) from None
+                refused = _refused_parameter(self._server_text(exc), kwargs)
+                if refused is None:
+                    raise LodestarError(self._status_message(exc, model)) from None
+                dropped.add(refused)
+                self.progress.log(f"{role}: {url} refused {_OPTIONAL[refused]} for {model}; sending none from now on")
+                continue
             except (openai.RateLimitError, openai.APIConnectionError, openai.APIStatusError) as exc:
                 retryable = not isinstance(exc, openai.APIStatusError) or exc.status_code == 429 \
                     or exc.status_code >= 500

@@ -172,6 +172,8 @@ class OpenAIReasoner:
                     "items": {"type": "number", "minimum": 0, "maximum": 1}}},
                 "locations": {"type": "array", "items": {"type": "string"}},
                 "description": {"type": "string"},
+                "target_area": {"type": "array", "minItems": 4, "maxItems": 4,
+                                "items": {"type": "number", "minimum": 0, "maximum": 1}},
             },
         }
 
@@ -191,9 +193,13 @@ class OpenAIReasoner:
         answer = self._ask("executor", "executor", f"Phase act: choose the tool call for step {step.index}.",
                            data, schema, images=images, check=check, phase="act")
         boxes = [[float(v) for v in box] for box in answer.get("boxes") or []]
+        target = answer.get("target_area")
+        area = None
+        if target and answer["tool"] in ZONE_TOOLS and answer["tool"] != "mark_boxes":
+            area = _map_bounds(target, ws.raster_set.grid.bounds)
         return ToolCall(tool=answer["tool"], layers=list(answer["layers"]), params=dict(answer.get("params") or {}),
                         boxes=boxes, locations=[str(w) for w in answer.get("locations") or []],
-                        description=str(answer.get("description", "")))
+                        description=str(answer.get("description", "")), view_bounds=area)
 
     def observe(self, ws, step: PlanStep, outcome: ToolOutcome) -> Judgement:
         schema = {"type": "object", "required": ["rationale", "sub_inference", "global_inference"], "properties": {
@@ -329,9 +335,21 @@ class OpenAIReasoner:
         return answer
 
 
+def _map_bounds(area, bounds) -> list[float]:
+    """[ymin, xmin, ymax, xmax] normalised to a view (0,0 top-left) -> map [xmin, ymin, xmax, ymax]."""
+    ymin, xmin, ymax, xmax = (float(v) for v in area)
+    x0, y0, x1, y1 = bounds
+    width, height = x1 - x0, y1 - y0
+    return [x0 + xmin * width, y1 - ymax * height, x0 + xmax * width, y1 - ymin * height]
+
+
 def _call_problems(answer: dict, viewed: str | None) -> list[str]:
     """What a tool call needs beyond its schema: layers for zone tools; well-formed, located boxes."""
     problems = []
+    target = answer.get("target_area")
+    if target and not (target[0] < target[2] and target[1] < target[3]):
+        problems.append(f"$.target_area = {target} must be [ymin, xmin, ymax, xmax] with ymin < ymax and "
+                        "xmin < xmax")
     if answer["tool"] in ZONE_TOOLS and not answer["layers"]:
         problems.append(f"{answer['tool']} marks zones on a layer: name at least one layer in $.layers")
     if answer["tool"] != "mark_boxes":

@@ -240,6 +240,23 @@ def test_server_refusing_the_seed_after_json_mode():
     assert "seed" not in last and "response_format" not in last
 
 
+def test_server_refusing_the_temperature_keeps_json_mode_and_seed():
+    replies = [Reply(status=400, error="Unsupported value: 'temperature' does not support 0.05 with this model."),
+               Reply({"answer": "A", "confidence": 1})]
+    with FakeOpenAIServer(replies) as server:
+        _client(server).chat_json("verifier", MESSAGES, SCHEMA)
+        last = server.chat_requests[-1].body
+    assert "temperature" not in last
+    assert last["response_format"] == {"type": "json_object"} and last["seed"] == 7
+
+
+def test_a_bad_request_that_no_fallback_fixes_is_one_clear_error():
+    with FakeOpenAIServer([Reply(status=400, error="maximum context length exceeded")] * 3) as server:
+        with pytest.raises(LodestarError, match=r"refused the request \(HTTP 400\): maximum context length exceeded"):
+            _client(server).chat_json("verifier", MESSAGES, SCHEMA)
+        assert len(server.chat_requests) == 3  # with JSON mode, without it, without the seed
+
+
 def test_budget_cap_on_calls():
     with FakeOpenAIServer([Reply({"answer": "A", "confidence": 1})] * 3) as server:
         client = _client(server, max_calls=2)

@@ -129,6 +129,18 @@ def test_deterministic_tool_call_and_box_count_mismatch(ws):
     assert (call.tool, call.layers, call.params, call.boxes) == ("color_regions", [aloh], {"method": "otsu"}, [])
 
 
+def test_target_area_keeps_a_deterministic_tool_to_part_of_the_extent(ws):
+    aloh = ws.layer_names()[1]
+    inverted = {"tool": "color_regions", "layers": [aloh], "target_area": [0.5, 0.0, 0.25, 0.5]}
+    upper_left = {"tool": "color_regions", "layers": [aloh], "target_area": [0.0, 0.0, 0.5, 0.25]}
+    with FakeOpenAIServer([inverted, upper_left]) as server:
+        call = _reasoner(server).propose(ws, _step(ws, "color_regions", layer=1), "", 1)
+        repair = server.chat_requests[1].messages[-1]["content"]
+    assert "$.target_area = [0.5, 0.0, 0.25, 0.5] must be [ymin, xmin, ymax, xmax]" in repair
+    x0, y0, x1, y1 = ws.raster_set.grid.bounds
+    assert call.view_bounds == pytest.approx([x0, y1 - 0.5 * (y1 - y0), x0 + 0.25 * (x1 - x0), y1])
+
+
 def test_observe_sees_the_evidence_image_and_cannot_pass_a_failed_tool(ws, tmp_path):
     png = ws.render_view(ws.layer_names()[1], None, max_size=300).png_bytes
     (tmp_path / "step01.png").write_bytes(png)
