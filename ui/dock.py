@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import shutil
 import time
@@ -42,6 +43,7 @@ from .task import AnalysisTask, start, wait_for
 FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("dock.ui")))
 
 CHOOSE_ROLE = "(choose a role)"
+FAILED = "Failed"  # the engine's answer when no round gave one
 ZONES_ROLE = Qt.UserRole + 1
 
 PRESETS = (  # label, question, choices
@@ -101,6 +103,17 @@ def is_evidence_layer(layer: QgsMapLayer) -> bool:
         return layer.providerType() == "ogr" and layer.geometryType() in (
             QgsWkbTypes.LineGeometry, QgsWkbTypes.PolygonGeometry)
     return False
+
+
+def run_notes(result: AnalysisResult) -> list[str]:
+    """The engine's notes on how the answer was settled (from the run record; [] when there are none)."""
+    record = result.outputs.get("record")
+    if record is None or not Path(record).exists():
+        return []
+    try:
+        return [str(n) for n in json.loads(Path(record).read_text(encoding="utf-8"))["result"].get("notes", [])]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def project_layers_in_tree_order() -> list:
@@ -491,11 +504,15 @@ class LodestarDock(QgsDockWidget):
         self.result = result
         self.ui.progressBar.setValue(100)
         self.show_answer(result)
-        try:
-            self.run_group, self.run_layers = result_layers.add_result_layers(result.outputs, self.run_name)
-        except LodestarError as exc:
-            self.ui.messageBar.pushCritical("Lodestar", str(exc))
-            self.run_group, self.run_layers = None, {}
+        notes = run_notes(result)
+        if result.answer == FAILED:
+            self.ui.messageBar.pushWarning("Lodestar", "No answer: " + (" ".join(notes) or "see the run record."))
+        self.run_group, self.run_layers = None, {}
+        if len(result.zones) or len(result.prospectivity):
+            try:
+                self.run_group, self.run_layers = result_layers.add_result_layers(result.outputs, self.run_name)
+            except LodestarError as exc:
+                self.ui.messageBar.pushCritical("Lodestar", str(exc))
         self.show_chain(result)
         self.ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
         report = result.outputs.get("report")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 
 import geopandas as gpd
@@ -339,3 +340,96 @@ def test_closing_the_dock_cancels_the_run(dock, sample):
     QgsApplication.processEvents()
     assert dock.task is None and dock.result is None
     assert set(QgsProject.instance().mapLayers()) == before
+
+
+@pytest.fixture
+def openai_settings(qgis_app, runs_dir):
+    """openai back-end settings with a key in the test profile's auth database (removed afterwards)."""
+    from lodestar.ui import secrets
+
+    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
+    assert ".qgis-settings" in profile.parts
+    manager = QgsApplication.authManager()
+    if not manager.setMasterPassword("lodestar-test-master", True):
+        manager.eraseAuthenticationDatabase(False)
+        assert manager.setMasterPassword("lodestar-test-master", True)
+    key = "sk-dock-" + uuid.uuid4().hex
+    secrets.store_api_key(key)
+    settings = PluginSettings.load()
+    settings.models = {"planner": "p-model", "executor": "e-model", "verifier": "v-model"}
+    yield settings, key
+    secrets.clear_api_key()
+
+
+@pytest.fixture
+def refusing_server():
+    """A loopback server that refuses every request with 401 and echoes the Authorization header back."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server API name)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = json.dumps({"error": {"message": f"bad key {self.headers.get('Authorization')}",
+                                         "type": "invalid_request_error"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_refused_key_is_a_message_without_the_key(dock, sample, openai_settings, refusing_server, runs_dir):
+    case, layers = sample
+    settings, key = openai_settings
+    settings.base_url = refusing_server
+    settings.save()
+    _set_case_roles(dock, case, layers)
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
+    assert dock.input_problem() == ""
+    logged = []
+    QgsApplication.messageLog().messageReceived.connect(lambda msg, tag, level: logged.append(msg))
+    before = set(QgsProject.instance().mapLayers())
+    _run_to_end(dock)
+    texts = _bar_texts(dock)
+    assert dock.result.answer == "Failed" and "<b>Answer Failed</b>" in dock.ui.answerBanner.text()
+    [message] = texts
+    assert message.startswith("No answer: No plan:") and "(HTTP 401)" in message
+    assert "Check the API key in the Lodestar settings." in message and "Bearer ***" in message  # echoed key scrubbed
+    assert set(QgsProject.instance().mapLayers()) == before and dock.run_group is None
+    shown = texts + logged + [dock.ui.statusLabel.text()]
+    assert not any(key in text for text in shown)
+    files = [p for p in runs_dir.rglob("*") if p.is_file()]
+    assert any(p.name == "record.json" for p in files)
+    assert not any(key.encode() in p.read_bytes() for p in files)
+
+
+def test_unanswering_endpoint_shows_retries_and_cancels_during_back_off(dock, sample, openai_settings):
+    case, layers = sample
+    settings, _ = openai_settings
+    settings.base_url = "http://127.0.0.1:9/v1"  # the discard port: nothing answers
+    settings.save()
+    _set_case_roles(dock, case, layers)
+    dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
+    task = dock.run()
+    assert task is not None
+    deadline = time.monotonic() + 20
+    while "retrying" not in dock.ui.statusLabel.text() and time.monotonic() < deadline:
+        QgsApplication.processEvents()
+        time.sleep(0.02)
+    assert "retrying in" in dock.ui.statusLabel.text()
+    assert dock.ui.cancelButton.isEnabled() and not dock.ui.runButton.isEnabled()
+    dock.cancel_run()
+    assert wait_for(task, 10)
+    assert time.monotonic() - task.cancel_requested_at < 1.0
+    assert dock.ui.statusLabel.text().startswith("Cancelled")
