@@ -322,6 +322,16 @@ def with_context(box: PixelBox, width: int, height: int) -> PixelBox:
                     min(width, box.c1 + margin), min(height, box.r1 + margin))
 
 
+def _grown(low: int, high: int, least: int, size: int) -> tuple[int, int]:
+    """The span low..high grown evenly to at least `least` pixels, kept inside 0..size."""
+    missing = least - (high - low)
+    if missing <= 0:
+        return low, high
+    low = max(0, low - missing // 2)
+    high = min(size, low + least)
+    return max(0, high - least), high
+
+
 def _starts(low: int, high: int, tile: int) -> list[int]:
     """Tile origins along one axis covering low..high with half-tile steps, the last one flush with high."""
     if high - low <= tile:
@@ -334,7 +344,8 @@ def _starts(low: int, high: int, tile: int) -> list[int]:
 def plan_windows(boxes: list[PixelBox], width: int, height: int, tile: int) -> list[tuple[Window, list[int]]]:
     """Group zone boxes into image windows: one embedding each, as few as possible.
 
-    When all boxes with their context fit in one tile x tile window, that window serves all of them.
+    When all boxes with their context fit in one tile x tile window, that window (at least tile / 4
+    pixels a side where the grid allows) serves all of them.
     Otherwise the area is tiled with tiles of `tile` pixels overlapping by half, and tiles are picked
     greedily (the one holding most remaining boxes with their context, else the bare boxes). A box
     that fits in no tile gets its own window (its context box, which SAM then sees at a reduced scale).
@@ -345,6 +356,8 @@ def plan_windows(boxes: list[PixelBox], width: int, height: int, tile: int) -> l
     c0, r0 = min(b.c0 for b in context), min(b.r0 for b in context)
     c1, r1 = max(b.c1 for b in context), max(b.r1 for b in context)
     if c1 - c0 <= tile and r1 - r0 <= tile:
+        # at least a quarter of the model input on each side, so SAM sees some surroundings
+        (c0, c1), (r0, r1) = _grown(c0, c1, tile // 4, width), _grown(r0, r1, tile // 4, height)
         return [(Window(c0, r0, c1 - c0, r1 - r0), list(range(len(boxes))))]
     tiles = [Window(c, r, min(tile, c1 - c), min(tile, r1 - r))
              for r in _starts(r0, r1, tile) for c in _starts(c0, c1, tile)]
@@ -547,8 +560,8 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
         boxes = [zone_pixel_box(work[i].bounds, grid) for i in indices]
         for window, members in plan_windows(boxes, grid.width, grid.height, model.input_size):
             plans.append((layer, window, [indices[m] for m in members]))
-    progress.log(f"SAM {model.model_type} on {model.device}: {sum(len(p[2]) for p in plans)} zones in "
-                 f"{len(plans)} image windows.")
+    progress.log(f"SAM {model.model_type} on {model.device}: {sum(len(p[2]) for p in plans)} zone(s) in "
+                 f"{len(plans)} image window(s).")
     predictor = sa.SamPredictor(model.sam)
     done = 0
     for layer, window, members in plans:

@@ -244,6 +244,14 @@ def test_boxes_close_together_share_one_window():
     assert members == [0, 1]
 
 
+def test_small_windows_grow_to_a_quarter_of_the_model_input():
+    # SAM's 1024 px input: at least 256 px a side, centred on the box, shifted inside the grid at its edge
+    (window, members), = plan_windows([PixelBox(500, 10, 520, 30)], 2000, 1000, tile=1024)
+    assert (window.col_off, window.row_off, window.width, window.height) == (382, 0, 256, 256)
+    (window, _), = plan_windows([PixelBox(30, 20, 50, 40)], 100, 80, tile=1024)
+    assert (window.col_off, window.row_off, window.width, window.height) == (0, 0, 100, 80)
+
+
 def test_large_areas_are_tiled_and_big_zones_get_their_own_window():
     boxes = [PixelBox(20, 20, 40, 40), PixelBox(60, 50, 80, 70), PixelBox(360, 250, 380, 270),
              PixelBox(100, 100, 300, 250)]
