@@ -10,6 +10,8 @@ PACKAGE_DIR = ROOT / "build" / "testpkg"
 QGIS_PLUGINS = "/usr/share/qgis/python/plugins"
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# QGIS writes GDAL statistics sidecars (.aux.xml) beside rasters it loads; inputs stay untouched in tests.
+os.environ["GDAL_PAM_ENABLED"] = "NO"
 PACKAGE_DIR.mkdir(parents=True, exist_ok=True)
 _link = PACKAGE_DIR / "lodestar"
 if not _link.is_symlink():
