@@ -535,3 +535,19 @@ def test_processing_algorithm_errors_say_what_to_do(tmp_path, checkpoints, lodes
     with pytest.raises(QgsProcessingException, match=r"None of the zones' 'layer' values \(aloh\) names one of"):
         processing.run("lodestar:refine_zones_sam", renamed)
     assert not (tmp_path / "refined.gpkg").exists()
+
+
+def test_processing_algorithm_names_missing_torch(tmp_path, checkpoints, lodestar_provider, monkeypatch):
+    from qgis.core import QgsProcessingException
+
+    import processing
+    from lodestar.plugin.vector_io import write_vector
+
+    raster = write_raster(tmp_path / "aloh.tif", index_data())
+    zones_path = write_vector(zones_on("aloh", [(30, 20, 50, 40)]), tmp_path / "zones.gpkg")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(QgsProcessingException, match="needs the Python package 'torch'.*pip install torch"):
+        processing.run("lodestar:refine_zones_sam", {
+            "INPUT": str(zones_path), "RASTERS": [str(raster)], "CHECKPOINT": str(checkpoints["full"]),
+            "DEVICE": 0, "USE_POINTS": True, "OUTPUT": str(tmp_path / "refined.gpkg"),
+        })
