@@ -105,6 +105,14 @@ def is_evidence_layer(layer: QgsMapLayer) -> bool:
     return False
 
 
+def key_id(layer) -> str:
+    """A layer's id, or '' when its object was already deleted (layer removed from the project)."""
+    try:
+        return layer.id()
+    except RuntimeError:
+        return ""
+
+
 def run_notes(result: AnalysisResult) -> list[str]:
     """The engine's notes on how the answer was settled (from the run record; [] when there are none)."""
     record = result.outputs.get("record")
@@ -213,6 +221,11 @@ class LodestarDock(QgsDockWidget):
                 pass
 
     def _project_layers_changed(self, *_):
+        """Keep the input list in step with the project, and forget result layers the user removed."""
+        project = QgsProject.instance()
+        self.run_layers = {key: layer for key, layer in self.run_layers.items() if project.mapLayer(key_id(layer))}
+        if not self.run_layers:
+            self.run_group = None
         self.refresh_layers()
 
     # ----- inputs

@@ -63,8 +63,14 @@ class AnalysisTask(QgsTask):
         self.cancel_requested_at = time.monotonic()
         super().cancel()
 
+    def _scrub(self, text: str) -> str:
+        """Text with the API key masked (a defence in depth: the engine never means to show it)."""
+        key = self.request.settings.api_key
+        return text.replace(key, "***") if key else text
+
     def run(self) -> bool:
-        progress = Progress(on_progress=self.setProgress, on_log=self.logged.emit, is_cancelled=self.isCanceled)
+        progress = Progress(on_progress=self.setProgress, on_log=lambda line: self.logged.emit(self._scrub(line)),
+                            is_cancelled=self.isCanceled)
         try:
             result = self.engine(self.request, progress, self.engine_event.emit)
             progress.check()
@@ -73,11 +79,11 @@ class AnalysisTask(QgsTask):
         except Cancelled:
             return False
         except LodestarError as exc:
-            self.error = str(exc)
+            self.error = self._scrub(str(exc))
             return False
         except Exception as exc:  # an engine bug must reach the user as a message, not kill QGIS
-            self.error = f"Lodestar stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            self.details = traceback.format_exc()
+            self.error = self._scrub(f"Lodestar stopped on an unexpected error: {type(exc).__name__}: {exc}")
+            self.details = self._scrub(traceback.format_exc())
             return False
         self.result = result
         return True

@@ -275,6 +275,11 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
     assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()
 
+    # the user removes the result layers: the dock forgets them, and zooming is a no-op
+    QgsProject.instance().removeMapLayers(list(added))
+    assert dock.run_layers == {} and dock.run_group is None
+    assert not dock.zoom_to_item(with_zones[0])
+
 
 def test_cancel_midway_adds_nothing(dock, sample):
     case, layers = sample

@@ -133,3 +133,25 @@ def test_task_manager_lists_the_task_while_it_runs(qgis_app, request_):
         release.set()
     assert wait_for(task, 10)
     assert task.result.voted and task.result.rounds == 3
+
+
+def test_the_api_key_is_masked_in_messages_and_the_log(qgis_app, request_):
+    key = "sk-task-secret-123456"
+    request_.settings.backend = "openai"
+    request_.settings.api_key = key
+    logged, lines = [], []
+    QgsApplication.messageLog().messageReceived.connect(lambda msg, tag, level: logged.append(msg))
+
+    def leaky(request, progress, on_event):
+        progress.log(f"calling with {key}")
+        raise RuntimeError(f"server said: bad key {key}")
+
+    task = AnalysisTask(request_, engine=leaky)
+    seen = _collect(task)
+    task.logged.connect(lines.append)
+    start(task)
+    assert wait_for(task, 10)
+    QgsApplication.processEvents()
+    assert seen["failed"] == ["Lodestar stopped on an unexpected error: RuntimeError: server said: bad key ***"]
+    assert lines == ["calling with ***"]
+    assert any("Traceback" in m for m in logged) and not any(key in m for m in logged)
