@@ -248,8 +248,12 @@ def _index_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader,
         raise LodestarError(f"{spec.name} has no valid pixels in the analysis area (all nodata); check its nodata "
                             "value and extent, or choose another layer.")
     threshold = evidence_threshold(sample, params, source.sign)
+    # A statistical threshold on the lowest value (a sparse or flat layer) would mark everything: keep what exceeds it.
+    strict = params.method != "value" and threshold <= float(sample.min())
+    if strict:
+        threshold = float(sample.min())
     progress.set(5)
-    mask, valid_count = _threshold_blocks(source, threshold, params.smooth_px, progress.scaled(5, 55))
+    mask, valid_count = _threshold_blocks(source, threshold, params.smooth_px, strict, progress.scaled(5, 55))
     grid = raster_set.grid.window_grid(window)
     min_px = max(params.min_area_px, int(math.ceil(params.min_area_fraction * valid_count)))
     kept = connected_components(mask, min_px)
@@ -283,8 +287,9 @@ def _index_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader,
         "min_area_px": int(min_px),
         "regions": len(rows),
         "blockwise": source.reader is not None,
+        "strict": strict,
     }
-    cmp = "<=" if low else ">="
+    cmp = ("<" if low else ">") + ("" if strict else "=")
     log.append(f"{spec.name}: {params.method} threshold {threshold * source.sign:.4g} (keep values {cmp} it); "
                f"{len(rows)} region(s) of at least {min_px} pixels.")
     if low:
@@ -293,8 +298,8 @@ def _index_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader,
     return ToolResult("color_regions", spec.name, zones, params=asdict(params), stats=stats, log=log)
 
 
-def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, progress: Progress):
-    """Boolean mask of smoothed evidence >= threshold over the window, built in row blocks with a halo."""
+def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, strict: bool, progress: Progress):
+    """Boolean mask of smoothed evidence >= threshold (> when strict) over the window, in row blocks with a halo."""
     rows, cols = source.rows, source.cols
     mask = np.zeros((rows, cols), dtype=bool)
     halo = int(math.ceil(SMOOTH_TRUNCATE * sigma)) + 1 if sigma > 0 else 0
@@ -308,7 +313,10 @@ def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, prog
         valid += int(np.count_nonzero(~np.ma.getmaskarray(block)[r0 - top:r0 - top + (r1 - r0)]))
         smooth = _smoothed(block, sigma)[r0 - top:r0 - top + (r1 - r0)]
         with np.errstate(invalid="ignore"):
-            np.greater_equal(smooth, threshold, out=mask[r0:r1])
+            if strict:   # above the lowest value by more than float rounding of the smoothing
+                np.greater(smooth, threshold + 1e-6 * max(1.0, abs(threshold)), out=mask[r0:r1])
+            else:
+                np.greater_equal(smooth, threshold, out=mask[r0:r1])
         progress.set(100 * r1 / rows)
     return mask, valid
 

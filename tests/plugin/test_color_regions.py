@@ -323,3 +323,15 @@ def test_coarse_to_fine_components_match_direct_labelling(monkeypatch):
         assert mask[slices][component].all()
     monkeypatch.setattr(module, "MAX_COARSE_CANDIDATES", 0)              # falls back to direct labelling
     assert len(module.connected_components(mask, 12)) == len(key)
+
+
+def test_sparse_and_flat_layers(tmp_path):
+    sparse = np.zeros((50, 50), dtype="float32")          # 96 % zeros: the 90th percentile is 0
+    sparse[10:20, 30:40] = 2.0
+    result = color_regions(single_layer_set(write_tif(tmp_path / "sparse.tif", sparse)), "sparse",
+                           ColorRegionParams(percentile=90, smooth_px=0))
+    assert result.stats["threshold"] == 0.0 and result.stats["strict"] is True
+    assert result.count == 1
+    assert_bounds_close(result.zones.geometry.iloc[0].bounds, box_bounds(10, 20, 30, 40), tolerance=1e-6)
+    flat = single_layer_set(write_tif(tmp_path / "flat.tif", np.full((20, 20), 3.0, dtype="float32")))
+    assert color_regions(flat, "flat", ColorRegionParams(method="otsu")).count == 0
