@@ -393,8 +393,9 @@ class OfflineReasoner:
             items = {i["id"]: i for i in model.get("evidence", [])}
             critical = {i: False for i, item in items.items() if item["level"] == "critical"}
             secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
-            rationale = (f"No clear {items[next(iter(critical))]['what'] if critical else 'anomaly'} was found: the "
-                         f"critical evidence of the {model.get('name', 'deposit')} model is missing.")
+            wanted = items[next(iter(critical))]["what"] if critical else "an anomaly"
+            rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
+                         f"{model.get('name', 'deposit')} model is missing.")
             return Verdict(not feedback, no, feedback, critical, secondary, rationale)
         core, assessment = best
         critical = {k: a["status"] == "supported" for k, a in assessment.items()

@@ -1,0 +1,340 @@
+"""The STA-CoT engine: the offline back-end end to end on cases with known answers, and the loop's
+controller retries, refinement, vote and failure paths driven by a scripted in-memory reasoner."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+
+from lodestar.models.backend import (
+    BudgetExhausted,
+    Judgement,
+    PlanStep,
+    ReasonerError,
+    Roles,
+    ToolCall,
+    Verdict,
+    empty_usage,
+)
+from lodestar.plugin.analysis import AnalysisRequest
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.knowledge import retrieve
+from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.engine.workspace import Workspace
+from lodestar.plugin.errors import Cancelled
+from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_io import LayerSpec, RasterSet
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
+
+
+def _synthetic():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import synthetic_cases
+
+    return synthetic_cases
+
+
+# ---------------------------------------------------------------------------------------------------- fixtures
+def _write_index(path: Path, centre=(40, 40), amplitude=0.3, size=80, seed=1):
+    rng = np.random.default_rng(seed)
+    rows, cols = np.mgrid[0:size, 0:size]
+    value = 1.0 + 0.01 * rng.standard_normal((size, size))
+    if amplitude:
+        value += amplitude * np.exp(-((cols - centre[0]) ** 2 + (rows - centre[1]) ** 2) / (2 * 6.0 ** 2))
+    profile = dict(driver="GTiff", width=size, height=size, count=1, dtype="float32", crs="EPSG:32612",
+                   transform=Affine(30, 0, 500000, 0, -30, 4000000), nodata=-9999)
+    with rasterio.open(path, "w", **profile) as ds:
+        ds.write(value.astype("float32"), 1)
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_layers(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("layers")
+    return [LayerSpec(_write_index(folder / "aloh.tif"), "hydrothermal_alteration", "aloh"),
+            LayerSpec(_write_index(folder / "silica.tif", seed=2), "silicification", "silica")]
+
+
+def _workspace(layers, tmp_path, question="Can porphyry copper deposits be detected? A. Yes B. No"):
+    raster_set = RasterSet(layers)
+    return Workspace(question, {"A": "Yes", "B": "No"}, raster_set, tmp_path / "evidence",
+                     knowledge=retrieve(question, [s.role for s in layers]))
+
+
+class Scripted:
+    """A reasoner answering from scripts; records what the loop passed to it."""
+
+    name = "scripted"
+
+    def __init__(self, plan, calls=None, verdicts=None, judgements=None, fail=None):
+        self._plan = plan
+        self._calls = calls or {}  # step index -> list of ToolCall per attempt (last one repeats)
+        self._verdicts = list(verdicts or [])
+        self._judgements = judgements or {}
+        self._fail = fail or {}  # method -> exception to raise
+        self.proposals = []  # (step, feedback, attempt)
+        self.verified = 0
+
+    def plan(self, ws):
+        return [PlanStep.from_dict(s.to_dict()) for s in self._plan]
+
+    def propose(self, ws, step, feedback, attempt):
+        if "propose" in self._fail:
+            raise self._fail["propose"]
+        self.proposals.append((step.index, feedback, attempt))
+        calls = self._calls.get(step.index) or [ToolCall(step.tool, list(step.layers), dict(step.params))]
+        return calls[min(attempt, len(calls)) - 1]
+
+    def observe(self, ws, step, outcome):
+        return self._judgements.get(step.index, Judgement(f"{len(outcome.zones)} zones", "Yes" if outcome.zones
+                                                          else "No"))
+
+    def verify(self, ws, chain):
+        if "verify" in self._fail:
+            raise self._fail["verify"]
+        self.verified += 1
+        return self._verdicts.pop(0)
+
+    def localization_params(self, ws):
+        return {"important_areas_count": 3}
+
+    def usage(self):
+        return empty_usage()
+
+    def public_settings(self):
+        return {"backend": self.name}
+
+    def prompt_hashes(self):
+        return {}
+
+
+def _steps(layers=("aloh", "silica")):
+    steps = [PlanStep(i + 1, f"mark {name}", [name], "", "color_regions", "", "an anomaly",
+                      {"method": "percentile", "percentile": 98.0, "max_regions": 3}) for i, name in enumerate(layers)]
+    steps.append(PlanStep(len(steps) + 1, "relate", [], "", "spatial_relations", "", "coincidence", {}))
+    return steps
+
+
+def _engine(reasoner, ws, **kwargs):
+    return Engine(Roles(reasoner, reasoner, reasoner), ws, **kwargs)
+
+
+# ------------------------------------------------------------------------------------------ scripted loop logic
+def test_clean_chain_is_accepted_in_one_round(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), verdicts=[Verdict(True, "A")])
+    outcome = _engine(reasoner, ws).run()
+    assert (outcome.answer, outcome.valid, outcome.voted, outcome.rounds) == ("A", True, False, 1)
+    assert [n.step.index for n in ws.chain] == [1, 2, 3]
+    # each anomaly is one compact zone over the Gaussian at pixel (40, 40): map centre 501215, 3998785
+    for index in (1, 2):
+        zones = ws.zones_of(index)
+        assert len(zones) == 1
+        centre = zones.geometry.iloc[0].centroid
+        assert abs(centre.x - 501215) < 45 and abs(centre.y - 3998785) < 45
+    relate = ws.node(3).observation
+    assert sorted(relate.zone_ids) == ["s1:aloh:1", "s2:silica:1"]
+    assert relate.stats["multi_role_components"] == 1
+    assert Path(ws.node(1).observation.evidence_png).exists()
+
+
+def test_rejection_reexecutes_named_step_then_accepts(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), verdicts=[Verdict(False, "B", {2: "Use a stricter threshold on silica."}),
+                                            Verdict(True, "A")])
+    events = []
+    outcome = _engine(reasoner, ws, emit=events.append).run()
+    assert (outcome.answer, outcome.valid, outcome.rounds) == ("A", True, 2)
+    assert outcome.candidates == [(1, "B"), (2, "A")]
+    # step 2 re-executed with the verifier's feedback, then its dependent relation step 3 (not step 1)
+    assert outcome.verdicts[0]["reexecuted"] == [2, 3]
+    assert (2, "Use a stricter threshold on silica.", 1) in reasoner.proposals
+    assert [p[0] for p in reasoner.proposals] == [1, 2, 3, 2, 3]
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "plan" and kinds.count("verdict") == 2 and kinds[-1] == "usage"
+
+
+def test_k_failing_rounds_end_in_majority_vote(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    verdicts = [Verdict(False, "A", {1: "redo"}), Verdict(False, "B", {1: "redo"}), Verdict(False, "B", {1: "redo"})]
+    reasoner = Scripted(_steps(), verdicts=verdicts)
+    events = []
+    outcome = _engine(reasoner, ws, max_rounds=3, emit=events.append).run()
+    assert (outcome.answer, outcome.valid, outcome.voted, outcome.rounds) == ("B", False, True, 3)
+    assert outcome.votes == {"A": 1, "B": 2}
+    # repairs after rounds 1 and 2 only: the last round's repairs would never be verified
+    assert [v["reexecuted"] for v in outcome.verdicts] == [[1, 3], [1, 3], []]
+    vote = [e for e in events if e["kind"] == "vote"][0]
+    assert vote["counts"] == {"A": 1, "B": 2} and vote["answer"] == "B"
+
+
+def test_vote_tie_goes_to_the_latest_round(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), verdicts=[Verdict(False, "B", {1: "redo"}), Verdict(False, "A", {})])
+    outcome = _engine(reasoner, ws, max_rounds=2).run()
+    assert (outcome.answer, outcome.voted, outcome.votes) == ("A", True, {"A": 1, "B": 1})
+
+
+def test_no_candidate_answer_is_failed(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), verdicts=[Verdict(False, None), Verdict(False, "Z")])
+    outcome = _engine(reasoner, ws, max_rounds=2).run()
+    assert (outcome.answer, outcome.valid, outcome.voted) == (FAILED, False, False)
+    assert outcome.candidates == []  # "Z" is not a choice: no candidate
+
+
+def test_controller_retries_with_escalating_feedback(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    step = PlanStep(1, "mark by eye", ["aloh"], "", "mark_boxes", "", "the anomaly", {})
+    too_large = ToolCall("mark_boxes", ["aloh"], boxes=[[0.1, 0.1, 0.8, 0.8]], locations=["center"])
+    misplaced = ToolCall("mark_boxes", ["aloh"], boxes=[[0.55, 0.55, 0.75, 0.75]], locations=["top-left"])
+    good = ToolCall("mark_boxes", ["aloh"], boxes=[[0.55, 0.55, 0.75, 0.75]], locations=["bottom-right"])
+    reasoner = Scripted([step], calls={1: [too_large, misplaced, good]}, verdicts=[Verdict(True, "A")])
+    _engine(reasoner, ws).run()
+    obs = ws.node(1).observation
+    assert obs.attempts == 3
+    assert [v["ok"] for v in obs.controller] == [False, False, True]
+    assert [e["code"] for e in obs.controller[0]["errors"]] == ["too_large"]
+    assert [e["code"] for e in obs.controller[1]["errors"]] == ["location_mismatch"]
+    feedback = [p[1] for p in reasoner.proposals]
+    assert feedback[0] == "" and "too large" in feedback[1].lower()
+    assert "(0, 0)" in feedback[2] or "top-left" in feedback[2].lower()
+    zone = ws.zones_of(1).geometry.iloc[0]
+    # [0.55, 0.55, 0.75, 0.75] of the 2400 m extent: x 501320-501800, y 3998200-3998680
+    assert tuple(round(v) for v in zone.bounds) == (501320, 3998200, 501800, 3998680)
+
+
+def test_final_attempt_enforces_the_limits(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    step = PlanStep(1, "mark", ["aloh"], "", "mark_boxes", "", "", {})
+    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.08, 0.15] for i in range(8)]
+    reasoner = Scripted([step], calls={1: [ToolCall("mark_boxes", ["aloh"], boxes=boxes)]},
+                        verdicts=[Verdict(True, "A")])
+    _engine(reasoner, ws).run()
+    obs = ws.node(1).observation
+    assert obs.attempts == 3 and not obs.controller[-1]["ok"]
+    assert len(ws.zones_of(1)) == 5 and obs.error == ""
+    assert len(obs.controller[-1]["enforced_ids"]) == 5
+
+
+def test_tool_errors_and_bad_plans_are_recorded_not_raised(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    plan, notes = validate_plan([PlanStep(1, "x", ["nope"], "", "color_regions", "", "", {}),
+                                 PlanStep(2, "y", ["aloh"], "", "magic_tool", "", "", {}),
+                                 PlanStep(7, "z", ["aloh", "ghost"], "", "color_regions", "", "", {})], ws)
+    assert [s.index for s in plan] == [1] and plan[0].layers == ["aloh"]
+    assert len(notes) == 4
+    bad = ToolCall("color_regions", ["aloh"], {"method": "percentile", "percentile": 250})
+    reasoner = Scripted(plan, calls={1: [bad]}, verdicts=[Verdict(False, "B", {})])
+    outcome = _engine(reasoner, ws, max_rounds=1).run()
+    obs = ws.node(1).observation
+    assert obs.attempts == 3 and "Percentile must lie between 0 and 100" in obs.error
+    assert all(v["errors"][0]["code"] == "tool_error" for v in obs.controller)
+    assert outcome.answer == "B" and outcome.voted
+
+
+def test_model_failures_and_budget(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), fail={"propose": ReasonerError("unparseable reply")},
+                        verdicts=[Verdict(False, "B", {})])
+    outcome = _engine(reasoner, ws, max_rounds=1).run()
+    assert "unparseable reply" in ws.node(1).observation.error and outcome.answer == "B"
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), fail={"verify": BudgetExhausted("calls spent")})
+    outcome = _engine(reasoner, ws).run()
+    assert outcome.answer == FAILED and reasoner.verified == 0
+    assert any("no verdict" in note for note in outcome.notes)
+
+
+def test_cancellation_between_calls(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    asked = []
+
+    def cancelled():
+        asked.append(1)
+        return len(asked) > 3
+
+    with pytest.raises(Cancelled):
+        _engine(Scripted(_steps(), verdicts=[Verdict(True, "A")]), ws, progress=Progress(is_cancelled=cancelled)).run()
+    assert len(ws.chain) <= 1
+
+
+# --------------------------------------------------------------------------------------- offline end to end
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory):
+    sc = _synthetic()
+    folder = tmp_path_factory.mktemp("cases")
+    made = {}
+    for kind, seed in (("porphyry", 11), ("epithermal", 12), ("misaligned", 13), ("lithology_clay", 14),
+                       ("single_layer", 15), ("barren", 16)):
+        made[kind] = read_case(sc.make_case(folder / kind, seed, kind, size=110, mixed_crs=False))
+    return made
+
+
+@pytest.mark.parametrize("kind,expected", [("porphyry", "A"), ("epithermal", "A"), ("misaligned", "B"),
+                                           ("lithology_clay", "B"), ("single_layer", "B"), ("barren", "B")])
+def test_offline_answers_synthetic_cases(cases, kind, expected, tmp_path):
+    case = cases[kind]
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path, dict(case.choices), case_id=case.id,
+                                          deposits=case.deposits))
+    assert result.answer == expected == case.answer
+    assert result.valid and result.rounds >= 1
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert record["result"]["answer"] == expected
+    if expected == "A":
+        assert len(result.prospectivity) >= 1
+        assert result.metrics["recall"] == 1.0 and result.metrics["area_reduction"] > 0.5
+    else:
+        assert len(result.prospectivity) == 0
+
+
+def test_offline_sample_case_end_to_end(tmp_path):
+    case = read_case(SAMPLE)
+    events = []
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
+                                          case_id=case.id, deposits=case.deposits), on_event=events.append)
+    assert result.answer == case.answer == "A" and result.valid and not result.voted
+    assert result.metrics["recall"] == 1.0
+    for name in ("zones", "nodes", "edges", "prospectivity", "record", "report", "map"):
+        assert result.outputs[name].exists(), name
+    html = result.outputs["report"].read_text(encoding="utf-8")
+    assert "Answer: <b>A. Yes</b>" in html and html.count("data:image/png;base64,") >= 5
+    kinds = [e["kind"] for e in events]
+    assert kinds[0] == "plan" and "step" in kinds and kinds[-1] == "done"
+    assert {"zone_id", "layer", "role", "score_mean", "area_m2"} <= set(result.zones.columns)
+    assert set(result.prospectivity["rank"]) == set(range(1, len(result.prospectivity) + 1))
+
+
+def test_offline_plan_follows_the_deposit_model(tmp_path):
+    case = read_case(SAMPLE)
+    ws = Workspace(case.question, case.choices, RasterSet(case.layers), tmp_path,
+                   knowledge=retrieve(case.question, [s.role for s in case.layers]))
+    from lodestar.models.offline import OfflineReasoner
+
+    plan = OfflineReasoner().plan(ws)
+    assert ws.deposit_model["id"] == "porphyry_cu_mo_au"
+    assert plan[0].layers == ["ASTER AlOH (sericite) index"] and plan[0].level == "critical"
+    assert plan[-2].tool == "spatial_relations" and plan[-1].tool == "integrate_evidence"
+    host = [s for s in plan if s.tool == "categorical"][0]
+    assert host.params["units"] == ["Tqmp Tertiary quartz monzonite porphyry"]
+    # the threshold is the layer's median plus four background sigmas
+    info = ws.layer("ASTER AlOH (sericite) index")
+    assert plan[0].params["value"] == pytest.approx(info.stats["p50"] + 4 * info.stats["sigma_bg"], abs=1e-5)
+
+
+def test_non_yes_no_choices_fail_offline(tmp_path):
+    case = read_case(SAMPLE)
+    copy = tmp_path / "case"
+    shutil.copytree(SAMPLE, copy)
+    result = run_analysis(AnalysisRequest(read_case(copy).layers, "Which deposit type is this?", tmp_path / "out",
+                                          {"A": "Porphyry", "B": "Skarn", "C": "IOCG"}, case_id=case.id))
+    assert result.answer == FAILED and not result.valid and len(result.prospectivity) == 0
