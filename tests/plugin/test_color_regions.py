@@ -335,3 +335,20 @@ def test_sparse_and_flat_layers(tmp_path):
     assert_bounds_close(result.zones.geometry.iloc[0].bounds, box_bounds(10, 20, 30, 40), tolerance=1e-6)
     flat = single_layer_set(write_tif(tmp_path / "flat.tif", np.full((20, 20), 3.0, dtype="float32")))
     assert color_regions(flat, "flat", ColorRegionParams(method="otsu")).count == 0
+
+
+def test_horizontal_colour_bar_at_the_bottom(tmp_path):
+    from matplotlib import colormaps
+
+    ramp = (colormaps["turbo"](np.linspace(0, 1, 200))[:, :3] * 255).round().astype(np.uint8)
+    image = np.full((240, 260, 3), 110, dtype=np.uint8)
+    image[222:232, 30:230] = ramp[None, :, :]               # low end on the left
+    image[30:70, 150:210] = ramp[180]                       # 90 %
+    image[100:140, 20:80] = ramp[60]                        # 30 %
+    result = color_regions(single_layer_set(write_png(tmp_path / "turbo.png", image)), "turbo",
+                           ColorRegionParams(level=0.6))
+    assert result.stats["colorbar"] == [222, 30, 232, 230]
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    assert zone.geometry.bounds == pytest.approx((150.0, 30.0, 210.0, 70.0))
+    assert zone.score_mean == pytest.approx(180 / 199, abs=0.02) and zone.position == "top-right"
