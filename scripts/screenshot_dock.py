@@ -45,6 +45,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default=str(ROOT / "docs" / "dock.png"))
     parser.add_argument("--case", default=str(ROOT / "resources" / "sample" / "porphyry-demo" / "case.json"))
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--tab", choices=("inputs", "reasoning", "results"), default="reasoning",
+                        help="the dock tab shown in the screenshot")
     args = parser.parse_args(argv)
     _import_path()
 
@@ -116,7 +118,7 @@ def _screenshot(app, args) -> None:
         raise SystemExit("the dock refused to run: " + dock.input_problem())
     if not wait_for(task, args.timeout) or dock.result is None:
         raise SystemExit("the run did not finish: " + dock.ui.statusLabel.text())
-    dock.ui.tabs.setCurrentWidget(dock.ui.reasoningTab)
+    dock.ui.tabs.setCurrentWidget(getattr(dock.ui, args.tab + "Tab"))
     for node in root.findLayers():
         node.setExpanded(False)
     dock.run_group.setExpanded(True)

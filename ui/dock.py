@@ -105,6 +105,19 @@ def is_evidence_layer(layer: QgsMapLayer) -> bool:
     return False
 
 
+def targets_line(prospectivity) -> str:
+    """'Targets: #1 (score 0.83, 3.1 km2), ...' for the results tab ('' when there are none)."""
+    if prospectivity is None or not len(prospectivity):
+        return ""
+    parts = []
+    for row in prospectivity.sort_values("rank").itertuples():
+        area = getattr(row, "area_m2", None)
+        size = f", {area / 1e6:.2g} km2" if area is not None and prospectivity.crs is not None else ""
+        score = getattr(row, "score", None)
+        parts.append(f"#{row.rank} (score {score:.2f}{size})" if score is not None else f"#{row.rank}")
+    return "<b>Targets:</b> " + ", ".join(parts) + "<br>"
+
+
 def key_id(layer) -> str:
     """A layer's id, or '' when its object was already deleted (layer removed from the project)."""
     try:
@@ -532,7 +545,8 @@ class LodestarDock(QgsDockWidget):
         self.ui.reportButton.setEnabled(report is not None and Path(report).exists())
         record = result.outputs.get("record")
         if self.run_folder is not None:
-            text = f'Run folder: <a href="{QUrl.fromLocalFile(str(self.run_folder)).toString()}">{self.run_folder}</a>'
+            text = targets_line(result.prospectivity)
+            text += f'Run folder: <a href="{QUrl.fromLocalFile(str(self.run_folder)).toString()}">{self.run_folder}</a>'
             if record is not None:
                 text += f"<br>Run record: {Path(record).name}"
             self.ui.runFolderLabel.setText(text)

@@ -271,6 +271,9 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     gpkg = dock.export_prospectivity(tmp_path / "export" / "targets.gpkg")
     assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
     assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
+    best = result.prospectivity.sort_values("rank").iloc[0]
+    assert f"<b>Targets:</b> #1 (score {best['score']:.2f}, {best['area_m2'] / 1e6:.2g} km2)" in \
+        dock.ui.runFolderLabel.text()
     dock.open_report()
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
     assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()
