@@ -55,6 +55,8 @@ OPPOSITE.update({"overlaps": "overlaps", "around": "around"})
 NODE_COLUMNS = ("zone_id", "layer", "role", "kind", "score_mean", "area_m2", "degree", "degree_c", "betweenness",
                 "component", "comp_roles", "chain")
 EDGE_COLUMNS = ("source", "target", "type", "confidence", "direction", "iou", "gap")
+VECTOR_MIN = 24  # components of at least this many nodes get the vectorised Brandes pass
+BRANDES_CHUNK = 256  # sources per vectorised pass (memory: chunk x component size floats)
 
 
 @dataclass
@@ -208,17 +210,19 @@ def _clean(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
 
 
 def candidate_pairs(frame: gpd.GeoDataFrame, params: GraphParams, bounds: np.ndarray | None = None) -> np.ndarray:
-    """Index pairs (i < j) from different layers whose bounds, buffered by the larger reach, meet.
+    """Index pairs (i < j) from different layers whose bounding boxes lie within the pair's reach.
 
-    Uses an R-tree of the zones' bounds (the index behind geopandas' sindex), queried once per zone
-    with its bounds grown by its own largest possible reach; never all pairs.
+    An R-tree of the zones' bounds (the index behind geopandas' sindex) is queried once per zone with
+    its bounds grown by its own largest possible reach; never all pairs. The hits are then kept when
+    the gap between the two bounding boxes (a lower bound of the polygons' gap) is within the pair's reach.
     """
     if len(frame) < 2:
         return np.empty((0, 2), dtype=int)
     from rtree import index as rtree_index
 
     bounds = frame.geometry.bounds.to_numpy() if bounds is None else bounds
-    reach = np.maximum(params.max_distance, params.relative_distance * np.sqrt(frame["area_m2"].to_numpy()))
+    areas = frame["area_m2"].to_numpy()
+    reach = np.maximum(params.max_distance, params.relative_distance * np.sqrt(areas))
     tree = rtree_index.Index((i, tuple(b), None) for i, b in enumerate(bounds))
     layers = pd.factorize(frame["layer"])[0]
     found = []
@@ -229,20 +233,47 @@ def candidate_pairs(frame: gpd.GeoDataFrame, params: GraphParams, bounds: np.nda
             found.append(np.stack([np.minimum(hits, i), np.maximum(hits, i)], axis=1))
     if not found:
         return np.empty((0, 2), dtype=int)
-    return np.unique(np.concatenate(found), axis=0)
+    pairs = np.unique(np.concatenate(found), axis=0)
+    gap, _ = box_measures(bounds, pairs)
+    return pairs[gap <= pair_reach(areas, pairs, params) * (1.0 + 1e-9)]
 
 
-def relate(geom_a, geom_b, area_a: float, area_b: float, params: GraphParams, prepared=None):
-    """(type, confidence, iou, gap) of one pair under the edge rules, or None when unrelated."""
+def pair_reach(areas: np.ndarray, pairs: np.ndarray, params: GraphParams) -> np.ndarray:
+    """Proximity reach of each pair: max(max_distance, relative_distance * mean zone size)."""
+    sizes = np.sqrt(areas)
+    return np.maximum(params.max_distance, params.relative_distance * (sizes[pairs[:, 0]] + sizes[pairs[:, 1]]) / 2)
+
+
+def box_measures(bounds: np.ndarray, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(gap between the bounding boxes, area of their intersection) of each pair."""
+    a, b = bounds[pairs[:, 0]], bounds[pairs[:, 1]]
+    width = np.minimum(a[:, 2], b[:, 2]) - np.maximum(a[:, 0], b[:, 0])
+    height = np.minimum(a[:, 3], b[:, 3]) - np.maximum(a[:, 1], b[:, 1])
+    gap = np.hypot(np.maximum(0.0, -width), np.maximum(0.0, -height))
+    return gap, np.maximum(0.0, width) * np.maximum(0.0, height)
+
+
+def relate(geom_a, geom_b, area_a: float, area_b: float, params: GraphParams, prepared=None,
+           box_overlap: float | None = None):
+    """(type, confidence, iou, gap) of one pair under the edge rules, or None when unrelated.
+
+    `iou` is that of overlap edges (0 for proximity edges). `box_overlap` (the area shared by the two
+    bounding boxes) skips the polygon intersection when even it could not make the IoU pass the threshold.
+    """
     reach = max(params.max_distance, params.relative_distance * (math.sqrt(area_a) + math.sqrt(area_b)) / 2.0)
+    if box_overlap is None:
+        box_overlap = float(box_measures(np.array([geom_a.bounds, geom_b.bounds]), np.array([[0, 1]]))[1][0])
     test = prepared if prepared is not None else geom_a
-    if test.intersects(geom_b):
-        inter = geom_a.intersection(geom_b).area
-        union = area_a + area_b - inter
-        iou = inter / union if union > 0 else 0.0
-        if iou > params.iou_threshold:
-            return "overlap", iou, iou, 0.0
-        return "proximity", params.proximity_confidence, iou, 0.0
+    if box_overlap > 0:
+        most = min(box_overlap, area_a, area_b)
+        union = area_a + area_b - most
+        if union > 0 and most / union > params.iou_threshold:
+            inter = geom_a.intersection(geom_b).area
+            iou = inter / (area_a + area_b - inter)
+            if iou > params.iou_threshold:
+                return "overlap", iou, iou, 0.0
+        if test.intersects(geom_b):
+            return "proximity", params.proximity_confidence, 0.0, 0.0
     gap = geom_a.distance(geom_b)
     if gap > reach * (1.0 + 1e-9):  # tolerance for reprojection round-off
         return None
@@ -265,7 +296,9 @@ def build_graph(zones, params: GraphParams | None = None, progress: Progress = S
     centroids = [g.centroid.coords[0] for g in geoms]
     ids = list(frame["zone_id"])
     progress.set(5)
-    pairs = candidate_pairs(frame, params)
+    bounds = frame.geometry.bounds.to_numpy()
+    pairs = candidate_pairs(frame, params, bounds)
+    overlaps = box_measures(bounds, pairs)[1] if len(pairs) else []
     progress.check()
     relations = []
     prepared: dict[int, object] = {}
@@ -275,7 +308,7 @@ def build_graph(zones, params: GraphParams | None = None, progress: Progress = S
             progress.set(5 + 60 * count / max(1, len(pairs)))
         if i not in prepared:
             prepared[i] = prep(geoms[i])
-        found = relate(geoms[i], geoms[j], areas[i], areas[j], params, prepared[i])
+        found = relate(geoms[i], geoms[j], areas[i], areas[j], params, prepared[i], overlaps[count])
         if found is None:
             continue
         kind, confidence, iou, gap = found
@@ -339,8 +372,12 @@ def node_metrics(graph: nx.DiGraph, params: GraphParams, progress: Progress = SI
         if len(members) > params.betweenness_exact_max and params.betweenness_samples < len(members):
             sources = rng.sample(members, params.betweenness_samples)
             factor = 0.5 * len(members) / len(sources)
-        for s in sources:
-            _brandes_from(s, adjacency, between, factor)
+        if len(members) < VECTOR_MIN:
+            for s in sources:
+                _brandes_from(s, adjacency, between, factor)
+        else:
+            for k, value in zip(members, _component_betweenness(members, sources, adjacency)):
+                between[k] += value * factor
     chain = chain_flags(adjacency, roles)
     metrics = {}
     for comp_index, members in enumerate(components):
@@ -406,6 +443,47 @@ def _brandes_from(source: int, adjacency: list, between: list, factor: float) ->
             between[w] += delta[w] * factor
 
 
+def _component_betweenness(members: list, sources: list, adjacency: list) -> np.ndarray:
+    """Brandes' dependencies of many sources at once (level-synchronous BFS on a sparse adjacency
+    matrix), summed per member node; the same values as `_brandes_from` over `sources`."""
+    from scipy import sparse
+
+    local = {g: k for k, g in enumerate(members)}
+    rows = [local[g] for g in members for _ in adjacency[g]]
+    cols = [local[u] for g in members for u in adjacency[g]]
+    n = len(members)
+    matrix = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    total = np.zeros(n)
+    starts = np.array([local[s] for s in sources])
+    for chunk in range(0, len(starts), BRANDES_CHUNK):
+        src = starts[chunk:chunk + BRANDES_CHUNK]
+        k = np.arange(len(src))
+        dist = np.full((len(src), n), -1, dtype=np.int32)
+        sigma = np.zeros((len(src), n))
+        dist[k, src] = 0
+        sigma[k, src] = 1.0
+        frontier = sigma.copy()
+        depth = 0
+        while True:
+            arriving = np.asarray((matrix @ frontier.T).T)
+            new = (arriving > 0) & (dist < 0)
+            if not new.any():
+                break
+            depth += 1
+            dist[new] = depth
+            sigma[new] = arriving[new]
+            frontier = np.where(new, sigma, 0.0)
+        delta = np.zeros((len(src), n))
+        for level in range(depth, 0, -1):
+            at = dist == level
+            coefficient = np.where(at, (1.0 + delta) / np.where(at, sigma, 1.0), 0.0)
+            pulled = np.asarray((matrix @ coefficient.T).T)
+            delta += np.where(dist == level - 1, sigma * pulled, 0.0)
+        delta[k, src] = 0.0
+        total += delta.sum(axis=0)
+    return total
+
+
 def chain_flags(adjacency: list, roles: list) -> list[bool]:
     """True for nodes on a path x - v - y of three different roles (see the module doc)."""
     neighbour_roles = [{roles[u] for u in adjacency[v]} for v in range(len(adjacency))]
@@ -456,7 +534,7 @@ def geoseries(geometries: list, crs) -> gpd.GeoSeries:
     array = np.empty(len(geometries), dtype=object)
     for k, geometry in enumerate(geometries):
         array[k] = geometry
-    return gpd.GeoSeries(gpd.array.from_shapely(array, crs=crs), crs=crs)
+    return gpd.GeoSeries(gpd.array.GeometryArray(array, crs=crs), crs=crs)
 
 
 def graph_from_frames(nodes: gpd.GeoDataFrame, edges: gpd.GeoDataFrame | None, params: GraphParams | None = None,
