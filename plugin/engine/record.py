@@ -122,12 +122,14 @@ _DECODE = {
 
 
 class ReplayReasoner:
-    """Answers every role with the decisions of a record, in call order; makes no model call."""
+    """Answers every role with the decisions of a record, in call order; makes no model call.
 
-    name = "replay"
+    Its `name` is the recorded planner back-end's, so everything derived from it comes out the same.
+    """
 
     def __init__(self, record: dict):
         self.record = record
+        self.name = str(record.get("backend", {}).get("planner", {}).get("backend", "replay"))
         self._queue = {}
         for entry in record.get("trace", []):
             self._queue.setdefault((entry["role"], entry["method"]), []).append(entry)
@@ -166,7 +168,7 @@ class ReplayReasoner:
         return json.loads(json.dumps(self.record.get("usage", {})))
 
     def public_settings(self) -> dict:
-        return {"backend": self.name}
+        return {"backend": "replay", "of": self.name}
 
     def prompt_hashes(self) -> dict:
         return dict(self.record.get("prompt_hashes", {}))
