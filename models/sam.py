@@ -472,7 +472,7 @@ class _Refined:
 
 
 def _refine_window(model: SamModel, predictor, raster_set: RasterSet, layer: str, window: Window,
-                   zones: list, use_points: bool) -> list[_Refined]:
+                   zones: list, use_points: bool, progress: Progress) -> list[_Refined]:
     """Refine the zones (geometries in the analysis CRS) of one window of one layer with one embedding."""
     grid = raster_set.grid.window_grid(window)
     rgb, valid = _rgb_window(raster_set, layer, window)
@@ -489,6 +489,7 @@ def _refine_window(model: SamModel, predictor, raster_set: RasterSet, layer: str
     threshold = float(model.sam.mask_threshold)
     out = []
     for geometry in zones:
+        progress.check()
         xmin, ymin, xmax, ymax = geometry.bounds
         cols, rows = grid.map_to_pixel([xmin, xmax], [ymax, ymin])
         box = np.array([cols[0], rows[0], cols[1], rows[1]], dtype=float)
@@ -546,12 +547,13 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
     work = list(_work_frame(zones, raster_set))
     layers = list(zones["layer"]) if "layer" in zones.columns else [None] * count
     by_layer: dict[str, list[int]] = {}
+    names = list(zones["zone_id"]) if "zone_id" in zones.columns else [str(i + 1) for i in range(count)]
     for i, (geometry, layer) in enumerate(zip(work, layers)):
         target = _zone_layer(layer, raster_set)
         if geometry is None or geometry.is_empty or geometry.geom_type not in ("Polygon", "MultiPolygon"):
-            progress.log(f"Zone {i + 1}: not a polygon, kept as it is.")
+            progress.log(f"Zone {names[i]}: not a polygon, kept as it is.")
         elif target is None:
-            progress.log(f"Zone {i + 1}: its layer {layer!r} is not among the rasters given; kept as it is.")
+            progress.log(f"Zone {names[i]}: its layer {layer!r} is not among the rasters given; kept as it is.")
         else:
             by_layer.setdefault(target, []).append(i)
     grid = raster_set.grid
@@ -563,10 +565,16 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
     progress.log(f"SAM {model.model_type} on {model.device}: {sum(len(p[2]) for p in plans)} zone(s) in "
                  f"{len(plans)} image window(s).")
     predictor = sa.SamPredictor(model.sam)
+    torch = _torch()
     done = 0
     for layer, window, members in plans:
         progress.check()
-        results = _refine_window(model, predictor, raster_set, layer, window, [work[i] for i in members], use_points)
+        try:
+            results = _refine_window(model, predictor, raster_set, layer, window, [work[i] for i in members],
+                                     use_points, progress)
+        except torch.cuda.OutOfMemoryError as exc:
+            raise LodestarError(f"The GPU ran out of memory running SAM {model.model_type}; choose the CPU device "
+                                "or a smaller checkpoint (vit_b).") from exc
         for i, result in zip(members, results):
             work[i] = result.geometry
             scores[i], ious[i], refined_flags[i] = round(result.score, 4), round(result.iou, 4), result.refined
