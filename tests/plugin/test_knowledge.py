@@ -1,0 +1,90 @@
+"""The deposit-model knowledge base: its content is valid and retrieval follows the question and the roles."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lodestar.models.offline import favourable_units, yes_no_letters
+from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve
+from lodestar.plugin.engine.workspace import LayerInfo
+from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.roles import ROLES
+
+MINEBENCH_ROLES = ["geological_map", "hydrothermal_alteration", "silicification", "propylitic_alteration",
+                   "false_color_composite"]
+
+
+def test_bundled_models_cover_the_deposit_types():
+    models = load_knowledge()
+    ids = [m["id"] for m in models]
+    assert ids == ["porphyry_cu_mo_au", "high_sulphidation_epithermal", "low_sulphidation_epithermal",
+                   "orogenic_gold", "carlin_type_gold", "skarn", "iocg"]
+    for model in models:
+        levels = [item["level"] for item in model["evidence"]]
+        assert "critical" in levels and "secondary" in levels
+        assert all(set(item["roles"]) <= set(ROLES) for item in model["evidence"])
+        assert model["alteration_zoning"] and model["spectral_signatures"] and model["structural_controls"]
+        weights = model["localization"]["area_type_weights"]
+        assert all(1.0 <= w <= 2.0 for w in weights.values())
+        assert 3 <= model["localization"]["important_areas_count"] <= 7
+
+
+@pytest.mark.parametrize("question,roles,expected", [
+    ("Given the following remote-sensing images, can porphyry copper deposits be detected? A. Yes B. No",
+     MINEBENCH_ROLES, "porphyry_cu_mo_au"),
+    ("Can high-sulphidation epithermal Au-Ag deposits be detected here?", MINEBENCH_ROLES,
+     "high_sulphidation_epithermal"),
+    ("Where are Carlin-type gold deposits likely?", ["geological_map", "structure", "geochemistry"],
+     "carlin_type_gold"),
+    ("Is there an IOCG system with hematite breccias?", ["iron_oxide", "structure", "geophysics"], "iocg"),
+    ("Could a skarn have formed at this contact?", ["geological_map", "propylitic_alteration"], "skarn"),
+    ("Are there orogenic lode gold targets along the shear zones?", ["structure", "hydrothermal_alteration"],
+     "orogenic_gold"),
+])
+def test_retrieval_by_question(question, roles, expected):
+    assert retrieve(question, roles)[0]["id"] == expected
+
+
+def test_generic_question_ranks_by_the_evidence_the_roles_can_test():
+    ranked = retrieve("Can deposits be detected? A. Yes B. No", ["structure", "geochemistry", "geological_map"])
+    # Carlin and orogenic models have every critical item testable with structure + geochemistry
+    assert {ranked[0]["id"], ranked[1]["id"]} == {"carlin_type_gold", "orogenic_gold"}
+    generic = retrieve("Can deposits be detected? A. Yes B. No", MINEBENCH_ROLES)
+    # ties between fully testable models keep the knowledge base's order
+    assert generic[0]["id"] == "porphyry_cu_mo_au"
+    assert generic[0]["score"] == pytest.approx(3.0)  # 2 x critical coverage 1.0 + secondary coverage 1.0
+    assert set(generic[0]["testable"]) == {"phyllic_core", "zoned_alteration", "propylitic_halo",
+                                           "silica_or_gossan", "structural_control", "intrusive_host"}
+    assert len(retrieve("anything", ["other"], top=2)) == 2
+
+
+def test_invalid_knowledge_files_are_refused(tmp_path):
+    data = json.loads(KNOWLEDGE_PATH.read_text(encoding="utf-8"))
+    data["models"][0]["evidence"][0]["level"] = "important"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LodestarError, match="level must be critical or secondary"):
+        load_knowledge(bad)
+    data = json.loads(KNOWLEDGE_PATH.read_text(encoding="utf-8"))
+    data["models"][1]["evidence"][1]["roles"] = ["radar"]
+    bad.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LodestarError, match="unknown roles"):
+        load_knowledge(bad)
+    bad.write_text(json.dumps({"format": "lodestar-knowledge/1", "models": []}), encoding="utf-8")
+    with pytest.raises(LodestarError, match="non-empty 'models'"):
+        load_knowledge(bad)
+    with pytest.raises(LodestarError, match="No deposit model"):
+        model_by_id("diamond_kimberlite")
+
+
+def test_favourable_units_and_choices():
+    info = LayerInfo("geology", "geological_map", "categorical",
+                     units={1: "Tqmp Tertiary quartz monzonite porphyry", 2: "Kls Cretaceous limestone",
+                            3: "Qal Quaternary alluvium", 4: "Tdt Tertiary dacitic tuff"})
+    assert favourable_units(info, model_by_id("porphyry_cu_mo_au")) == ["Tqmp Tertiary quartz monzonite porphyry"]
+    assert favourable_units(info, model_by_id("carlin_type_gold")) == ["Kls Cretaceous limestone"]
+    assert favourable_units(info, model_by_id("high_sulphidation_epithermal")) == ["Tdt Tertiary dacitic tuff"]
+    assert yes_no_letters({"A": "Yes", "B": "No"}) == ("A", "B")
+    assert yes_no_letters({"1": "no", "2": "yes"}) == ("2", "1")
+    assert yes_no_letters({"A": "Porphyry", "B": "Skarn"}) == (None, None)
