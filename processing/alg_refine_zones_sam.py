@@ -85,7 +85,8 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
         rasters = QgsProcessingParameterMultipleLayers(self.RASTERS, "Rasters", QgsProcessing.TypeRaster)
         rasters.setHelp("The rasters the zones were marked on, matched to the zones' 'layer' attribute by layer "
                         "name; a single raster serves all zones.")
-        checkpoint = QgsProcessingParameterFile(self.CHECKPOINT, "SAM checkpoint", extension="pth")
+        checkpoint = QgsProcessingParameterFile(
+            self.CHECKPOINT, "SAM checkpoint", fileFilter="PyTorch checkpoints (*.pth *.pt);;All files (*)")
         checkpoint.setHelp("A Segment Anything checkpoint file (sam_vit_b_01ec64.pth, sam_vit_l_0b3195.pth or "
                            "sam_vit_h_4b8939.pth); the model type is detected from its weights.")
         device = QgsProcessingParameterEnum(self.DEVICE, "Device", options=[label for label, _ in DEVICES],
