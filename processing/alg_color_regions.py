@@ -81,7 +81,7 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
                        "otsu: Otsu's automatic cut; value: above (or, for low layers, below) the threshold value.")
         percentile = number(self.PERCENTILE, "Percentile", number.Double, defaultValue=defaults.percentile,
                             minValue=0.001, maxValue=99.999)
-        percentile.setHelp("Percentile of the valid pixels used by the percentile method (90: the top 10 %).")
+        percentile.setHelp("Percentile of the valid pixels used by the percentile method (95: the top 5 %).")
         k_sigma = number(self.K_SIGMA, "k (mean + k x sigma)", number.Double, defaultValue=defaults.k_sigma)
         k_sigma.setHelp("Number of standard deviations above the mean used by the sigma method.")
         value = number(self.VALUE, "Threshold value", number.Double, optional=True)
@@ -94,7 +94,7 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
                        "above 0 removes one-pixel noise.")
         min_area = number(self.MIN_AREA_PX, "Minimum region size (pixels)", number.Integer,
                           defaultValue=defaults.min_area_px, minValue=1)
-        min_area.setHelp("Regions smaller than this many pixels (or than 0.01 % of the valid pixels) are dropped.")
+        min_area.setHelp("Regions smaller than this many pixels (or than 0.1 % of the valid pixels) are dropped.")
         max_regions = number(self.MAX_REGIONS, "Maximum number of regions (0 = all)", number.Integer,
                              defaultValue=0, minValue=0)
         max_regions.setHelp("Keep only the regions with the highest mean score.")

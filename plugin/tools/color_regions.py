@@ -23,7 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from rasterio.enums import Resampling
 from rasterio.features import shapes
+from rasterio.warp import transform
 from rasterio.windows import Window
 from scipy import ndimage
 from shapely.geometry import shape
@@ -57,13 +59,13 @@ class ColorRegionParams:
 
     mode: str = "auto"              # auto (from the layer), index or rgb
     method: str = "percentile"      # index threshold: percentile, sigma (mean + k*sigma), otsu, value
-    percentile: float = 90.0        # keep the most favourable (100 - percentile) % of valid pixels
+    percentile: float = 95.0        # keep the most favourable (100 - percentile) % of valid pixels
     k_sigma: float = 2.0            # k of mean + k*sigma
     value: float | None = None      # threshold in layer units (method "value"); low layers keep <= value
     band: int | None = None         # band of a multi-band raster to treat as the index (1-based)
     smooth_px: float = 1.0          # Gaussian smoothing sigma in pixels before the threshold (0: none)
     min_area_px: int = 9            # smallest region kept, in analysis-grid pixels ...
-    min_area_fraction: float = 1e-4  # ... or this fraction of the valid pixels, whichever is larger
+    min_area_fraction: float = 1e-3  # ... or this fraction of the valid pixels, whichever is larger
     simplify_px: float = 1.5        # topology-preserving simplification tolerance in pixels
     max_regions: int | None = None  # keep only the best regions (by mean score); None: all
     saturation_min: float = 0.3     # rgb: HSV saturation above which a pixel is coloured
@@ -461,7 +463,7 @@ def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray) -> Col
         if long_side < 0.25 * min(height, width) or long_side < 4 * short_side:
             continue
         component = labels[slices] == index
-        if component.mean() < 0.8:
+        if component.mean() < 0.6:  # well filled, allowing for a bar slightly turned by reprojection
             continue
         near_edge = min(rows.start, cols.start, height - rows.stop, width - cols.stop) <= 0.15 * max(height, width)
         if not near_edge:
@@ -498,6 +500,57 @@ def hue_ramp_values(hue: np.ndarray) -> np.ndarray:
     return np.clip((240.0 - np.where(hue > 300, hue - 360, hue)) / 240.0, 0.0, 1.0).astype("float32")
 
 
+def _colour_planes(rgb: np.ndarray, params: ColorRegionParams, nodata: np.ndarray):
+    """(hue, coloured mask) of an (H, W, 3) image: saturated and bright enough, with data."""
+    hue, saturation, brightness = rgb_to_hsv(rgb)
+    return hue, (saturation >= params.saturation_min) & (brightness >= params.brightness_min) & ~nodata
+
+
+def locate_colorbar(raster_set: RasterSet, reader: RasterReader, window: Window, rgb: np.ndarray,
+                    coloured: np.ndarray, hue: np.ndarray, params: ColorRegionParams):
+    """(colour bar, the (rows, cols) box it covers in the analysis window or None).
+
+    The bar is looked for in the layer's own pixels first, where it is whole even when the analysis
+    area (the layers' common extent) cuts it off; its box is then carried to the analysis window.
+    Bar positions are given in the layer's own pixels.
+    """
+    native, native_grid = reader.read_overview(RENDERING_LIMIT, bands=[1, 2, 3], resampling=Resampling.nearest)
+    native_rgb = np.clip(np.moveaxis(native.filled(0), 0, -1), 0, 255)
+    native_hue, native_coloured = _colour_planes(native_rgb, params, np.ma.getmaskarray(native).any(axis=0))
+    bar = find_colorbar(native_rgb, native_coloured, native_hue)
+    if bar is None:
+        return None, None
+    box = _box_on_window(bar, native_grid, reader, raster_set.grid, window)
+    scale_r, scale_c = reader.grid.height / native_grid.height, reader.grid.width / native_grid.width
+    bar.rows = slice(int(bar.rows.start * scale_r), int(math.ceil(bar.rows.stop * scale_r)))
+    bar.cols = slice(int(bar.cols.start * scale_c), int(math.ceil(bar.cols.stop * scale_c)))
+    return bar, box
+
+
+def _box_on_window(bar: ColorBar, native_grid: RasterGrid, reader: RasterReader, grid: RasterGrid, window: Window,
+                   margin: int = 2):
+    """The bar's box (plus a margin) in analysis-window pixels, or None when it lies outside the window."""
+    cols = [bar.cols.start, bar.cols.stop, bar.cols.start, bar.cols.stop]
+    rows = [bar.rows.start, bar.rows.start, bar.rows.stop, bar.rows.stop]
+    xs, ys = native_grid.pixel_to_map(cols, rows)
+    if grid.crs is None:   # unreferenced: every layer is stretched over the first layer's pixel space
+        c = np.asarray(xs) * grid.width / reader.grid.width
+        r = np.asarray(ys) * grid.height / reader.grid.height
+    else:
+        if not reader.grid.crs.equals(grid.crs):
+            xs, ys = transform(reader.grid.crs.to_wkt(), grid.crs.to_wkt(), list(map(float, xs)), list(map(float, ys)))
+        c, r = grid.map_to_pixel(xs, ys)
+    c0 = int(math.floor(np.min(c))) - margin - int(window.col_off)
+    c1 = int(math.ceil(np.max(c))) + margin - int(window.col_off)
+    r0 = int(math.floor(np.min(r))) - margin - int(window.row_off)
+    r1 = int(math.ceil(np.max(r))) + margin - int(window.row_off)
+    c0, c1 = max(0, c0), min(int(window.width), c1)
+    r0, r1 = max(0, r0), min(int(window.height), r1)
+    if c1 <= c0 or r1 <= r0:
+        return None
+    return slice(r0, r1), slice(c0, c1)
+
+
 def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, params: ColorRegionParams,
                  window: Window, progress: Progress) -> ToolResult:
     log = list(raster_set.log)
@@ -508,19 +561,19 @@ def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, p
     if nodata.all():
         raise LodestarError(f"{spec.name} has no valid pixels in the analysis area (all nodata); check its extent.")
     rgb = np.clip(np.moveaxis(data.filled(0), 0, -1), 0, 255)
-    hue, saturation, brightness = rgb_to_hsv(rgb)
-    coloured = (saturation >= params.saturation_min) & (brightness >= params.brightness_min) & ~nodata
+    hue, coloured = _colour_planes(rgb, params, nodata)
     progress.set(20)
-    bar = find_colorbar(rgb, coloured, hue) if params.colorbar else None
+    bar, box = locate_colorbar(raster_set, reader, window, rgb, coloured, hue, params) if params.colorbar \
+        else (None, None)
     if bar is not None:
-        margin = 2
-        rows = slice(max(0, bar.rows.start - margin), bar.rows.stop + margin)
-        cols = slice(max(0, bar.cols.start - margin), bar.cols.stop + margin)
-        coloured[rows, cols] = False
+        if box is not None:
+            coloured[box] = False
         values = bar.values(rgb)
+        where = "inside" if box is not None else "outside"
         log.append(f"{spec.name}: colour bar found at rows {bar.rows.start}-{bar.rows.stop}, columns "
-                   f"{bar.cols.start}-{bar.cols.stop} ({'vertical' if bar.vertical else 'horizontal'}); excluded "
-                   "and used to turn colours into values.")
+                   f"{bar.cols.start}-{bar.cols.stop} of the layer ({'vertical' if bar.vertical else 'horizontal'}, "
+                   f"{where} the analysis area); colours read on it"
+                   + (" and the bar left out." if box is not None else "."))
     else:
         values = hue_ramp_values(hue)
         log.append(f"{spec.name}: no colour bar found; colours read on a blue (low) to red (high) ramp.")
@@ -550,6 +603,7 @@ def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, p
     stats = {
         "mode": "rgb",
         "colorbar": None if bar is None else [bar.rows.start, bar.cols.start, bar.rows.stop, bar.cols.stop],
+        "colorbar_excluded": None if box is None else [box[0].start, box[1].start, box[0].stop, box[1].stop],
         "level": params.level,
         "coloured_pixels": int(coloured.sum()),
         "min_area_px": int(min_px),

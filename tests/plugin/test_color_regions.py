@@ -352,3 +352,23 @@ def test_horizontal_colour_bar_at_the_bottom(tmp_path):
     zone = result.zones.iloc[0]
     assert zone.geometry.bounds == pytest.approx((150.0, 30.0, 210.0, 70.0))
     assert zone.score_mean == pytest.approx(180 / 199, abs=0.02) and zone.position == "top-right"
+
+
+def test_colour_bar_outside_the_common_extent_is_still_read(tmp_path):
+    """The rendering's colour bar lies outside the analysis area (cut off by a smaller layer): it is read
+    on the layer's own pixels. A reversed ramp (red low, blue high) shows the bar, not a default ramp, was used."""
+    ramp = jet(150)[::-1]                                      # red at the low end
+    image = np.full((200, 300, 3), 100, dtype=np.uint8)
+    image[25:175, 280:292] = ramp[::-1][:, None, :]             # high (blue) at the top
+    image[50:90, 40:100] = ramp[135]                            # blue: 90 % on this bar
+    image[120:160, 150:200] = ramp[20]                           # red: 13 %
+    render = write_tif(tmp_path / "render.tif", np.moveaxis(image, -1, 0), nodata=None)
+    other = write_tif(tmp_path / "index.tif", np.ones((200, 250), dtype="float32"))   # columns 0-250 only
+    raster_set = RasterSet([LayerSpec(other, "other"), LayerSpec(render, "iron_oxide")])
+    assert raster_set.grid.width == 250
+    result = color_regions(raster_set, "render")
+    assert result.stats["colorbar"] == [25, 280, 175, 292] and result.stats["colorbar_excluded"] is None
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    assert_bounds_close(zone.geometry.bounds, box_bounds(50, 90, 40, 100), tolerance=1e-6)
+    assert zone.score_mean == pytest.approx(135 / 149, abs=0.02)
