@@ -243,10 +243,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             return AnalysisRequest(layers=case.layers, question=question or case.question,
                                    choices=dict(case.choices), settings=settings, case_id=case.id,
                                    deposits=case.deposits, **common)
+        layers = self._layers(parameters, context, feedback)
         if not question:
             raise LodestarError("Ask a QUESTION (e.g. 'Can porphyry copper deposits be detected? A. Yes B. No').")
-        return AnalysisRequest(layers=self._layers(parameters, context, feedback), question=question,
-                               choices=dict(DEFAULT_CHOICES), settings=settings, **common)
+        return AnalysisRequest(layers=layers, question=question, choices=dict(DEFAULT_CHOICES), settings=settings,
+                               **common)
 
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:

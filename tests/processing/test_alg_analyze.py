@@ -1,0 +1,117 @@
+"""lodestar:analyze through real Processing: a case or layers + roles in, shapefile / GeoPackage / report /
+record out; replay; bad input messages."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
+
+
+@pytest.fixture(scope="session")
+def qgis_processing_first():
+    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
+    plugins = "/usr/share/qgis/python/plugins"
+    if plugins in sys.path:
+        sys.path.remove(plugins)
+    sys.path.insert(0, plugins)
+    loaded = sys.modules.get("processing")
+    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
+        del sys.modules["processing"]
+
+
+@pytest.fixture
+def run(qgis_processing_first, qgis_processing):
+    from qgis.core import QgsApplication
+
+    from lodestar.processing.provider import LodestarProvider
+
+    registry = QgsApplication.processingRegistry()
+    provider = None
+    if registry.providerById("lodestar") is None:
+        provider = LodestarProvider()
+        registry.addProvider(provider)
+    import processing
+
+    yield processing.run
+    if provider is not None:
+        registry.removeProvider(provider)
+
+
+def _outputs(folder: Path, vector_ext: str = "gpkg") -> dict:
+    return {"OUTPUT_ZONES": str(folder / f"zones.{vector_ext}"), "OUTPUT_NODES": str(folder / f"nodes.{vector_ext}"),
+            "OUTPUT_EDGES": str(folder / f"edges.{vector_ext}"),
+            "OUTPUT_PROSPECTIVITY": str(folder / f"prospectivity.{vector_ext}"),
+            "OUTPUT_REPORT": str(folder / "report.html"), "OUTPUT_RECORD": str(folder / "record.json")}
+
+
+def test_parameters_have_help(run):
+    from qgis.core import QgsApplication
+
+    alg = QgsApplication.processingRegistry().algorithmById("lodestar:analyze")
+    assert alg is not None and "STA-CoT" in alg.shortHelpString()
+    for param in alg.parameterDefinitions():
+        assert param.help(), f"analyze.{param.name()} has no help text"
+    names = {p.name() for p in alg.parameterDefinitions()}
+    assert {"CASE", "RASTERS", "ROLES", "QUESTION", "BACKEND", "AUTHCFG", "MAX_ROUNDS", "REPLAY", "REFINE_WITH_SAM",
+            "OUTPUT_PROSPECTIVITY", "OUTPUT_REPORT", "OUTPUT_RECORD"} <= names
+
+
+def test_case_to_shapefile_and_replay(run, tmp_path):
+    result = run("lodestar:analyze", {"CASE": str(SAMPLE / "case.json"), **_outputs(tmp_path / "a", "shp")})
+    assert (result["ANSWER"], result["VALID"], result["ROUNDS"]) == ("A", 1, 1)
+    polygons = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    assert len(polygons) >= 1 and list(polygons["rank"]) == list(range(1, len(polygons) + 1))
+    deposits = gpd.read_file(SAMPLE / "deposits.geojson").to_crs(polygons.crs)
+    assert polygons.unary_union.covers(deposits.geometry.iloc[0])
+    zones = gpd.read_file(result["OUTPUT_ZONES"])
+    assert {"zone_id", "layer", "role", "area_m2"} <= set(zones.columns) and len(zones) >= 4
+    report = Path(result["OUTPUT_REPORT"]).read_text(encoding="utf-8")
+    assert "Answer: <b>A. Yes</b>" in report
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert record["case_id"] == "porphyry-demo-01" and record["metrics"]["recall"] == 1.0
+
+    again = run("lodestar:analyze", {"REPLAY": result["OUTPUT_RECORD"], **_outputs(tmp_path / "b", "shp")})
+    assert again["ANSWER"] == "A"
+    replayed = gpd.read_file(again["OUTPUT_PROSPECTIVITY"])
+    assert replayed.geometry.equals(polygons.geometry)
+
+
+def test_layers_and_roles(run, tmp_path):
+    case = json.loads((SAMPLE / "case.json").read_text(encoding="utf-8"))
+    rasters = [str(SAMPLE / layer["path"]) for layer in case["layers"][1:4]]
+    roles = ",".join(layer["role"] for layer in case["layers"][1:4])
+    result = run("lodestar:analyze", {"RASTERS": rasters, "ROLES": roles,
+                                      "QUESTION": "Can porphyry copper deposits be detected? A. Yes B. No",
+                                      **_outputs(tmp_path)})
+    assert result["ANSWER"] == "A"
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [i["role"] for i in record["inputs"]] == roles.split(",")
+    assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
+
+
+@pytest.mark.parametrize("params,message", [
+    ({}, "Give a CASE"),
+    ({"RASTERS": ["aloh.tif"], "ROLES": "silicification,propylitic_alteration",
+      "QUESTION": "Porphyry? A. Yes B. No"}, "ROLES lists 2 role"),
+    ({"RASTERS": ["aloh.tif"], "ROLES": "gold", "QUESTION": "Porphyry? A. Yes B. No"}, "Unknown layer role 'gold'"),
+    ({"RASTERS": ["aloh.tif"], "ROLES": "hydrothermal_alteration"}, "Ask a QUESTION"),
+    ({"CASE": "case.json", "BACKEND": 1}, "base URL"),
+    ({"CASE": "case.json", "REFINE_WITH_SAM": True}, "SAM_CHECKPOINT"),
+])
+def test_bad_input_messages(run, tmp_path, params, message):
+    from qgis.core import QgsProcessingException
+
+    params = dict(params)
+    if "RASTERS" in params:
+        params["RASTERS"] = [str(SAMPLE / name) for name in params["RASTERS"]]
+    if "CASE" in params:
+        params["CASE"] = str(SAMPLE / params["CASE"])
+    with pytest.raises(QgsProcessingException, match=message):
+        run("lodestar:analyze", {**params, **_outputs(tmp_path)})
+    assert not (tmp_path / "record.json").exists()
