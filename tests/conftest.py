@@ -16,6 +16,9 @@ PACKAGE_DIR.mkdir(parents=True, exist_ok=True)
 _link = PACKAGE_DIR / "lodestar"
 if not _link.is_symlink():
     _link.symlink_to(ROOT, target_is_directory=True)
-for entry in (str(PACKAGE_DIR), QGIS_PLUGINS, str(ROOT / "scripts")):
-    if entry not in sys.path:
-        sys.path.insert(0, entry)
+# QGIS's `processing` must win over the checkout's own processing/ folder (`python -m pytest` puts the
+# working directory on sys.path), so these go first even when already present further down.
+for entry in (str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS_PLUGINS):
+    while entry in sys.path:
+        sys.path.remove(entry)
+    sys.path.insert(0, entry)
