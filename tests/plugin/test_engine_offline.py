@@ -338,3 +338,85 @@ def test_non_yes_no_choices_fail_offline(tmp_path):
     result = run_analysis(AnalysisRequest(read_case(copy).layers, "Which deposit type is this?", tmp_path / "out",
                                           {"A": "Porphyry", "B": "Skarn", "C": "IOCG"}, case_id=case.id))
     assert result.answer == FAILED and not result.valid and len(result.prospectivity) == 0
+
+
+# ------------------------------------------------------------------------------- offline verifier in detail
+def _box_zone(ws, zone_id, layer, role, box, score):
+    from shapely.geometry import box as make_box
+
+    from lodestar.plugin.zones import zone_record, zones_frame
+
+    record = zone_record(make_box(*box), ws.raster_set.grid, zone_id=zone_id, layer=layer, role=role, kind="anomaly",
+                         score_mean=score, score_max=score, what="anomaly")
+    return zones_frame([record], ws.raster_set.crs)
+
+
+def _node(index, layer, sub="Yes", params=None):
+    from lodestar.models.backend import ChainNode, Observation
+
+    step = PlanStep(index, f"mark {layer}", [layer], "", "color_regions", "", "", {},
+                    "phyllic_core" if index == 1 else "zoned_alteration", "critical")
+    call = ToolCall("color_regions", [layer], dict(params or {})).to_dict()
+    return ChainNode(step, Observation(index, "color_regions", [layer], "seen", [], "", sub, calls=[call]))
+
+
+def test_offline_verifier_asks_for_a_zoomed_look_at_a_marginal_coincidence(two_layers, tmp_path):
+    from lodestar.models.offline import OfflineReasoner
+
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = OfflineReasoner()
+    # extent 500000-502400 x 3997600-4000000: diagonal 3394 m, coincidence reach 0.04 x 3394 = 136 m
+    ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                       (501000, 3998600, 501400, 3999000), 1.25))
+    ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                         (501600, 3998600, 501900, 3999000), 1.25))  # 200 m away: marginal
+    verdict = reasoner.verify(ws, ws.chain)
+    assert not verdict.valid and verdict.answer == "B"
+    assert list(verdict.feedback) == [2] and "marginal" in verdict.feedback[2]
+    assert verdict.critical == {"phyllic_core": True, "zoned_alteration": False}
+    call = reasoner.propose(ws, ws.node(2).step, verdict.feedback[2], 1)
+    info = ws.layer("silica")
+    spread = info.stats["sigma_bg"]
+    assert call.params["value"] == pytest.approx(info.stats["p50"] + 3.0 * spread, abs=1e-5)  # 0.75 x 4 sigma
+    x0, y0, x1, y1 = call.params["bounds"]
+    assert x0 < 501000 and x1 > 501400 and y0 < 3998600 and y1 > 3999000
+    # once the zoomed look found the silica high touching the core, the chain is valid and positive
+    ws.put(_node(2, "silica", params=call.params), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                                             (501350, 3998600, 501700, 3999000), 1.25))
+    verdict = reasoner.verify(ws, ws.chain)
+    assert verdict.valid and verdict.answer == "A"
+    assert verdict.critical == {"phyllic_core": True, "zoned_alteration": True}
+    # with only these two layers the one testable secondary item is silica over the core
+    assert verdict.secondary == {"silica_or_gossan": True}
+
+
+def test_offline_verifier_sends_back_inconsistent_steps(two_layers, tmp_path):
+    from lodestar.models.offline import OfflineReasoner
+
+    ws = _workspace(two_layers, tmp_path)
+    ws.put(_node(1, "aloh", sub="No"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                                 (501000, 3998600, 501400, 3999000), 1.25))
+    ws.put(_node(2, "silica", sub="Yes"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                                    (501000, 3998600, 501400, 3999000), 1.0))
+    verdict = OfflineReasoner().verify(ws, ws.chain)
+    assert not verdict.valid and sorted(verdict.feedback) == [1, 2]
+    assert "sees no evidence" in verdict.feedback[1] and "claims clear evidence" in verdict.feedback[2]
+
+
+def test_sam_refinement_runs_and_replays(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("segment_anything")
+    from lodestar.tests.models.test_sam import save, tiny_sam
+
+    checkpoint = save(tiny_sam(), tmp_path / "tiny.pth")
+    case = read_case(SAMPLE)
+    request = AnalysisRequest(case.layers, case.question, tmp_path / "run", dict(case.choices), case_id=case.id,
+                              refine_with_sam=True, sam_checkpoint=checkpoint)
+    result = run_analysis(request)
+    assert "sam_refined" in result.zones.columns and len(result.zones) == len(result.nodes)
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert record["parameters"]["sam"]["checkpoint"] == str(checkpoint)
+    assert "SAM" in record["localization"]["note"]
+    replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=result.outputs["record"]))
+    assert (tmp_path / "replay" / "zones.gpkg").read_bytes() == (tmp_path / "run" / "zones.gpkg").read_bytes()
+    assert replay.answer == result.answer
