@@ -11,6 +11,7 @@ from qgis.PyQt.QtGui import QIcon
 from .base import LodestarAlgorithm
 
 ICON_PATH = str(Path(__file__).resolve().parents[1] / "resources" / "icons" / "lodestar.svg")
+MODELS_DIR = Path(__file__).resolve().parents[1] / "resources" / "models"
 
 
 def algorithm_classes() -> list[type[LodestarAlgorithm]]:
@@ -24,6 +25,23 @@ def algorithm_classes() -> list[type[LodestarAlgorithm]]:
             if isinstance(value, type) and issubclass(value, LodestarAlgorithm) and value.__module__ == module.__name__:
                 classes.append(value)
     return sorted(classes, key=lambda cls: cls.ALGORITHM_ID)
+
+
+def model_files() -> list[Path]:
+    """The graphical models shipped with the plugin (`resources/models/*.model3`, named after the file)."""
+    return sorted(MODELS_DIR.glob("*.model3"))
+
+
+def model_algorithms() -> list:
+    """The shipped models loaded as Processing model algorithms (a file that does not load is skipped)."""
+    from qgis.core import QgsProcessingModelAlgorithm
+
+    models = []
+    for path in model_files():
+        model = QgsProcessingModelAlgorithm()
+        if model.fromFile(str(path)):
+            models.append(model)
+    return models
 
 
 class LodestarProvider(QgsProcessingProvider):
@@ -48,3 +66,5 @@ class LodestarProvider(QgsProcessingProvider):
     def loadAlgorithms(self):  # noqa: N802 (QGIS API name)
         for cls in algorithm_classes():
             self.addAlgorithm(cls())
+        for model in model_algorithms():
+            self.addAlgorithm(model)

@@ -18,9 +18,10 @@ def _package_module():
 
 
 def _expected_ids() -> set[str]:
-    from lodestar.processing.provider import algorithm_classes
+    from lodestar.processing.provider import algorithm_classes, model_files
 
-    return {f"lodestar:{cls.ALGORITHM_ID}" for cls in algorithm_classes()}
+    models = {f"lodestar:{path.stem}" for path in model_files()}
+    return {f"lodestar:{cls.ALGORITHM_ID}" for cls in algorithm_classes()} | models
 
 
 def _qgis_process(args, home: Path, plugin_path: Path | None = None) -> str:

@@ -47,9 +47,10 @@ def test_init_processing_alone_registers_provider(qgis_app):
         provider = QgsApplication.processingRegistry().providerById("lodestar")
         assert provider.name() == "Lodestar"
         ids = {alg.id() for alg in provider.algorithms()}
-        from lodestar.processing.provider import algorithm_classes
+        from lodestar.processing.provider import algorithm_classes, model_files
 
-        assert ids == {f"lodestar:{cls.ALGORITHM_ID}" for cls in algorithm_classes()}
+        assert ids == ({f"lodestar:{cls.ALGORITHM_ID}" for cls in algorithm_classes()}
+                       | {f"lodestar:{path.stem}" for path in model_files()})
     finally:
         plugin.unload()
     assert QgsApplication.processingRegistry().providerById("lodestar") is None
