@@ -23,11 +23,15 @@ contains such a window whenever linked zones never share a role (true when each 
 role), so a node is flagged `chain` when it lies on at least one three-role path of three nodes.
 This is checked from neighbour-role sets in time linear in the number of edges.
 
+Edge attributes: type, confidence, direction, `iou` (of overlap edges; 0 for proximity edges) and
+`gap` (map units; 0 for overlapping or touching zones).
+
 Node metrics: `degree` (number of neighbours), `degree_c` (degree / (n - 1)), `betweenness`
-(normalised shortest-path betweenness of the undirected graph, computed per connected component;
-exact in components of at most `betweenness_exact_max` nodes, else estimated from
-`betweenness_samples` source nodes drawn with `seed` and rescaled), `component` (0 = largest),
-`comp_roles` (number of roles in the node's component) and `chain`.
+(normalised shortest-path betweenness of the undirected graph, as networkx computes it, worked out
+per connected component: exact in components of at most `betweenness_exact_max` nodes, else
+estimated from `betweenness_samples` source nodes drawn with `seed` and rescaled by n / samples;
+larger components use a vectorised Brandes pass over a sparse adjacency matrix), `component`
+(0 = largest), `comp_roles` (number of roles in the node's component) and `chain`.
 """
 from __future__ import annotations
 

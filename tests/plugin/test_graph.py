@@ -246,3 +246,19 @@ def test_sampled_betweenness_above_the_exact_limit():
     assert np.corrcoef(e, s)[0, 1] > 0.8
     again = build_graph(gpd.GeoDataFrame(rows, crs=UTM), sampled_params)
     assert np.array_equal(again.nodes["betweenness"].to_numpy(), s)  # seeded
+
+
+def test_betweenness_matches_networkx_in_small_and_large_components():
+    rng = np.random.default_rng(8)
+    rows = []
+    for k in range(120):  # a dense cluster (one large component) and scattered small groups
+        x, y = (rng.uniform(0, 600, 2) if k < 70 else rng.uniform(0, 20000, 2))
+        s = rng.uniform(30, 80)
+        rows.append(zone(f"r{k}", f"l{k % 5}", ("silicification", "structure", "geochemistry", "iron_oxide",
+                                                 "geophysics")[k % 5], box(x, y, x + s, y + s)))
+    g = build_graph(gpd.GeoDataFrame(rows, crs=UTM))
+    sizes = sorted((len(c) for c in g.components), reverse=True)
+    assert sizes[0] >= 24 and sizes[-1] < 24  # both the vectorised and the per-source pass are used
+    reference = nx.betweenness_centrality(g.graph.to_undirected())
+    ours = dict(zip(g.nodes["zone_id"], g.nodes["betweenness"]))
+    assert ours == pytest.approx(reference, abs=1e-12)

@@ -5,9 +5,10 @@ import math
 
 import geopandas as gpd
 import pytest
-from shapely.geometry import box
+from shapely.geometry import Point, box
 
 from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.evaluation import evaluate_localization
 from lodestar.plugin.graph import build_graph
 from lodestar.plugin.localization import (
     PROSPECTIVITY_COLUMNS,
@@ -206,3 +207,34 @@ def test_from_model_answer_tolerates_text_strings_and_placeholders():
         LocalizationParams.from_model_answer("I think the defaults are fine.")
     with pytest.raises(LodestarError, match="not valid JSON"):
         LocalizationParams.from_model_answer("{degree: 2}")
+
+
+def test_large_unit_does_not_swallow_the_prospectivity():
+    """A geological unit covering the map links every zone; its score is scaled down by its size and the
+    one-hop clip keeps only its part near the seed, so the polygon stays around the evidence."""
+    frame = gpd.GeoDataFrame([
+        zone("U", "geo", "geological_map", box(0, 0, 10000, 10000)),
+        zone("S", "sil", "silicification", box(4900, 4900, 5100, 5100)),
+        zone("H", "hyd", "hydrothermal_alteration", box(4800, 4800, 5200, 5200)),
+        zone("P", "prop", "propylitic_alteration", box(4600, 4600, 5400, 5400)),
+        zone("L", "iron", "iron_oxide", box(8000, 8000, 8200, 8200)),
+    ], crs=UTM)
+    g = build_graph(frame)
+    # strengths U 0.4, S 0.45, H 0.6, P 0.45, L 0.1; U bridges L to S, H, P (betweenness max); all on chains;
+    # focus: median area 1.6e5 -> U sqrt(1.6e5/1e8) = 0.04, P 0.5, the rest 1
+    scores = node_scores(g, LocalizationParams())
+    expected = {"U": 0.04 * (1 + 0.4 / 0.6 + 1 + 1), "S": 1 + 0.45 / 0.6 + 1, "H": 3.0,
+                "P": 0.5 * (1 + 0.45 / 0.6 + 1), "L": 1 + 0.1 / 0.6 + 1}
+    for z, value in expected.items():
+        assert scores[z] == pytest.approx(value, rel=1e-5), z
+    result = localize(g, LocalizationParams(important_areas_count=3))
+    assert list(result["seeds"]) == ["H", "L"]
+    assert list(result["zones"]) == ["H,P,S,U", "L,U"]
+    # H grown by sqrt(1.6e5) = 400 m: a 1200 m square with round corners clips U; L grown by 200 m likewise
+    rounded = [1200 ** 2 - (4 - math.pi) * 400 ** 2, 600 ** 2 - (4 - math.pi) * 200 ** 2]
+    assert list(result["area_m2"]) == pytest.approx(rounded, rel=2e-3)
+    assert result.iloc[0].geometry.covers(box(4400, 4800, 5600, 5200).union(box(4800, 4400, 5200, 5600)))
+    deposits = gpd.GeoDataFrame(geometry=[Point(5000, 5000), Point(5150, 4950)], crs=UTM)
+    metrics = evaluate_localization(result, deposits, valid_geometry=box(0, 0, 10000, 10000))
+    assert metrics["recall"] == 1.0
+    assert metrics["area_reduction"] == pytest.approx(1 - sum(rounded) / 1e8, rel=1e-4)
