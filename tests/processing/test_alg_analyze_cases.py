@@ -1,0 +1,58 @@
+"""lodestar:analyze_cases through real Processing: a folder of cases, one broken, into a table."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+import synthetic_cases
+
+
+@pytest.fixture
+def run(qgis_processing):
+    from qgis.core import QgsApplication
+
+    from lodestar.processing.provider import LodestarProvider
+
+    registry = QgsApplication.processingRegistry()
+    provider = None
+    if registry.providerById("lodestar") is None:
+        provider = LodestarProvider()
+        registry.addProvider(provider)
+    import processing
+
+    yield processing.run
+    if provider is not None:
+        registry.removeProvider(provider)
+
+
+def test_analyze_cases_writes_the_table_and_records_the_broken_case(run, tmp_path):
+    cases = tmp_path / "cases"
+    synthetic_cases.make_case(cases / "one", 4, "epithermal", 120, case_id="epi")
+    (cases / "two").mkdir()
+    (cases / "two" / "case.json").write_text(json.dumps({"format": "lodestar-case/1", "id": "two"}))
+    result = run("lodestar:analyze_cases", {"CASES": str(cases), "BACKEND": 0, "MAX_ROUNDS": 2,
+                                            "OUTPUT_FOLDER": str(tmp_path / "out"), "OUTPUT_TABLE": "memory:"})
+    assert result["CASE_COUNT"] == 2 and result["ERRORS"] == 1
+    with open(result["OUTPUT_CSV"], newline="") as fh:
+        rows = {row["case_id"]: row for row in csv.DictReader(fh)}
+    assert rows["two"]["answer"] == "Error" and "'question' is missing" in rows["two"]["error"]
+    assert rows["epi"]["answer"] in ("A", "B") and rows["epi"]["truth"] == "A" and 1 <= int(rows["epi"]["rounds"]) <= 2
+    summary = json.loads(result["SUMMARY"])
+    assert summary["cases"] == 2 and summary["scored"] == 1
+    assert summary["accuracy"] == (1.0 if rows["epi"]["answer"] == "A" else 0.0)
+    table = result["OUTPUT_TABLE"]
+    if isinstance(table, str):
+        from qgis.core import QgsProcessingUtils
+
+        table = QgsProcessingUtils.mapLayerFromString(table, None)
+    features = {f["case_id"]: f for f in table.getFeatures()}
+    assert set(features) == {"epi", "two"} and features["two"]["error"] == rows["two"]["error"]
+    assert (tmp_path / "out" / "epi").is_dir()
+
+
+def test_analyze_cases_rejects_a_folder_without_cases(run, tmp_path):
+    from qgis.core import QgsProcessingException
+
+    with pytest.raises(QgsProcessingException, match="No case.json"):
+        run("lodestar:analyze_cases", {"CASES": str(tmp_path), "OUTPUT_FOLDER": str(tmp_path / "out")})
