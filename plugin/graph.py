@@ -26,12 +26,13 @@ This is checked from neighbour-role sets in time linear in the number of edges.
 Edge attributes: type, confidence, direction, `iou` (of overlap edges; 0 for proximity edges) and
 `gap` (map units; 0 for overlapping or touching zones).
 
-Node metrics: `degree` (number of neighbours), `degree_c` (degree / (n - 1)), `betweenness`
-(normalised shortest-path betweenness of the undirected graph, as networkx computes it, worked out
-per connected component: exact in components of at most `betweenness_exact_max` nodes, else
-estimated from `betweenness_samples` source nodes drawn with `seed` and rescaled by n / samples;
-larger components use a vectorised Brandes pass over a sparse adjacency matrix), `component`
-(0 = largest), `comp_roles` (number of roles in the node's component) and `chain`.
+Node metrics (field names fit Shapefile's 10 characters): `degree` (number of neighbours),
+`degree_c` (degree / (n - 1)), `between_c` (betweenness centrality: the normalised shortest-path
+betweenness of the undirected graph as networkx defines it, worked out per connected component:
+exact in components of at most `betweenness_exact_max` nodes, else estimated from
+`betweenness_samples` source nodes drawn with `seed` and rescaled by n / samples; larger components
+use a vectorised Brandes pass over a sparse adjacency matrix), `component` (0 = largest),
+`comp_roles` (number of roles in the node's component) and `chain`.
 """
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ COMPASS = ("north", "north-east", "east", "south-east", "south", "south-west", "
 OPPOSITE = {word: COMPASS[(i + 4) % 8] for i, word in enumerate(COMPASS)}
 OPPOSITE.update({"overlaps": "overlaps", "around": "around"})
 
-NODE_COLUMNS = ("zone_id", "layer", "role", "kind", "score_mean", "area_m2", "degree", "degree_c", "betweenness",
+NODE_COLUMNS = ("zone_id", "layer", "role", "kind", "score_mean", "area_m2", "degree", "degree_c", "between_c",
                 "component", "comp_roles", "chain")
 EDGE_COLUMNS = ("source", "target", "type", "confidence", "direction", "iou", "gap")
 VECTOR_MIN = 24  # components of at least this many nodes get the vectorised Brandes pass
@@ -354,7 +355,7 @@ def _digraph(frame: gpd.GeoDataFrame, relations: list) -> nx.DiGraph:
 
 
 def node_metrics(graph: nx.DiGraph, params: GraphParams, progress: Progress = SILENT) -> dict:
-    """zone_id -> {degree, degree_c, betweenness, component, comp_roles, chain} (see the module doc)."""
+    """zone_id -> {degree, degree_c, between_c, component, comp_roles, chain} (see the module doc)."""
     names = list(graph.nodes)
     index = {v: k for k, v in enumerate(names)}
     adjacency = [sorted({index[u] for u in graph.successors(v)} | {index[u] for u in graph.predecessors(v)})
@@ -391,7 +392,7 @@ def node_metrics(graph: nx.DiGraph, params: GraphParams, progress: Progress = SI
             metrics[names[k]] = {
                 "degree": degree,
                 "degree_c": degree / (n - 1) if n > 1 else 0.0,
-                "betweenness": between[k] * scale,
+                "between_c": between[k] * scale,
                 "component": comp_index,
                 "comp_roles": comp_roles,
                 "chain": chain[k],
@@ -509,7 +510,7 @@ def _nodes_frame(frame: gpd.GeoDataFrame, metrics: dict, crs) -> gpd.GeoDataFram
     if len(frame):
         for c in ("zone_id", "layer", "role", "kind", "score_mean", "area_m2"):
             columns[c] = list(frame[c])
-        for c in ("degree", "degree_c", "betweenness", "component", "comp_roles", "chain"):
+        for c in ("degree", "degree_c", "between_c", "component", "comp_roles", "chain"):
             columns[c] = [metrics[z][c] for z in frame["zone_id"]]
     geometry = geoseries(list(frame.geometry) if len(frame) else [], crs)
     nodes = gpd.GeoDataFrame(columns, geometry=geometry, crs=crs)

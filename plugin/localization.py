@@ -195,7 +195,7 @@ def node_scores(spatial_graph: SpatialGraph, params: LocalizationParams) -> pd.S
     if not len(nodes):
         return pd.Series(dtype=float)
     degree = strength(spatial_graph)
-    between = nodes["betweenness"].to_numpy(dtype=float)
+    between = nodes["between_c"].to_numpy(dtype=float)
     chain = nodes["chain"].to_numpy(dtype=bool).astype(float)
     deg_n = degree / degree.max() if degree.max() > 0 else np.zeros_like(degree)
     btw_n = between / between.max() if between.max() > 0 else np.zeros_like(between)

@@ -112,7 +112,7 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
         ]
         nodes = QgsProcessingParameterVectorDestination(self.OUTPUT_NODES, "Graph nodes",
                                                         QgsProcessing.TypeVectorPolygon)
-        nodes.setHelp("The zones with degree, degree_c, betweenness, component, comp_roles and chain.")
+        nodes.setHelp("The zones with degree, degree_c, between_c (betweenness), component, comp_roles and chain.")
         edges = QgsProcessingParameterVectorDestination(self.OUTPUT_EDGES, "Graph edges",
                                                         QgsProcessing.TypeVectorLine)
         edges.setHelp("Lines between zone centroids with source, target, type, confidence, direction, iou, gap.")

@@ -89,7 +89,7 @@ def test_node_metrics_components_and_chains():
     assert nodes["degree"].to_dict() == {"A": 3, "B": 2, "C": 2, "F": 1, "D": 1, "E": 1}
     assert nodes.loc["A", "degree_c"] == pytest.approx(3 / 5)
     # A is on the shortest paths F-B and F-C: 2 pairs * 2 / ((6-1)(6-2)) = 0.2
-    assert nodes["betweenness"].round(9).to_dict() == {"A": 0.2, "B": 0.0, "C": 0.0, "F": 0.0, "D": 0.0, "E": 0.0}
+    assert nodes["between_c"].round(9).to_dict() == {"A": 0.2, "B": 0.0, "C": 0.0, "F": 0.0, "D": 0.0, "E": 0.0}
     reference = nx.betweenness_centrality(g.graph.to_undirected())
     assert reference["A"] == pytest.approx(0.2)
     assert nodes["component"].to_dict() == {"A": 0, "B": 0, "C": 0, "F": 0, "D": 1, "E": 1}
@@ -228,8 +228,8 @@ def test_graph_rebuilt_from_node_and_edge_layers():
     g = build_graph(scene())
     rebuilt = graph_from_frames(g.nodes, g.edges)
     assert rebuilt.graph.number_of_edges() == 10
-    assert rebuilt.nodes.set_index("zone_id")["betweenness"].round(9).to_dict() == \
-        g.nodes.set_index("zone_id")["betweenness"].round(9).to_dict()
+    assert rebuilt.nodes.set_index("zone_id")["between_c"].round(9).to_dict() == \
+        g.nodes.set_index("zone_id")["between_c"].round(9).to_dict()
     assert rebuilt.graph.edges["C", "A"]["direction"] == "south"
 
 
@@ -239,13 +239,13 @@ def test_sampled_betweenness_above_the_exact_limit():
     exact = build_graph(gpd.GeoDataFrame(rows, crs=UTM))
     sampled_params = GraphParams(betweenness_exact_max=10, betweenness_samples=15)
     sampled = build_graph(gpd.GeoDataFrame(rows, crs=UTM), sampled_params)
-    e = exact.nodes["betweenness"].to_numpy()
-    s = sampled.nodes["betweenness"].to_numpy()
+    e = exact.nodes["between_c"].to_numpy()
+    s = sampled.nodes["between_c"].to_numpy()
     reference = nx.betweenness_centrality(exact.graph.to_undirected())  # a path of 30 zones
     assert e == pytest.approx([reference[z] for z in exact.nodes["zone_id"]])
     assert np.corrcoef(e, s)[0, 1] > 0.8
     again = build_graph(gpd.GeoDataFrame(rows, crs=UTM), sampled_params)
-    assert np.array_equal(again.nodes["betweenness"].to_numpy(), s)  # seeded
+    assert np.array_equal(again.nodes["between_c"].to_numpy(), s)  # seeded
 
 
 def test_betweenness_matches_networkx_in_small_and_large_components():
@@ -260,5 +260,18 @@ def test_betweenness_matches_networkx_in_small_and_large_components():
     sizes = sorted((len(c) for c in g.components), reverse=True)
     assert sizes[0] >= 24 and sizes[-1] < 24  # both the vectorised and the per-source pass are used
     reference = nx.betweenness_centrality(g.graph.to_undirected())
-    ours = dict(zip(g.nodes["zone_id"], g.nodes["betweenness"]))
+    ours = dict(zip(g.nodes["zone_id"], g.nodes["between_c"]))
     assert ours == pytest.approx(reference, abs=1e-12)
+
+
+def test_nodes_and_edges_export_to_shapefile_with_full_field_names(tmp_path):
+    from lodestar.plugin.graph import EDGE_COLUMNS, NODE_COLUMNS
+    from lodestar.plugin.vector_io import read_vector, write_vector
+
+    g = build_graph(scene())
+    nodes = read_vector(write_vector(g.nodes, tmp_path / "nodes.shp"))
+    edges = read_vector(write_vector(g.edges, tmp_path / "edges.shp"))
+    assert set(NODE_COLUMNS) <= set(nodes.columns) and set(EDGE_COLUMNS) <= set(edges.columns)
+    assert nodes.set_index("zone_id").loc["A", "between_c"] == pytest.approx(0.2)
+    rebuilt = graph_from_frames(nodes, edges)
+    assert rebuilt.graph.number_of_edges() == 10 and rebuilt.graph.edges["A", "C"]["direction"] == "north"

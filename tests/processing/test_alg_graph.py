@@ -88,7 +88,7 @@ def test_spatial_graph_outputs(tmp_path, zone_layers, run):
     assert nodes.crs.to_epsg() == 32633
     assert nodes["degree"].to_dict() == {"A": 3, "D": 1, "B": 2, "F": 1, "C": 2, "E": 1}
     assert nodes["component"].to_dict() == {"A": 0, "D": 1, "B": 0, "F": 0, "C": 0, "E": 1}
-    assert nodes.loc["A", "betweenness"] == pytest.approx(0.2)
+    assert nodes.loc["A", "between_c"] == pytest.approx(0.2)
     assert nodes["layer"].to_dict()["C"] == "prop"
     edges = gpd.read_file(result["OUTPUT_EDGES"]).set_index(["source", "target"])
     assert len(edges) == 10
