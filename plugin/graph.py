@@ -180,8 +180,11 @@ def prepare_zones(zones, crs=None, log: list | None = None) -> gpd.GeoDataFrame:
 def _clean(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
     if not len(frame):
         return frame
+    before = len(frame)
     frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)].copy()
     frame = frame[frame.geometry.geom_type.isin(["Polygon", "MultiPolygon"])].copy()
+    if len(frame) < before:
+        log.append(f"{before - len(frame)} zone(s) without a polygon (empty, points or lines) left out of the graph.")
     invalid = ~frame.geometry.is_valid
     if invalid.any():
         frame.loc[invalid, "geometry"] = frame.geometry[invalid].buffer(0)

@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from pyproj import CRS
-from shapely.geometry import box
+from shapely.geometry import LineString, box
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.graph import (
@@ -186,6 +186,10 @@ def test_missing_columns_filled_and_duplicate_ids_made_unique():
     prepared = prepare_zones(frame)
     assert list(prepared["zone_id"]) == ["fault_density:1", "fault_density:2"]
     assert list(prepared["role"]) == ["structure", "structure"]
+    with_line = gpd.GeoDataFrame({"layer": ["a", "b"]}, geometry=[box(0, 0, 1, 1), LineString([(0, 0), (1, 1)])],
+                                 crs=UTM)
+    log = []
+    assert len(prepare_zones(with_line, log=log)) == 1 and "1 zone(s) without a polygon" in log[0]
     dup = scene()
     dup.loc[1, "zone_id"] = "A"
     assert list(prepare_zones(dup)["zone_id"])[:2] == ["A", "sil:1"]
