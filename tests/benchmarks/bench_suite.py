@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import platform
 import shutil
 import sys
 import time
@@ -120,6 +122,19 @@ def per_kind(outcomes, kinds: dict) -> list[tuple]:
     return rows
 
 
+def machine() -> str:
+    """CPU model and core count of this machine, for the record beside the figures."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
 def write_outputs(engine: dict, baselines: dict, kinds_rows, elapsed: float) -> None:
     names = ["offline engine"] + list(baselines)
     with open(BENCH_DIR / "suite_metrics.csv", "w", newline="", encoding="utf-8") as fh:
@@ -129,7 +144,7 @@ def write_outputs(engine: dict, baselines: dict, kinds_rows, elapsed: float) -> 
             writer.writerow([key] + [fmt(engine.get(key))] + [fmt(b.get(key)) for b in baselines.values()])
     lines = [
         f"Synthetic suite: {engine['cases']} cases (seed {SUITE_SEED}), offline back-end, K = 3; "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; total {elapsed:.0f} s.",
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; total {elapsed:.0f} s; {machine()}.",
         "",
         "| metric | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
