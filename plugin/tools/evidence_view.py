@@ -192,7 +192,8 @@ def write_view(image: Image.Image, grid: RasterGrid, path: Path) -> tuple[Path, 
     world = path.with_suffix(".pgw") if suffix == ".png" and grid.georeferenced else None
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lodestar-") as tmp:
         tmp_path = Path(tmp) / path.name
-        with warnings.catch_warnings():
+        # The PNG's CRS lives in its .aux.xml sidecar: write it even where sidecars are switched off.
+        with warnings.catch_warnings(), rasterio.Env(GDAL_PAM_ENABLED="YES"):
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             with rasterio.open(tmp_path, "w", **profile) as dst:
                 dst.write(pixels)

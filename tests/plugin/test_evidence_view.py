@@ -65,7 +65,9 @@ def test_view_of_a_bbox_maps_back_to_the_map(raster, tmp_path):
     assert out.exists() and view.world_file == out.with_suffix(".pgw")
     lines = view.world_file.read_text().split()
     assert [float(v) for v in lines] == pytest.approx([2.0, 0.0, 0.0, -2.0, X0 + 3001, Y0 - 1001])
-    back = RasterReader(out)                                  # QGIS / GDAL read it in place, with its CRS
+    assert 'AUTHORITY["EPSG","32611"]' in out.with_name("target.png.aux.xml").read_text()
+    with rasterio.Env(GDAL_PAM_ENABLED="YES"):                 # QGIS / GDAL read it in place, with its CRS
+        back = RasterReader(out)
     assert back.grid.crs.to_epsg() == 32611
     assert back.grid.bounds == pytest.approx(target)
     assert view.png_bytes == out.read_bytes()
