@@ -87,7 +87,8 @@ sys.path.insert(0, {pkg!r})
 from lodestar.plugin.tools.color_regions import ColorRegionParams, color_regions, single_layer_set
 start = time.perf_counter()
 rs = single_layer_set({raster!r}, role="hydrothermal_alteration")
-result = color_regions(rs, rs.layers[0].name, ColorRegionParams(percentile={pct}, min_area_px={min_px}))
+params = ColorRegionParams(percentile={pct}, min_area_px={min_px}, min_area_fraction=0)
+result = color_regions(rs, rs.layers[0].name, params)
 print(json.dumps({{"seconds": time.perf_counter() - start, "regions": result.count,
                   "threshold": result.stats["threshold"], "area": float(result.zones.area.sum())}}))
 """
