@@ -55,13 +55,16 @@ class OfflineReasoner:
     name = "offline"
 
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_fraction: float = 0.002,
-                 max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75):
+                 max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
+                 geochem_percentile: float = 97.5, fault_buffer: float = 0.004):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_fraction = float(min_area_fraction)
         self.max_regions = int(max_regions)
         self.marginal_factor = float(marginal_factor)
         self.refine_factor = float(refine_factor)
+        self.geochem_percentile = float(geochem_percentile)
+        self.fault_buffer = float(fault_buffer)
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -70,7 +73,8 @@ class OfflineReasoner:
     def public_settings(self) -> dict:
         return {"backend": self.name, "anomaly_sigma": self.anomaly_sigma, "colour_level": self.colour_level,
                 "min_area_fraction": self.min_area_fraction, "max_regions": self.max_regions,
-                "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor}
+                "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
+                "geochem_percentile": self.geochem_percentile, "fault_buffer": self.fault_buffer}
 
     def prompt_hashes(self) -> dict:
         return {}
@@ -102,7 +106,7 @@ class OfflineReasoner:
                 continue
             steps.append(PlanStep(
                 index=len(steps) + 1,
-                purpose=f"Mark {first['what']} on '{name}'",
+                purpose=self._purpose(tool, info, first, params),
                 layers=[name],
                 layers_why=f"'{name}' is a {info.role.replace('_', ' ')} layer ({info.kind}); it tests "
                            + ", ".join(f"{i['id']} ({i['level']})" for i in items) + ".",
@@ -132,6 +136,16 @@ class OfflineReasoner:
         return steps
 
     @staticmethod
+    def _purpose(tool: str, info, item: dict, params: dict) -> str:
+        name = info.name
+        if tool == "categorical":
+            units = ", ".join(params.get("units", [])) or "all units"
+            return f"Map the favourable host units ({units}) and contacts on '{name}' ({item['id']})"
+        if tool in ("vector_evidence", "feature_regions") or info.role == "structure":
+            return f"Mark faults and structural corridors on '{name}' ({item['id']})"
+        return f"Mark clear {info.role.replace('_', ' ')} anomalies on '{name}' ({item['id']}: {item['what']})"
+
+    @staticmethod
     def _tool_for(info, item) -> str | None:
         if info.kind == "vector":
             return "vector_evidence"
@@ -147,13 +161,13 @@ class OfflineReasoner:
         if tool == "categorical":
             wants_units = any(i["kind"] == "host_unit" for i in items)
             wants_contacts = any(i["kind"] == "structure" for i in items)
-            units = favourable_units(info, ws.deposit_model) if wants_units else []
+            units = favourable_units(info, ws.deposit_model) if (wants_units and legend_informative(info)) else []
             output = "both" if (units and wants_contacts) else ("contacts" if wants_contacts else "units")
             return {"units": units, "output": output}
         if tool == "feature_regions":
             return {"mode": "auto", "max_zones": self.max_regions}
         if tool == "vector_evidence":
-            return {"max_zones": self.max_regions}
+            return {"max_zones": self.max_regions, "buffer_m": round(self.fault_buffer * _diagonal(ws), 3)}
         return self._colour_params(info, self.anomaly_sigma)
 
     def _colour_params(self, info, sigma: float) -> dict:
@@ -162,6 +176,9 @@ class OfflineReasoner:
             params.update(mode="rgb", level=round(self.colour_level, 4))
         elif info.role == "structure":
             params.update(mode="index", method="percentile", percentile=85.0)
+        elif info.role == "geochemistry":
+            # geochemical anomalies are relative to the survey: its top few percent (also for class rasters)
+            params.update(mode="index", method="percentile", percentile=self.geochem_percentile)
         elif info.stats:
             spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
             sign = -1.0 if info.favourable == "low" else 1.0
@@ -242,14 +259,22 @@ class OfflineReasoner:
         strong = [z for z in outcome.zones if self._strength(ws, z) >= 1.0]
         if not outcome.zones:
             return Judgement(f"No zone stands out on {', '.join(outcome.layers)}: no evidence for this step.", "No")
-        parts = []
-        for zone in strong[:3]:
-            parts.append(f"{zone['zone_id']} ({zone['position']}, {zone['area_m2'] / max(ws.valid_area, 1e-9):.1%} "
-                         f"of the area, contrast {self._contrast(ws, zone):.1f})")
+        parts = [self._zone_phrase(ws, zone) for zone in strong[:3]]
         together = self._coincident_roles(outcome)
         text = (f"{len(outcome.zones)} zones on {', '.join(outcome.layers)}; clear: " + ("; ".join(parts) or "none")
                 + (f". Coincides with {', '.join(together)}." if together else "."))
         return Judgement(text, "Yes" if strong else "No", "continue")
+
+    def _zone_phrase(self, ws, zone: dict) -> str:
+        info = ws.layer(zone["layer"])
+        share = zone["area_m2"] / max(ws.valid_area, 1e-9)
+        if info.kind == "rgb":
+            measure = f", colour level {float(zone['score_mean']):.2f}"
+        elif info.kind == "index" and info.role not in ("structure", "geochemistry") and info.stats:
+            measure = f", {self._contrast(ws, zone):.1f} sigma above background"
+        else:
+            measure = ""
+        return f"{zone['zone_id']} ({zone['position']}, {share:.1%} of the area{measure})"
 
     @staticmethod
     def _coincident_roles(outcome: ToolOutcome) -> list[str]:
@@ -278,7 +303,7 @@ class OfflineReasoner:
             return 1.0
         if info.kind == "rgb":
             return float(zone["score_mean"]) / self.colour_level
-        if info.kind in ("vector", "categorical") or not info.stats:
+        if info.kind in ("vector", "categorical") or not info.stats or info.role == "geochemistry":
             return 1.0
         return self._contrast(ws, zone) / (self.anomaly_sigma * self.refine_factor)
 
@@ -321,7 +346,8 @@ class OfflineReasoner:
         present_roles = {info.role for info in ws.layers}
         core_family = FAMILY.get(core["role"], "other")
         for item in model["evidence"]:
-            if not present_roles.intersection(item["roles"]):
+            if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
+                                                                 and not self._units_named(ws)):
                 out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
                 continue
             if item is next(i for i in model["evidence"] if i["level"] == "critical"):
@@ -366,6 +392,11 @@ class OfflineReasoner:
             if best_key is None or key > best_key:
                 best, best_key = (core, assessment), key
         return best
+
+    @staticmethod
+    def _units_named(ws) -> bool:
+        """Whether some categorical map's legend names rock types (not only unit codes)."""
+        return any(legend_informative(info) for info in ws.layers if info.kind == "categorical")
 
     @staticmethod
     def _score(assessment: dict) -> tuple:
@@ -476,6 +507,11 @@ def yes_no_letters(choices: dict) -> tuple:
         elif word in ("no", "false", "absent") and no is None:
             no = letter
     return (yes, no) if yes and no else (None, None)
+
+
+def legend_informative(info) -> bool:
+    """Whether a categorical layer's unit names describe rocks ('Cretaceous limestone'), not bare codes ('LPZ')."""
+    return any(len(str(name).split()) > 1 for name in info.units.values())
 
 
 def favourable_units(info, model: dict) -> list[str]:

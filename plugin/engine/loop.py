@@ -86,6 +86,8 @@ class Engine:
         self.trace: list[dict] = []  # every model decision in call order (for records and replay)
         self.timings: dict = {"tools_s": 0.0, "tool_calls": 0}
         self._percent = 0.0
+        # tools report their own 0-100; the run's bar moves per step, so tools only get cancel and log
+        self._tool_progress = Progress(on_log=progress.log, is_cancelled=progress.cancelled)
 
     # -- events and decisions -------------------------------------------------------------------
     def emit(self, kind: str, **payload) -> None:
@@ -149,7 +151,7 @@ class Engine:
                 continue
             calls.append(call.to_dict())
             started = time.perf_counter()
-            run = toolbox.run_tool(self.ws, step.index, call, self.progress)
+            run = toolbox.run_tool(self.ws, step.index, call, self._tool_progress)
             self.timings["tools_s"] += time.perf_counter() - started
             self.timings["tool_calls"] += 1
             if run.error:

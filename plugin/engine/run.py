@@ -73,6 +73,7 @@ def _stamp(record: dict | None) -> str:
 
 
 def _positive(choices: dict) -> str | None:
+    """The choice letter meaning 'yes, deposits' (None when the choices are not yes / no)."""
     from ...models.offline import yes_no_letters
 
     return yes_no_letters(choices)[0]
@@ -235,8 +236,8 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
     source_name = f"deposit model {ws.deposit_model.get('id', '-')}" if ws.deposit_model else "defaults"
     params, note = base, ""
     positive = _positive(choices)
-    wanted = answer != FAILED and (positive is None or answer == positive)
-    if wanted and len(graph.nodes) and not engine.budget_spent:
+    supported = answer != FAILED and (positive is None or answer == positive)
+    if len(graph.nodes) and not engine.budget_spent:
         try:
             chosen = engine._ask("planner", "localization_params")
             params = LocalizationParams.from_dict(chosen, base)
@@ -248,13 +249,11 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
     if overrides:
         params = LocalizationParams.from_dict(overrides, params)
         source_name += " with user overrides"
-    if wanted:
-        frame = localize(graph, params, progress)
-        note += f"{len(frame)} prospectivity polygon(s) from {len(graph.nodes)} zones."
-    else:
-        frame = localize(build_graph(zones_frame([], crs), GraphParams(), crs=crs), params, progress)
-        note += ("No prospectivity polygons: the answer is not a positive one, so no deposit area is proposed "
-                 "(the candidate zones are still written).")
+    frame = localize(graph, params, progress.scaled(92, 96))
+    note += f"{len(frame)} prospectivity polygon(s) from {len(graph.nodes)} zones."
+    if not supported:
+        note += (" The answer is not a positive one: these are the best-supported candidate areas, not areas the "
+                 "verified chain backs as deposits.")
     polygons = [{"rank": int(r["rank"]), "score": float(r["score"]), "roles": r["roles"], "n_zones": int(r["n_zones"]),
                  "area_m2": float(r["area_m2"])} for r in frame.drop(columns="geometry").to_dict("records")]
     emit({"kind": "localization", "polygons": len(frame), "params": params.as_dict(), "source": source_name})
