@@ -158,6 +158,7 @@ class World:
     anomaly: dict = field(default_factory=dict)
     deposits: list = field(default_factory=list)  # (col, row, name, model)
     core: list = field(default_factory=list)  # (col, row, radius) of each mineralised system
+    plutons: list = field(default_factory=list)  # (col, row, radius) of barren plutons
 
     def __post_init__(self):
         _, lon, lat = self.region
@@ -201,8 +202,10 @@ class World:
         return [u[0] for u in self.units].index(code) + 1
 
 
-def build_geology(world: World, volcanic: bool, clay_unit: bool, stocks=(), pluton: bool = False) -> None:
-    """Folded, faulted layered units, optional stock / pluton, alluvium in low ground; sets world.geology."""
+def build_geology(world: World, volcanic: bool, clay_unit: bool, stocks=(), pluton: bool = False,
+                  cover: bool = False) -> None:
+    """Folded, faulted layered units, optional stock / pluton, alluvium in low ground; sets world.geology.
+    Alluvium is kept off the mineralised systems, or (`cover`) off their cores only, burying halos."""
     rng, n = world.rng, world.n
     cols, rows = world.cols, world.rows
     pool = list(VOLCANIC_UNITS if volcanic else SEDIMENTARY_UNITS)
@@ -233,8 +236,10 @@ def build_geology(world: World, volcanic: bool, clay_unit: bool, stocks=(), plut
     if pluton:
         units.append(PLUTON_UNIT)
         c = world.far_point([s[:2] for s in stocks], n * 0.4, margin=0.05)
-        r = np.hypot(cols - c[0], rows - c[1]) / (n * rng.uniform(0.12, 0.2))
+        size = n * rng.uniform(0.12, 0.2)
+        r = np.hypot(cols - c[0], rows - c[1]) / size
         geology[r + 0.15 * smooth_noise(rng, world.shape, 4) < 1] = len(units)
+        world.plutons.append((c[0], c[1], size))
     if stocks:
         units.append(STOCK_UNIT)
     for col, row, radius in stocks:
@@ -242,9 +247,10 @@ def build_geology(world: World, volcanic: bool, clay_unit: bool, stocks=(), plut
         geology[r + 0.18 * smooth_noise(rng, world.shape, 3) < 1] = len(units)
     units.append(ALLUVIUM_UNIT)
     low = smooth_noise(rng, world.shape, n / 7)
-    for col, row, radius in world.core:  # keep mineralised cores exposed
-        low -= 3.0 * np.exp(-((cols - col) ** 2 + (rows - row) ** 2) / (2 * (radius * 1.1) ** 2))
-    geology[low > np.quantile(low, rng.uniform(0.82, 0.92))] = len(units)
+    for col, row, radius in world.core:  # keep mineralised systems (or, under cover, their cores) exposed
+        low -= 3.0 * np.exp(-((cols - col) ** 2 + (rows - row) ** 2) / (2 * (radius * (0.45 if cover else 1.1)) ** 2))
+    share = rng.uniform(0.7, 0.8) if cover else rng.uniform(0.82, 0.92)
+    geology[low > np.quantile(low, share)] = len(units)
     world.units = units
     world.geology = geology
 
@@ -293,14 +299,14 @@ def porphyry_system(world: World, centre, radius: float, strength: float, deposi
         world.deposits.append((col + dist * math.cos(ang), row + dist * math.sin(ang), "porphyry Cu-Mo"))
 
 
-def epithermal_system(world: World, fault, strength: float, deposits: int) -> None:
+def epithermal_system(world: World, fault, strength: float, deposits: int, reach: float = 0.3) -> None:
     """Silica ledges along a fault segment with an argillic halo and distal propylitic alteration;
-    deposits on the ledge."""
+    deposits on the ledge, whose centre lies at least `reach` (share of the image) from every edge."""
     rng = world.rng
     (x0, y0), (x1, y1) = fault
     length = rng.uniform(0.12, 0.2) * world.n / math.hypot(x1 - x0, y1 - y0)
     inner = [t for t in np.linspace(0, 1 - length, 200)
-             if all(0.3 * world.n <= c <= 0.7 * world.n
+             if all(reach * world.n <= c <= (1 - reach) * world.n
                     for c in (x0 + (t + length / 2) * (x1 - x0), y0 + (t + length / 2) * (y1 - y0)))]
     t0 = float(rng.choice(inner)) if inner else 0.5 - length / 2
     p0 = (x0 + t0 * (x1 - x0), y0 + t0 * (y1 - y0))
@@ -334,6 +340,23 @@ def clay_over_unit(world: World, code: int, strength: float) -> None:
     patchy = 0.75 + 0.25 * np.tanh(smooth_noise(world.rng, world.shape, 4))
     add(world, "aloh", strength * 0.13 * unit * patchy)
     add(world, "argillic", strength * 0.15 * unit * patchy)
+
+
+def striping(world: World, key: str) -> None:
+    """Along-track detector striping (an ASTER SWIR artefact): line offsets of about the noise level."""
+    rng = world.rng
+    angle = math.radians(rng.uniform(-12, 12))
+    line = np.round(world.cols * math.cos(angle) - world.rows * math.sin(angle)).astype(int)
+    line -= line.min()
+    offsets = ndimage.gaussian_filter1d(rng.standard_normal(line.max() + 1), 0.7)
+    world.fields[key] = world.fields[key] + 0.015 * offsets[line] / (offsets.std() + 1e-12)
+
+
+def contact_halo(world: World, pluton, strength: float) -> None:
+    """Chlorite-epidote (propylitic-like) hornfels ring around a barren pluton: one alteration family only."""
+    col, row, size = pluton
+    r = np.hypot(world.cols - col, world.rows - row) / size + 0.12 * smooth_noise(world.rng, world.shape, 3)
+    add(world, "propylitic", strength * 0.11 * gauss(r, 1.15, 0.22))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -530,6 +553,7 @@ class CaseMeta:
     layers: list
     georeferenced: bool
     deposits: int
+    hard: bool = False
 
 
 def _choose_layers(rng, kind: str, roles) -> list[str]:
@@ -546,7 +570,7 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
               mixed_crs: bool | None = None, georeferenced: bool = True, structure: str | None = None,
               geology_style: str | None = None, magnetics: bool | None = None, subtle: bool | None = None,
               case_id: str | None = None, question: str | None = None, deposit_format: str = "geojson",
-              record: bool = True) -> Path:
+              record: bool = True, hard: bool = False) -> Path:
     """Write one synthetic case into `folder` and return the path of its case.json.
 
     kind: one of KINDS. size: image width in pixels of the core area (layers vary around it).
@@ -558,7 +582,9 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
     "categorical" (integer + legend CSV) or "colour" (RGB map). magnetics: add a magnetic layer.
     subtle: weaker alteration and smaller systems in positives. deposit_format: "geojson" (EPSG:4326, no
     crs member) or "geojson-utm" (with a crs member). record: also write `.synthetic.json` (kind,
-    answer, deposit model, layers) beside case.json for suites and tests.
+    answer, deposit model, layers) beside case.json for suites and tests. hard: a harder but fair variant:
+    positives weaker, nearer an edge and with alluvium burying their halos; a single-layer negative is a
+    contact-metamorphic propylitic ring around a barren pluton (with magnetics); one index layer striped.
     """
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -582,10 +608,12 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
 
     n = world.n
     strength = rng.uniform(0.7, 0.9) if subtle else rng.uniform(0.85, 1.25)
+    if hard and positive:
+        strength = min(strength, rng.uniform(0.75, 0.95))
     radius = n * (rng.uniform(0.07, 0.09) if subtle else rng.uniform(0.085, 0.12))
     stock = None
     if kind == "porphyry":
-        centre = world.inner_point(0.33)
+        centre = world.inner_point(0.25 if hard else 0.33)
         stock = (centre[0], centre[1], radius)
         world.core.append(stock)
     systems_two = positive and rng.random() < 0.25
@@ -597,7 +625,10 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
     volcanic = kind == "epithermal" or (kind not in POSITIVE_KINDS and rng.random() < 0.4)
     clay_unit = kind == "lithology_clay" or rng.random() < 0.3
     pluton = kind in NEGATIVE_KINDS and rng.random() < 0.4
-    build_geology(world, volcanic, clay_unit, [s for s in (stock, second) if s is not None], pluton)
+    if hard and kind == "single_layer":
+        pluton, magnetics = True, True
+    build_geology(world, volcanic, clay_unit, [s for s in (stock, second) if s is not None], pluton,
+                  cover=hard and positive)
     background(world, INDEX_LAYERS)
 
     model = {"porphyry": "porphyry Cu-Mo", "epithermal": "epithermal Au-Ag"}.get(kind, "")
@@ -606,7 +637,7 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
         if second is not None:
             porphyry_system(world, (second[0], second[1]), second[2], strength * 0.85, 1)
     elif kind == "epithermal":
-        epithermal_system(world, world.faults[0], strength, int(rng.integers(1, 4)))
+        epithermal_system(world, world.faults[0], strength, int(rng.integers(1, 4)), reach=0.22 if hard else 0.3)
         if systems_two and len(world.faults) > 1:
             epithermal_system(world, world.faults[1], strength * 0.85, 1)
     elif kind == "misaligned":
@@ -619,6 +650,8 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
             add(world, key, strength * 0.15 * blob(world, spot, radius * rng.uniform(0.6, 1.0)))
     elif kind == "lithology_clay":
         clay_over_unit(world, world.unit_code(CLAY_UNIT[0]), strength)
+    elif kind == "single_layer" and hard and "propylitic" in keys:
+        contact_halo(world, world.plutons[0], strength)
     elif kind == "single_layer":
         key = str(rng.choice(keys))
         spot = world.inner_point(0.3)
@@ -629,6 +662,8 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
         add(world, key, strength * 0.12 * blob(world, spot, radius * 0.7))
     if positive and clay_unit and rng.random() < 0.6:
         clay_over_unit(world, world.unit_code(CLAY_UNIT[0]), strength * 0.6)
+    if hard:
+        striping(world, str(rng.choice(keys)))
 
     case_id = case_id or f"syn-{kind[:3]}-{seed}"
     meta_layers = []
@@ -741,7 +776,7 @@ def make_case(folder, seed: int, kind: str = "porphyry", size: int = 200, *, lay
         n_deposits = len(feats)
     target = folder / "case.json"
     target.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    meta = CaseMeta(case_id, kind, data["answer"], model or qkind, meta_layers, georeferenced, n_deposits)
+    meta = CaseMeta(case_id, kind, data["answer"], model or qkind, meta_layers, georeferenced, n_deposits, hard)
     if record:
         (folder / ".synthetic.json").write_text(json.dumps(meta.__dict__, indent=1) + "\n", encoding="utf-8")
     return target
@@ -754,9 +789,11 @@ def _write_layer(path: Path, image: np.ndarray, grid: LayerGrid, georeferenced: 
         Image.fromarray(np.transpose(image, (1, 2, 0))).save(path, format="PNG", optimize=False, compress_level=6)
 
 
-# Suite composition: (kind, share). Half positive, half hard or plain negatives.
+# Suite composition: (kind, share). Half positive, half hard or plain negatives; HARD_SHARE of the cases
+# are drawn as the harder variant (see make_case).
 SUITE_MIX = (("porphyry", 0.27), ("epithermal", 0.23), ("misaligned", 0.14), ("lithology_clay", 0.13),
              ("single_layer", 0.13), ("barren", 0.10))
+HARD_SHARE = 0.35
 
 
 def suite_plan(n: int) -> list[str]:
@@ -785,16 +822,18 @@ def make_suite(folder, n: int = 60, seed: int = 1000, size: int = 200) -> list[P
         case_id = f"syn-{i + 1:03d}"
         georef = not (rng.random() < 0.1)
         case_size = int(rng.integers(max(120, size - 50), size + 51))
+        deposit_format = "geojson-utm" if rng.random() < 0.2 else "geojson"
+        hard = bool(rng.random() < HARD_SHARE)
         path = make_case(folder / case_id, case_seed, kind, case_size, case_id=case_id, georeferenced=georef,
-                         deposit_format="geojson-utm" if rng.random() < 0.2 else "geojson")
+                         deposit_format=deposit_format, hard=hard)
         meta = json.loads((path.parent / ".synthetic.json").read_text(encoding="utf-8"))
         rows.append([case_id, kind, meta["answer"], meta["deposit_model"], case_seed, case_size,
-                     int(meta["georeferenced"]), meta["deposits"], " ".join(meta["layers"])])
+                     int(meta["georeferenced"]), int(hard), meta["deposits"], " ".join(meta["layers"])])
         paths.append(path)
     with open(folder / "suite.csv", "w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(["id", "kind", "answer", "deposit_model", "seed", "size", "georeferenced", "deposits",
-                         "layers"])
+        writer.writerow(["id", "kind", "answer", "deposit_model", "seed", "size", "georeferenced", "hard",
+                         "deposits", "layers"])
         writer.writerows(rows)
     return paths
 

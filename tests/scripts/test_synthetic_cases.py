@@ -77,10 +77,11 @@ def test_mixed_crs_layers_and_pixel_space_cases(tmp_path):
     assert RasterSet(png.layers).crs is None
 
 
-@pytest.mark.parametrize("kind,seed", [("porphyry", 1), ("porphyry", 2), ("porphyry", 4),
-                                       ("epithermal", 1), ("epithermal", 2), ("epithermal", 4)])
-def test_deposits_lie_on_the_cross_layer_anomaly(tmp_path, kind, seed):
-    case = read_case(synthetic_cases.make_case(tmp_path / kind, seed, kind, 160))
+@pytest.mark.parametrize("kind,seed,hard", [("porphyry", 1, False), ("porphyry", 2, False), ("porphyry", 4, False),
+                                            ("porphyry", 5, True), ("epithermal", 1, False), ("epithermal", 2, False),
+                                            ("epithermal", 4, False), ("epithermal", 5, True)])
+def test_deposits_lie_on_the_cross_layer_anomaly(tmp_path, kind, seed, hard):
+    case = read_case(synthetic_cases.make_case(tmp_path / kind, seed, kind, 160, hard=hard))
     rs, hot = _hot_layers(case)
     deposits = read_vector(case.deposits, crs=rs.crs)
     assert 1 <= len(deposits) <= 5
@@ -99,6 +100,18 @@ def test_misaligned_anomalies_never_coincide(tmp_path, seed):
     count = sum(mask.astype(int) for mask in hot.values())
     assert sum(mask.sum() > 30 for mask in hot.values()) >= 2  # anomalies exist in several layers
     assert (count >= 2).mean() < 0.002
+
+
+def test_hard_single_layer_is_a_propylitic_ring_around_a_barren_pluton(tmp_path):
+    case = read_case(synthetic_cases.make_case(tmp_path / "s", 3, "single_layer", 160, colour=set(), hard=True,
+                                               layers=["aloh", "silica", "propylitic"]))
+    assert "geophysics" in [s.role for s in case.layers]
+    legend = case.layers[0].legend.read_text()
+    assert "Kgr Cretaceous granite" in legend
+    _, hot = _hot_layers(case)
+    assert hot["propylitic_alteration"].mean() > 0.01
+    others = hot["hydrothermal_alteration"] | hot["silicification"]
+    assert (others & hot["propylitic_alteration"]).sum() < 0.02 * hot["propylitic_alteration"].sum()
 
 
 def test_lithology_clay_has_clay_without_silica(tmp_path):
