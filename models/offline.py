@@ -56,7 +56,7 @@ class OfflineReasoner:
 
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_fraction: float = 0.002,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 97.5, fault_buffer: float = 0.004):
+                 geochem_percentile: float = 90.0, fault_buffer: float = 0.004):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_fraction = float(min_area_fraction)
