@@ -172,7 +172,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                     "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
         "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
     }
-    outputs = _write_outputs(record, out, zones, graph, prospectivity, ws, request.settings.api_key)
+    outputs = _write_outputs(record, out, zones, graph, prospectivity, ws, request.settings.api_key, deposits)
     progress.set(100)
     emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
           "rounds": outcome.rounds})
@@ -271,7 +271,26 @@ def _evaluate(prospectivity, deposits, raster_set, progress) -> dict:
     return records.scrub(jsonable(metrics))
 
 
-def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Workspace, api_key: str) -> dict:
+def _map_layers(ws: Workspace) -> list[str]:
+    """Layers to draw the map on: evidence rasters first, then the rest."""
+    order = sorted(ws.layers, key=lambda info: (info.kind not in ("index", "rgb"), info.role == "structure"))
+    return [info.name for info in order]
+
+
+def _deposit_points(deposits, crs) -> list:
+    if not deposits:
+        return []
+    from ..vector_io import read_vector
+
+    try:
+        frame = read_vector(deposits, crs=crs)
+    except LodestarError:
+        return []
+    return [(g.x, g.y) for g in frame.geometry if g is not None and g.geom_type == "Point"]
+
+
+def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Workspace, api_key: str,
+                   deposits=None) -> dict:
     """Vector layers (fixed GeoPackage timestamp: same content, same bytes), map, record, report."""
     outputs = {}
     with fiona.Env(OGR_CURRENT_DATE=record["created_utc"].replace("Z", ".000Z")):
@@ -281,8 +300,9 @@ def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Wor
     map_png = None
     try:
         shown = prospectivity if len(prospectivity) else zones
-        map_png = Path(draw_evidence(ws, [info.name for info in ws.layers], shown, out / OUTPUT_FILES["map"],
-                                     max_size=900)) if len(ws.layers) else None
+        drawn = draw_evidence(ws, _map_layers(ws), shown, out / OUTPUT_FILES["map"], max_size=900,
+                              points=_deposit_points(deposits, ws.raster_set.crs))
+        map_png = Path(drawn) if drawn else None
     except LodestarError:
         map_png = None
     if map_png:

@@ -264,8 +264,10 @@ def _background_layer(ws: Workspace, layers: list) -> str | None:
     return None
 
 
-def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, max_size: int = 640) -> str:
-    """Render the step's layer with its zones outlined and numbered; returns the PNG path ('' if none)."""
+def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, max_size: int = 640,
+                  points=None) -> str:
+    """Render the step's layer with its zones outlined and numbered (and `points`, map coordinates, as
+    crosses); returns the PNG path ('' when no raster can be drawn)."""
     layer = _background_layer(ws, layers)
     if layer is None:
         return ""
@@ -291,6 +293,10 @@ def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, ma
             draw.line(list(zip(cols.tolist(), rows.tolist())), fill=colour, width=2)
         cx, cy = rendered.grid.map_to_pixel(geometry.centroid.x, geometry.centroid.y)
         draw.text((float(cx) + 3, float(cy) + 3), str(n + 1), fill=colour)
+    for x, y in points or []:
+        px, py = (float(v) for v in rendered.grid.map_to_pixel(x, y))
+        draw.line([(px - 4, py - 4), (px + 4, py + 4)], fill=(255, 255, 255), width=2)
+        draw.line([(px - 4, py + 4), (px + 4, py - 4)], fill=(255, 255, 255), width=2)
     from ..render import write_bytes_atomic
 
     buffer = BytesIO()
