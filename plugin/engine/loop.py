@@ -309,8 +309,12 @@ def validate_plan(raw, ws: Workspace) -> tuple[list[PlanStep], list[str]]:
     """Keep the usable steps of a planner's output: known tools, known layers; renumbered 1..N."""
     notes, plan = [], []
     names = set(ws.layer_names())
-    for item in list(raw or [])[:MAX_PLAN_STEPS * 2]:
-        step = item if isinstance(item, PlanStep) else PlanStep.from_dict(item)
+    for number, item in enumerate(list(raw or [])[:MAX_PLAN_STEPS * 2], start=1):
+        try:
+            step = item if isinstance(item, PlanStep) else PlanStep.from_dict(item)
+        except (TypeError, ValueError, AttributeError) as exc:
+            notes.append(f"Plan item {number} is malformed ({exc}); dropped.")
+            continue
         layers = [name for name in step.layers if name in names]
         dropped = [name for name in step.layers if name not in names]
         if dropped:

@@ -242,7 +242,7 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
             chosen = engine._ask("planner", "localization_params")
             params = LocalizationParams.from_dict(chosen, base)
             source_name = f"{getattr(engine.roles.planner, 'name', 'model')} (over {source_name})"
-        except LodestarError as exc:
+        except (LodestarError, TypeError, ValueError) as exc:
             note = f"The model's localization parameters were not usable ({exc}); the deposit model's are used. "
             if is_budget_error(exc):
                 engine.budget_spent = True

@@ -230,9 +230,10 @@ def test_tool_errors_and_bad_plans_are_recorded_not_raised(two_layers, tmp_path)
     ws = _workspace(two_layers, tmp_path)
     plan, notes = validate_plan([PlanStep(1, "x", ["nope"], "", "color_regions", "", "", {}),
                                  PlanStep(2, "y", ["aloh"], "", "magic_tool", "", "", {}),
+                                 {"purpose": "no index or tool"},
                                  PlanStep(7, "z", ["aloh", "ghost"], "", "color_regions", "", "", {})], ws)
     assert [s.index for s in plan] == [1] and plan[0].layers == ["aloh"]
-    assert len(notes) == 4
+    assert len(notes) == 5 and "Plan item 3 is malformed" in notes[3]
     bad = ToolCall("color_regions", ["aloh"], {"method": "percentile", "percentile": 250})
     reasoner = Scripted(plan, calls={1: [bad]}, verdicts=[Verdict(False, "B", {})])
     outcome = _engine(reasoner, ws, max_rounds=1).run()
