@@ -15,6 +15,12 @@ Kinds
   single_layer    negative: one strong anomaly in one layer only.
   barren          negative: background texture and lithology only.
 
+Positives also carry distractors (a clay-rich unit, a lone anomaly elsewhere); a `hard` variant
+makes positives weaker, nearer an edge and partly buried under alluvium, turns a single-layer
+negative into a propylitic contact ring around a barren pluton, and stripes one index layer.
+A suite (`make_suite`) is half positive, half negative (SUITE_MIX), about a tenth of it plain PNG
+images with no georeferencing (MineBench style), HARD_SHARE of it hard, listed in suite.csv.
+
 Same seed and arguments give byte-identical files. Importable (`make_case`, `make_suite`) and
 runnable: `python scripts/synthetic_cases.py OUT_FOLDER [N] [SEED]`.
 """
