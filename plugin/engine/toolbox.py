@@ -91,8 +91,10 @@ def run_tool(ws: Workspace, step_index: int, call: ToolCall, progress: Progress 
             stats["params"] = jsonable(result.params)
     except Cancelled:
         raise
-    except (LodestarError, ValueError, TypeError) as exc:
+    except LodestarError as exc:
         return ToolRun(zones_frame([], crs), log=log, error=f"{call.tool} failed: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a tool's failure is a structured error the executor sees, not a crash
+        return ToolRun(zones_frame([], crs), log=log, error=f"{call.tool} failed ({type(exc).__name__}): {exc}")
     zones = _prefixed(zones, step_index)
     stats["coincidence"] = coincidence(ws, step_index, zones)
     return ToolRun(zones, stats, log, stated={f"s{step_index}:{k}": v for k, v in stated.items()})
