@@ -441,14 +441,19 @@ class OfflineReasoner:
             for index in self._steps_for(chain, marginal, ws):
                 feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
                                            "at a lower threshold.")
-        parts = [f"Core: {core['zone_id']} ({core['position']})."]
+        items = []
         for k, a in assessment.items():
             if a["status"] != "untestable":
                 gap = "" if a["gap"] is None else f", gap {a['gap']:.0f}"
-                parts.append(f"{k} [{a['level']}]: {a['status']}{gap}")
-        verdict_text = "; ".join(parts)
-        conclusion = ("All critical evidence is supported and secondary evidence is present."
-                      if answer == yes else "A critical item lacks support or no secondary evidence is present.")
+                items.append(f"{k} [{a['level']}]: {a['status']}{gap}")
+        verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
+        if answer == yes:
+            conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
+                          "All critical evidence is supported; no secondary item can be tested with these layers.")
+        else:
+            missing = [k for k, ok in critical.items() if not ok]
+            conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
+                          "No secondary evidence is present.")
         return Verdict(not feedback, answer, feedback, critical, secondary, f"{verdict_text}. {conclusion}")
 
     def _check_consistency(self, ws, chain, feedback: dict) -> None:
