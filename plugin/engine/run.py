@@ -237,7 +237,7 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
     params, note = base, ""
     positive = _positive(choices)
     supported = answer != FAILED and (positive is None or answer == positive)
-    if len(graph.nodes) and not engine.budget_spent:
+    if supported and len(graph.nodes) and not engine.budget_spent:
         try:
             chosen = engine._ask("planner", "localization_params")
             params = LocalizationParams.from_dict(chosen, base)
@@ -249,11 +249,13 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
     if overrides:
         params = LocalizationParams.from_dict(overrides, params)
         source_name += " with user overrides"
-    frame = localize(graph, params, progress.scaled(92, 96))
-    note += f"{len(frame)} prospectivity polygon(s) from {len(graph.nodes)} zones."
-    if not supported:
-        note += (" The answer is not a positive one: these are the best-supported candidate areas, not areas the "
-                 "verified chain backs as deposits.")
+    if supported:
+        frame = localize(graph, params, progress.scaled(92, 96))
+        note += f"{len(frame)} prospectivity polygon(s) from {len(graph.nodes)} zones."
+    else:
+        frame = localize(build_graph(zones_frame([], crs), GraphParams(), crs=crs), params)
+        note += ("No prospectivity polygons: the answer is not a positive one, so no deposit area is proposed "
+                 "(the candidate zones and the graph are still written).")
     polygons = [{"rank": int(r["rank"]), "score": float(r["score"]), "roles": r["roles"], "n_zones": int(r["n_zones"]),
                  "area_m2": float(r["area_m2"])} for r in frame.drop(columns="geometry").to_dict("records")]
     emit({"kind": "localization", "polygons": len(frame), "params": params.as_dict(), "source": source_name})

@@ -294,8 +294,8 @@ def test_offline_answers_synthetic_cases(cases, kind, expected, tmp_path):
     if expected == "A":
         assert len(result.prospectivity) >= 1
         assert result.metrics["recall"] == 1.0 and result.metrics["area_reduction"] > 0.5
-    else:  # candidate areas are still ranked, and the report says the chain does not back them
-        assert "not a positive one" in record["localization"]["note"]
+    else:  # a negative answer proposes no deposit area
+        assert len(result.prospectivity) == 0 and "not a positive one" in record["localization"]["note"]
 
 
 def test_offline_sample_case_end_to_end(tmp_path):
@@ -338,7 +338,7 @@ def test_non_yes_no_choices_fail_offline(tmp_path):
     shutil.copytree(SAMPLE, copy)
     result = run_analysis(AnalysisRequest(read_case(copy).layers, "Which deposit type is this?", tmp_path / "out",
                                           {"A": "Porphyry", "B": "Skarn", "C": "IOCG"}, case_id=case.id))
-    assert result.answer == FAILED and not result.valid and not result.voted
+    assert result.answer == FAILED and not result.valid and not result.voted and len(result.prospectivity) == 0
     record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
     assert "yes/no questions only" in record["rounds"][0]["verdict"]["rationale"]
 
