@@ -52,10 +52,11 @@ def build_model():
 
     roles = _roles()
     model = QgsProcessingModelAlgorithm(MODEL_NAME, "Graphical models", "models")
-    model.setHelpContent({"ALG_DESC": HELP, "ALG_CREATOR": "Lodestar", "ALG_HELP_CREATOR": "Lodestar"})
+    help_content = {"ALG_DESC": HELP, "ALG_CREATOR": "Lodestar", "ALG_HELP_CREATOR": "Lodestar"}
 
     def model_input(definition, x, y, help_text):
         definition.setHelp(help_text)
+        help_content[definition.name()] = help_text  # models show parameter help from their help content
         component = QgsProcessingModelParameter(definition.name())
         component.setPosition(QPointF(x, y))
         model.addModelParameter(definition, component)
@@ -119,6 +120,7 @@ def build_model():
     outputs(evaluate, ("OUTPUT_TABLE", "success_table", "Success-rate table"),
             ("OUTPUT_PLOT", "success_plot", "Success-rate plot"))
     model.addChildAlgorithm(evaluate)
+    model.setHelpContent(help_content)
     return model
 
 

@@ -65,3 +65,18 @@ def test_analyze_cases_reads_the_backend_like_analyze(run, tmp_path):
     with pytest.raises(QgsProcessingException, match="needs the server's base URL"):
         run("lodestar:analyze_cases", {"CASES": str(tmp_path / "cases"), "BACKEND": 1,
                                        "OUTPUT_FOLDER": str(tmp_path / "out")})
+
+
+def test_every_parameter_has_help(run):
+    from qgis.core import QgsApplication
+
+    alg = QgsApplication.processingRegistry().algorithmById("lodestar:analyze_cases")
+    assert alg is not None and alg.shortHelpString()
+    for param in alg.parameterDefinitions():
+        assert param.help(), f"analyze_cases.{param.name()} has no help text"
+    model = QgsApplication.processingRegistry().algorithmById("lodestar:prospectivity_chain")
+    help_content = model.helpContent()  # a model keeps its parameters' help in its help content
+    assert "spatial graph" in help_content["ALG_DESC"]
+    for param in model.parameterDefinitions():
+        if not param.isDestination():
+            assert help_content.get(param.name()), f"prospectivity_chain.{param.name()} has no help text"
