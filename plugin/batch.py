@@ -10,6 +10,7 @@ own 'yes' letter); an answer that is not one of the choices ("Failed", or an err
 from __future__ import annotations
 
 import csv
+import json
 import math
 import re
 import time
@@ -153,7 +154,8 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
               progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
               table_name: str = "results.csv") -> BatchResult:
     """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
-    and write `<output_dir>/<table_name>`; returns the rows and the summary figures."""
+    and write `<output_dir>/<table_name>` and the summary figures beside it (`<table stem>_summary.json`);
+    returns the rows and the summary."""
     paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -198,7 +200,12 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
         outcomes.append(row)
         step.set(100)
     table = write_table(outcomes, output_dir / table_name)
-    return BatchResult(outcomes, table, summarize(outcomes, paths))
+    summary = summarize(outcomes, paths)
+    target = table.with_name(table.stem + "_summary.json")
+    tmp = target.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    return BatchResult(outcomes, table, summary)
 
 
 def write_table(outcomes: list[CaseOutcome], path) -> Path:

@@ -58,7 +58,9 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         "case id, answer, ground truth if the case has one, whether the answer is correct, whether the verifier "
         "accepted a chain, rounds, seconds, model calls and tokens, and, for cases with known deposits, recall, "
         "area reduction and success-rate AUC. A case that fails is recorded with its error and the batch goes on. "
-        "The summary gives accuracy, positive-class F1, macro F1 and MCC over the cases with ground truth."
+        "The summary (also written as results_summary.json) gives accuracy, positive-class F1, macro F1 and MCC "
+        "over the cases with ground truth, mean recall, area reduction and success-rate AUC, seconds, model calls "
+        "and tokens per case."
     )
 
     CASES = "CASES"
@@ -105,7 +107,8 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
                                               QgsProcessingParameterNumber.Integer, 3, minValue=1, maxValue=10)
         rounds.setHelp("At most this many verify-and-refine rounds per case, then a majority vote.")
         folder = QgsProcessingParameterFolderDestination(self.OUTPUT_FOLDER, "Output folder")
-        folder.setHelp("Per-case outputs go into <folder>/<case id>/; the table into <folder>/results.csv.")
+        folder.setHelp("Per-case outputs go into <folder>/<case id>/; the table into <folder>/results.csv and the "
+                       "summary into <folder>/results_summary.json.")
         table = QgsProcessingParameterFeatureSink(self.OUTPUT_TABLE, "Results table", QgsProcessing.TypeVector,
                                                   optional=True, createByDefault=True)
         table.setHelp("The results table as a layer without geometry (one row per case).")

@@ -66,6 +66,8 @@ def test_batch_runs_every_case_and_records_the_broken_one(cases, tmp_path):
         table = list(csv.DictReader(fh))
     assert tuple(table[0]) == BATCH_COLUMNS and [r["case_id"] for r in table] == ["por", "bar", "c-broken"]
     assert result.summary["cases"] == 3 and result.summary["errors"] == 1
+    assert json.loads((tmp_path / "out" / "results_summary.json").read_text()) == json.loads(
+        json.dumps(result.summary))
     assert any("[2/3] bar" in line for line in lines)
 
 
