@@ -488,7 +488,7 @@ class OfflineReasoner:
 
     # -- localization -----------------------------------------------------------------------------------
     def localization_params(self, ws) -> dict:
-        """The deposit model's defaults, with important_areas_count set from the multi-role groups found."""
+        """The deposit model's localization defaults (seed C.4 parameters)."""
         params = dict(ws.deposit_model.get("localization", {}))
         params["area_type_weights"] = dict(params.get("area_type_weights", {}))
         return params
