@@ -423,3 +423,24 @@ def test_sam_refinement_runs_and_replays(tmp_path):
     replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=result.outputs["record"]))
     assert (tmp_path / "replay" / "zones.gpkg").read_bytes() == (tmp_path / "run" / "zones.gpkg").read_bytes()
     assert replay.answer == result.answer
+
+
+def test_global_inference_end_skips_the_remaining_steps(two_layers, tmp_path):
+    ws = _workspace(two_layers, tmp_path)
+    reasoner = Scripted(_steps(), verdicts=[Verdict(True, "B")],
+                        judgements={1: Judgement("nothing anywhere: the question is settled", "No", "end")})
+    events = []
+    outcome = _engine(reasoner, ws, emit=events.append).run()
+    assert [n.step.index for n in ws.chain] == [1] and outcome.answer == "B"
+    assert {"kind": "skipped", "steps": [2, 3]} in events
+
+
+def test_run_analysis_input_errors(two_layers, tmp_path):
+    from lodestar.plugin.errors import LodestarError
+
+    with pytest.raises(LodestarError, match="question is empty"):
+        run_analysis(AnalysisRequest(two_layers, "  ", tmp_path))
+    with pytest.raises(LodestarError, match="at least two answer choices"):
+        run_analysis(AnalysisRequest(two_layers, "Porphyry?", tmp_path, {"A": "Yes"}))
+    with pytest.raises(LodestarError, match="No layers given"):
+        run_analysis(AnalysisRequest([], "Porphyry? A. Yes B. No", tmp_path))
