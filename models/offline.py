@@ -424,9 +424,16 @@ class OfflineReasoner:
             items = {i["id"]: i for i in model.get("evidence", [])}
             critical = {i: False for i, item in items.items() if item["level"] == "critical"}
             secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
-            wanted = items[next(iter(critical))]["what"] if critical else "an anomaly"
-            rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
-                         f"{model.get('name', 'deposit')} model is missing.")
+            core_item = items[next(iter(critical))] if critical else None
+            present = {info.role for info in ws.layers}
+            if core_item is not None and not present.intersection(core_item["roles"]):
+                rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
+                             f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}. "
+                             "Without it the deposit cannot be confirmed.")
+            else:
+                wanted = core_item["what"] if core_item else "an anomaly"
+                rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
+                             f"{model.get('name', 'deposit')} model is missing.")
             return Verdict(not feedback, no, feedback, critical, secondary, rationale)
         core, assessment = best
         critical = {k: a["status"] == "supported" for k, a in assessment.items()

@@ -444,3 +444,12 @@ def test_run_analysis_input_errors(two_layers, tmp_path):
         run_analysis(AnalysisRequest(two_layers, "Porphyry?", tmp_path, {"A": "Yes"}))
     with pytest.raises(LodestarError, match="No layers given"):
         run_analysis(AnalysisRequest([], "Porphyry? A. Yes B. No", tmp_path))
+
+
+def test_untestable_critical_evidence_is_said_plainly(two_layers, tmp_path):
+    silica_only = [two_layers[1]]
+    result = run_analysis(AnalysisRequest(silica_only, "Can porphyry copper deposits be detected? A. Yes B. No",
+                                          tmp_path))
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert result.answer == "B"
+    assert "cannot be tested" in record["rounds"][0]["verdict"]["rationale"]
