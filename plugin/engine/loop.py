@@ -132,6 +132,7 @@ class Engine:
     # -- execution -------------------------------------------------------------------------------
     def execute_step(self, step: PlanStep, feedback: str = "", round_no: int = 0) -> ChainNode:
         """Run one plan step: propose -> tool -> controller, at most max_attempts, then observe."""
+        started_step = time.perf_counter()
         verdicts, calls = [], []
         accepted = None
         error = ""
@@ -177,7 +178,8 @@ class Engine:
         zones = accepted[1].zones if accepted and not accepted[1].error else zones_frame([], self.ws.raster_set.crs)
         node = ChainNode(step, observation)
         self.ws.put(node, zones)
-        self.emit("step", round=round_no, step=step.index, purpose=step.purpose, observation=observation.to_dict())
+        self.emit("step", round=round_no, step=step.index, purpose=step.purpose, observation=observation.to_dict(),
+                  seconds=round(time.perf_counter() - started_step, 3))
         return node
 
     def _observe(self, step: PlanStep, accepted, verdicts: list, calls: list, error: str) -> Observation:
