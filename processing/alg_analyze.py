@@ -161,12 +161,16 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         for key, label in ((self.OUTPUT_ZONES, "Candidate zones"), (self.OUTPUT_NODES, "Spatial graph nodes"),
                            (self.OUTPUT_EDGES, "Spatial graph edges"),
                            (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons")):
-            output = QgsProcessingParameterVectorDestination(key, label, QgsProcessing.TypeVectorAnyGeometry)
-            output.setHelp("Any OGR format by extension (GeoPackage, Shapefile, GeoJSON...).")
+            output = QgsProcessingParameterVectorDestination(key, label, QgsProcessing.TypeVectorAnyGeometry,
+                                                             QgsProcessing.TEMPORARY_OUTPUT, True, True)
+            output.setHelp("Any OGR format by extension (GeoPackage, Shapefile, GeoJSON...); "
+                           "left empty, a GeoPackage in the run folder.")
             params.append(output)
-        report = QgsProcessingParameterFileDestination(self.OUTPUT_REPORT, "Report", "HTML files (*.html)")
+        report = QgsProcessingParameterFileDestination(self.OUTPUT_REPORT, "Report", "HTML files (*.html)",
+                                                       QgsProcessing.TEMPORARY_OUTPUT, True, True)
         report.setHelp("The HTML report: answer, chain, evidence images, verdicts, votes and the map.")
-        record = QgsProcessingParameterFileDestination(self.OUTPUT_RECORD, "Run record", "JSON files (*.json)")
+        record = QgsProcessingParameterFileDestination(self.OUTPUT_RECORD, "Run record", "JSON files (*.json)",
+                                                       QgsProcessing.TEMPORARY_OUTPUT, True, True)
         record.setHelp("The JSON run record (inputs with checksums, parameters, every decision); REPLAY takes it.")
         params += [report, record]
         for param in params:
@@ -253,15 +257,15 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     def run(self, parameters, context, feedback, progress) -> dict:
         from ..plugin.engine.run import run_analysis
 
-        destinations = {key: self.parameterAsOutputLayer(parameters, key, context)
-                        for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,
-                                    self.OUTPUT_PROSPECTIVITY)}
-        for key, path in destinations.items():
-            if not path or path.startswith("memory:"):
-                raise LodestarError(f"{key}: choose a file (GeoPackage, Shapefile...) rather than a memory layer.")
-        report = self.parameterAsFileOutput(parameters, self.OUTPUT_REPORT, context)
-        record = self.parameterAsFileOutput(parameters, self.OUTPUT_RECORD, context)
         work = Path(tempfile.mkdtemp(prefix="lodestar-analyze-", dir=_temp_root()))
+        destinations = {}
+        for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES, self.OUTPUT_PROSPECTIVITY):
+            path = self.parameterAsOutputLayer(parameters, key, context)
+            if path and path.startswith("memory:"):
+                raise LodestarError(f"{key}: choose a file (GeoPackage, Shapefile...) rather than a memory layer.")
+            destinations[key] = path or str(work / f"{key.lower()}.gpkg")
+        report = self.parameterAsFileOutput(parameters, self.OUTPUT_REPORT, context) or str(work / "report.html")
+        record = self.parameterAsFileOutput(parameters, self.OUTPUT_RECORD, context) or str(work / "record.json")
         request = self.request(parameters, context, feedback, work)
 
         def on_event(event: dict) -> None:

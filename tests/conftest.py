@@ -5,6 +5,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "build" / "testpkg"
 QGIS_PLUGINS = "/usr/share/qgis/python/plugins"
@@ -22,3 +24,28 @@ for entry in (str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS_PLUGINS):
     while entry in sys.path:
         sys.path.remove(entry)
     sys.path.insert(0, entry)
+
+
+@pytest.fixture
+def lodestar_registry(qgis_processing):
+    """The Processing registry with the Lodestar provider registered (removed again afterwards)."""
+    from qgis.core import QgsApplication
+
+    from lodestar.processing.provider import LodestarProvider
+
+    registry = QgsApplication.processingRegistry()
+    provider = None
+    if registry.providerById("lodestar") is None:
+        provider = LodestarProvider()
+        registry.addProvider(provider)
+    yield registry
+    if provider is not None:
+        registry.removeProvider(provider)
+
+
+@pytest.fixture
+def run(lodestar_registry):
+    """`processing.run` with the Lodestar provider available."""
+    import processing
+
+    return processing.run

@@ -466,35 +466,7 @@ def test_module_imports_without_torch():
 
 # --- Processing algorithm -------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder (cwd is on sys.path)."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def lodestar_provider(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    yield registry
-    if provider is not None:
-        registry.removeProvider(provider)
-
-
-def test_processing_algorithm_refines_a_zone_layer(tmp_path, checkpoints, lodestar_provider):
+def test_processing_algorithm_refines_a_zone_layer(tmp_path, checkpoints, lodestar_registry):
     import processing
     from lodestar.plugin.vector_io import read_vector, write_vector
 
@@ -513,7 +485,7 @@ def test_processing_algorithm_refines_a_zone_layer(tmp_path, checkpoints, lodest
     assert row.area_m2 == pytest.approx((52 * 52 - 25) * PIXEL * PIXEL)
 
 
-def test_processing_algorithm_errors_say_what_to_do(tmp_path, checkpoints, lodestar_provider):
+def test_processing_algorithm_errors_say_what_to_do(tmp_path, checkpoints, lodestar_registry):
     from qgis.core import QgsProcessingException
 
     import processing
@@ -537,7 +509,7 @@ def test_processing_algorithm_errors_say_what_to_do(tmp_path, checkpoints, lodes
     assert not (tmp_path / "refined.gpkg").exists()
 
 
-def test_processing_algorithm_names_missing_torch(tmp_path, checkpoints, lodestar_provider, monkeypatch):
+def test_processing_algorithm_names_missing_torch(tmp_path, checkpoints, lodestar_registry, monkeypatch):
     from qgis.core import QgsProcessingException
 
     import processing

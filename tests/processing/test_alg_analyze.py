@@ -3,7 +3,6 @@ record out; replay; bad input messages."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import geopandas as gpd
@@ -11,36 +10,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
-
-
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def run(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    import processing
-
-    yield processing.run
-    if provider is not None:
-        registry.removeProvider(provider)
 
 
 def _outputs(folder: Path, vector_ext: str = "gpkg") -> dict:
@@ -115,3 +84,11 @@ def test_bad_input_messages(run, tmp_path, params, message):
     with pytest.raises(QgsProcessingException, match=message):
         run("lodestar:analyze", {**params, **_outputs(tmp_path)})
     assert not (tmp_path / "record.json").exists()
+
+
+def test_outputs_default_to_the_run_folder(run):
+    result = run("lodestar:analyze", {"CASE": str(SAMPLE / "case.json")})
+    assert result["ANSWER"] == "A"
+    polygons = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    assert len(polygons) >= 1
+    assert Path(result["OUTPUT_REPORT"]).stat().st_size > 0 and Path(result["OUTPUT_RECORD"]).exists()

@@ -8,24 +8,6 @@ import pytest
 import synthetic_cases
 
 
-@pytest.fixture
-def run(qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    import processing
-
-    yield processing.run
-    if provider is not None:
-        registry.removeProvider(provider)
-
-
 def test_analyze_cases_writes_the_table_and_records_the_broken_case(run, tmp_path):
     cases = tmp_path / "cases"
     synthetic_cases.make_case(cases / "one", 4, "epithermal", 120, case_id="epi")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import geopandas as gpd
@@ -31,36 +30,6 @@ def anomaly_raster(path):
     data[20:40, 70:100] = 5.0
     data[:5, :5] = -9999.0
     return write_tif(path, data)
-
-
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def run(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    import processing
-
-    yield processing.run
-    if provider is not None:
-        registry.removeProvider(provider)
 
 
 def test_parameters_have_help(run):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
 
 import geopandas as gpd
 import networkx as nx
@@ -14,36 +13,6 @@ from affine import Affine
 from shapely.geometry import Point, box
 
 UTM = "EPSG:32633"
-
-
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def run(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    import processing
-
-    yield processing.run
-    if provider is not None:
-        registry.removeProvider(provider)
 
 
 def layer_file(tmp_path, name, rows, crs=UTM):

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import geopandas as gpd
@@ -25,36 +24,6 @@ def write_tif(path, data, crs="EPSG:32611", nodata=None):
                        dtype=data.dtype, crs=crs, transform=from_origin(X0, Y0, PX, PX), nodata=nodata) as ds:
         ds.write(data)
     return str(path)
-
-
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def run(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    import processing
-
-    yield processing.run
-    if provider is not None:
-        registry.removeProvider(provider)
 
 
 def test_every_parameter_has_help(run):

@@ -3,11 +3,9 @@ with its builder script, and run through real Processing on a synthetic porphyry
 from __future__ import annotations
 
 import csv
-import sys
 from xml.etree.ElementTree import canonicalize
 
 import geopandas as gpd
-import pytest
 import synthetic_cases
 
 from lodestar.plugin.case import read_case
@@ -15,41 +13,13 @@ from lodestar.plugin.evaluation import evaluate_localization
 from lodestar.plugin.vector_io import read_vector
 
 
-@pytest.fixture(scope="session")
-def qgis_processing_first():
-    """QGIS's `processing` package ahead of the checkout's own processing/ folder."""
-    plugins = "/usr/share/qgis/python/plugins"
-    if plugins in sys.path:
-        sys.path.remove(plugins)
-    sys.path.insert(0, plugins)
-    loaded = sys.modules.get("processing")
-    if loaded is not None and not str(getattr(loaded, "__file__", "")).startswith(plugins):
-        del sys.modules["processing"]
-
-
-@pytest.fixture
-def registry(qgis_processing_first, qgis_processing):
-    from qgis.core import QgsApplication
-
-    from lodestar.processing.provider import LodestarProvider
-
-    registry = QgsApplication.processingRegistry()
-    provider = None
-    if registry.providerById("lodestar") is None:
-        provider = LodestarProvider()
-        registry.addProvider(provider)
-    yield registry
-    if provider is not None:
-        registry.removeProvider(provider)
-
-
-def test_the_provider_lists_the_model_and_the_file_matches_its_builder(registry, tmp_path):
+def test_the_provider_lists_the_model_and_the_file_matches_its_builder(lodestar_registry, tmp_path):
     import make_prospectivity_model
 
     from lodestar.processing.provider import model_files
 
     assert [p.name for p in model_files()] == ["prospectivity_chain.model3"]
-    model = registry.algorithmById("lodestar:prospectivity_chain")
+    model = lodestar_registry.algorithmById("lodestar:prospectivity_chain")
     assert model is not None
     assert {p.name() for p in model.parameterDefinitions() if not p.isDestination()} == {
         "HYDROTHERMAL", "SILICIFICATION", "PROPYLITIC", "DEPOSITS", "PERCENTILE"}
@@ -58,7 +28,7 @@ def test_the_provider_lists_the_model_and_the_file_matches_its_builder(registry,
         "lodestar:color_regions", "lodestar:color_regions", "lodestar:color_regions", "lodestar:evaluate",
         "lodestar:localize", "lodestar:spatial_graph"]
     for step in steps.values():
-        assert registry.algorithmById(step.algorithmId()) is not None, step.algorithmId()
+        assert lodestar_registry.algorithmById(step.algorithmId()) is not None, step.algorithmId()
     rebuilt = make_prospectivity_model.build_model()
     path = tmp_path / "rebuilt.model3"
     assert rebuilt.toFile(str(path))
@@ -66,7 +36,7 @@ def test_the_provider_lists_the_model_and_the_file_matches_its_builder(registry,
     assert canonicalize(from_file=str(path)) == canonicalize(from_file=str(make_prospectivity_model.MODEL_FILE))
 
 
-def test_the_model_runs_on_a_synthetic_porphyry_case(registry, tmp_path):
+def test_the_model_runs_on_a_synthetic_porphyry_case(lodestar_registry, tmp_path):
     import processing
 
     case = read_case(synthetic_cases.make_case(tmp_path / "case", 1, "porphyry", 150, mixed_crs=False,
