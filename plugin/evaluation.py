@@ -215,11 +215,15 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
 
 
 def _sample_mask(mask: np.ndarray, grid: RasterGrid, target: RasterGrid) -> np.ndarray:
-    """A valid mask sampled at another grid's cell centres (same CRS)."""
+    """A valid mask sampled at another grid's cell centres (reprojected when the CRSs differ)."""
     if grid == target:
         return mask
     cols, rows = np.meshgrid(np.arange(target.width) + 0.5, np.arange(target.height) + 0.5)
     x, y = target.pixel_to_map(cols, rows)
+    if grid.crs is not None and target.crs is not None and not grid.crs.equals(target.crs):
+        from pyproj import Transformer
+
+        x, y = Transformer.from_crs(target.crs, grid.crs, always_xy=True).transform(x, y)
     c, r = grid.map_to_pixel(x, y)
     c, r = np.floor(c).astype(int), np.floor(r).astype(int)
     ok = (r >= 0) & (r < grid.height) & (c >= 0) & (c < grid.width)

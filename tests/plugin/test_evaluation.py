@@ -177,3 +177,21 @@ def test_classification_degenerate_cases():
         classification_metrics(["A", "B"], ["A"])
     with pytest.raises(LodestarError, match="No answers"):
         classification_metrics([], [])
+
+
+def test_prospectivity_raster_with_a_valid_mask_in_another_crs(tmp_path):
+    """The valid mask's grid is in a CRS whose false easting is 1000 m larger: the same ground, other numbers."""
+    values = np.zeros((10, 10), dtype="float32")
+    values[8:10, 0:2] = 3
+    values[3:5, 5:8] = 2
+    values[8:10, 8:10] = 1
+    path = tmp_path / "prospectivity.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM,
+                       transform=TRANSFORM, nodata=-9999) as ds:
+        ds.write(values, 1)
+    shifted = CRS.from_proj4("+proj=tmerc +lon_0=15 +k=0.9996 +x_0=501000 +datum=WGS84 +units=m +no_defs")
+    grid = RasterGrid(Affine(10, 0, 1000, 0, -10, 100), 10, 10, shifted)
+    mask = np.ones((10, 10), dtype=bool)
+    mask[:, 8:] = False  # x 80..100 on the ground: the rank-3 cells are left out
+    m = evaluate_localization(path, deposits(), valid_mask=mask, grid=grid)
+    assert m["valid_area"] == pytest.approx(8000) and m["selected_area"] == pytest.approx(1000)
