@@ -24,7 +24,6 @@ prospectivity polygon; polygons are ranked by their best seed's score.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -177,16 +176,14 @@ def _is_value(value) -> bool:
 
 
 def _json_object(text: str) -> dict:
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise LodestarError("The localization answer holds no JSON object; answer with the JSON parameters only.")
+    """The JSON object of a model's text answer (the one tolerant extractor of models/structured.py)."""
+    from ..models.structured import JSONExtractionError, extract_json
+
     try:
-        data = json.loads(text[start:end + 1])
-    except json.JSONDecodeError as exc:
-        raise LodestarError(f"The localization answer is not valid JSON ({exc}); answer with valid JSON.") from exc
-    if not isinstance(data, dict):
-        raise LodestarError("The localization answer must be a JSON object of parameters.")
-    return data
+        return extract_json(text).value
+    except JSONExtractionError as exc:
+        raise LodestarError(f"The localization answer holds no JSON object that can be read: {exc} "
+                            "Answer with the JSON parameters only.") from exc
 
 
 def node_scores(spatial_graph: SpatialGraph, params: LocalizationParams) -> pd.Series:

@@ -209,6 +209,12 @@ def test_from_model_answer_tolerates_text_strings_and_placeholders():
         LocalizationParams.from_model_answer("{degree: 2}")
 
 
+def test_from_model_answer_reads_json_after_braced_prose_and_trailing_commas():
+    """The same extractor as every model answer: the first JSON object, not first '{' to last '}'."""
+    p = LocalizationParams.from_model_answer('Parameters {as asked}: {"important_areas_count": 4,} Done {ok}.')
+    assert p.important_areas_count == 4
+
+
 def test_large_unit_does_not_swallow_the_prospectivity():
     """A geological unit covering the map links every zone; its score is scaled down by its size and the
     one-hop clip keeps only its part near the seed, so the polygon stays around the evidence."""
