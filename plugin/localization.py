@@ -2,14 +2,17 @@
 
 Node score (every term documented, all inputs from `graph.build_graph`):
 
-    score(v) = role_weight(role v) * (0.5 + 0.5 * evidence(v))
-               * (1 + w_degree * degree(v) / max degree
+    score(v) = role_weight(role v) * focus(v) * (0.5 + 0.5 * evidence(v))
+               * (1 + w_degree * strength(v) / max strength
                     + w_betweenness * betweenness(v) / max betweenness
                     + w_chain * [v lies on a chain])
 
 `evidence(v)` is the percentile rank of the zone's `score_mean` among the zones of its own layer (in
-(0, 1]; layers have different units, so ranks make them comparable). An isolated zone keeps a small
-score from its evidence and role, so a graph without edges still ranks its zones.
+(0, 1]; layers have different units, so ranks make them comparable). `strength(v)` is the degree
+weighted by edge confidence. `focus(v)` = sqrt(min(1, median zone area / area of v)) scales down
+zones much larger than the typical one (a whole map unit links everything but locates nothing). An
+isolated zone keeps a small score from its evidence and role, so a graph without edges still ranks
+its zones.
 
 Areas: zones are taken by decreasing score as *seeds*, skipping a zone that already belongs to an
 earlier seed's one-hop set (so the seeds are distinct places), until `important_areas_count` seeds.
