@@ -81,8 +81,8 @@ class RasterGrid:
         c0, c1 = max(0, int(math.floor(cols.min() + 1e-9))), min(self.width, int(math.ceil(cols.max() - 1e-9)))
         r0, r1 = max(0, int(math.floor(rows.min() + 1e-9))), min(self.height, int(math.ceil(rows.max() - 1e-9)))
         if c1 <= c0 or r1 <= r0:
-            raise LodestarError(f"The area {tuple(bounds)} does not overlap the analysis extent {self.bounds}; "
-                                "choose an area inside it.")
+            raise LodestarError(f"The area {tuple(bounds)} does not overlap the extent {self.bounds} (it does not "
+                                "cover any of its pixels); choose an area inside it.")
         return Window(c0, r0, c1 - c0, r1 - r0)
 
     def window_grid(self, window: Window) -> RasterGrid:

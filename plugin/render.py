@@ -125,19 +125,14 @@ class RenderedImage:
 
 
 def pixel_window(grid: RasterGrid, bounds: tuple[float, float, float, float] | None) -> Window:
-    """The pixel window of `grid` covering map bounds (xmin, ymin, xmax, ymax), clipped to the grid."""
+    """The pixel window of `grid` covering map bounds (xmin, ymin, xmax, ymax), clipped to it (None: the whole
+    grid); zero-area bounds are an error. The window maths is RasterGrid.bounds_window's."""
     if bounds is None:
         return Window(0, 0, grid.width, grid.height)
     xmin, ymin, xmax, ymax = (float(v) for v in bounds)
     if not (xmax > xmin and ymax > ymin):
         raise LodestarError(f"The window {bounds} has zero area; give xmin < xmax and ymin < ymax.")
-    cols, rows = grid.map_to_pixel([xmin, xmax, xmin, xmax], [ymin, ymin, ymax, ymax])
-    c0, c1 = max(0, int(math.floor(cols.min() + 1e-9))), min(grid.width, int(math.ceil(cols.max() - 1e-9)))
-    r0, r1 = max(0, int(math.floor(rows.min() + 1e-9))), min(grid.height, int(math.ceil(rows.max() - 1e-9)))
-    if c1 <= c0 or r1 <= r0:
-        raise LodestarError(f"The window {bounds} does not cover any pixel of the layer (extent {grid.bounds}); "
-                            "choose a window inside the layer.")
-    return Window(c0, r0, c1 - c0, r1 - r0)
+    return grid.bounds_window((xmin, ymin, xmax, ymax))
 
 
 def layer_pixels(source, layer: str | None, bounds, max_size: int):
