@@ -24,19 +24,16 @@ from pathlib import Path
 
 import numpy as np
 from rasterio.enums import Resampling
-from rasterio.features import shapes
 from rasterio.warp import transform
 from rasterio.windows import Window
 from scipy import ndimage
-from shapely.geometry import shape
-from shapely.ops import unary_union
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
 from ..raster_io import LayerSpec, RasterGrid, RasterReader, RasterSet
 from ..render import pixel_window
 from ..roles import guess_role
-from ..zones import zone_record, zones_frame
+from ..zones import labelled_polygons, zone_record, zones_frame
 from .result import ToolResult
 
 METHODS = ("percentile", "sigma", "otsu", "value")
@@ -402,14 +399,7 @@ def mask_polygon(component: np.ndarray, grid: RasterGrid, slices, simplify_px: f
     """The polygon (holes kept) of a boolean component cut out at `slices` of `grid`, simplified."""
     rows, cols = slices
     sub = grid.window_grid(Window(cols.start, rows.start, cols.stop - cols.start, rows.stop - rows.start))
-    image = component.astype(np.uint8)
-    parts = [shape(geom) for geom, value in shapes(image, mask=component, transform=sub.transform, connectivity=4)
-             if value == 1]
-    geometry = parts[0] if len(parts) == 1 else unary_union(parts)
-    tolerance = simplify_px * math.sqrt(grid.pixel_area)
-    if tolerance > 0:
-        geometry = geometry.simplify(tolerance, preserve_topology=True)
-    return geometry
+    return labelled_polygons(component.astype("int32"), sub, simplify_px)[1]
 
 
 # ------------------------------------------------------------------------------------------------ rgb path
