@@ -134,8 +134,11 @@ class ContactOptions:
 
 
 def contact_records(labels: np.ndarray, valid: np.ndarray, grid: RasterGrid, names: dict[int, str], *,
-                    layer: str, role: str, options: ContactOptions, id_start: int = 1) -> list[dict]:
-    """Buffered contact zones (kind 'contact') between units of a label image; score = contact density.
+                    layer: str, role: str, options: ContactOptions, id_start: int = 1,
+                    extent: RasterGrid | None = None) -> list[dict]:
+    """Buffered contact zones (kind 'contact') between units of a label image on `grid`; score = contact density.
+
+    Positions are words within `extent` (the analysis grid; default `grid`).
 
     Each zone is one connected band of contacts; its description names the unit pairs that make up
     most of its length. With `options.involve`, only contacts touching those codes count.
@@ -185,7 +188,8 @@ def contact_records(labels: np.ndarray, valid: np.ndarray, grid: RasterGrid, nam
         length_text = f"{length / 1000:.3g} km" if grid.georeferenced else f"{length:.0f} px"
         values = density[components == comp]
         records.append(zone_record(
-            geom, grid, zone_id=f"{layer}:contact{id_start + len(records)}", layer=layer, role=role, kind="contact",
+            geom, extent or grid, zone_id=f"{layer}:contact{id_start + len(records)}", layer=layer, role=role,
+            kind="contact",
             score_mean=float(values.mean()), score_max=float(values.max()),
             what=f"Contact zone {pair_text} ({length_text} of contact)"))
     return records
@@ -256,14 +260,16 @@ def unit_regions(raster_set: RasterSet, layer: str, params: UnitRegionParams | N
     progress.set(10)
     records: list[dict] = []
     if params.output in ("units", "both"):
-        records += _unit_records(labels, valid, grid, names, selected, layer, spec.role, params, progress)
+        records += _unit_records(labels, valid, grid, raster_set.grid, names, selected, layer, spec.role, params,
+                                 progress)
     progress.check()
     progress.set(60)
     if params.output in ("contacts", "both"):
         involve = frozenset(selected) if (selected and params.contacts_involving_units) else None
         options = ContactOptions(params.contact_buffer_px, params.density_radius_px, involve, params.min_area_px,
                                  params.max_zones, params.simplify_px)
-        records += contact_records(labels, valid, grid, names, layer=layer, role=spec.role, options=options)
+        records += contact_records(labels, valid, grid, names, layer=layer, role=spec.role, options=options,
+                                   extent=raster_set.grid)
     progress.set(100)
     picked = ", ".join(sorted(names[c] for c in selected)) or "all units"
     log = [f"{layer}: {len(codes)} units present; selected {picked}; {len(records)} zones."]
@@ -272,8 +278,9 @@ def unit_regions(raster_set: RasterSet, layer: str, params: UnitRegionParams | N
                       raster_set.log + log)
 
 
-def _unit_records(labels, valid, grid, names, selected, layer, role, params, progress) -> list[dict]:
-    """Connected patches of each (selected) unit, largest first, at most params.max_zones."""
+def _unit_records(labels, valid, grid, extent, names, selected, layer, role, params, progress) -> list[dict]:
+    """Connected patches of each (selected) unit, largest first, at most params.max_zones (positions within
+    the analysis `extent`)."""
     records = []
     for code in sorted(selected) if selected else sorted(names):
         components, n = ndimage.label((labels == code) & valid, structure=np.ones((3, 3)))
@@ -285,7 +292,7 @@ def _unit_records(labels, valid, grid, names, selected, layer, role, params, pro
         word = "Favourable unit" if code in selected else "Unit"
         for index, geom in sorted(polygons.items(), key=lambda item: -sizes[item[0]]):
             records.append(zone_record(
-                geom, grid, zone_id=f"{layer}:unit{code}_{index}", layer=layer, role=role, kind="unit",
+                geom, extent, zone_id=f"{layer}:unit{code}_{index}", layer=layer, role=role, kind="unit",
                 score_mean=score, score_max=score, what=f"{word} {names[code]} (code {code})"))
         progress.check()
     records.sort(key=lambda r: -r["area_m2"])

@@ -74,7 +74,7 @@ def feature_regions(raster_set: RasterSet, layer: str, params: FeatureRegionPara
     """Mark structural / textural features of `layer` (see the module doc) as zones in the analysis CRS.
 
     `bounds` (xmin, ymin, xmax, ymax in the analysis CRS) restricts the work to a window; positions
-    are then words within that window.
+    stay words within the analysis extent (zones.ZONE_COLUMNS), as the controller checks them.
     """
     params = params or FeatureRegionParams()
     spec = raster_set.spec(layer)
@@ -87,14 +87,15 @@ def feature_regions(raster_set: RasterSet, layer: str, params: FeatureRegionPara
     if not valid.any():
         raise LodestarError(f"{layer} has only nodata in the chosen area; choose another area or layer.")
     progress.set(5)
+    extent = raster_set.grid
     if mode == "contacts":
         records = _contacts(raster_set, layer, data, valid, grid, params, progress)
     elif mode == "faults":
-        records = _faults(luminance(data, valid), valid, grid, layer, spec.role, params, progress)
+        records = _faults(luminance(data, valid), valid, grid, extent, layer, spec.role, params, progress)
     elif mode == "lineaments":
-        records = _lineaments(luminance(data, valid), valid, grid, layer, spec.role, params, progress)
+        records = _lineaments(luminance(data, valid), valid, grid, extent, layer, spec.role, params, progress)
     else:
-        records = _texture(luminance(data, valid), valid, grid, layer, spec.role, params, progress)
+        records = _texture(luminance(data, valid), valid, grid, extent, layer, spec.role, params, progress)
     progress.set(100)
     used = dict(asdict(params), mode=mode)
     log = [f"{layer}: feature mode {mode}, {len(records)} zones."]
@@ -139,10 +140,11 @@ def _stretch(band: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return ((band - lo) / (hi - lo if hi > lo else 1.0)).astype("float32")
 
 
-def _component_records(components: np.ndarray, keep: list[int], grid: RasterGrid, score: np.ndarray, *,
-                       layer: str, role: str, kind: str, what, params: FeatureRegionParams,
+def _component_records(components: np.ndarray, keep: list[int], grid: RasterGrid, extent: RasterGrid,
+                       score: np.ndarray, *, layer: str, role: str, kind: str, what, params: FeatureRegionParams,
                        score_pixels: np.ndarray | None = None) -> list[dict]:
-    """Zones of the kept component labels (in order); scores over `score_pixels` (default: the component)."""
+    """Zones of the kept component labels (in order) of a label image on `grid`, positioned within the
+    analysis `extent`; scores over `score_pixels` (default: the component)."""
     relabel = np.zeros(int(components.max()) + 1, dtype="int32")
     relabel[keep] = np.arange(1, len(keep) + 1)
     polygons = labelled_polygons(relabel[components], grid, params.simplify_px)
@@ -153,7 +155,7 @@ def _component_records(components: np.ndarray, keep: list[int], grid: RasterGrid
         if geom is None:
             continue
         values = score[source == comp]
-        records.append(zone_record(geom, grid, zone_id=f"{layer}:{kind}{len(records) + 1}", layer=layer, role=role,
+        records.append(zone_record(geom, extent, zone_id=f"{layer}:{kind}{len(records) + 1}", layer=layer, role=role,
                                    kind=kind, score_mean=float(values.mean()), score_max=float(values.max()),
                                    what=what(comp)))
     return records
@@ -165,7 +167,7 @@ def _disc(radius_px: float) -> np.ndarray:
     return (xx * xx + yy * yy) <= radius_px * radius_px + 1e-9
 
 
-def _faults(grey, valid, grid, layer, role, params, progress) -> list[dict]:
+def _faults(grey, valid, grid, extent, layer, role, params, progress) -> list[dict]:
     size = 2 * params.line_width_px + 1
     tophat = ndimage.grey_closing(grey, size=(size, size)) - grey
     tophat[~valid] = 0
@@ -198,7 +200,7 @@ def _faults(grey, valid, grid, layer, role, params, progress) -> list[dict]:
         text = f"{length / 1000:.3g} km" if grid.georeferenced else f"{length:.0f} px"
         return f"{strike_word(shape['azimuth'][c])}-trending dark linear feature (possible fault, {text} long)"
 
-    return _component_records(grown, keep, grid, tophat, layer=layer, role=role, kind="fault", what=what,
+    return _component_records(grown, keep, grid, extent, tophat, layer=layer, role=role, kind="fault", what=what,
                               params=params, score_pixels=kept)
 
 
@@ -227,7 +229,7 @@ def _component_shapes(components: np.ndarray, n: int) -> dict:
     return {"length": length, "elongation": length / np.maximum(width, 1e-6), "azimuth": azimuth}
 
 
-def _lineaments(grey, valid, grid, layer, role, params, progress) -> list[dict]:
+def _lineaments(grey, valid, grid, extent, layer, role, params, progress) -> list[dict]:
     smooth = ndimage.gaussian_filter(grey, 1.0)
     gx = ndimage.sobel(smooth, axis=1)
     gy = ndimage.sobel(smooth, axis=0)
@@ -278,7 +280,7 @@ def _lineaments(grey, valid, grid, layer, role, params, progress) -> list[dict]:
         word = strike_word(float(np.argmax(dirs)) * step) if dirs.sum() else "mixed"
         return f"High lineament density, mainly {word} trending"
 
-    return _component_records(components, keep, grid, density, layer=layer, role=role, kind="lineament_density",
+    return _component_records(components, keep, grid, extent, density, layer=layer, role=role, kind="lineament_density",
                               what=what, params=params)
 
 
@@ -295,7 +297,7 @@ def _line_sum(image: np.ndarray, azimuth_deg: float, half: int) -> np.ndarray:
     return out
 
 
-def _texture(grey, valid, grid, layer, role, params, progress) -> list[dict]:
+def _texture(grey, valid, grid, extent, layer, role, params, progress) -> list[dict]:
     weight = valid.astype("float32")
     size = params.window_px
     count = ndimage.uniform_filter(weight, size)
@@ -322,7 +324,7 @@ def _texture(grey, valid, grid, layer, role, params, progress) -> list[dict]:
     if params.max_zones is not None:
         keep = keep[: params.max_zones]
     word = "rough (high local variance)" if params.texture_side == "high" else "smooth (low local variance)"
-    return _component_records(components, keep, grid, z, layer=layer, role=role, kind="texture",
+    return _component_records(components, keep, grid, extent, z, layer=layer, role=role, kind="texture",
                               what=lambda c: f"Anomalously {word} texture", params=params)
 
 
@@ -340,7 +342,8 @@ def _contacts(raster_set, layer, data, valid, grid, params, progress) -> list[di
     progress.set(50)
     options = ContactOptions(params.buffer_px, params.density_radius_px, None, params.min_area_px,
                              params.max_zones, params.simplify_px)
-    return contact_records(labels, valid, grid, names, layer=layer, role=spec.role, options=options)
+    return contact_records(labels, valid, grid, names, layer=layer, role=spec.role, options=options,
+                           extent=raster_set.grid)
 
 
 def colour_units(data: np.ma.MaskedArray, valid: np.ndarray, k: int, dark: float = 0.15, seed: int = 0):

@@ -56,7 +56,8 @@ def vector_evidence(raster_set: RasterSet, layer: str, params: VectorEvidencePar
                     progress: Progress = SILENT) -> ToolResult:
     """Zones from a vector layer of the raster set: fault zones for lines, unit zones for polygons.
 
-    Features are reprojected to the analysis CRS and clipped to the analysis extent (or `bounds`).
+    Features are reprojected to the analysis CRS and clipped to the analysis extent (or `bounds`);
+    positions are words within the analysis extent.
     """
     params = params or VectorEvidenceParams()
     spec = raster_set.spec(layer)
@@ -64,7 +65,7 @@ def vector_evidence(raster_set: RasterSet, layer: str, params: VectorEvidencePar
         raise LodestarError(f"{layer} is a raster layer; use feature_regions or unit_regions for it.")
     if raster_set.crs is None:
         raise LodestarError("Vector layers need georeferenced rasters to define the analysis area.")
-    grid = raster_set.grid
+    extent = grid = raster_set.grid
     if bounds is not None:
         grid = grid.window_grid(grid.bounds_window(bounds))
     frame = read_vector(spec.path, crs=raster_set.crs)
@@ -78,9 +79,9 @@ def vector_evidence(raster_set: RasterSet, layer: str, params: VectorEvidencePar
     progress.set(20)
     kinds = {t for t in frame.geom_type.unique()}
     if kinds <= {"LineString", "MultiLineString"} and kinds:
-        records, stats = _fault_records(frame, grid, layer, spec.role, params, progress)
+        records, stats = _fault_records(frame, grid, extent, layer, spec.role, params, progress)
     elif kinds <= {"Polygon", "MultiPolygon"} and kinds:
-        records, stats = _unit_records(frame, grid, layer, spec, params)
+        records, stats = _unit_records(frame, grid, extent, layer, spec, params)
     elif not kinds:
         records, stats = [], {"features": 0}
     else:
@@ -90,7 +91,7 @@ def vector_evidence(raster_set: RasterSet, layer: str, params: VectorEvidencePar
     return ToolResult("vector_evidence", layer, zones_frame(records, grid.crs), asdict(params), stats, log)
 
 
-def _fault_records(frame, grid: RasterGrid, layer, role, params, progress):
+def _fault_records(frame, grid: RasterGrid, extent: RasterGrid, layer, role, params, progress):
     if params.min_length_m > 0:
         frame = frame[frame.geometry.length >= params.min_length_m]
     lines = list(frame.geometry)
@@ -118,7 +119,7 @@ def _fault_records(frame, grid: RasterGrid, layer, role, params, progress):
         trend = strike_word(_mean_azimuth(inside))
         what = (f"{trend}-trending fault zone ({len(inside)} fault{'s' if len(inside) != 1 else ''}, "
                 f"{length / 1000:.3g} km)")
-        records.append(zone_record(geom.simplify(tolerance, preserve_topology=True), grid,
+        records.append(zone_record(geom.simplify(tolerance, preserve_topology=True), extent,
                                    zone_id=f"{layer}:fault{i}", layer=layer, role=role, kind="fault",
                                    score_mean=float(values.mean()), score_max=float(values.max()), what=what))
         progress.check()
@@ -145,7 +146,7 @@ def _mean_azimuth(lines) -> float:
     return math.degrees(math.atan2(sy, sx) / 2) % 180.0
 
 
-def _unit_records(frame, grid: RasterGrid, layer, spec, params):
+def _unit_records(frame, grid: RasterGrid, extent: RasterGrid, layer, spec, params):
     names = _unit_name_series(frame, spec, params)
     frame = frame.assign(_unit=names.values)
     selected = match_units({n: n for n in set(names)}, params.units) if params.units else set()
@@ -159,7 +160,7 @@ def _unit_records(frame, grid: RasterGrid, layer, spec, params):
             continue
         score = 1.0 if name in selected else 0.0
         word = "Favourable unit" if name in selected else "Unit"
-        records.append(zone_record(geom, grid, zone_id=f"{layer}:unit{len(records) + 1}", layer=layer,
+        records.append(zone_record(geom, extent, zone_id=f"{layer}:unit{len(records) + 1}", layer=layer,
                                    role=spec.role, kind="unit", score_mean=score, score_max=score,
                                    what=f"{word} {name}"))
     records.sort(key=lambda r: -r["area_m2"])

@@ -86,6 +86,18 @@ def test_unit_polygons_with_names_and_favourable_selection(geology):
     assert result.stats["selected"] == ["Limestone (carbonate)"]
 
 
+def test_unit_positions_with_bounds_are_words_within_the_analysis_extent(geology):
+    """The limestone patch (rows 20-29, columns 40-44) lies at the bottom of the window of rows 0-29 and
+    columns 30-59, but in the center of the map: positions follow the analysis extent."""
+    path, legend = geology
+    rs = RasterSet([LayerSpec(path, "geological_map", legend=legend)])
+    bounds = (X0 + 30 * PX, Y0 - 30 * PX, X0 + 60 * PX, Y0)
+    zones = unit_regions(rs, "geo", UnitRegionParams(units="*carbonate*", output="both"), bounds=bounds).zones
+    patch = zones[zones.kind == "unit"]
+    assert len(patch) == 1 and patch.position.iloc[0] == "center"
+    assert set(zones[zones.kind == "contact"].position) == {"center"}
+
+
 def test_contacts_involving_selected_units(geology):
     path, legend = geology
     rs = RasterSet([LayerSpec(path, "geological_map", legend=legend)])

@@ -158,7 +158,7 @@ def test_contacts_between_colour_units_of_rgb_map(tmp_path):
     assert all("colour #" in d for d in zones.description)
 
 
-def test_bounds_limit_the_search_and_positions_follow_the_window(tmp_path):
+def test_bounds_limit_the_search(tmp_path):
     image = noisy((100, 120))
     image[40, 10:110] = 0.1
     image[80, 10:110] = 0.1
@@ -166,7 +166,22 @@ def test_bounds_limit_the_search_and_positions_follow_the_window(tmp_path):
     bounds = (X0, Y0 - 60 * PX, X0 + 120 * PX, Y0 - 20 * PX)   # rows 20-59: only the line on row 40
     zones = feature_regions(rs, "map", FeatureRegionParams(mode="faults"), bounds=bounds).zones
     assert len(zones) == 1 and zones.geometry.iloc[0].bounds[1] > Y0 - 60 * PX
-    assert zones.position.iloc[0] == "center"   # row 40 is the middle of the window, not of the raster
+    assert zones.position.iloc[0] == "center"
+
+
+def test_positions_with_bounds_are_words_within_the_analysis_extent(tmp_path):
+    """A line at the top of the chosen window but in the middle of the raster lies in the "center": the
+    position is the zone contract's (analysis extent), the one the controller checks descriptions against."""
+    from lodestar.plugin.controller import validate
+
+    image = noisy((90, 90))
+    image[35, 32:52] = 0.1
+    rs = one_layer(write_tif(tmp_path / "map.tif", image))
+    bounds = (X0 + 30 * PX, Y0 - 60 * PX, X0 + 60 * PX, Y0 - 30 * PX)   # rows and columns 30-59
+    zones = feature_regions(rs, "map", FeatureRegionParams(mode="faults"), bounds=bounds).zones
+    assert len(zones) == 1
+    assert zones.position.iloc[0] == "center" and "in the center of the area" in zones.description.iloc[0]
+    assert "location_mismatch" not in validate(zones, rs.grid).codes
 
 
 def test_bad_input_is_a_clear_error(tmp_path):

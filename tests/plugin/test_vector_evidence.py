@@ -79,6 +79,15 @@ def test_fault_lines_become_buffered_clusters_in_analysis_crs(tmp_path, faults):
     assert len(ne) == 1 and ne.geometry.iloc[0].bounds[2] <= X0 + 100 * PX + 1e-6  # clipped to the extent
 
 
+def test_positions_with_bounds_are_words_within_the_analysis_extent(tmp_path, faults):
+    """The lone fault (row 20 of 100) is in the middle of the window of rows 0-39 but at the top of the map."""
+    path, _ = faults
+    rs = RasterSet([LayerSpec(base_raster(tmp_path), "other"), LayerSpec(path, "structure")])
+    zones = vector_evidence(rs, "faults", bounds=(X0, Y0 - 40 * PX, X0 + 100 * PX, Y0)).zones
+    lone = zones[zones.description.str.contains("1 fault")]
+    assert len(lone) == 1 and lone.position.iloc[0] == "top-center"
+
+
 def test_buffer_in_metres_and_bounds(tmp_path, faults):
     path, lines = faults
     rs = RasterSet([LayerSpec(base_raster(tmp_path), "other"), LayerSpec(path, "structure")])
