@@ -337,14 +337,6 @@ def boxes_to_polygons(boxes, grid: RasterGrid, scale: float = 1.0) -> BoxPolygon
     return BoxPolygons(polygons, clamped, dropped, notes)
 
 
-def polygon_to_box(geometry: BaseGeometry, grid: RasterGrid) -> list[float]:
-    """The normalised [ymin, xmin, ymax, xmax] box (clamped to 0-1) of a map geometry on `grid`."""
-    xmin, ymin, xmax, ymax = geometry.bounds
-    fx, fy = grid.fractions([xmin, xmax], [ymin, ymax])
-    clip = [min(1.0, max(0.0, float(v))) for v in (min(fy), min(fx), max(fy), max(fx))]
-    return [round(v, 4) for v in clip]
-
-
 # -------------------------------------------------------------------------------------------- enforcement
 
 @dataclass

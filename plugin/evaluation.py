@@ -278,21 +278,6 @@ def write_curve_csv(metrics: dict, path) -> Path:
     return path
 
 
-def write_summary_csv(metrics: dict, path) -> Path:
-    """The summary figures (one `metric,value` row each)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["metric", "value"])
-        for key in ("deposits", "inside", "outside", "found", "recall", "selected_area", "valid_area",
-                    "area_reduction", "auc"):
-            writer.writerow([key, _fmt(metrics.get(key))])
-    tmp.replace(path)
-    return path
-
-
 def _fmt(value):
     if value is None:
         return ""

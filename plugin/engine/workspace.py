@@ -164,10 +164,6 @@ class Workspace:
         """The retrieved deposit models as compact JSON text for prompts."""
         return json.dumps(self.knowledge, ensure_ascii=False, indent=1)
 
-    def chain_text(self) -> str:
-        """The chain so far as compact JSON text (steps and observations) for prompts."""
-        return json.dumps([n.to_dict() for n in self.chain], ensure_ascii=False, indent=1)
-
     # -- writing (the loop only) ----------------------------------------------------------------
     def put(self, node: ChainNode, zones: gpd.GeoDataFrame) -> None:
         """Append a node, or replace the node of the same step (refinement, Eq. 7)."""

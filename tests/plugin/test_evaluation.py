@@ -25,7 +25,6 @@ from lodestar.plugin.evaluation import (
     evaluate_localization,
     plot_success_curve,
     write_curve_csv,
-    write_summary_csv,
 )
 from lodestar.plugin.raster_io import RasterGrid
 
@@ -146,8 +145,6 @@ def test_writers(tmp_path):
     rows = list(csv.DictReader(open(table, encoding="utf-8")))
     assert [r["rank"] for r in rows] == ["0", "1", "2", "3"]
     assert [float(r["deposit_share"]) for r in rows] == [0, 0.5, 0.75, 0.75]
-    summary = dict(csv.reader(open(write_summary_csv(m, tmp_path / "summary.csv"), encoding="utf-8")))
-    assert float(summary["recall"]) == 0.75 and summary["outside"] == "2"
     png = plot_success_curve(m, tmp_path / "curve.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
 
