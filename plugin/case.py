@@ -44,11 +44,17 @@ def read_case(path) -> Case:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise LodestarError(f"{path} is not valid JSON: {exc}.") from exc
+    if not isinstance(data, dict):
+        raise LodestarError(f"{path}: a case is one JSON object with 'format', 'id', 'question' and 'layers'.")
     if data.get("format") != FORMAT:
         raise LodestarError(f"{path}: 'format' must be {FORMAT!r}, found {data.get('format')!r}.")
     for key in ("id", "question", "layers"):
         if not data.get(key):
             raise LodestarError(f"{path}: the required key {key!r} is missing or empty.")
+    if not isinstance(data["layers"], list):
+        raise LodestarError(f"{path}: 'layers' must be a list of {{'path', 'role'}} objects.")
+    if not isinstance(data.get("choices") or {}, dict):
+        raise LodestarError(f"{path}: 'choices' must be an object of letter -> text, e.g. {{\"A\": \"Yes\"}}.")
     folder = path.parent
     layers = []
     for i, entry in enumerate(data["layers"]):
