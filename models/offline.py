@@ -291,8 +291,9 @@ class OfflineReasoner:
         if not info.stats:
             return float(zone["score_mean"])
         spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
+        # score_mean is on the evidence scale (the value, negated for favourable-low layers); so is the median
         sign = -1.0 if info.favourable == "low" else 1.0
-        return sign * (float(zone["score_mean"]) - info.stats["p50"]) / spread
+        return (float(zone["score_mean"]) - sign * info.stats["p50"]) / spread
 
     def _strength(self, ws, zone: dict) -> float:
         """1.0 or more for a clear zone of its kind (contrast relative to the clear-anomaly level)."""

@@ -453,3 +453,21 @@ def test_untestable_critical_evidence_is_said_plainly(two_layers, tmp_path):
     record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
     assert result.answer == "B"
     assert "cannot be tested" in record["rounds"][0]["verdict"]["rationale"]
+
+
+def test_offline_contrast_of_a_favourable_low_layer():
+    """Zone scores are on the evidence scale (values negated for favourable-low layers): a zone whose values
+    average 2 on a layer with median 10 and background sigma 1 lies 8 sigma on the favourable side; a zone at
+    the median lies 0 sigma from it (it was read as 12 and 20: the median's sign was left out)."""
+    from types import SimpleNamespace
+
+    from lodestar.models.offline import OfflineReasoner
+
+    info = SimpleNamespace(kind="index", favourable="low", stats={"p50": 10.0, "sigma_bg": 1.0, "sigma": 1.0,
+                                                                  "std": 1.0})
+    ws = SimpleNamespace(layer=lambda name: info)
+    reasoner = OfflineReasoner()
+    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -2.0}) == pytest.approx(8.0)
+    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
+    info.favourable = "high"
+    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
