@@ -161,6 +161,17 @@ def _component_records(components: np.ndarray, keep: list[int], grid: RasterGrid
     return records
 
 
+def _ranked_components(mask: np.ndarray, score: np.ndarray, params: FeatureRegionParams):
+    """(8-connected labels of `mask`, the labels of at least min_area_px pixels by decreasing mean `score`,
+    at most max_zones of them)."""
+    components, n = ndimage.label(mask, structure=np.ones((3, 3)))
+    sizes = np.bincount(components.ravel(), minlength=n + 1)
+    keep = [c for c in range(1, n + 1) if sizes[c] >= params.min_area_px]
+    means = ndimage.mean(score, components, keep) if keep else []
+    keep = [keep[i] for i in sorted(range(len(keep)), key=lambda i: -means[i])]
+    return components, keep if params.max_zones is None else keep[: params.max_zones]
+
+
 def _disc(radius_px: float) -> np.ndarray:
     r = int(math.floor(radius_px))
     yy, xx = np.mgrid[-r:r + 1, -r:r + 1]
@@ -262,17 +273,9 @@ def _lineaments(grey, valid, grid, extent, layer, role, params, progress) -> lis
     threshold = params.density_threshold
     if threshold is None:
         threshold = max(0.05, float(values.mean() + 2 * values.std()))
-    zone = (density >= threshold) & valid
-    components, n = ndimage.label(zone, structure=np.ones((3, 3)))
-    if n == 0:
+    components, keep = _ranked_components((density >= threshold) & valid, density, params)
+    if not keep:
         return []
-    sizes = np.bincount(components.ravel(), minlength=n + 1)
-    keep = [c for c in range(1, n + 1) if sizes[c] >= params.min_area_px]
-    mean_density = ndimage.mean(density, components, keep) if keep else []
-    order = sorted(range(len(keep)), key=lambda i: -mean_density[i])
-    keep = [keep[i] for i in order]
-    if params.max_zones is not None:
-        keep = keep[: params.max_zones]
     on_line = np.where(lineament, components, 0)
 
     def what(c):
@@ -314,15 +317,9 @@ def _texture(grey, valid, grid, extent, layer, role, params, progress) -> list[d
     if params.texture_side == "low":
         z = -z
     anomaly = ndimage.binary_opening((z >= params.texture_k) & inside, structure=np.ones((3, 3)))
-    components, n = ndimage.label(anomaly, structure=np.ones((3, 3)))
-    if n == 0:
+    components, keep = _ranked_components(anomaly, z, params)
+    if not keep:
         return []
-    sizes = np.bincount(components.ravel(), minlength=n + 1)
-    keep = [c for c in range(1, n + 1) if sizes[c] >= params.min_area_px]
-    means = ndimage.mean(z, components, keep) if keep else []
-    keep = [keep[i] for i in sorted(range(len(keep)), key=lambda i: -means[i])]
-    if params.max_zones is not None:
-        keep = keep[: params.max_zones]
     word = "rough (high local variance)" if params.texture_side == "high" else "smooth (low local variance)"
     return _component_records(components, keep, grid, extent, z, layer=layer, role=role, kind="texture",
                               what=lambda c: f"Anomalously {word} texture", params=params)
