@@ -31,8 +31,10 @@ BENCH_DIR = ROOT / "build" / "bench"
 SUITE_DIR = BENCH_DIR / "suite"
 RUNS_DIR = BENCH_DIR / "runs"
 GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
-SUITE_SIZE = 60
-SUITE_SEED = 1000
+# Another suite, one the offline reasoner was not developed on: LODESTAR_SUITE_SEED=4242 make bench
+SUITE_SIZE = int(os.environ.get("LODESTAR_SUITE_CASES", "60"))
+SUITE_SEED = int(os.environ.get("LODESTAR_SUITE_SEED", "1000"))
+CASE_SIZE = int(os.environ.get("LODESTAR_SUITE_CASE_PX", "200"))
 ALTERATION_ROLES = ("hydrothermal_alteration", "argillic_alteration", "silicification", "propylitic_alteration",
                     "iron_oxide")
 
@@ -199,7 +201,7 @@ def main(argv=None) -> dict:
         shutil.rmtree(SUITE_DIR)
     if RUNS_DIR.exists():
         shutil.rmtree(RUNS_DIR)
-    paths = synthetic_cases.make_suite(SUITE_DIR, n=SUITE_SIZE, seed=SUITE_SEED)
+    paths = synthetic_cases.make_suite(SUITE_DIR, n=SUITE_SIZE, seed=SUITE_SEED, size=CASE_SIZE)
     print(f"suite: {len(paths)} cases generated in {time.perf_counter() - start:.1f} s", flush=True)
     with open(SUITE_DIR / "suite.csv", newline="", encoding="utf-8") as fh:
         kinds = {row["id"]: row["kind"] for row in csv.DictReader(fh)}
