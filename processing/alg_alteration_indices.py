@@ -7,15 +7,14 @@ from qgis.core import (
     QgsProcessingOutputMultipleLayers,
     QgsProcessingOutputString,
     QgsProcessingParameterEnum,
-    QgsProcessingParameterFolderDestination,
     QgsProcessingParameterRasterLayer,
     QgsProcessingParameterString,
 )
 
 from ..plugin.errors import LodestarError
 from ..plugin.tools.alteration_indices import PRESETS, alteration_indices
-from .alg_feature_regions import layer_path
 from .base import Group, LodestarAlgorithm
+from .params import folder_destination, layer_path, output_path
 
 SENSORS = ("auto",) + tuple(PRESETS)
 
@@ -71,8 +70,8 @@ class AlterationIndicesAlgorithm(LodestarAlgorithm):
         band_map = QgsProcessingParameterString(self.BAND_MAP, "Band map", optional=True)
         band_map.setHelp("Which file band holds which sensor band, e.g. 'b4=1, b5=2, b6=3, b7=4' for a 4-band "
                          "ASTER SWIR subset; overrides the metadata.")
-        folder = QgsProcessingParameterFolderDestination(self.OUTPUT_FOLDER, "Output folder")
-        folder.setHelp("Where the index rasters <image>_<index>.tif are written.")
+        folder = folder_destination(self.OUTPUT_FOLDER, "Output folder",
+                                    "Where the index rasters <image>_<index>.tif are written.")
         for param in (image, sensor, indices, band_map, folder):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputMultipleLayers(self.OUTPUT_LAYERS, "Index rasters"))
@@ -82,7 +81,7 @@ class AlterationIndicesAlgorithm(LodestarAlgorithm):
         layer = self.parameterAsRasterLayer(parameters, self.INPUT, context)
         if layer is None:
             raise LodestarError("Choose a multispectral image.")
-        folder = self.parameterAsString(parameters, self.OUTPUT_FOLDER, context)
+        folder = output_path(self, parameters, self.OUTPUT_FOLDER, context, "alteration_indices")
         outputs = alteration_indices(
             layer_path(layer), folder, sensor=SENSORS[self.parameterAsEnum(parameters, self.SENSOR, context)],
             indices=self.parameterAsString(parameters, self.INDICES, context) or None,

@@ -11,21 +11,17 @@ from qgis.core import (
     QgsProcessingOutputFile,
     QgsProcessingOutputNumber,
     QgsProcessingOutputString,
-    QgsProcessingParameterAuthConfig,
-    QgsProcessingParameterEnum,
     QgsProcessingParameterFeatureSink,
     QgsProcessingParameterFile,
-    QgsProcessingParameterFolderDestination,
-    QgsProcessingParameterNumber,
-    QgsProcessingParameterString,
     QgsWkbTypes,
 )
 from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.batch import BATCH_COLUMNS, CaseOutcome, run_batch
 from ..plugin.errors import LodestarError
-from .alg_analyze import BACKENDS, AnalyzeAlgorithm
+from . import backend_params
 from .base import Group, LodestarAlgorithm
+from .params import folder_destination, output_path
 
 NUMERIC = {"rounds": QVariant.Int, "model_calls": QVariant.Int, "prompt_tokens": QVariant.Int,
            "completion_tokens": QVariant.Int, "tokens": QVariant.Int, "deposits": QVariant.Int,
@@ -64,16 +60,15 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
     )
 
     CASES = "CASES"
-    # The back-end parameters are those of lodestar:analyze, read by the same code.
-    BACKEND = AnalyzeAlgorithm.BACKEND
-    BASE_URL = AnalyzeAlgorithm.BASE_URL
-    AUTHCFG = AnalyzeAlgorithm.AUTHCFG
-    API_KEY = AnalyzeAlgorithm.API_KEY
-    PLANNER_MODEL = AnalyzeAlgorithm.PLANNER_MODEL
-    EXECUTOR_MODEL = AnalyzeAlgorithm.EXECUTOR_MODEL
-    VERIFIER_MODEL = AnalyzeAlgorithm.VERIFIER_MODEL
-    TEMPERATURE = AnalyzeAlgorithm.TEMPERATURE
-    MAX_ROUNDS = AnalyzeAlgorithm.MAX_ROUNDS
+    # The back-end parameters are those of lodestar:analyze (but the plain-text key), read by the same code.
+    BACKEND = backend_params.BACKEND
+    BASE_URL = backend_params.BASE_URL
+    AUTHCFG = backend_params.AUTHCFG
+    PLANNER_MODEL = backend_params.PLANNER_MODEL
+    EXECUTOR_MODEL = backend_params.EXECUTOR_MODEL
+    VERIFIER_MODEL = backend_params.VERIFIER_MODEL
+    TEMPERATURE = backend_params.TEMPERATURE
+    MAX_ROUNDS = backend_params.MAX_ROUNDS
     OUTPUT_FOLDER = "OUTPUT_FOLDER"
     OUTPUT_TABLE = "OUTPUT_TABLE"
     OUTPUT_CSV = "OUTPUT_CSV"
@@ -84,51 +79,29 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
         cases = QgsProcessingParameterFile(self.CASES, "Folder of cases", behavior=QgsProcessingParameterFile.Folder)
         cases.setHelp("A folder whose subfolders are cases (each with a case.json), or a single case folder.")
-        backend = QgsProcessingParameterEnum(self.BACKEND, "Back-end", options=list(BACKENDS), defaultValue=0)
-        backend.setHelp("offline: the rule-based reasoner (no network). openai: any OpenAI-compatible server.")
-        base_url = QgsProcessingParameterString(self.BASE_URL, "Server base URL (openai)", optional=True)
-        base_url.setHelp("e.g. https://api.openai.com/v1 or http://localhost:8000/v1; unused offline.")
-        authcfg = QgsProcessingParameterAuthConfig(self.AUTHCFG, "API key (authentication configuration)",
-                                                   optional=True)
-        authcfg.setHelp("A QGIS authentication configuration holding the API key (Basic method: the key as "
-                        "password). Without it: the LODESTAR_API_KEY environment variable, else the key stored in "
-                        "the Lodestar settings.")
-        models = []
-        for key, label in ((self.PLANNER_MODEL, "Planner model"), (self.EXECUTOR_MODEL, "Executor model"),
-                           (self.VERIFIER_MODEL, "Verifier model")):
-            model = QgsProcessingParameterString(key, f"{label} (openai)", optional=True)
-            model.setHelp("Model name on the server; 'offline' lets the rule-based reasoner take this role. "
-                          "Empty: the planner's model.")
-            models.append(model)
-        temperature = QgsProcessingParameterNumber(self.TEMPERATURE, "Temperature",
-                                                   QgsProcessingParameterNumber.Double, 0.05, minValue=0, maxValue=2)
-        temperature.setHelp("Sampling temperature of the model calls (the paper uses 0.05).")
-        rounds = QgsProcessingParameterNumber(self.MAX_ROUNDS, "Verification rounds (K)",
-                                              QgsProcessingParameterNumber.Integer, 3, minValue=1, maxValue=10)
-        rounds.setHelp("At most this many verify-and-refine rounds per case, then a majority vote.")
-        folder = QgsProcessingParameterFolderDestination(self.OUTPUT_FOLDER, "Output folder")
-        folder.setHelp("Per-case outputs go into <folder>/<case id>/; the table into <folder>/results.csv and the "
-                       "summary into <folder>/results_summary.json.")
+        backend_inputs = backend_params.backend_parameters(
+            "At most this many verify-and-refine rounds per case, then a majority vote.", plain_key=False)
+        folder = folder_destination(self.OUTPUT_FOLDER, "Output folder",
+                                    "Per-case outputs go into <folder>/<case id>/; the table into <folder>/results.csv "
+                                    "and the summary into <folder>/results_summary.json.")
         table = QgsProcessingParameterFeatureSink(self.OUTPUT_TABLE, "Results table", QgsProcessing.TypeVector,
                                                   optional=True, createByDefault=True)
         table.setHelp("The results table as a layer without geometry (one row per case).")
-        for param in (cases, backend, base_url, authcfg, *models, temperature, rounds, folder, table):
+        for param in (cases, *backend_inputs, folder, table):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputFile(self.OUTPUT_CSV, "Results table (CSV)"))
         self.addOutput(QgsProcessingOutputString(self.SUMMARY, "Summary figures (JSON)"))
         self.addOutput(QgsProcessingOutputNumber(self.CASE_COUNT, "Cases run"))
         self.addOutput(QgsProcessingOutputNumber(self.ERRORS, "Cases that failed with an error"))
 
-    _settings = AnalyzeAlgorithm._settings
-    _api_key = AnalyzeAlgorithm._api_key
-
     def run(self, parameters, context, feedback, progress) -> dict:
         source = self.parameterAsFile(parameters, self.CASES, context)
         if not source:
             raise LodestarError("Choose the folder of cases.")
-        output = self.parameterAsString(parameters, self.OUTPUT_FOLDER, context)
+        output = output_path(self, parameters, self.OUTPUT_FOLDER, context, "lodestar-cases")
         rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)
-        result = run_batch(source, output, self._settings(parameters, context), rounds, progress)
+        settings = backend_params.backend_settings(self, parameters, context)
+        result = run_batch(source, output, settings, rounds, progress)
         outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),
                    self.SUMMARY: json.dumps(result.summary, default=float), self.CASE_COUNT: len(result.outcomes),
                    self.ERRORS: result.summary["errors"]}

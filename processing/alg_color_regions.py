@@ -8,7 +8,6 @@ from qgis.core import (
     QgsProcessingParameterExtent,
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
-    QgsProcessingParameterVectorDestination,
 )
 
 from ..plugin.errors import LodestarError
@@ -22,8 +21,8 @@ from ..plugin.tools.color_regions import (
     single_layer_set,
 )
 from ..plugin.vector_io import write_vector
-from .alg_feature_regions import chosen_role, extent_bounds, layer_path, role_parameter
 from .base import Group, LodestarAlgorithm
+from .params import chosen_role, extent_in_crs, layer_path, output_path, role_parameter, vector_destination
 
 FAVOURABLE = ("high", "low")
 
@@ -112,10 +111,9 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
                            f"{RENDERING_LIMIT:,}.")
         extent = QgsProcessingParameterExtent(self.EXTENT, "Limit to extent", optional=True)
         extent.setHelp("Only look inside this extent (any CRS; reprojected to the layer's).")
-        output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Anomaly regions",
-                                                         QgsProcessing.TypeVectorPolygon)
-        output.setHelp("Polygons of the regions found, in the layer's CRS (or its UTM zone for a geographic CRS), "
-                       "with the standard zone attributes.")
+        output = vector_destination(self.OUTPUT, "Anomaly regions", QgsProcessing.TypeVectorPolygon,
+                                    "Polygons of the regions found, in the layer's CRS (or its UTM zone for a "
+                                    "geographic CRS), with the standard zone attributes.")
         for param in (layer, role_parameter(self.ROLE), favourable, mode, method, percentile, k_sigma, value, band,
                       smooth, min_area, max_regions, level, colorbar, max_pixels, extent, output):
             self.addParameter(param)
@@ -142,10 +140,10 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
             level=self.parameterAsDouble(parameters, self.LEVEL, context),
             colorbar=self.parameterAsBool(parameters, self.COLORBAR, context),
         )
-        bounds = extent_bounds(self, parameters, self.EXTENT, context, raster_set)
+        bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
         result = color_regions(raster_set, layer.name(), params, bounds=bounds, progress=progress)
         for line in result.log:
             progress.log(line)
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "anomaly_regions.gpkg")
         write_vector(result.zones, path)
         return {self.OUTPUT: path}

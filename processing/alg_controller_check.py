@@ -19,8 +19,8 @@ from ..plugin.controller import ControllerLimits, enforce, regions_from_frame, v
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector, write_vector
-from .alg_feature_regions import layer_path
 from .base import Group, LodestarAlgorithm
+from .params import layer_path, output_path
 
 
 class ControllerCheckAlgorithm(LodestarAlgorithm):
@@ -125,9 +125,7 @@ class ControllerCheckAlgorithm(LodestarAlgorithm):
         outputs = {self.VALID: verdict.ok, self.FEEDBACK: verdict.feedback,
                    self.ERRORS: json.dumps(verdict.to_dict()["errors"])}
         if self.parameterAsBool(parameters, self.ENFORCE, context):
-            path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
-            if not path:
-                raise LodestarError("The fixer is on: choose where to write the kept regions.")
+            path = output_path(self, parameters, self.OUTPUT, context, "kept_regions.gpkg")
             kept = enforce(frame, grid, limits)
             for zone_id, reason in kept.dropped.items():
                 progress.log(f"Dropped {zone_id}: {reason}.")

@@ -18,9 +18,8 @@ from ..plugin.errors import LodestarError
 from ..plugin.evaluation import evaluate_localization, plot_success_curve, write_curve_csv
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
-from .alg_feature_regions import layer_path
-from .alg_spatial_graph import number_parameter, range_problem
 from .base import Group, LodestarAlgorithm
+from .params import extent_in_crs, file_destination, layer_path, number_parameter, output_path, range_problem
 
 
 class EvaluateAlgorithm(LodestarAlgorithm):
@@ -59,8 +58,8 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         extent.setHelp("The analysed area as an extent, when no analysis raster is given.")
         threshold = number_parameter(self.THRESHOLD, "Raster selection threshold", QgsProcessingParameterNumber.Double,
                                      0.0, -1e12, 1e12, "Prospectivity raster cells above this value are selected.")
-        table = QgsProcessingParameterFileDestination(self.OUTPUT_TABLE, "Success-rate table", "CSV files (*.csv)")
-        table.setHelp("One row per rank: cumulative area, area share, deposits found and deposit share.")
+        table = file_destination(self.OUTPUT_TABLE, "Success-rate table", "CSV files (*.csv)",
+                                 "One row per rank: cumulative area, area share, deposits found and deposit share.")
         plot = QgsProcessingParameterFileDestination(self.OUTPUT_PLOT, "Success-rate plot", "PNG files (*.png)",
                                                      optional=True)
         plot.setHelp("The success-rate curve with the chance line, recall, area reduction and AUC.")
@@ -85,10 +84,12 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         deposits = read_vector(layer_path(deposits_layer))
         options = {"threshold": self.parameterAsDouble(parameters, self.THRESHOLD, context)}
         analysis = self.parameterAsRasterLayer(parameters, self.ANALYSIS_RASTER, context)
+        crs = RasterReader(source).grid.crs if is_raster else prospectivity.crs
+        extent = extent_in_crs(self, parameters, self.EXTENT, context, crs)
         if analysis is not None:
             options["analysis_raster"] = layer_path(analysis)
-        elif parameters.get(self.EXTENT) not in (None, ""):
-            options["valid_geometry"] = self._extent(parameters, context, source, is_raster, prospectivity)
+        elif extent is not None:
+            options["valid_geometry"] = box(*extent)
         elif not is_raster:
             raise LodestarError("Give the analysis raster (or the analysed extent) so that the area reduction can be "
                                 "computed.")
@@ -97,7 +98,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             progress.log(line)
         progress.log(f"Deposits: {metrics['deposits']} ({metrics['inside']} inside the analysed area, "
                      f"{metrics['outside']} outside); found {metrics['found']}.")
-        table = self.parameterAsFileOutput(parameters, self.OUTPUT_TABLE, context)
+        table = output_path(self, parameters, self.OUTPUT_TABLE, context, "success_rate.csv")
         write_curve_csv(metrics, table)
         result = {self.OUTPUT_TABLE: table}
         plot = self.parameterAsFileOutput(parameters, self.OUTPUT_PLOT, context)
@@ -113,12 +114,3 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             "OUTSIDE": metrics["outside"],
         })
         return result
-
-    def _extent(self, parameters, context, source, is_raster, prospectivity):
-        from qgis.core import QgsCoordinateReferenceSystem
-
-        crs = RasterReader(source).grid.crs if is_raster else prospectivity.crs
-        target = QgsCoordinateReferenceSystem.fromWkt(crs.to_wkt()) if crs is not None else None
-        rect = self.parameterAsExtent(parameters, self.EXTENT, context, target) if target else \
-            self.parameterAsExtent(parameters, self.EXTENT, context)
-        return box(rect.xMinimum(), rect.yMinimum(), rect.xMaximum(), rect.yMaximum())

@@ -2,20 +2,18 @@
 from __future__ import annotations
 
 from qgis.core import (
-    QgsCoordinateReferenceSystem,
     QgsProcessingOutputString,
     QgsProcessingParameterBoolean,
     QgsProcessingParameterExtent,
     QgsProcessingParameterNumber,
-    QgsProcessingParameterRasterDestination,
     QgsProcessingParameterRasterLayer,
 )
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import RasterReader
 from ..plugin.tools.evidence_view import evidence_view
-from .alg_feature_regions import layer_path
 from .base import Group, LodestarAlgorithm
+from .params import extent_in_crs, layer_path, output_path, raster_destination
 
 
 class EvidenceViewAlgorithm(LodestarAlgorithm):
@@ -67,8 +65,7 @@ class EvidenceViewAlgorithm(LodestarAlgorithm):
         out_size.setHelp("The view is resized so its longest side has this many pixels.")
         grid = QgsProcessingParameterBoolean(self.GRID, "Draw a coordinate grid", defaultValue=False)
         grid.setHelp("Draw map-coordinate grid lines with labels and a north arrow over the view.")
-        output = QgsProcessingParameterRasterDestination(self.OUTPUT, "Evidence view")
-        output.setHelp("A .png (with .pgw world file) or a .tif GeoTIFF.")
+        output = raster_destination(self.OUTPUT, "Evidence view", "A .png (with .pgw world file) or a .tif GeoTIFF.")
         for param in (layer, extent, center_x, center_y, zoom, sharpen, contrast, out_size, grid, output):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputString(self.NOTES, "Notes on the window"))
@@ -78,17 +75,11 @@ class EvidenceViewAlgorithm(LodestarAlgorithm):
         if layer is None:
             raise LodestarError("Choose a raster layer.")
         reader = RasterReader(layer_path(layer))
-        bbox = None
-        if parameters.get(self.EXTENT) not in (None, ""):
-            crs = QgsCoordinateReferenceSystem.fromWkt(reader.grid.crs.to_wkt()) if reader.grid.crs else None
-            rect = self.parameterAsExtent(parameters, self.EXTENT, context, crs) if crs else \
-                self.parameterAsExtent(parameters, self.EXTENT, context)
-            if not rect.isNull():
-                bbox = (rect.xMinimum(), rect.yMinimum(), rect.xMaximum(), rect.yMaximum())
+        bbox = extent_in_crs(self, parameters, self.EXTENT, context, reader.grid.crs)
         center = None if bbox is not None else (self.parameterAsDouble(parameters, self.CENTER_X, context),
                                                 self.parameterAsDouble(parameters, self.CENTER_Y, context))
         draw = self.parameterAsBool(parameters, self.GRID, context)
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "evidence_view.png")
         view = evidence_view(reader, bbox=bbox, center=center,
                              zoom=self.parameterAsDouble(parameters, self.ZOOM, context),
                              sharpen=self.parameterAsDouble(parameters, self.SHARPEN, context),

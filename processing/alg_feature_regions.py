@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from qgis.core import (
-    QgsCoordinateReferenceSystem,
     QgsProcessing,
     QgsProcessingParameterEnum,
     QgsProcessingParameterExtent,
@@ -10,59 +9,16 @@ from qgis.core import (
     QgsProcessingParameterMapLayer,
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
-    QgsProcessingParameterVectorDestination,
     QgsRasterLayer,
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterReader, RasterSet
-from ..plugin.roles import ROLES, guess_role, tagged_role
+from ..plugin.raster_io import LayerSpec, RasterSet
+from ..plugin.roles import guess_role
 from ..plugin.tools.feature_regions import MODES, FeatureRegionParams, feature_regions
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-
-ROLE_OPTIONS = ("guess from the layer name",) + ROLES
-
-
-def layer_path(layer) -> str:
-    """The file behind a QGIS layer (GDAL raster or OGR vector), or an error saying to save it as a file."""
-    provider = layer.providerType()
-    if provider not in ("gdal", "ogr"):
-        raise LodestarError(f"Layer {layer.name()} comes from the {provider} provider; save it as a file "
-                            "(Export > Save As) and use that file.")
-    return layer.source().split("|")[0]
-
-
-def chosen_role(algorithm, parameters, key, context, layer) -> str:
-    """The role picked in a ROLE_OPTIONS enum parameter (index 0 guesses from the layer's name)."""
-    index = algorithm.parameterAsEnum(parameters, key, context)
-    if index > 0:
-        return ROLES[index - 1]
-    if isinstance(layer, QgsRasterLayer):
-        tagged = tagged_role(RasterReader(layer_path(layer)).tags)
-        if tagged:
-            return tagged
-    return guess_role(layer.name(), layer_path(layer))
-
-
-def role_parameter(key: str):
-    param = QgsProcessingParameterEnum(key, "Layer role", options=list(ROLE_OPTIONS), defaultValue=0)
-    param.setHelp("What the layer shows (lodestar-case/1 roles); the default takes the role a Lodestar index "
-                  "raster carries in its LODESTAR_ROLE tag, else guesses it from the layer's name (e.g. 'faults' -> "
-                  "structure, 'geology' -> geological_map).")
-    return param
-
-
-def extent_bounds(algorithm, parameters, key, context, raster_set: RasterSet):
-    """The optional EXTENT parameter as (xmin, ymin, xmax, ymax) in the analysis CRS, or None."""
-    if parameters.get(key) in (None, ""):
-        return None
-    crs = QgsCoordinateReferenceSystem.fromWkt(raster_set.crs.to_wkt()) if raster_set.crs is not None else None
-    rect = algorithm.parameterAsExtent(parameters, key, context, crs) if crs else \
-        algorithm.parameterAsExtent(parameters, key, context)
-    if rect.isNull() or rect.isEmpty():
-        return None
-    return rect.xMinimum(), rect.yMinimum(), rect.xMaximum(), rect.yMaximum()
+from .params import chosen_role, extent_in_crs, layer_path, output_path, role_parameter, vector_destination
 
 
 class FeatureRegionsAlgorithm(LodestarAlgorithm):
@@ -122,8 +78,9 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
                           "anomalous texture.")
         extent = QgsProcessingParameterExtent(self.EXTENT, "Limit to extent", optional=True)
         extent.setHelp("Only look inside this extent (any CRS; reprojected to the layer's).")
-        output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Feature zones", QgsProcessing.TypeVectorPolygon)
-        output.setHelp("Polygons of the features found, in the analysis CRS, with the standard zone attributes.")
+        output = vector_destination(self.OUTPUT, "Feature zones", QgsProcessing.TypeVectorPolygon,
+                                    "Polygons of the features found, in the analysis CRS, with the standard zone "
+                                    "attributes.")
         for param in (layer, role_parameter(self.ROLE), legend, reference, mode, buffer, min_area, max_zones,
                       extent, output):
             self.addParameter(param)
@@ -150,10 +107,10 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
             min_area_px=self.parameterAsInt(parameters, self.MIN_AREA_PX, context),
             max_zones=max_zones or None,
         )
-        bounds = extent_bounds(self, parameters, self.EXTENT, context, raster_set)
+        bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
         result = feature_regions(raster_set, spec.name, params, bounds=bounds, progress=progress)
         for line in result.log:
             progress.log(line)
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "feature_zones.gpkg")
         write_vector(result.zones, path)
         return {self.OUTPUT: path}

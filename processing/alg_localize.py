@@ -8,7 +8,6 @@ from qgis.core import (
     QgsProcessingParameterMultipleLayers,
     QgsProcessingParameterNumber,
     QgsProcessingParameterString,
-    QgsProcessingParameterVectorDestination,
     QgsProcessingParameterVectorLayer,
 )
 
@@ -17,9 +16,8 @@ from ..plugin.errors import LodestarError
 from ..plugin.graph import build_graph, graph_from_frames
 from ..plugin.localization import AREA_WEIGHT_RANGE, RANGES, LocalizationParams, localize
 from ..plugin.vector_io import read_vector, write_vector
-from .alg_feature_regions import layer_path
-from .alg_spatial_graph import number_parameter, range_problem, zone_frames
 from .base import Group, LodestarAlgorithm
+from .params import layer_path, number_parameter, output_path, range_problem, vector_destination, zone_frames
 
 NO_MODEL = "none (built-in defaults)"
 
@@ -128,9 +126,8 @@ class LocalizeAlgorithm(LodestarAlgorithm):
         weights = QgsProcessingParameterString(self.AREA_WEIGHTS, "Other area type weights", optional=True)
         weights.setHelp(f"Weights of other roles as name=value pairs separated by commas, e.g. "
                         f"'structure=1.3, geochemistry=1.5' (each {low}-{high}).")
-        output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Prospectivity polygons",
-                                                         QgsProcessing.TypeVectorPolygon)
-        output.setHelp("Ranked prospectivity polygons (rank 1 = most prospective).")
+        output = vector_destination(self.OUTPUT, "Prospectivity polygons", QgsProcessing.TypeVectorPolygon,
+                                    "Ranked prospectivity polygons (rank 1 = most prospective).")
         for param in params + [weights, output]:
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputNumber("AREAS", "Number of prospectivity polygons"))
@@ -180,6 +177,6 @@ class LocalizeAlgorithm(LodestarAlgorithm):
         prospectivity = localize(graph, params, progress.scaled(70, 95))
         for line in graph.log:
             progress.log(line)
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "prospectivity.gpkg")
         write_vector(prospectivity, path)
         return {self.OUTPUT: path, "AREAS": len(prospectivity)}

@@ -11,7 +11,6 @@ from qgis.core import (
     QgsProcessingParameterFeatureSource,
     QgsProcessingParameterFile,
     QgsProcessingParameterMultipleLayers,
-    QgsProcessingParameterVectorDestination,
 )
 from qgis.PyQt.QtCore import QVariant
 
@@ -20,6 +19,7 @@ from ..plugin.raster_io import LayerSpec, RasterSet
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
+from .params import layer_path, output_path, vector_destination
 
 DEVICES = (("CPU", "cpu"), ("CUDA GPU", "cuda"), ("CUDA when available, else CPU", "auto"))
 
@@ -47,13 +47,6 @@ def source_frame(source) -> gpd.GeoDataFrame:
     crs = CRS.from_wkt(source.sourceCrs().toWkt()) if source.sourceCrs().isValid() else None
     frame = gpd.GeoDataFrame(records, columns=names, geometry=gpd.GeoSeries(geometries, crs=crs), crs=crs)
     return frame
-
-
-def _raster_path(layer) -> str:
-    if layer.providerType() != "gdal":
-        raise LodestarError(f"Raster {layer.name()} comes from the {layer.providerType()} provider; save it as a "
-                            "GeoTIFF (Export > Save As) and use that file.")
-    return layer.source().split("|")[0]
 
 
 class RefineZonesSamAlgorithm(LodestarAlgorithm):
@@ -97,9 +90,9 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
                                                defaultValue=True)
         points.setHelp("Besides the box, prompt SAM with a point at the most favourable value inside each part of "
                        "the zone (single-band rasters only).")
-        output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Refined zones",
-                                                         QgsProcessing.TypeVectorPolygon)
-        output.setHelp("The zones with refined outlines and the sam_score, sam_iou and sam_refined attributes.")
+        output = vector_destination(self.OUTPUT, "Refined zones", QgsProcessing.TypeVectorPolygon,
+                                    "The zones with refined outlines and the sam_score, sam_iou and sam_refined "
+                                    "attributes.")
         for param in (zones, rasters, checkpoint, device, points, output):
             self.addParameter(param)
 
@@ -116,7 +109,7 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
         roles = {}
         if "layer" in zones.columns and "role" in zones.columns:
             roles = {str(n): str(r) for n, r in zip(zones["layer"], zones["role"]) if str(r) in ROLES}
-        specs = [LayerSpec(_raster_path(layer), roles.get(layer.name(), guess_role(layer.name())), name=layer.name())
+        specs = [LayerSpec(layer_path(layer), roles.get(layer.name(), guess_role(layer.name())), name=layer.name())
                  for layer in layers]
         if len(specs) > 1:
             names = {spec.name for spec in specs}
@@ -136,6 +129,6 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
                                progress=progress)
         done = int(refined["sam_refined"].sum()) if len(refined) else 0
         progress.log(f"{done} of {len(refined)} zones refined by SAM.")
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "refined_zones.gpkg")
         write_vector(refined, path)
         return {self.OUTPUT: path}

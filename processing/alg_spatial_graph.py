@@ -7,49 +7,19 @@ from qgis.core import (
     QgsProcessingParameterFileDestination,
     QgsProcessingParameterMultipleLayers,
     QgsProcessingParameterNumber,
-    QgsProcessingParameterVectorDestination,
 )
 
 from ..plugin.errors import LodestarError
 from ..plugin.graph import GraphParams, build_graph, write_graphml
-from ..plugin.vector_io import read_vector, write_vector
-from .alg_feature_regions import layer_path
+from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-
-
-def zone_frames(algorithm, parameters, key, context) -> list:
-    """The zone layers of a multiple-layer parameter as GeoDataFrames, each with its `layer` names."""
-    frames = []
-    for layer in algorithm.parameterAsLayerList(parameters, key, context):
-        frame = read_vector(layer_path(layer))
-        if "layer" not in frame.columns:
-            frame["layer"] = layer.name()
-        frames.append(frame)
-    return frames
-
-
-def range_problem(algorithm, parameters) -> str:
-    """A message naming the allowed range of the first number parameter given out of range, or ""."""
-    for param in algorithm.parameterDefinitions():
-        if not isinstance(param, QgsProcessingParameterNumber) or parameters.get(param.name()) in (None, ""):
-            continue
-        try:
-            value = float(parameters[param.name()])
-        except (TypeError, ValueError):
-            continue  # expressions and other value sources are checked by Processing itself
-        low, high = param.minimum(), param.maximum()
-        if value < low or value > high:
-            allowed = f"{low:g} to {high:g}" if high < 1e300 else f"at least {low:g}"
-            return f"{param.description()}: {value:g} is out of range; allowed: {allowed}."
-    return ""
-
-
-def number_parameter(key, label, kind, default, low, high, help_text, optional=False):
-    """A number parameter whose label and help state its allowed range (checked again by the core)."""
-    limits = {"minValue": low} if high is None else {"minValue": low, "maxValue": high}
-    param = QgsProcessingParameterNumber(key, label, kind, defaultValue=default, optional=optional, **limits)
-    param.setHelp(help_text)
-    return param
+from .params import (
+    number_parameter,
+    output_path,
+    range_problem,
+    vector_destination,
+    zone_frames,
+)
 
 
 class SpatialGraphAlgorithm(LodestarAlgorithm):
@@ -110,12 +80,12 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
             number_parameter(self.SAMPLES, "Betweenness sample size (>= 1)", integer, d.betweenness_samples, 1,
                              None, "Source zones sampled (seeded) in components above the exact size."),
         ]
-        nodes = QgsProcessingParameterVectorDestination(self.OUTPUT_NODES, "Graph nodes",
-                                                        QgsProcessing.TypeVectorPolygon)
-        nodes.setHelp("The zones with degree, degree_c, between_c (betweenness), component, comp_roles and chain.")
-        edges = QgsProcessingParameterVectorDestination(self.OUTPUT_EDGES, "Graph edges",
-                                                        QgsProcessing.TypeVectorLine)
-        edges.setHelp("Lines between zone centroids with source, target, type, confidence, direction, iou, gap.")
+        nodes = vector_destination(self.OUTPUT_NODES, "Graph nodes", QgsProcessing.TypeVectorPolygon,
+                                   "The zones with degree, degree_c, between_c (betweenness), component, comp_roles "
+                                   "and chain.")
+        edges = vector_destination(self.OUTPUT_EDGES, "Graph edges", QgsProcessing.TypeVectorLine,
+                                   "Lines between zone centroids with source, target, type, confidence, direction, "
+                                   "iou, gap.")
         graphml = QgsProcessingParameterFileDestination(self.OUTPUT_GRAPHML, "Graph (GraphML)",
                                                         "GraphML files (*.graphml)", optional=True)
         graphml.setHelp("The directed graph for networkx, Gephi or yEd; nodes carry their polygon as WKT.")
@@ -145,8 +115,8 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
         graph = build_graph(frames, params, progress.scaled(0, 90))
         for line in graph.log:
             progress.log(line)
-        nodes_path = self.parameterAsOutputLayer(parameters, self.OUTPUT_NODES, context)
-        edges_path = self.parameterAsOutputLayer(parameters, self.OUTPUT_EDGES, context)
+        nodes_path = output_path(self, parameters, self.OUTPUT_NODES, context, "graph_nodes.gpkg")
+        edges_path = output_path(self, parameters, self.OUTPUT_EDGES, context, "graph_edges.gpkg")
         write_vector(graph.nodes, nodes_path)
         write_vector(graph.edges, edges_path)
         result = {self.OUTPUT_NODES: nodes_path, self.OUTPUT_EDGES: edges_path}

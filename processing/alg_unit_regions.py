@@ -10,7 +10,6 @@ from qgis.core import (
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
     QgsProcessingParameterString,
-    QgsProcessingParameterVectorDestination,
     QgsRasterLayer,
 )
 
@@ -20,8 +19,8 @@ from ..plugin.roles import guess_role
 from ..plugin.tools.categorical import UnitRegionParams, unit_regions
 from ..plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
 from ..plugin.vector_io import write_vector
-from .alg_feature_regions import extent_bounds, layer_path
 from .base import Group, LodestarAlgorithm
+from .params import extent_in_crs, layer_path, output_path, vector_destination
 
 OUTPUTS = ("units", "contacts", "both")
 
@@ -76,8 +75,8 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
         max_zones.setHelp("Keep only the largest unit patches / longest contact zones.")
         extent = QgsProcessingParameterExtent(self.EXTENT, "Limit to extent", optional=True)
         extent.setHelp("Only look inside this extent (any CRS; reprojected to the map's).")
-        output = QgsProcessingParameterVectorDestination(self.OUTPUT, "Unit zones", QgsProcessing.TypeVectorPolygon)
-        output.setHelp("Unit and / or contact polygons with the standard zone attributes.")
+        output = vector_destination(self.OUTPUT, "Unit zones", QgsProcessing.TypeVectorPolygon,
+                                    "Unit and / or contact polygons with the standard zone attributes.")
         for param in (layer, legend, units, kind, buffer, name_field, reference, max_zones, extent, output):
             self.addParameter(param)
 
@@ -91,7 +90,7 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
         max_zones = self.parameterAsInt(parameters, self.MAX_ZONES, context) or None
         if isinstance(layer, QgsRasterLayer):
             raster_set = RasterSet([spec])
-            bounds = extent_bounds(self, parameters, self.EXTENT, context, raster_set)
+            bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
             params = UnitRegionParams(
                 units=units, output=OUTPUTS[self.parameterAsEnum(parameters, self.OUTPUT_KIND, context)],
                 contact_buffer_px=self.parameterAsDouble(parameters, self.CONTACT_BUFFER_PX, context),
@@ -104,13 +103,13 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
                                     "analysis area.")
             raster_set = RasterSet([spec, LayerSpec(layer_path(reference), guess_role(reference.name()),
                                                     name=reference.name())])
-            bounds = extent_bounds(self, parameters, self.EXTENT, context, raster_set)
+            bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
             params = VectorEvidenceParams(units=units, max_zones=max_zones,
                                           name_field=self.parameterAsString(parameters, self.NAME_FIELD, context)
                                           or None)
             result = vector_evidence(raster_set, spec.name, params, bounds=bounds, progress=progress)
         for line in result.log:
             progress.log(line)
-        path = self.parameterAsOutputLayer(parameters, self.OUTPUT, context)
+        path = output_path(self, parameters, self.OUTPUT, context, "unit_zones.gpkg")
         write_vector(result.zones, path)
         return {self.OUTPUT: path}

@@ -1,0 +1,159 @@
+"""What the Lodestar algorithms share: the files behind layers, roles, extents, number ranges, zone layers and
+destination outputs that work when left at their defaults (toolbox, graphical models, batch and qgis_process)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from qgis.core import (
+    QgsCoordinateReferenceSystem,
+    QgsProcessing,
+    QgsProcessingParameterEnum,
+    QgsProcessingParameterFileDestination,
+    QgsProcessingParameterFolderDestination,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterRasterDestination,
+    QgsProcessingParameterVectorDestination,
+    QgsProcessingUtils,
+    QgsRasterLayer,
+)
+
+from ..plugin.errors import LodestarError
+from ..plugin.raster_io import LayerSpec, RasterReader
+from ..plugin.roles import ROLES, guess_role, tagged_role
+from ..plugin.vector_io import read_vector
+
+ROLE_OPTIONS = ("guess from the layer name",) + ROLES
+_NOT_A_FILE = re.compile(r"^[A-Za-z]{2,}:")  # memory:, ogr:dbname=..., postgres:... (not a drive letter)
+
+
+# -- input layers ------------------------------------------------------------------------------------------
+def layer_path(layer) -> str:
+    """The file behind a QGIS layer (GDAL raster or OGR vector), or an error saying to save it as a file."""
+    provider = layer.providerType()
+    if provider not in ("gdal", "ogr"):
+        raise LodestarError(f"Layer {layer.name()} comes from the {provider} provider; save it as a file "
+                            "(Export > Save As) and use that file.")
+    return layer.source().split("|")[0]
+
+
+def evidence_spec(path, role: str, name: str) -> LayerSpec:
+    """A layer of an analysis: its legend CSV kept beside it (`<stem>_legend.csv`) is used, and a structure
+    layer named as a distance (e.g. 'distance to faults') is favourable where low."""
+    path = Path(path)
+    legend = path.with_name(f"{path.stem}_legend.csv")
+    favourable = "low" if role == "structure" and "dist" in f"{name} {path.stem}".lower() else "high"
+    return LayerSpec(path, role, name, favourable, legend if legend.is_file() else None)
+
+
+def role_parameter(key: str) -> QgsProcessingParameterEnum:
+    param = QgsProcessingParameterEnum(key, "Layer role", options=list(ROLE_OPTIONS), defaultValue=0)
+    param.setHelp("What the layer shows (lodestar-case/1 roles); the default takes the role a Lodestar index "
+                  "raster carries in its LODESTAR_ROLE tag, else guesses it from the layer's name (e.g. 'faults' -> "
+                  "structure, 'geology' -> geological_map).")
+    return param
+
+
+def chosen_role(algorithm, parameters, key, context, layer) -> str:
+    """The role picked in a ROLE_OPTIONS enum parameter (index 0: the raster's tag, else the layer's name)."""
+    index = algorithm.parameterAsEnum(parameters, key, context)
+    if index > 0:
+        return ROLES[index - 1]
+    if isinstance(layer, QgsRasterLayer):
+        tagged = tagged_role(RasterReader(layer_path(layer)).tags)
+        if tagged:
+            return tagged
+    return guess_role(layer.name(), layer_path(layer))
+
+
+def extent_in_crs(algorithm, parameters, key, context, crs):
+    """The optional extent parameter as (xmin, ymin, xmax, ymax) in `crs` (a pyproj CRS, or None: as given);
+    None when no extent, or an empty one, is given."""
+    if parameters.get(key) in (None, ""):
+        return None
+    target = QgsCoordinateReferenceSystem.fromWkt(crs.to_wkt()) if crs is not None else None
+    rect = algorithm.parameterAsExtent(parameters, key, context, target) if target else \
+        algorithm.parameterAsExtent(parameters, key, context)
+    if rect.isNull() or rect.isEmpty():
+        return None
+    return rect.xMinimum(), rect.yMinimum(), rect.xMaximum(), rect.yMaximum()
+
+
+def zone_frames(algorithm, parameters, key, context) -> list:
+    """The zone layers of a multiple-layer parameter as GeoDataFrames, each with its `layer` names."""
+    frames = []
+    for layer in algorithm.parameterAsLayerList(parameters, key, context):
+        frame = read_vector(layer_path(layer))
+        if "layer" not in frame.columns:
+            frame["layer"] = layer.name()
+        frames.append(frame)
+    return frames
+
+
+# -- numbers -----------------------------------------------------------------------------------------------
+def number_parameter(key, label, kind, default, low, high, help_text, optional=False):
+    """A number parameter whose label and help state its allowed range (checked again by the core)."""
+    limits = {"minValue": low} if high is None else {"minValue": low, "maxValue": high}
+    param = QgsProcessingParameterNumber(key, label, kind, defaultValue=default, optional=optional, **limits)
+    param.setHelp(help_text)
+    return param
+
+
+def range_problem(algorithm, parameters) -> str:
+    """A message naming the allowed range of the first number parameter given out of range, or ""."""
+    for param in algorithm.parameterDefinitions():
+        if not isinstance(param, QgsProcessingParameterNumber) or parameters.get(param.name()) in (None, ""):
+            continue
+        try:
+            value = float(parameters[param.name()])
+        except (TypeError, ValueError):
+            continue  # expressions and other value sources are checked by Processing itself
+        low, high = param.minimum(), param.maximum()
+        if value < low or value > high:
+            allowed = f"{low:g} to {high:g}" if high < 1e300 else f"at least {low:g}"
+            return f"{param.description()}: {value:g} is out of range; allowed: {allowed}."
+    return ""
+
+
+# -- outputs -----------------------------------------------------------------------------------------------
+# Destinations are optional with a TEMPORARY_OUTPUT default: qgis_process (QGIS 3.22) treats a mandatory
+# destination without a value as missing, while the toolbox and models still offer a temporary output by default.
+def vector_destination(key, label, geometry_type, help_text) -> QgsProcessingParameterVectorDestination:
+    param = QgsProcessingParameterVectorDestination(key, label, geometry_type, QgsProcessing.TEMPORARY_OUTPUT,
+                                                    True, True)
+    param.setHelp(help_text)
+    return param
+
+
+def file_destination(key, label, file_filter, help_text) -> QgsProcessingParameterFileDestination:
+    param = QgsProcessingParameterFileDestination(key, label, file_filter, QgsProcessing.TEMPORARY_OUTPUT, True, True)
+    param.setHelp(help_text)
+    return param
+
+
+def raster_destination(key, label, help_text) -> QgsProcessingParameterRasterDestination:
+    param = QgsProcessingParameterRasterDestination(key, label, QgsProcessing.TEMPORARY_OUTPUT, True, True)
+    param.setHelp(help_text)
+    return param
+
+
+def folder_destination(key, label, help_text) -> QgsProcessingParameterFolderDestination:
+    param = QgsProcessingParameterFolderDestination(key, label, QgsProcessing.TEMPORARY_OUTPUT, True, True)
+    param.setHelp(help_text)
+    return param
+
+
+def output_path(algorithm, parameters, key, context, name: str) -> str:
+    """The file a destination parameter names (a temporary one when left at its default, or a temporary file
+    `name` when an output without a default is left empty). Memory layers and database tables are refused with
+    a message saying to choose a file."""
+    definition = algorithm.parameterDefinition(key)
+    if isinstance(definition, (QgsProcessingParameterVectorDestination, QgsProcessingParameterRasterDestination)):
+        path = algorithm.parameterAsOutputLayer(parameters, key, context)
+    else:
+        path = algorithm.parameterAsFileOutput(parameters, key, context)
+    path = (path or "").split("|")[0]
+    if _NOT_A_FILE.match(path):
+        raise LodestarError(f"{definition.description()}: choose a file (GeoPackage, Shapefile, GeoJSON...) rather "
+                            f"than {path.split(':')[0]} output.")
+    return path or QgsProcessingUtils.generateTempFilename(name)

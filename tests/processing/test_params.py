@@ -1,0 +1,146 @@
+"""What the algorithms share (processing/params.py, processing/backend_params.py): outputs that work when left at
+their defaults (processing.run and headless qgis_process), refused memory outputs, layer specs, back-end settings."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+
+ROOT = Path(__file__).resolve().parents[2]
+X0, Y0, PX = 500_000.0, 4_000_000.0, 10.0
+
+
+def anomaly_raster(path) -> str:
+    """100 x 120 pixels of 0 with one 20 x 30 block of 5 (top-right quarter)."""
+    data = np.zeros((1, 100, 120), dtype="float32")
+    data[0, 20:40, 70:100] = 5.0
+    with rasterio.open(path, "w", driver="GTiff", width=120, height=100, count=1, dtype="float32",
+                       crs="EPSG:32611", transform=from_origin(X0, Y0, PX, PX), nodata=-9999.0) as ds:
+        ds.write(data)
+    return str(path)
+
+
+def test_every_destination_can_be_left_out(lodestar_registry):
+    from qgis.core import QgsProcessingParameterDefinition
+
+    from lodestar.processing.provider import algorithm_classes
+
+    for cls in algorithm_classes():
+        alg = lodestar_registry.algorithmById(f"lodestar:{cls.ALGORITHM_ID}")
+        for param in alg.destinationParameterDefinitions():
+            assert param.flags() & QgsProcessingParameterDefinition.FlagOptional, \
+                f"{cls.ALGORITHM_ID}.{param.name()}: qgis_process would call it missing"
+            assert param.help(), f"{cls.ALGORITHM_ID}.{param.name()} has no help text"
+
+
+def test_outputs_left_at_their_defaults_are_written(tmp_path, run):
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    regions = run("lodestar:color_regions", {"INPUT": source, "METHOD": 3, "VALUE": 2.5, "SMOOTH_PX": 0})
+    zones = gpd.read_file(regions["OUTPUT"])
+    assert len(zones) == 1
+    assert zones.geometry[0].bounds == pytest.approx((X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200))
+    graph = run("lodestar:spatial_graph", {"INPUT": [regions["OUTPUT"]]})
+    assert len(gpd.read_file(graph["OUTPUT_NODES"])) == 1 and graph["NODES"] == 1
+    view = run("lodestar:evidence_view", {"INPUT": source, "ZOOM": 1})
+    with rasterio.open(view["OUTPUT"]) as ds:
+        assert ds.bounds == pytest.approx((X0, Y0 - 1000, X0 + 1200, Y0))
+
+
+def test_memory_and_database_outputs_are_refused(tmp_path, run):
+    from qgis.core import QgsProcessingException
+
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    for target in ("memory:", "ogr:dbname='/tmp/x.gpkg' table=\"zones\" (geom)"):
+        with pytest.raises(QgsProcessingException, match="choose a file"):
+            run("lodestar:color_regions", {"INPUT": source, "OUTPUT": target})
+
+
+def test_fixer_without_a_chosen_output_writes_a_temporary_file(tmp_path, run):
+    from shapely.geometry import box
+
+    reference = anomaly_raster(tmp_path / "image.tif")
+    frame = gpd.GeoDataFrame({"zone_id": ["a", "b"], "score_mean": [3.0, 2.0]},
+                             geometry=[box(X0 + 700, Y0 - 400, X0 + 1000, Y0 - 200),
+                                       box(X0 + 750, Y0 - 400, X0 + 1000, Y0 - 200)], crs="EPSG:32611")
+    frame.to_file(tmp_path / "proposed.gpkg", driver="GPKG")
+    result = run("lodestar:controller_check", {"ZONES": str(tmp_path / "proposed.gpkg"), "REFERENCE": reference,
+                                               "ENFORCE": True})
+    assert list(gpd.read_file(result["OUTPUT"]).zone_id) == ["a"]  # b lies inside a: the overlap drops it
+
+
+def test_tools_run_headless_with_outputs_left_out(tmp_path):
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"))
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "qgis_process.sh"), "run", "lodestar:color_regions", "--",
+         f"INPUT={source}", "METHOD=3", "VALUE=2.5", "SMOOTH_PX=0"],
+        capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("OUTPUT:"))
+    assert line.split("\t", 1)[1].strip().endswith(".gpkg")
+
+
+def test_evidence_spec_reads_legend_and_distance_layers(tmp_path):
+    from lodestar.processing.params import evidence_spec
+
+    (tmp_path / "geology_legend.csv").write_text("value,name\n1,granite\n", encoding="utf-8")
+    geology = evidence_spec(tmp_path / "geology.tif", "geological_map", "geology")
+    assert geology.legend == tmp_path / "geology_legend.csv" and geology.favourable == "high"
+    distance = evidence_spec(tmp_path / "falha_rcl.tif", "structure", "Distance to faults")
+    assert distance.favourable == "low" and distance.legend is None
+    assert evidence_spec(tmp_path / "fault_dist.tif", "structure", "faults").favourable == "low"
+    assert evidence_spec(tmp_path / "dist_grid.tif", "geophysics", "distance").favourable == "high"
+
+
+@pytest.mark.parametrize("algorithm", ["lodestar:analyze", "lodestar:analyze_cases"])
+def test_backend_settings_are_read_alike(lodestar_registry, monkeypatch, algorithm):
+    from qgis.core import QgsProcessingContext
+
+    from lodestar.plugin.errors import LodestarError
+    from lodestar.processing.backend_params import backend_settings
+
+    alg = lodestar_registry.algorithmById(algorithm)
+    context = QgsProcessingContext()
+    monkeypatch.setenv("LODESTAR_API_KEY", " sk-from-env ")
+    given = {"BACKEND": 1, "BASE_URL": " http://localhost:9/v1 ", "PLANNER_MODEL": "big", "VERIFIER_MODEL": "judge",
+             "TEMPERATURE": 0.2, "API_KEY": "sk-plain"}
+    settings = backend_settings(alg, given, context)
+    assert (settings.backend, settings.base_url, settings.temperature) == ("openai", "http://localhost:9/v1", 0.2)
+    assert settings.models == {"planner": "big", "executor": "big", "verifier": "judge"}
+    # analyze takes the plain-text key before the environment; analyze_cases has no such parameter
+    assert settings.api_key == ("sk-plain" if algorithm == "lodestar:analyze" else "sk-from-env")
+    assert backend_settings(alg, {"BACKEND": 0, "TEMPERATURE": 0.3}, context).backend == "offline"
+    with pytest.raises(LodestarError, match="planner model"):
+        backend_settings(alg, {"BACKEND": 1, "BASE_URL": "http://localhost:9/v1"}, context)
+
+
+def test_key_from_authcfg(qgis_app):
+    from qgis.core import QgsApplication, QgsAuthMethodConfig
+
+    from lodestar.plugin.errors import LodestarError
+    from lodestar.processing.backend_params import key_from_authcfg
+
+    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
+    assert ".qgis-settings" in profile.parts, f"not pytest-qgis's test profile: {profile}"
+    manager = QgsApplication.authManager()
+    if not manager.setMasterPassword("lodestar-test-master", True):
+        manager.eraseAuthenticationDatabase(False)
+        assert manager.setMasterPassword("lodestar-test-master", True)
+    config = QgsAuthMethodConfig("Basic")
+    config.setName("processing key test")
+    config.setConfig("username", "x")
+    config.setConfig("password", "sk-in-authdb")
+    stored, config = manager.storeAuthenticationConfig(config)
+    assert stored
+    try:
+        assert key_from_authcfg(config.id()) == "sk-in-authdb"
+        with pytest.raises(LodestarError, match="No authentication configuration 'zzzzzzz'"):
+            key_from_authcfg("zzzzzzz")
+    finally:
+        manager.removeAuthenticationConfig(config.id())
