@@ -85,6 +85,11 @@ class RasterGrid:
                                 "cover any of its pixels); choose an area inside it.")
         return Window(c0, r0, c1 - c0, r1 - r0)
 
+    def resized(self, width: int, height: int) -> RasterGrid:
+        """The same extent cut into width x height pixels (a decimated read, a resized image)."""
+        return RasterGrid(self.transform * Affine.scale(self.width / width, self.height / height), int(width),
+                          int(height), self.crs)
+
     def window_grid(self, window: Window) -> RasterGrid:
         """The grid of a pixel window of this grid."""
         return RasterGrid(
@@ -180,10 +185,7 @@ class RasterReader:
         shape = self.decimated_shape(max_pixels, window)
         data = self.read(bands, window=window, out_shape=shape, resampling=resampling)
         base = self.grid.window_grid(window) if window is not None else self.grid
-        grid = RasterGrid(
-            base.transform * Affine.scale(base.width / shape[1], base.height / shape[0]), shape[1], shape[0], base.crs
-        )
-        return data, grid
+        return data, base.resized(shape[1], shape[0])
 
     def window_for_bounds(self, bounds: tuple[float, float, float, float]) -> Window:
         """The pixel window (clipped to the raster) covering map bounds in this raster's CRS."""
@@ -325,10 +327,9 @@ class RasterSet:
             return grid
         factor = math.sqrt(grid.width * grid.height / self.max_pixels)
         width, height = max(1, int(grid.width / factor)), max(1, int(grid.height / factor))
-        t = grid.transform * Affine.scale(grid.width / width, grid.height / height)
         self.log.append(f"Analysis grid decimated to {width} x {height} pixels to stay within "
                         f"{self.max_pixels:,} pixels per layer.")
-        return RasterGrid(t, width, height, grid.crs)
+        return grid.resized(width, height)
 
     def read(self, name: str, bands=None) -> np.ma.MaskedArray:
         """A raster layer resampled onto the analysis grid: float32 masked (bands, rows, cols)."""

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from affine import Affine
 from PIL import Image, ImageDraw, ImageFont
 from rasterio.windows import Window
 
@@ -197,19 +196,28 @@ def render_png(source, layer: str | None = None, bounds: tuple[float, float, flo
     if (width, height) != image.size:
         enlarge = width > data_grid.width
         image = image.resize((width, height), Image.NEAREST if enlarge else Image.LANCZOS)
-    t = data_grid.transform * Affine.scale(data_grid.width / width, data_grid.height / height)
-    out_grid = RasterGrid(t, width, height, data_grid.crs)
-    if grid:
-        draw_grid(image, out_grid, "fraction" if grid == "fraction" else "map")
-    if north_arrow and out_grid.georeferenced:
-        draw_north_arrow(image)
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    png = buffer.getvalue()
+    out_grid = data_grid.resized(width, height)
+    annotate(image, out_grid, grid, north_arrow)
+    png = png_bytes(image)
     written = None
     if path is not None:
         written = write_bytes_atomic(Path(path), png)
     return RenderedImage(png, out_grid, written)
+
+
+def annotate(image: Image.Image, grid: RasterGrid, lines: bool | str, north_arrow: bool) -> None:
+    """Draw grid lines (True or "map": map coordinates, "fraction": 0-1, False: none) and, on a
+    georeferenced image, a north arrow."""
+    if lines:
+        draw_grid(image, grid, "fraction" if lines == "fraction" else "map")
+    if north_arrow and grid.georeferenced:
+        draw_north_arrow(image)
+
+
+def png_bytes(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
 
 
 def write_bytes_atomic(path: Path, payload: bytes) -> Path:

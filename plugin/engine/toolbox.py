@@ -18,7 +18,7 @@ from PIL import ImageDraw
 from ...models.backend import TOOLSET, ToolCall
 from ..errors import Cancelled, LodestarError
 from ..progress import SILENT, Progress
-from ..render import render_png
+from ..render import png_bytes, render_png, write_bytes_atomic
 from ..zones import zone_record, zones_frame
 from .workspace import Workspace
 
@@ -299,9 +299,5 @@ def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, ma
         px, py = (float(v) for v in rendered.grid.map_to_pixel(x, y))
         draw.line([(px - 4, py - 4), (px + 4, py + 4)], fill=(255, 255, 255), width=2)
         draw.line([(px - 4, py + 4), (px + 4, py - 4)], fill=(255, 255, 255), width=2)
-    from ..render import write_bytes_atomic
-
-    buffer = BytesIO()
-    image.save(buffer, format="PNG")
-    write_bytes_atomic(path, buffer.getvalue())
+    write_bytes_atomic(path, png_bytes(image))
     return str(path)

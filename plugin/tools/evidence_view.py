@@ -10,7 +10,6 @@ map coordinates.
 """
 from __future__ import annotations
 
-import io
 import shutil
 import tempfile
 import warnings
@@ -26,7 +25,7 @@ from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..raster_io import RasterGrid, RasterReader, RasterSet
-from ..render import draw_grid, draw_north_arrow, layer_pixels, source_stretch, to_rgb
+from ..render import annotate, layer_pixels, png_bytes, source_stretch, to_rgb
 
 SHARPEN_RADIUS = 2
 SHARPEN_THRESHOLD = 3
@@ -141,18 +140,12 @@ def evidence_view(source, layer: str | None = None, bbox=None, center=None, zoom
                                                      threshold=SHARPEN_THRESHOLD))
     if contrast != 1.0:
         image = ImageEnhance.Contrast(image).enhance(contrast)
-    transform = data_grid.transform * Affine.scale(data_grid.width / width, data_grid.height / height)
-    out_grid = RasterGrid(transform, width, height, data_grid.crs)
-    if grid:
-        draw_grid(image, out_grid, "fraction" if grid == "fraction" else "map")
-    if north_arrow and out_grid.georeferenced:
-        draw_north_arrow(image)
+    out_grid = data_grid.resized(width, height)
+    annotate(image, out_grid, grid, north_arrow)
     if out_path is None:
-        buffer = io.BytesIO()
-        image.save(buffer, format="PNG")
-        return EvidenceView(buffer.getvalue(), out_grid, bounds, notes=notes)
+        return EvidenceView(png_bytes(image), out_grid, bounds, notes=notes)
     path, world = write_view(image, out_grid, Path(out_path))
-    png = path.read_bytes() if path.suffix.lower() == ".png" else _png_bytes(image)
+    png = path.read_bytes() if path.suffix.lower() == ".png" else png_bytes(image)
     return EvidenceView(png, out_grid, bounds, path, world, notes)
 
 
@@ -161,12 +154,6 @@ def _inset(bounds, grid: RasterGrid) -> tuple:
     dx, dy = grid.pixel_size
     xmin, ymin, xmax, ymax = bounds
     return xmin + dx * 1e-6, ymin + dy * 1e-6, xmax - dx * 1e-6, ymax - dy * 1e-6
-
-
-def _png_bytes(image: Image.Image) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
 
 
 def world_file_text(transform: Affine) -> str:
