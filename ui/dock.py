@@ -33,9 +33,9 @@ from qgis.PyQt.QtWidgets import (
 
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
+from ..processing.params import evidence_spec
 from . import layers as result_layers
 from .settings_dialog import PluginSettings, SettingsDialog
 from .task import AnalysisTask, start, wait_for
@@ -143,12 +143,6 @@ def project_layers_in_tree_order() -> list:
     in_tree = [node.layer() for node in project.layerTreeRoot().findLayers() if node.layer() is not None]
     seen = {layer.id() for layer in in_tree}
     return in_tree + [layer for layer in project.mapLayers().values() if layer.id() not in seen]
-
-
-def legend_for(path: Path) -> Path | None:
-    """A categorical raster's legend CSV kept beside it as `<name>_legend.csv` (case-format style)."""
-    candidate = path.with_name(f"{path.stem}_legend.csv")
-    return candidate if candidate.is_file() else None
 
 
 def _slug(text: str) -> str:
@@ -412,8 +406,7 @@ class LodestarDock(QgsDockWidget):
         question = self.ui.questionEdit.toPlainText().strip()
         preset = next((p for p in PRESETS if p[1] and p[1] == question), None)
         choices = dict(preset[2]) if preset else parse_choices(question)
-        specs = [LayerSpec(layer_path(r["layer"]), r["combo"].currentText(), name=r["layer"].name(),
-                           legend=legend_for(layer_path(r["layer"])))
+        specs = [evidence_spec(layer_path(r["layer"]), r["combo"].currentText(), r["layer"].name())
                  for r in self.checked_rows()]
         label = preset[0].rstrip("?.") if preset else question[:40]
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -20,7 +20,8 @@ from lodestar.ui.layers import is_result_layer
 from lodestar.ui.settings_dialog import PluginSettings
 from lodestar.ui.task import wait_for
 
-SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 RUN_TIMEOUT_S = 240
 
 
@@ -101,6 +102,17 @@ def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
     assert legends["geological map"] == SAMPLE / "geology_legend.csv" and legends["mapped faults"] is None
     assert request.choices == {"A": "Yes", "B": "No"} and request.settings.backend == "offline"
     assert request.max_rounds == 3
+
+
+def test_distance_to_faults_raster_is_favourable_where_low(dock, sample):
+    """As in lodestar:analyze: a structure raster named as a distance is favourable where low."""
+    distance = QgsRasterLayer(str(ROOT / "tests" / "data" / "great-basin-gold" / "falha_rcl.tif"),
+                              "distance to faults (classes)")
+    QgsProject.instance().addMapLayer(distance)
+    dock.set_layer_role(distance.id(), "structure")
+    specs = {s.name: s for s in dock.build_request().layers}
+    assert specs["distance to faults (classes)"].favourable == "low"
+    assert specs["mapped faults"].favourable == "high" and specs["geological map"].favourable == "high"
 
 
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
