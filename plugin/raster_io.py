@@ -18,7 +18,7 @@ from affine import Affine
 from pyproj import CRS
 from rasterio.errors import NotGeoreferencedWarning
 from rasterio.warp import Resampling, reproject, transform_bounds
-from rasterio.windows import Window, from_bounds
+from rasterio.windows import Window
 
 from .errors import LodestarError
 
@@ -187,18 +187,6 @@ class RasterReader:
         base = self.grid.window_grid(window) if window is not None else self.grid
         return data, base.resized(shape[1], shape[0])
 
-    def window_for_bounds(self, bounds: tuple[float, float, float, float]) -> Window:
-        """The pixel window (clipped to the raster) covering map bounds in this raster's CRS."""
-        win = from_bounds(*bounds, transform=self.grid.transform).round_offsets().round_lengths()
-        full = Window(0, 0, self.grid.width, self.grid.height)
-        try:
-            win = win.intersection(full)
-        except rasterio.errors.WindowError as exc:
-            raise LodestarError(f"The requested area {bounds} lies outside {self.path.name}.") from exc
-        if win.width < 1 or win.height < 1:
-            raise LodestarError(f"The requested area {bounds} is empty on {self.path.name}; choose a larger area.")
-        return win
-
 
 @dataclass
 class LayerSpec:
@@ -363,9 +351,14 @@ class RasterSet:
         g = self.grid
         src_bounds = transform_bounds(g.crs, reader.grid.crs, *g.bounds, densify_pts=21)
         try:
-            win = reader.window_for_bounds(src_bounds)
+            win = reader.grid.bounds_window(src_bounds)
         except LodestarError:
             win = Window(0, 0, reader.grid.width, reader.grid.height)
+        # Every source pixel the grid touches, plus one on each side for the interpolation at the edges.
+        c0, r0 = max(0, int(win.col_off) - 1), max(0, int(win.row_off) - 1)
+        c1 = min(reader.grid.width, int(win.col_off + win.width) + 1)
+        r1 = min(reader.grid.height, int(win.row_off + win.height) + 1)
+        win = Window(c0, r0, c1 - c0, r1 - r0)
         # Read the source at no more than about twice the output resolution.
         src, src_grid = reader.read_overview(max(4 * g.width * g.height, 1), bands, window=win,
                                              resampling=Resampling.nearest)

@@ -1,0 +1,65 @@
+"""raster_io: the analysis grid of several layers, nodata-aware areas, reprojection, pixel <-> map."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+from rasterio.transform import from_origin
+
+from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.raster_io import LayerSpec, RasterGrid, RasterSet
+
+X0, Y0, PX = 500_000.0, 4_000_000.0, 30.0
+
+
+def write_tif(path, data, x0=X0, y0=Y0, px=PX, crs="EPSG:32611", nodata=-9999.0):
+    data = np.asarray(data, dtype="float32")
+    with rasterio.open(path, "w", driver="GTiff", width=data.shape[1], height=data.shape[0], count=1,
+                       dtype="float32", crs=crs, transform=from_origin(x0, y0, px, px), nodata=nodata) as ds:
+        ds.write(data, 1)
+    return path
+
+
+def test_layer_offset_by_a_fraction_of_a_pixel_keeps_its_edge_pixels(tmp_path):
+    """Layer b starts 1.5 pixels inside a: the analysis grid is b's extent, which a covers whole, so a has
+    data in every analysis pixel (its last row and column used to come out as nodata)."""
+    a = write_tif(tmp_path / "a.tif", np.ones((100, 100)))
+    b = write_tif(tmp_path / "b.tif", np.ones((100, 100)), x0=X0 + 45, y0=Y0 - 45)
+    rs = RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other")])
+    assert (rs.grid.width, rs.grid.height) == (98, 98)
+    assert rs.grid.transform == Affine(PX, 0, X0 + 45, 0, -PX, Y0 - 45)
+    for name in ("a", "b"):
+        data = rs.read(name)
+        assert not np.ma.getmaskarray(data).any()
+        assert np.allclose(data.filled(np.nan), 1.0)
+
+
+def test_valid_area_leaves_nodata_out(tmp_path):
+    values = np.ones((10, 20))
+    values[:, :5] = -9999.0  # a quarter of the raster is nodata
+    rs = RasterSet([LayerSpec(write_tif(tmp_path / "v.tif", values), "other")])
+    assert rs.valid_mask().sum() == 150
+    assert rs.valid_area() == pytest.approx(150 * PX * PX)
+
+
+def test_pixel_map_round_trip_and_windows():
+    grid = RasterGrid(Affine(PX, 0, X0, 0, -PX, Y0), 40, 20, None)
+    x, y = grid.pixel_to_map(0.5, 0.5)
+    assert (float(x), float(y)) == (X0 + 15, Y0 - 15)
+    col, row = grid.map_to_pixel(X0 + 45, Y0 - 75)
+    assert (float(col), float(row)) == (1.5, 2.5)
+    assert tuple(float(v) for v in grid.fractions(X0 + 20 * PX, Y0 - 5 * PX)) == (0.5, 0.25)
+    window = grid.bounds_window((X0 + 15, Y0 - 95, X0 + 61, Y0 - 30))   # cols 0.5-2.03, rows 1-3.17
+    assert (window.col_off, window.row_off, window.width, window.height) == (0, 1, 3, 3)
+    half = grid.resized(20, 10)
+    assert half.transform == Affine(2 * PX, 0, X0, 0, -2 * PX, Y0) and half.bounds == grid.bounds
+    with pytest.raises(LodestarError, match="does not overlap"):
+        grid.bounds_window((0, 0, 10, 10))
+
+
+def test_layers_without_common_area_are_an_error(tmp_path):
+    a = write_tif(tmp_path / "a.tif", np.ones((10, 10)))
+    b = write_tif(tmp_path / "b.tif", np.ones((10, 10)), x0=X0 + 10_000)
+    with pytest.raises(LodestarError, match="do not overlap"):
+        RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other")])
