@@ -125,12 +125,13 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         self.addOutput(QgsProcessingOutputNumber(self.ROUNDS, "Verification rounds run"))
 
     # -- parameters -> request ------------------------------------------------------------------------
-    def _layers(self, parameters, context, feedback):
+    def _layers(self, parameters, context, feedback, folder: Path):
+        """The LAYERS with their roles; a vector layer that is not a whole file is written into `folder`."""
         layers = self.parameterAsLayerList(parameters, self.RASTERS, context)
         if not layers:
             raise LodestarError("Give a CASE (case.json) or at least one layer in LAYERS.")
         names = [layer.name() for layer in layers]
-        paths = [layer_path(layer) for layer in layers]
+        paths = [layer_path(layer, folder) for layer in layers]
         roles = _parse_roles(self.parameterAsString(parameters, self.ROLES, context), len(layers), names)
         if not roles:
             roles = [guess_role(name, path) for name, path in zip(names, paths)]
@@ -157,7 +158,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             return AnalysisRequest(layers=case.layers, question=question or case.question,
                                    choices=dict(case.choices), settings=settings, case_id=case.id,
                                    deposits=case.deposits, **common)
-        layers = self._layers(parameters, context, feedback)
+        layers = self._layers(parameters, context, feedback, work / "inputs")
         if not question:
             raise LodestarError("Ask a QUESTION (e.g. 'Can porphyry copper deposits be detected? A. Yes B. No').")
         return AnalysisRequest(layers=layers, question=question, choices=dict(DEFAULT_CHOICES), settings=settings,

@@ -1,10 +1,7 @@
 """lodestar:refine_zones_sam - zone outlines refined with Segment Anything."""
 from __future__ import annotations
 
-import geopandas as gpd
-from pyproj import CRS
 from qgis.core import (
-    QgsFeatureRequest,
     QgsProcessing,
     QgsProcessingParameterBoolean,
     QgsProcessingParameterEnum,
@@ -12,41 +9,15 @@ from qgis.core import (
     QgsProcessingParameterFile,
     QgsProcessingParameterMultipleLayers,
 )
-from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec, RasterSet
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import layer_path, output_path, vector_destination
+from .params import layer_path, output_path, source_frame, vector_destination
 
 DEVICES = (("CPU", "cpu"), ("CUDA GPU", "cuda"), ("CUDA when available, else CPU", "auto"))
-
-
-def _plain(value):
-    """A QGIS attribute value as a plain Python value (NULL becomes None, dates become datetime objects)."""
-    if isinstance(value, QVariant):
-        return None if value.isNull() else value.value()
-    for convert in ("toPyDateTime", "toPyDate", "toPyTime"):
-        if hasattr(value, convert):
-            return getattr(value, convert)()
-    return value
-
-
-def source_frame(source) -> gpd.GeoDataFrame:
-    """A QGIS feature source as a GeoDataFrame (attributes and geometries, in the source's CRS; no fid)."""
-    from shapely import wkb
-
-    names = [name for name in source.fields().names() if name != "fid"]
-    records, geometries = [], []
-    for feature in source.getFeatures(QgsFeatureRequest()):
-        records.append({name: _plain(feature[name]) for name in names})
-        geometry = feature.geometry()
-        geometries.append(None if geometry.isNull() else wkb.loads(bytes(geometry.asWkb())))
-    crs = CRS.from_wkt(source.sourceCrs().toWkt()) if source.sourceCrs().isValid() else None
-    frame = gpd.GeoDataFrame(records, columns=names, geometry=gpd.GeoSeries(geometries, crs=crs), crs=crs)
-    return frame
 
 
 class RefineZonesSamAlgorithm(LodestarAlgorithm):

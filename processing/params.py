@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import geopandas as gpd
+from pyproj import CRS
 from qgis.core import (
     QgsCoordinateReferenceSystem,
+    QgsFeatureRequest,
     QgsProcessing,
     QgsProcessingParameterEnum,
     QgsProcessingParameterFileDestination,
@@ -16,25 +19,60 @@ from qgis.core import (
     QgsProcessingParameterVectorDestination,
     QgsProcessingUtils,
     QgsRasterLayer,
+    QgsVectorLayer,
 )
+from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec, RasterReader
 from ..plugin.roles import ROLES, guess_role, tagged_role
-from ..plugin.vector_io import read_vector
+from ..plugin.vector_io import read_vector, write_vector
 
 ROLE_OPTIONS = ("guess from the layer name",) + ROLES
 _NOT_A_FILE = re.compile(r"^[A-Za-z]{2,}:")  # memory:, ogr:dbname=..., postgres:... (not a drive letter)
 
 
 # -- input layers ------------------------------------------------------------------------------------------
-def layer_path(layer) -> str:
-    """The file behind a QGIS layer (GDAL raster or OGR vector), or an error saying to save it as a file."""
-    provider = layer.providerType()
-    if provider not in ("gdal", "ogr"):
-        raise LodestarError(f"Layer {layer.name()} comes from the {provider} provider; save it as a file "
-                            "(Export > Save As) and use that file.")
-    return layer.source().split("|")[0]
+def layer_path(layer, folder=None) -> str:
+    """The file behind a QGIS layer. A vector layer that is not a whole file on its own (one layer of a
+    GeoPackage, a layer with a filter, a memory or database layer) is first written, as QGIS shows it, to a
+    GeoPackage in `folder` (default: a temporary folder). Rasters must be GDAL files."""
+    source = layer.source()
+    if isinstance(layer, QgsVectorLayer):
+        if layer.providerType() == "ogr" and "|" not in source and Path(source).is_file():
+            return source
+        name = re.sub(r"[^\w-]+", "_", layer.name()).strip("_") or "layer"
+        target = Path(folder) / f"{name}.gpkg" if folder is not None else \
+            QgsProcessingUtils.generateTempFilename(f"{name}.gpkg")
+        return str(write_vector(source_frame(layer), target))
+    if layer.providerType() != "gdal":
+        raise LodestarError(f"Layer {layer.name()} comes from the {layer.providerType()} provider; save it as a "
+                            "GeoTIFF (Export > Save As) and use that file.")
+    return source.split("|")[0]
+
+
+def _plain(value):
+    """A QGIS attribute value as a plain Python value (NULL becomes None, dates become datetime objects)."""
+    if isinstance(value, QVariant):
+        return None if value.isNull() else value.value()
+    for convert in ("toPyDateTime", "toPyDate", "toPyTime"):
+        if hasattr(value, convert):
+            return getattr(value, convert)()
+    return value
+
+
+def source_frame(source) -> gpd.GeoDataFrame:
+    """A QGIS feature source or vector layer as a GeoDataFrame (attributes and geometries in its CRS; no fid)."""
+    from shapely import wkb
+
+    names = [name for name in source.fields().names() if name != "fid"]
+    records, geometries = [], []
+    for feature in source.getFeatures(QgsFeatureRequest()):
+        records.append({name: _plain(feature[name]) for name in names})
+        geometry = feature.geometry()
+        geometries.append(None if geometry.isNull() else wkb.loads(bytes(geometry.asWkb())))
+    crs = CRS.from_wkt(source.sourceCrs().toWkt()) if source.sourceCrs().isValid() else None
+    return gpd.GeoDataFrame(records, columns=names, geometry=gpd.GeoSeries(geometries, crs=crs), crs=crs)
 
 
 def evidence_spec(path, role: str, name: str) -> LayerSpec:
@@ -44,6 +82,11 @@ def evidence_spec(path, role: str, name: str) -> LayerSpec:
     legend = path.with_name(f"{path.stem}_legend.csv")
     favourable = "low" if role == "structure" and "dist" in f"{name} {path.stem}".lower() else "high"
     return LayerSpec(path, role, name, favourable, legend if legend.is_file() else None)
+
+
+def layer_spec(layer, role: str, folder=None) -> LayerSpec:
+    """The analysis layer of a QGIS layer (see `layer_path` and `evidence_spec`)."""
+    return evidence_spec(layer_path(layer, folder), role, layer.name())
 
 
 def role_parameter(key: str) -> QgsProcessingParameterEnum:

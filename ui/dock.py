@@ -35,7 +35,7 @@ from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import LodestarError
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
-from ..processing.params import evidence_spec
+from ..processing.params import layer_spec
 from . import layers as result_layers
 from .settings_dialog import PluginSettings, SettingsDialog
 from .task import AnalysisTask, start, wait_for
@@ -406,8 +406,6 @@ class LodestarDock(QgsDockWidget):
         question = self.ui.questionEdit.toPlainText().strip()
         preset = next((p for p in PRESETS if p[1] and p[1] == question), None)
         choices = dict(preset[2]) if preset else parse_choices(question)
-        specs = [evidence_spec(layer_path(r["layer"]), r["combo"].currentText(), r["layer"].name())
-                 for r in self.checked_rows()]
         label = preset[0].rstrip("?.") if preset else question[:40]
         stamp = time.strftime("%Y%m%d-%H%M%S")
         self.run_name = f"Lodestar {time.strftime('%H:%M')} - {label}"
@@ -416,6 +414,8 @@ class LodestarDock(QgsDockWidget):
         while folder.exists():
             n += 1
             folder = settings.runs_folder() / f"{stamp}-{_slug(label)}-{n}"
+        # one layer of a GeoPackage (or a filtered layer) is written whole to the run folder for the engine
+        specs = [layer_spec(r["layer"], r["combo"].currentText(), folder / "inputs") for r in self.checked_rows()]
         sam = self.ui.samCheck.isChecked() and settings.sam_available
         return AnalysisRequest(
             layers=specs,
@@ -435,7 +435,7 @@ class LodestarDock(QgsDockWidget):
             return None
         try:
             request = self.build_request()
-            request.output_dir.mkdir(parents=True, exist_ok=False)
+            request.output_dir.mkdir(parents=True, exist_ok=True)
         except (LodestarError, OSError) as exc:
             self.ui.messageBar.pushCritical("Lodestar", str(exc))
             return None

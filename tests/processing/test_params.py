@@ -144,3 +144,43 @@ def test_key_from_authcfg(qgis_app):
             key_from_authcfg("zzzzzzz")
     finally:
         manager.removeAuthenticationConfig(config.id())
+
+
+def _two_layer_geopackage(path: Path) -> Path:
+    """Layer 'first': one box on the left; layer 'second': two boxes on the right."""
+    from shapely.geometry import box
+
+    gpd.GeoDataFrame({"zone_id": ["f1"], "role": ["silicification"]},
+                     geometry=[box(X0, Y0 - 300, X0 + 200, Y0)], crs="EPSG:32611").to_file(path, layer="first")
+    gpd.GeoDataFrame({"zone_id": ["s1", "s2"], "role": ["structure", "structure"]},
+                     geometry=[box(X0 + 800, Y0 - 300, X0 + 1000, Y0), box(X0 + 800, Y0 - 900, X0 + 1000, Y0 - 600)],
+                     crs="EPSG:32611").to_file(path, layer="second")
+    return path
+
+
+def test_layer_path_writes_out_what_qgis_shows(tmp_path, qgis_app):
+    from qgis.core import QgsRasterLayer, QgsVectorLayer
+
+    from lodestar.processing.params import layer_path
+
+    gpkg = _two_layer_geopackage(tmp_path / "zones.gpkg")
+    second = QgsVectorLayer(f"{gpkg}|layername=second", "second zones", "ogr")
+    written = Path(layer_path(second, tmp_path / "inputs"))
+    assert written == tmp_path / "inputs" / "second_zones.gpkg"
+    assert sorted(gpd.read_file(written).zone_id) == ["s1", "s2"]
+    filtered = QgsVectorLayer(f"{gpkg}|layername=second", "s2 only", "ogr")
+    filtered.setSubsetString("\"zone_id\" = 's2'")
+    frame = gpd.read_file(layer_path(filtered))
+    assert list(frame.zone_id) == ["s2"] and frame.crs.to_epsg() == 32611
+    assert frame.geometry[0].bounds == pytest.approx((X0 + 800, Y0 - 900, X0 + 1000, Y0 - 600))
+    gpd.read_file(gpkg, layer="first").to_file(tmp_path / "first.shp")
+    whole = QgsVectorLayer(str(tmp_path / "first.shp"), "first", "ogr")
+    assert layer_path(whole) == str(tmp_path / "first.shp")  # a whole file is used as it is
+    raster = QgsRasterLayer(anomaly_raster(tmp_path / "index.tif"), "index")
+    assert layer_path(raster) == str(tmp_path / "index.tif")
+
+
+def test_one_layer_of_a_geopackage_feeds_the_graph(tmp_path, run):
+    gpkg = _two_layer_geopackage(tmp_path / "zones.gpkg")
+    result = run("lodestar:spatial_graph", {"INPUT": [f"{gpkg}|layername=second", f"{gpkg}|layername=first"]})
+    assert sorted(gpd.read_file(result["OUTPUT_NODES"]).zone_id) == ["f1", "s1", "s2"]

@@ -115,6 +115,24 @@ def test_distance_to_faults_raster_is_favourable_where_low(dock, sample):
     assert specs["mapped faults"].favourable == "high" and specs["geological map"].favourable == "high"
 
 
+def test_one_layer_of_a_geopackage_is_written_whole_into_the_run_folder(dock, sample, tmp_path):
+    """The engine reads files: a GeoPackage layer other than the file's first reaches it as its own file."""
+    from shapely.geometry import LineString
+
+    faults = gpd.read_file(SAMPLE / "faults.geojson")
+    gpkg = tmp_path / "structure.gpkg"
+    faults.iloc[:1].to_file(gpkg, layer="old_faults")
+    faults.to_file(gpkg, layer="new_faults")
+    layer = QgsVectorLayer(f"{gpkg}|layername=new_faults", "new faults", "ogr")
+    assert layer.isValid() and isinstance(faults.geometry.iloc[0], LineString)
+    QgsProject.instance().addMapLayer(layer)
+    dock.set_layer_role(layer.id(), "structure")
+    request = dock.build_request()
+    spec = next(s for s in request.layers if s.name == "new faults")
+    assert spec.path == request.output_dir / "inputs" / "new_faults.gpkg"
+    assert len(gpd.read_file(spec.path)) == len(faults) > 1
+
+
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
     case, layers = sample
     _set_case_roles(dock, case, layers)
