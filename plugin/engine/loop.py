@@ -168,6 +168,12 @@ class Engine:
                 break
             error = "; ".join(e["message"] for e in verdict.get("errors", []))
             current = _join(external, verdict.get("feedback", error))
+        if accepted is not None and not accepted[2]["ok"] and not accepted[1].error \
+                and "enforced_ids" not in accepted[2]:
+            # later attempts gave no tool call: the kept zones still go through the final enforcement
+            call, run, verdict = accepted
+            final = check_zones(self.ws, call, run.zones, run.stated, self.limits.max_attempts, self.limits)
+            verdict.update({k: final[k] for k in ("enforced_ids", "enforced_dropped") if k in final})
         if accepted is not None and "enforced_ids" in accepted[2]:
             run = accepted[1]
             run.zones = run.zones[run.zones["zone_id"].isin(accepted[2]["enforced_ids"])].reset_index(drop=True)

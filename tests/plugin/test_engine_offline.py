@@ -471,3 +471,24 @@ def test_offline_contrast_of_a_favourable_low_layer():
     assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
     info.favourable = "high"
     assert reasoner._contrast(ws, {"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
+
+
+def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, tmp_path):
+    """Attempt 1 marks 8 boxes (too many); attempts 2 and 3 give no usable call. The 8 zones used to stay
+    in the chain unchecked; the controller's final enforcement keeps the best 5."""
+
+    class FailsAfterFirst(Scripted):
+        def propose(self, ws, step, feedback, attempt):
+            if attempt > 1:
+                raise ReasonerError("unparseable reply")
+            return super().propose(ws, step, feedback, attempt)
+
+    ws = _workspace(two_layers, tmp_path)
+    step = PlanStep(1, "mark", ["aloh"], "", "mark_boxes", "", "", {})
+    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.08, 0.15] for i in range(8)]
+    reasoner = FailsAfterFirst([step], calls={1: [ToolCall("mark_boxes", ["aloh"], boxes=boxes)]},
+                               verdicts=[Verdict(True, "A")])
+    _engine(reasoner, ws).run()
+    obs = ws.node(1).observation
+    assert obs.attempts == 3 and [v["ok"] for v in obs.controller] == [False, False, False]
+    assert len(ws.zones_of(1)) == 5 and len(obs.controller[0]["enforced_ids"]) == 5
