@@ -6,7 +6,7 @@ from pathlib import Path
 
 from qgis.core import QgsApplication, QgsProject, QgsSettings, QgsTask
 from qgis.gui import QgsFileWidget
-from qgis.PyQt import uic
+from qgis.PyQt import sip, uic
 from qgis.PyQt.QtWidgets import QDialog
 
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
@@ -189,6 +189,8 @@ class SettingsDialog(QDialog, FORM_CLASS):
         QgsApplication.taskManager().addTask(self._test_task)
 
     def _connection_tested(self, exception, outcome=None) -> None:
+        if sip.isdeleted(self):  # the dialog was closed while the test ran
+            return
         self._test_task = None
         self.testButton.setEnabled(True)
         if exception is not None:

@@ -188,3 +188,14 @@ def test_test_connection_uses_the_stored_key(auth_ready, model_server):
         for k in QgsSettings().allKeys():
             if k.startswith("lodestar/") and k != secrets.AUTHCFG_SETTING:
                 QgsSettings().remove(k)
+
+
+def test_a_connection_test_ending_after_the_dialog_closed_is_ignored(qgis_app):
+    from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+    from lodestar.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog()
+    dialog.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    dialog._connection_tested(None, "Connected.")  # the task's callback: must not touch deleted widgets
