@@ -359,9 +359,11 @@ class RasterSet:
         c1 = min(reader.grid.width, int(win.col_off + win.width) + 1)
         r1 = min(reader.grid.height, int(win.row_off + win.height) + 1)
         win = Window(c0, r0, c1 - c0, r1 - r0)
-        # Read the source at no more than about twice the output resolution.
+        # Read the source at no more than about twice the output resolution: codes and colours by nearest
+        # neighbour, magnitudes averaged (a decimation by picking pixels would alias fine detail).
+        decimation = Resampling.nearest if resampling == Resampling.nearest else Resampling.average
         src, src_grid = reader.read_overview(max(4 * g.width * g.height, 1), bands, window=win,
-                                             resampling=Resampling.nearest)
+                                             resampling=decimation)
         out = np.full((len(bands), g.height, g.width), np.nan, dtype="float32")
         filled = src.filled(np.nan).astype("float32")
         for i in range(len(bands)):

@@ -63,3 +63,13 @@ def test_layers_without_common_area_are_an_error(tmp_path):
     b = write_tif(tmp_path / "b.tif", np.ones((10, 10)), x0=X0 + 10_000)
     with pytest.raises(LodestarError, match="do not overlap"):
         RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other")])
+
+
+def test_decimated_magnitudes_are_averaged_not_picked(tmp_path):
+    """Columns alternate 0 / 1 on a 400 x 400 raster analysed on a 50 x 50 grid: every analysis pixel
+    averages to 0.5 (picking every 4th column, as nearest-neighbour decimation does, gives all 0 or all 1)."""
+    values = np.tile(np.array([0.0, 1.0], dtype="float32"), (400, 200))
+    rs = RasterSet([LayerSpec(write_tif(tmp_path / "stripes.tif", values, px=10.0), "other")], max_pixels=2500)
+    assert (rs.grid.width, rs.grid.height) == (50, 50)
+    data = rs.read("stripes")[0]
+    assert float(data.mean()) == pytest.approx(0.5, abs=0.01) and float(data.std()) < 0.05
