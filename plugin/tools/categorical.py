@@ -70,6 +70,13 @@ def unit_names(raster_set: RasterSet, layer: str, codes) -> dict[int, str]:
     return {int(c): legend.get(int(c), str(int(c))) for c in codes}
 
 
+def unit_list(units) -> tuple:
+    """Unit names as a tuple, from a sequence or a comma-separated string ("Limestone, *dolomite*")."""
+    if isinstance(units, str):
+        return tuple(u.strip() for u in units.split(",") if u.strip())
+    return tuple(units)
+
+
 def match_units(names: dict, wanted) -> set:
     """Keys (unit codes) whose names, or the keys themselves, match any of `wanted` (case-insensitive,
     `*`/`?` wildcards); an unmatched name is an error listing the units present."""
@@ -225,9 +232,7 @@ class UnitRegionParams:
     simplify_px: float = 1.0
 
     def __post_init__(self):
-        if isinstance(self.units, str):
-            self.units = tuple(u.strip() for u in self.units.split(",") if u.strip())
-        self.units = tuple(self.units)
+        self.units = unit_list(self.units)
         if self.output not in ("units", "contacts", "both"):
             raise LodestarError(f"output must be 'units', 'contacts' or 'both', not {self.output!r}.")
         if self.contact_buffer_px < 0.5:

@@ -23,7 +23,7 @@ from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid, RasterSet
 from ..vector_io import read_vector
 from ..zones import strike_word, zone_record, zones_frame
-from .categorical import line_density, match_units, read_legend
+from .categorical import line_density, match_units, read_legend, unit_list
 from .result import ToolResult
 
 NAME_FIELDS = ("name", "unit", "unit_name", "code", "label", "lithology", "symbol", "formation", "rocktype")
@@ -45,9 +45,7 @@ class VectorEvidenceParams:
     simplify_px: float = 0.5
 
     def __post_init__(self):
-        if isinstance(self.units, str):
-            self.units = tuple(u.strip() for u in self.units.split(",") if u.strip())
-        self.units = tuple(self.units)
+        self.units = unit_list(self.units)
         if (self.buffer_m is not None and self.buffer_m <= 0) or self.buffer_px <= 0:
             raise LodestarError("The fault buffer must be positive.")
 
