@@ -667,8 +667,7 @@ class LodestarDock(QgsDockWidget):
         self._status("Localizing targets through the spatial graph...")
 
     def _on_usage(self, event: dict) -> None:
-        usage = event.get("usage") or {k: v for k, v in event.items() if isinstance(v, dict)}
-        self.show_usage(usage)
+        self.show_usage(event.get("usage") or {})
 
     def show_usage(self, usage: dict) -> None:
         table = self.ui.usageTable
@@ -682,7 +681,7 @@ class LodestarDock(QgsDockWidget):
     # ----- results
     def show_answer(self, result: AnalysisResult) -> None:
         text = result.answer_text
-        if result.answer == "Failed":
+        if result.answer == FAILED:
             colour, how = "#ffcdd2", "no round produced an answer"
         elif result.valid:
             colour, how = "#c8e6c9", "the verifier accepted the chain"

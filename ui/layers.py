@@ -83,16 +83,6 @@ def add_result_layers(outputs: dict, group_name: str, project: QgsProject | None
     return group, layers
 
 
-def remove_group(group, project: QgsProject | None = None) -> None:
-    """Remove a run's group and its layers from the project."""
-    project = project or QgsProject.instance()
-    ids = [node.layerId() for node in group.findLayers()]
-    project.removeMapLayers(ids)
-    parent = group.parent()
-    if parent is not None:
-        parent.removeChildNode(group)
-
-
 def zones_extent(layer: QgsVectorLayer, zone_ids, canvas_crs) -> tuple[QgsRectangle, int]:
     """The extent (in the canvas CRS) of the features whose zone_id is in `zone_ids`, and how many there are.
 

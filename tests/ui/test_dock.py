@@ -133,6 +133,19 @@ def test_one_layer_of_a_geopackage_is_written_whole_into_the_run_folder(dock, sa
     assert len(gpd.read_file(spec.path)) == len(faults) > 1
 
 
+def test_usage_event_fills_the_usage_table(dock):
+    dock.task = object()  # events are shown while a run is on
+    try:
+        dock.on_event({"kind": "usage", "usage": {}})
+        assert dock.ui.usageTable.rowCount() == 0  # no model calls: no rows (not a row named 'usage')
+        dock.on_event({"kind": "usage", "usage": {"planner": {"calls": 2, "prompt_tokens": 1000,
+                                                              "completion_tokens": 234, "seconds": 1.26}}})
+        table = dock.ui.usageTable
+        assert [table.item(0, c).text() for c in range(4)] == ["planner", "2", "1,234", "1.3"]
+    finally:
+        dock.task = None
+
+
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
     case, layers = sample
     _set_case_roles(dock, case, layers)
