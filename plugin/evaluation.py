@@ -72,7 +72,9 @@ def _is_raster(value) -> bool:
     return isinstance(value, (str, Path)) and Path(value).suffix.lower() in RASTER_SUFFIXES
 
 
-def _deposit_points(deposits, crs, log: list) -> list:
+def deposit_points(deposits, crs, log: list) -> list:
+    """Shapely points of known deposits (a GeoDataFrame or vector path) in `crs`: multi-points split,
+    other shapes reduced to a representative point; notes go to `log`."""
     frame = deposits if isinstance(deposits, gpd.GeoDataFrame) else read_vector(Path(deposits))
     frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
     if frame.crs is not None and crs is not None and len(frame) and frame.crs != crs:
@@ -113,7 +115,7 @@ def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry
     if crs is not None and frame.crs is not None and len(frame) and frame.crs != crs:
         frame = frame.to_crs(crs)
     frame = _ranked(frame, rank_field)
-    points = _deposit_points(deposits, crs, log)
+    points = deposit_points(deposits, crs, log)
     ranks = [int(r) for r in frame["_rank"]]
     levels = sorted(set(ranks))
     first_rank = _first_covering_rank(frame, points)
@@ -187,7 +189,7 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
     data = ~np.ma.getmaskarray(values)
     if valid_mask is not None:
         data &= _sample_mask(valid_mask, grid, own)
-    points = _deposit_points(deposits, own.crs, log)
+    points = deposit_points(deposits, own.crs, log)
     rows, cols, inside = _cells(points, own, data)
     total = float(data.sum()) * own.pixel_area
     if total <= 0:

@@ -280,15 +280,15 @@ def _map_layers(ws: Workspace) -> list[str]:
 
 
 def _deposit_points(deposits, crs) -> list:
+    """(x, y) of the known deposits in the analysis CRS, to draw on the map ([] when they cannot be read)."""
     if not deposits:
         return []
-    from ..vector_io import read_vector
+    from ..evaluation import deposit_points
 
     try:
-        frame = read_vector(deposits, crs=crs)
+        return [(p.x, p.y) for p in deposit_points(deposits, crs, [])]
     except LodestarError:
         return []
-    return [(g.x, g.y) for g in frame.geometry if g is not None and g.geom_type == "Point"]
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Workspace, api_key: str,

@@ -192,3 +192,17 @@ def test_prospectivity_raster_with_a_valid_mask_in_another_crs(tmp_path):
     mask[:, 8:] = False  # x 80..100 on the ground: the rank-3 cells are left out
     m = evaluate_localization(path, deposits(), valid_mask=mask, grid=grid)
     assert m["valid_area"] == pytest.approx(8000) and m["selected_area"] == pytest.approx(1000)
+
+
+def test_map_deposits_are_read_like_the_evaluated_ones(tmp_path):
+    """The run's map draws the deposits the evaluation counts: multi-points split, reprojected."""
+    from shapely.geometry import MultiPoint
+
+    from lodestar.plugin.engine.run import _deposit_points
+
+    frame = gpd.GeoDataFrame({"name": ["pair", "one"]}, geometry=[MultiPoint([(10, 10), (60, 60)]), Point(30, 90)],
+                             crs=UTM)
+    frame.to_crs("EPSG:4326").to_file(tmp_path / "d.geojson", driver="GeoJSON")
+    points = _deposit_points(tmp_path / "d.geojson", CRS.from_string(UTM))
+    assert np.allclose(points, [(10, 10), (60, 60), (30, 90)], atol=1e-3)
+    assert _deposit_points(tmp_path / "missing.gpkg", CRS.from_string(UTM)) == []
