@@ -8,6 +8,7 @@ case-insensitive, or with `*`/`?` wildcards), e.g. the carbonate units for Carli
 from __future__ import annotations
 
 import csv
+import io
 import fnmatch
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,8 +31,11 @@ def read_legend(path) -> dict[int, str]:
     path = Path(path)
     if not path.exists():
         raise LodestarError(f"Legend file not found: {path}. Give a CSV with columns value,name.")
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        rows = list(csv.reader(handle))
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:  # legends exported by desktop GIS are often in a Windows code page
+        text = path.read_text(encoding="cp1252", errors="replace")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if len(rows) < 2:
         raise LodestarError(f"Legend {path.name} has no entries; it needs a header and one row per unit.")

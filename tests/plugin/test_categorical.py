@@ -57,6 +57,12 @@ def test_read_legend_forms(tmp_path):
         read_legend(tmp_path / "missing.csv")
 
 
+def test_read_legend_in_a_windows_code_page(tmp_path):
+    legend = tmp_path / "legend.csv"
+    legend.write_bytes("value,name\n1,Calcário\n2,Granito\n".encode("cp1252"))
+    assert read_legend(legend) == {1: "Calcário", 2: "Granito"}
+
+
 def test_match_units_exact_wildcard_and_error():
     names = {1: "Limestone (carbonate)", 2: "Shale", 3: "Granite"}
     assert match_units(names, ["shale"]) == {2}
