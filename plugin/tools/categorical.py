@@ -8,8 +8,8 @@ case-insensitive, or with `*`/`?` wildcards), e.g. the carbonate units for Carli
 from __future__ import annotations
 
 import csv
-import io
 import fnmatch
+import io
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
