@@ -89,6 +89,12 @@ TOOLSET = {
 }
 """Tool names a plan step or tool call may use, with what each does (shown to model back-ends)."""
 
+ZONE_TOOLS = ("color_regions", "feature_regions", "categorical", "vector_evidence", "mark_boxes")
+"""Tools that mark zones on a layer (their output goes through the controller and into the spatial graph)."""
+
+MAX_PLAN_STEPS = 12
+"""The longest plan the loop runs (longer plans are cut)."""
+
 
 class ReasonerError(LodestarError):
     """A back-end could not produce a usable decision (after its own bounded repairs)."""

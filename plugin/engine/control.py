@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import geopandas as gpd
 
-from ...models.backend import ToolCall
+from ...models.backend import ZONE_TOOLS, ToolCall
 from ..controller import ControllerLimits, Region, enforce, validate
-from .toolbox import ZONE_TOOLS
 from .workspace import Workspace
 
 

@@ -24,7 +24,9 @@ from typing import Callable
 import geopandas as gpd
 
 from ...models.backend import (
+    MAX_PLAN_STEPS,
     TOOLSET,
+    ZONE_TOOLS,
     BudgetExhausted,
     ChainNode,
     Judgement,
@@ -43,7 +45,6 @@ from .control import check_zones, limits_from
 from .workspace import Workspace
 
 FAILED = "Failed"
-MAX_PLAN_STEPS = 12
 
 
 def is_budget_error(exc: BaseException) -> bool:
@@ -195,7 +196,7 @@ class Engine:
                                calls=calls)
         call, run, verdict = accepted
         evidence = ""
-        if call.tool in toolbox.ZONE_TOOLS and not run.error:
+        if call.tool in ZONE_TOOLS and not run.error:
             path = self.ws.evidence_dir / f"step{step.index:02d}.png"
             try:
                 evidence = toolbox.draw_evidence(self.ws, call.layers, run.zones, path)
@@ -330,7 +331,7 @@ def validate_plan(raw, ws: Workspace) -> tuple[list[PlanStep], list[str]]:
         if step.tool not in TOOLSET:
             notes.append(f"Plan step {step.index}: unknown tool {step.tool!r}; the step is dropped.")
             continue
-        if step.tool in toolbox.ZONE_TOOLS and not layers:
+        if step.tool in ZONE_TOOLS and not layers:
             notes.append(f"Plan step {step.index}: no known layer for {step.tool}; the step is dropped.")
             continue
         plan.append(PlanStep(len(plan) + 1, step.purpose, layers, step.layers_why, step.tool, step.tool_why,

@@ -15,15 +15,12 @@ import geopandas as gpd
 import numpy as np
 from PIL import ImageDraw
 
-from ...models.backend import TOOLSET, ToolCall
+from ...models.backend import TOOLSET, ZONE_TOOLS, ToolCall
 from ..errors import Cancelled, LodestarError
 from ..progress import SILENT, Progress
 from ..render import png_bytes, render_png, write_bytes_atomic
 from ..zones import zone_record, zones_frame
 from .workspace import Workspace
-
-ZONE_TOOLS = ("color_regions", "feature_regions", "categorical", "vector_evidence", "mark_boxes")
-"""Tools that mark zones (their output goes through the controller and into the spatial graph)."""
 
 OUTLINE_COLOURS = ((0, 229, 255), (255, 64, 160), (120, 255, 80), (255, 200, 0), (255, 255, 255))
 
