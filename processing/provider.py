@@ -5,7 +5,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from qgis.core import QgsProcessingProvider
+from qgis.core import QgsApplication, QgsProcessingProvider
 from qgis.PyQt.QtGui import QIcon
 
 from .base import LodestarAlgorithm
@@ -66,5 +66,16 @@ class LodestarProvider(QgsProcessingProvider):
     def loadAlgorithms(self):  # noqa: N802 (QGIS API name)
         for cls in algorithm_classes():
             self.addAlgorithm(cls())
+        registry = QgsApplication.processingRegistry()
+        if registry.providerById(self.id()) is None:
+            # A model resolves its steps (and so its outputs) through the registry, which lists this provider
+            # only once it has loaded: load the models then.
+            registry.providerAdded.connect(self._registered)
+            return
         for model in model_algorithms():
             self.addAlgorithm(model)
+
+    def _registered(self, provider_id: str) -> None:
+        if provider_id == self.id():
+            QgsApplication.processingRegistry().providerAdded.disconnect(self._registered)
+            self.refreshAlgorithms()

@@ -21,6 +21,11 @@ def test_the_provider_lists_the_model_and_the_file_matches_its_builder(lodestar_
     assert [p.name for p in model_files()] == ["prospectivity_chain.model3"]
     model = lodestar_registry.algorithmById("lodestar:prospectivity_chain")
     assert model is not None
+    # the registered model knows its outputs (qgis_process help lists them, models nesting it see them)
+    assert {p.name() for p in model.destinationParameterDefinitions()} == {
+        "localize:prospectivity", "evaluate:success_table", "evaluate:success_plot"}
+    assert {o.name() for o in model.outputDefinitions()} == {
+        "localize:prospectivity", "evaluate:success_table", "evaluate:success_plot"}
     assert {p.name() for p in model.parameterDefinitions() if not p.isDestination()} == {
         "HYDROTHERMAL", "SILICIFICATION", "PROPYLITIC", "DEPOSITS", "PERCENTILE"}
     steps = model.childAlgorithms()
