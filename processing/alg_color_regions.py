@@ -20,9 +20,8 @@ from ..plugin.tools.color_regions import (
     color_regions,
     single_layer_set,
 )
-from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import chosen_role, extent_in_crs, layer_path, output_path, role_parameter, vector_destination
+from .params import chosen_role, extent_in_crs, layer_path, role_parameter, vector_destination, write_zones
 
 FAVOURABLE = ("high", "low")
 
@@ -142,8 +141,4 @@ class ColorRegionsAlgorithm(LodestarAlgorithm):
         )
         bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
         result = color_regions(raster_set, layer.name(), params, bounds=bounds, progress=progress)
-        for line in result.log:
-            progress.log(line)
-        path = output_path(self, parameters, self.OUTPUT, context, "anomaly_regions.gpkg")
-        write_vector(result.zones, path)
-        return {self.OUTPUT: path}
+        return write_zones(self, parameters, self.OUTPUT, context, result, progress, "anomaly_regions.gpkg")

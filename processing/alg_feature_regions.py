@@ -9,16 +9,21 @@ from qgis.core import (
     QgsProcessingParameterMapLayer,
     QgsProcessingParameterNumber,
     QgsProcessingParameterRasterLayer,
-    QgsRasterLayer,
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterSet
-from ..plugin.roles import guess_role
+from ..plugin.raster_io import LayerSpec
 from ..plugin.tools.feature_regions import MODES, FeatureRegionParams, feature_regions
-from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import chosen_role, extent_in_crs, layer_path, output_path, role_parameter, vector_destination
+from .params import (
+    analysis_set,
+    chosen_role,
+    extent_in_crs,
+    layer_path,
+    role_parameter,
+    vector_destination,
+    write_zones,
+)
 
 
 class FeatureRegionsAlgorithm(LodestarAlgorithm):
@@ -92,14 +97,7 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
         legend = self.parameterAsFile(parameters, self.LEGEND, context) or None
         spec = LayerSpec(layer_path(layer), chosen_role(self, parameters, self.ROLE, context, layer),
                          name=layer.name(), legend=legend)
-        specs = [spec]
-        if not isinstance(layer, QgsRasterLayer):
-            reference = self.parameterAsRasterLayer(parameters, self.REFERENCE, context)
-            if reference is None:
-                raise LodestarError(f"{layer.name()} is a vector layer: choose a reference raster that defines the "
-                                    "analysis area.")
-            specs.append(LayerSpec(layer_path(reference), guess_role(reference.name()), name=reference.name()))
-        raster_set = RasterSet(specs)
+        raster_set = analysis_set(self, parameters, self.REFERENCE, context, spec, layer)
         max_zones = self.parameterAsInt(parameters, self.MAX_ZONES, context)
         params = FeatureRegionParams(
             mode=MODES[self.parameterAsEnum(parameters, self.MODE, context)],
@@ -109,8 +107,4 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
         )
         bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
         result = feature_regions(raster_set, spec.name, params, bounds=bounds, progress=progress)
-        for line in result.log:
-            progress.log(line)
-        path = output_path(self, parameters, self.OUTPUT, context, "feature_zones.gpkg")
-        write_vector(result.zones, path)
-        return {self.OUTPUT: path}
+        return write_zones(self, parameters, self.OUTPUT, context, result, progress, "feature_zones.gpkg")

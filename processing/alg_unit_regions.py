@@ -14,13 +14,11 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterSet
-from ..plugin.roles import guess_role
+from ..plugin.raster_io import LayerSpec
 from ..plugin.tools.categorical import UnitRegionParams, unit_regions
 from ..plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
-from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import extent_in_crs, layer_path, output_path, vector_destination
+from .params import analysis_set, extent_in_crs, layer_path, vector_destination, write_zones
 
 OUTPUTS = ("units", "contacts", "both")
 
@@ -88,28 +86,17 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
         spec = LayerSpec(layer_path(layer), "geological_map", name=layer.name(), legend=legend)
         units = self.parameterAsString(parameters, self.UNITS, context)
         max_zones = self.parameterAsInt(parameters, self.MAX_ZONES, context) or None
+        raster_set = analysis_set(self, parameters, self.REFERENCE, context, spec, layer)
+        bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
         if isinstance(layer, QgsRasterLayer):
-            raster_set = RasterSet([spec])
-            bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
             params = UnitRegionParams(
                 units=units, output=OUTPUTS[self.parameterAsEnum(parameters, self.OUTPUT_KIND, context)],
                 contact_buffer_px=self.parameterAsDouble(parameters, self.CONTACT_BUFFER_PX, context),
                 max_zones=max_zones)
             result = unit_regions(raster_set, spec.name, params, bounds=bounds, progress=progress)
         else:
-            reference = self.parameterAsRasterLayer(parameters, self.REFERENCE, context)
-            if reference is None:
-                raise LodestarError(f"{layer.name()} is a polygon layer: choose a reference raster that defines the "
-                                    "analysis area.")
-            raster_set = RasterSet([spec, LayerSpec(layer_path(reference), guess_role(reference.name()),
-                                                    name=reference.name())])
-            bounds = extent_in_crs(self, parameters, self.EXTENT, context, raster_set.crs)
             params = VectorEvidenceParams(units=units, max_zones=max_zones,
                                           name_field=self.parameterAsString(parameters, self.NAME_FIELD, context)
                                           or None)
             result = vector_evidence(raster_set, spec.name, params, bounds=bounds, progress=progress)
-        for line in result.log:
-            progress.log(line)
-        path = output_path(self, parameters, self.OUTPUT, context, "unit_zones.gpkg")
-        write_vector(result.zones, path)
-        return {self.OUTPUT: path}
+        return write_zones(self, parameters, self.OUTPUT, context, result, progress, "unit_zones.gpkg")

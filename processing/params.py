@@ -24,7 +24,7 @@ from qgis.core import (
 from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterReader
+from ..plugin.raster_io import LayerSpec, RasterReader, RasterSet
 from ..plugin.roles import ROLES, guess_role, tagged_role
 from ..plugin.vector_io import read_vector, write_vector
 
@@ -87,6 +87,17 @@ def evidence_spec(path, role: str, name: str) -> LayerSpec:
 def layer_spec(layer, role: str, folder=None) -> LayerSpec:
     """The analysis layer of a QGIS layer (see `layer_path` and `evidence_spec`)."""
     return evidence_spec(layer_path(layer, folder), role, layer.name())
+
+
+def analysis_set(algorithm, parameters, reference_key, context, spec: LayerSpec, layer) -> RasterSet:
+    """A raster layer on its own; a vector layer with the reference raster that defines the analysis area."""
+    if isinstance(layer, QgsRasterLayer):
+        return RasterSet([spec])
+    reference = algorithm.parameterAsRasterLayer(parameters, reference_key, context)
+    if reference is None:
+        raise LodestarError(f"{layer.name()} is a vector layer: choose a reference raster ({reference_key}) that "
+                            "defines the analysis area.")
+    return RasterSet([spec, LayerSpec(layer_path(reference), guess_role(reference.name()), name=reference.name())])
 
 
 def role_parameter(key: str) -> QgsProcessingParameterEnum:
@@ -184,6 +195,15 @@ def folder_destination(key, label, help_text) -> QgsProcessingParameterFolderDes
     param = QgsProcessingParameterFolderDestination(key, label, QgsProcessing.TEMPORARY_OUTPUT, True, True)
     param.setHelp(help_text)
     return param
+
+
+def write_zones(algorithm, parameters, key, context, result, progress, name: str) -> dict:
+    """A tool's log lines to the feedback and its zones to the destination `key`; the algorithm's results."""
+    for line in result.log:
+        progress.log(line)
+    path = output_path(algorithm, parameters, key, context, name)
+    write_vector(result.zones, path)
+    return {key: path}
 
 
 def output_path(algorithm, parameters, key, context, name: str) -> str:

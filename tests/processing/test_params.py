@@ -184,3 +184,12 @@ def test_one_layer_of_a_geopackage_feeds_the_graph(tmp_path, run):
     gpkg = _two_layer_geopackage(tmp_path / "zones.gpkg")
     result = run("lodestar:spatial_graph", {"INPUT": [f"{gpkg}|layername=second", f"{gpkg}|layername=first"]})
     assert sorted(gpd.read_file(result["OUTPUT_NODES"]).zone_id) == ["f1", "s1", "s2"]
+
+
+def test_vector_maps_need_a_reference_raster(tmp_path, run):
+    from qgis.core import QgsProcessingException
+
+    gpkg = _two_layer_geopackage(tmp_path / "units.gpkg")
+    for algorithm in ("lodestar:unit_regions", "lodestar:feature_regions"):
+        with pytest.raises(QgsProcessingException, match=r"vector layer: choose a reference raster \(REFERENCE\)"):
+            run(algorithm, {"INPUT": f"{gpkg}|layername=first"})
