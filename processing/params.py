@@ -117,7 +117,7 @@ def chosen_role(algorithm, parameters, key, context, layer) -> str:
         tagged = tagged_role(RasterReader(layer_path(layer)).tags)
         if tagged:
             return tagged
-    return guess_role(layer.name(), layer_path(layer))
+    return guess_role(layer.name(), layer.source().split("|")[0])  # no need to write a vector layer out
 
 
 def extent_in_crs(algorithm, parameters, key, context, crs):
