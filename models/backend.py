@@ -17,7 +17,7 @@ cache M_cache). It is read-only for reasoners and holds:
   "vector", favourable, CRS label, size, value statistics, legend units) - the raster set itself is
   `raster_set` (a `plugin.raster_io.RasterSet`) for back-ends that read pixels;
 - `knowledge`: the deposit models retrieved for the question and roles (dicts, see
-  `resources/knowledge/deposit_models.json`), and `knowledge_text()` for prompts;
+  `resources/knowledge/deposit_models.json`), best first (`deposit_model` is the first);
 - `toolset`: tool name -> description (`TOOLSET` below);
 - `chain`: the reasoning nodes so far (`ChainNode(step, observation)`), `zones`: all candidate zones
   marked so far (GeoDataFrame, `plugin/zones.py` schema) and `zones_of(step_index)`;

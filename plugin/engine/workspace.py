@@ -6,7 +6,6 @@ the loop writes it.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,10 +158,6 @@ class Workspace:
             if node.step.index == int(step_index):
                 return node
         return None
-
-    def knowledge_text(self) -> str:
-        """The retrieved deposit models as compact JSON text for prompts."""
-        return json.dumps(self.knowledge, ensure_ascii=False, indent=1)
 
     # -- writing (the loop only) ----------------------------------------------------------------
     def put(self, node: ChainNode, zones: gpd.GeoDataFrame) -> None:
