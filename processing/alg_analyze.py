@@ -90,7 +90,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         rasters.setHelp("Rasters (and fault / unit vector files) to analyse, when no CASE is given. Each must be a "
                         "file (GDAL or OGR).")
         roles = QgsProcessingParameterString(self.ROLES, "Roles (comma-separated, one per layer)", optional=True)
-        roles.setHelp("One role per layer, in the order of LAYERS: " + ", ".join(ROLES) + ". Empty: guessed from "
+        roles.setHelp("One role per layer, in the order of RASTERS: " + ", ".join(ROLES) + ". Empty: guessed from "
                       "the layer names.")
         question = QgsProcessingParameterString(self.QUESTION, "Question", optional=True)
         question.setHelp("The exploration question, e.g. 'Can porphyry copper deposits be detected? A. Yes B. No'. "
@@ -100,7 +100,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             "At most K verify-and-refine rounds, then a majority vote over the rounds' answers.", plain_key=True)
         replay = QgsProcessingParameterFile(self.REPLAY, "Replay a run record", extension="json", optional=True)
         replay.setHelp("A run record (JSON) of an earlier run: its inputs and decisions are replayed with no model "
-                       "call, giving the same outputs. CASE, LAYERS and the back-end are then ignored.")
+                       "call, giving the same outputs. CASE, RASTERS and the back-end are then ignored.")
         sam = QgsProcessingParameterBoolean(self.REFINE_WITH_SAM, "Refine zone outlines with Segment Anything",
                                             defaultValue=False)
         sam.setHelp("Needs torch and segment_anything and a SAM checkpoint.")
@@ -126,10 +126,10 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
 
     # -- parameters -> request ------------------------------------------------------------------------
     def _layers(self, parameters, context, feedback, folder: Path):
-        """The LAYERS with their roles; a vector layer that is not a whole file is written into `folder`."""
+        """The RASTERS layers with their roles; a vector layer that is not a whole file is written into `folder`."""
         layers = self.parameterAsLayerList(parameters, self.RASTERS, context)
         if not layers:
-            raise LodestarError("Give a CASE (case.json) or at least one layer in LAYERS.")
+            raise LodestarError("Give a CASE (case.json) or at least one layer in RASTERS.")
         names = [layer.name() for layer in layers]
         paths = [layer_path(layer, folder) for layer in layers]
         roles = _parse_roles(self.parameterAsString(parameters, self.ROLES, context), len(layers), names)

@@ -72,6 +72,7 @@ def test_layers_and_roles(run, tmp_path):
     ({"RASTERS": ["aloh.tif"], "ROLES": "hydrothermal_alteration"}, "Ask a QUESTION"),
     ({"CASE": "case.json", "BACKEND": 1}, "base URL"),
     ({"CASE": "case.json", "REFINE_WITH_SAM": True}, "SAM_CHECKPOINT"),
+    ({"QUESTION": "Porphyry? A. Yes B. No"}, r"at least one layer in RASTERS"),  # names the parameter key
 ])
 def test_bad_input_messages(run, tmp_path, params, message):
     from qgis.core import QgsProcessingException
