@@ -92,7 +92,7 @@ def read_record(path) -> dict:
         record = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise LodestarError(f"Cannot read the run record {path}: {exc}.") from exc
-    if record.get("format") != FORMAT:
+    if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise LodestarError(f"{path} is not a Lodestar run record (format {FORMAT!r}).")
     return record
 

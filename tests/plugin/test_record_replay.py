@@ -98,6 +98,9 @@ def test_bad_records_are_refused(tmp_path):
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(LodestarError, match="Cannot read the run record"):
         read_record(path)
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(LodestarError, match="not a Lodestar run record"):
+        read_record(path)
 
 
 def test_scrub_removes_secret_keys_and_values():
