@@ -23,7 +23,7 @@ from ..plugin.roles import ROLES, check_role, guess_role
 from ..plugin.vector_io import write_vector
 from . import backend_params
 from .base import Group, LodestarAlgorithm
-from .params import evidence_spec, file_destination, layer_path, output_path, vector_destination
+from .params import evidence_spec, file_destination, layer_path, output_path, style_output, vector_destination
 
 
 def _parse_roles(text: str, count: int, names: list[str]) -> list[str]:
@@ -185,8 +185,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
                   self.OUTPUT_PROSPECTIVITY: result.prospectivity}
         outputs = {}
+        styles = {self.OUTPUT_ZONES: "zones.qml", self.OUTPUT_NODES: "graph_nodes.qml",
+                  self.OUTPUT_EDGES: "graph_edges.qml", self.OUTPUT_PROSPECTIVITY: "prospectivity.qml"}
         for key, path in destinations.items():
             outputs[key] = str(write_vector(frames[key], path))
+            style_output(context, path, styles[key])
         for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
                                     (self.OUTPUT_RECORD, record, result.outputs["record"])):
             Path(target).parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,15 @@ from ..plugin.graph import build_graph, graph_from_frames
 from ..plugin.localization import AREA_WEIGHT_RANGE, RANGES, LocalizationParams, localize
 from ..plugin.vector_io import read_vector, write_vector
 from .base import Group, LodestarAlgorithm
-from .params import layer_path, number_parameter, output_path, range_problem, vector_destination, zone_frames
+from .params import (
+    layer_path,
+    number_parameter,
+    output_path,
+    range_problem,
+    style_output,
+    vector_destination,
+    zone_frames,
+)
 
 NO_MODEL = "none (built-in defaults)"
 
@@ -179,4 +187,5 @@ class LocalizeAlgorithm(LodestarAlgorithm):
             progress.log(line)
         path = output_path(self, parameters, self.OUTPUT, context, "prospectivity.gpkg")
         write_vector(prospectivity, path)
+        style_output(context, path, "prospectivity.qml")
         return {self.OUTPUT: path, "AREAS": len(prospectivity)}

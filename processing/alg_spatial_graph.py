@@ -17,6 +17,7 @@ from .params import (
     number_parameter,
     output_path,
     range_problem,
+    style_output,
     vector_destination,
     zone_frames,
 )
@@ -119,6 +120,8 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
         edges_path = output_path(self, parameters, self.OUTPUT_EDGES, context, "graph_edges.gpkg")
         write_vector(graph.nodes, nodes_path)
         write_vector(graph.edges, edges_path)
+        style_output(context, nodes_path, "graph_nodes.qml")
+        style_output(context, edges_path, "graph_edges.qml")
         result = {self.OUTPUT_NODES: nodes_path, self.OUTPUT_EDGES: edges_path}
         graphml_path = self.parameterAsFileOutput(parameters, self.OUTPUT_GRAPHML, context)
         if graphml_path:

@@ -11,6 +11,7 @@ from qgis.core import (
     QgsCoordinateReferenceSystem,
     QgsFeatureRequest,
     QgsProcessing,
+    QgsProcessingLayerPostProcessorInterface,
     QgsProcessingParameterEnum,
     QgsProcessingParameterFileDestination,
     QgsProcessingParameterFolderDestination,
@@ -29,6 +30,7 @@ from ..plugin.roles import ROLES, guess_role, tagged_role
 from ..plugin.vector_io import read_vector, write_vector
 
 ROLE_OPTIONS = ("guess from the layer name",) + ROLES
+STYLES = Path(__file__).resolve().parents[1] / "resources" / "styles"
 _NOT_A_FILE = re.compile(r"^[A-Za-z]{2,}:")  # memory:, ogr:dbname=..., postgres:... (not a drive letter)
 
 
@@ -203,7 +205,30 @@ def write_zones(algorithm, parameters, key, context, result, progress, name: str
         progress.log(line)
     path = output_path(algorithm, parameters, key, context, name)
     write_vector(result.zones, path)
+    style_output(context, path, "zones.qml")
     return {key: path}
+
+
+class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
+    """Gives an output the Lodestar style (resources/styles) when Processing loads it into the project."""
+
+    _kept: dict = {}  # the Python side of each post-processor, kept alive while Processing may call it
+
+    def __init__(self, style: str):
+        super().__init__()
+        self.style = style
+
+    def postProcessLayer(self, layer, context, feedback):  # noqa: N802 (QGIS API name)
+        if isinstance(layer, QgsVectorLayer):
+            layer.loadNamedStyle(str(STYLES / self.style))
+            layer.triggerRepaint()
+
+
+def style_output(context, path: str, style: str) -> None:
+    """Style the output `path` with `style` if Processing is to load it into the project (toolbox, models)."""
+    if context.willLoadLayerOnCompletion(path):
+        processor = StyleOnLoad._kept[path] = StyleOnLoad(style)
+        context.layerToLoadOnCompletionDetails(path).setPostProcessor(processor)
 
 
 def output_path(algorithm, parameters, key, context, name: str) -> str:

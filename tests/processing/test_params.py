@@ -193,3 +193,25 @@ def test_vector_maps_need_a_reference_raster(tmp_path, run):
     for algorithm in ("lodestar:unit_regions", "lodestar:feature_regions"):
         with pytest.raises(QgsProcessingException, match=r"vector layer: choose a reference raster \(REFERENCE\)"):
             run(algorithm, {"INPUT": f"{gpkg}|layername=first"})
+
+
+def test_outputs_loaded_by_processing_get_the_lodestar_style(tmp_path, lodestar_registry):
+    from qgis.core import (
+        QgsProcessingContext,
+        QgsProcessingFeedback,
+        QgsProcessingOutputLayerDefinition,
+        QgsProject,
+        QgsVectorLayer,
+    )
+
+    source = anomaly_raster(tmp_path / "aloh_index.tif")
+    context, feedback = QgsProcessingContext(), QgsProcessingFeedback()
+    context.setProject(QgsProject.instance())
+    out = str(tmp_path / "zones.gpkg")
+    alg = lodestar_registry.createAlgorithmById("lodestar:color_regions")
+    results, ok = alg.run({"INPUT": source, "METHOD": 3, "VALUE": 2.5, "SMOOTH_PX": 0,
+                           "OUTPUT": QgsProcessingOutputLayerDefinition(out, QgsProject.instance())}, context, feedback)
+    assert ok and results["OUTPUT"] == out and context.willLoadLayerOnCompletion(out)
+    layer = QgsVectorLayer(out, "zones", "ogr")  # as Processing loads it (never added to the project here)
+    context.layerToLoadOnCompletionDetails(out).postProcessor().postProcessLayer(layer, context, feedback)
+    assert layer.renderer().type() == "categorizedSymbol" and layer.renderer().classAttribute() == "role"
