@@ -91,8 +91,8 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         elif extent is not None:
             options["valid_geometry"] = box(*extent)
         elif not is_raster:
-            raise LodestarError("Give the analysis raster (or the analysed extent) so that the area reduction can be "
-                                "computed.")
+            raise LodestarError("Give the analysis raster (ANALYSIS_RASTER) or the analysed extent (EXTENT) so that "
+                                "the area reduction can be computed.")
         metrics = evaluate_localization(prospectivity, deposits, progress=progress, **options)
         for line in metrics["log"]:
             progress.log(line)

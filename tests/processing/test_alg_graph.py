@@ -153,6 +153,6 @@ def test_evaluate_with_extent_and_without_valid_area(tmp_path, evaluation_inputs
     result = run("lodestar:evaluate", {"PROSPECTIVITY": prospectivity, "DEPOSITS": deposits,
                                        "EXTENT": "0,90,0,100 [EPSG:32633]", "OUTPUT_TABLE": str(tmp_path / "c.csv")})
     assert result["RECALL"] == pytest.approx(0.75) and result["AREA_REDUCTION"] == pytest.approx(1 - 1200 / 9000)
-    with pytest.raises(QgsProcessingException, match="analysis raster"):
+    with pytest.raises(QgsProcessingException, match=r"analysis raster \(ANALYSIS_RASTER\) or the analysed extent"):
         run("lodestar:evaluate", {"PROSPECTIVITY": prospectivity, "DEPOSITS": deposits,
                                   "OUTPUT_TABLE": str(tmp_path / "c2.csv")})
