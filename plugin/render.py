@@ -222,10 +222,15 @@ def png_bytes(image: Image.Image) -> bytes:
 
 def write_bytes_atomic(path: Path, payload: bytes) -> Path:
     """Write bytes to path through a temporary file beside it, so the file is whole or absent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(payload)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(payload)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LodestarError(f"Could not write {path}: {exc}. Choose a folder you can write to.") from exc
     return path
 
 
