@@ -20,6 +20,7 @@ from .params import (
     chosen_role,
     extent_in_crs,
     layer_path,
+    legend_beside,
     role_parameter,
     vector_destination,
     write_zones,
@@ -63,7 +64,8 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
         legend = QgsProcessingParameterFile(self.LEGEND, "Legend CSV (categorical maps)", extension="csv",
                                             optional=True)
         legend.setHelp("For a categorical geological map: a CSV 'value,name[,...]' giving each unit code a name; "
-                       "contact descriptions then name the units.")
+                       "contact descriptions then name the units. Empty: <map name>_legend.csv beside the map, if "
+                       "there is one.")
         reference = QgsProcessingParameterRasterLayer(self.REFERENCE, "Reference raster (for a vector layer)",
                                                       optional=True)
         reference.setHelp("The raster whose extent, CRS and pixel size define the analysis area when the layer is "
@@ -94,7 +96,7 @@ class FeatureRegionsAlgorithm(LodestarAlgorithm):
         layer = self.parameterAsLayer(parameters, self.INPUT, context)
         if layer is None:
             raise LodestarError("Choose a layer.")
-        legend = self.parameterAsFile(parameters, self.LEGEND, context) or None
+        legend = self.parameterAsFile(parameters, self.LEGEND, context) or legend_beside(layer.source().split("|")[0])
         spec = LayerSpec(layer_path(layer), chosen_role(self, parameters, self.ROLE, context, layer),
                          name=layer.name(), legend=legend)
         raster_set = analysis_set(self, parameters, self.REFERENCE, context, spec, layer)

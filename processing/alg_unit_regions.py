@@ -18,7 +18,7 @@ from ..plugin.raster_io import LayerSpec
 from ..plugin.tools.categorical import UnitRegionParams, unit_regions
 from ..plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
 from .base import Group, LodestarAlgorithm
-from .params import analysis_set, extent_in_crs, layer_path, vector_destination, write_zones
+from .params import analysis_set, extent_in_crs, layer_path, legend_beside, vector_destination, write_zones
 
 OUTPUTS = ("units", "contacts", "both")
 
@@ -52,7 +52,8 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
         layer.setHelp("A categorical raster of unit codes, or a polygon layer of geological units.")
         legend = QgsProcessingParameterFile(self.LEGEND, "Legend CSV", extension="csv", optional=True)
         legend.setHelp("CSV with a header: a value column (value / code number) and a name column (name, unit, "
-                       "code ... or the first text column). Without it units are named by their codes.")
+                       "code ... or the first text column). Empty: <map name>_legend.csv beside the map if there is "
+                       "one, else units are named by their codes.")
         units = QgsProcessingParameterString(self.UNITS, "Favourable units (comma-separated)", optional=True)
         units.setHelp("Unit names to select, case-insensitive; * and ? wildcards allowed (e.g. 'LPZE, UPZC' or "
                       "'*carbonate*'). Empty: all units.")
@@ -82,7 +83,7 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
         layer = self.parameterAsLayer(parameters, self.INPUT, context)
         if layer is None:
             raise LodestarError("Choose a geological map.")
-        legend = self.parameterAsFile(parameters, self.LEGEND, context) or None
+        legend = self.parameterAsFile(parameters, self.LEGEND, context) or legend_beside(layer.source().split("|")[0])
         spec = LayerSpec(layer_path(layer), "geological_map", name=layer.name(), legend=legend)
         units = self.parameterAsString(parameters, self.UNITS, context)
         max_zones = self.parameterAsInt(parameters, self.MAX_ZONES, context) or None

@@ -77,13 +77,18 @@ def source_frame(source) -> gpd.GeoDataFrame:
     return gpd.GeoDataFrame(records, columns=names, geometry=gpd.GeoSeries(geometries, crs=crs), crs=crs)
 
 
+def legend_beside(path) -> Path | None:
+    """A categorical map's legend CSV kept beside it as `<stem>_legend.csv` (as in a case folder), or None."""
+    legend = Path(path).with_name(f"{Path(path).stem}_legend.csv")
+    return legend if legend.is_file() else None
+
+
 def evidence_spec(path, role: str, name: str) -> LayerSpec:
-    """A layer of an analysis: its legend CSV kept beside it (`<stem>_legend.csv`) is used, and a structure
-    layer named as a distance (e.g. 'distance to faults') is favourable where low."""
+    """A layer of an analysis: its legend beside it is used, and a structure layer named as a distance
+    (e.g. 'distance to faults') is favourable where low."""
     path = Path(path)
-    legend = path.with_name(f"{path.stem}_legend.csv")
     favourable = "low" if role == "structure" and "dist" in f"{name} {path.stem}".lower() else "high"
-    return LayerSpec(path, role, name, favourable, legend if legend.is_file() else None)
+    return LayerSpec(path, role, name, favourable, legend_beside(path))
 
 
 def layer_spec(layer, role: str, folder=None) -> LayerSpec:

@@ -142,3 +142,7 @@ def test_unit_regions_on_great_basin_geology(tmp_path, run):
     zones = gpd.read_file(result["OUTPUT"])
     assert len(zones) == 5 and zones.description.str.startswith("Favourable unit LPZE (code 38)").all()
     assert zones.area_m2.is_monotonic_decreasing and zones.area_m2.iloc[0] > 5e8
+    beside = run("lodestar:unit_regions", {"INPUT": str(GREAT_BASIN / "geologia.tif"), "UNITS": "LPZE",
+                                           "MAX_ZONES": 1, "OUTPUT": str(tmp_path / "beside.gpkg")})
+    # without LEGEND the geologia_legend.csv beside the map names the units
+    assert gpd.read_file(beside["OUTPUT"]).description[0].startswith("Favourable unit LPZE (code 38)")
