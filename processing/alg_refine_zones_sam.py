@@ -15,7 +15,7 @@ from ..plugin.raster_io import LayerSpec, RasterSet
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import layer_path, output_path, source_frame, vector_destination
+from .params import layer_path, output_path, source_frame, style_output, vector_destination
 
 DEVICES = (("CPU", "cpu"), ("CUDA GPU", "cuda"), ("CUDA when available, else CPU", "auto"))
 
@@ -102,4 +102,5 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
         progress.log(f"{done} of {len(refined)} zones refined by SAM.")
         path = output_path(self, parameters, self.OUTPUT, context, "refined_zones.gpkg")
         write_vector(refined, path)
+        style_output(context, path, "zones.qml")
         return {self.OUTPUT: path}
