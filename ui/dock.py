@@ -731,12 +731,12 @@ class LodestarDock(QgsDockWidget):
         return written
 
     def _export_clicked(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export prospectivity polygons", str(self.run_folder or ""),
-                                              "Shapefile (*.shp);;GeoPackage (*.gpkg)")
+        path, chosen = QFileDialog.getSaveFileName(self, "Export prospectivity polygons", str(self.run_folder or ""),
+                                                   "Shapefile (*.shp);;GeoPackage (*.gpkg)")
         if not path:
             return
-        if not Path(path).suffix:
-            path += ".shp"
+        if not Path(path).suffix:  # the format of the filter chosen
+            path += ".gpkg" if "gpkg" in chosen else ".shp"
         try:
             self.export_prospectivity(path)
         except LodestarError as exc:

@@ -146,6 +146,16 @@ def test_usage_event_fills_the_usage_table(dock):
         dock.task = None
 
 
+def test_export_without_a_suffix_takes_the_chosen_format(dock, monkeypatch, tmp_path):
+    exported = []
+    monkeypatch.setattr(dock, "export_prospectivity", exported.append)
+    for chosen, suffix in (("GeoPackage (*.gpkg)", ".gpkg"), ("Shapefile (*.shp)", ".shp")):
+        monkeypatch.setattr(dock_module.QFileDialog, "getSaveFileName",
+                            staticmethod(lambda *args, chosen=chosen: (str(tmp_path / "targets"), chosen)))
+        dock._export_clicked()
+        assert exported[-1] == str(tmp_path / "targets") + suffix
+
+
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
     case, layers = sample
     _set_case_roles(dock, case, layers)
