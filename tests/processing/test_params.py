@@ -26,16 +26,19 @@ def anomaly_raster(path) -> str:
     return str(path)
 
 
-def test_every_destination_can_be_left_out(lodestar_registry):
+def test_every_destination_can_be_left_out_and_every_parameter_has_help(lodestar_registry):
     from qgis.core import QgsProcessingParameterDefinition
 
+    from lodestar.processing.base import Group
     from lodestar.processing.provider import algorithm_classes
 
     for cls in algorithm_classes():
         alg = lodestar_registry.algorithmById(f"lodestar:{cls.ALGORITHM_ID}")
+        assert alg.groupId() in {g.group_id for g in Group} and alg.shortHelpString()
         for param in alg.destinationParameterDefinitions():
             assert param.flags() & QgsProcessingParameterDefinition.FlagOptional, \
                 f"{cls.ALGORITHM_ID}.{param.name()}: qgis_process would call it missing"
+        for param in alg.parameterDefinitions():
             assert param.help(), f"{cls.ALGORITHM_ID}.{param.name()} has no help text"
 
 
