@@ -94,14 +94,15 @@ def layer_texts(layer: QgsMapLayer) -> list[str]:
 
 
 def is_evidence_layer(layer: QgsMapLayer) -> bool:
-    """File-backed rasters, and line/polygon vectors (faults, units); points are not evidence layers."""
-    if layer_path(layer) is None or result_layers.is_result_layer(layer):
+    """GDAL raster files, and line/polygon vectors (faults, units) of any source (a layer that is not a whole
+    file, e.g. faults digitised in a scratch layer, is written to the run folder when a run starts); points are
+    not evidence layers."""
+    if not layer.isValid() or result_layers.is_result_layer(layer):
         return False
     if isinstance(layer, QgsRasterLayer):
-        return layer.providerType() == "gdal"
+        return layer.providerType() == "gdal" and layer_path(layer) is not None
     if isinstance(layer, QgsVectorLayer):
-        return layer.providerType() == "ogr" and layer.geometryType() in (
-            QgsWkbTypes.LineGeometry, QgsWkbTypes.PolygonGeometry)
+        return layer.geometryType() in (QgsWkbTypes.LineGeometry, QgsWkbTypes.PolygonGeometry)
     return False
 
 
@@ -248,7 +249,7 @@ class LodestarDock(QgsDockWidget):
             item = QTreeWidgetItem([layer.name(), ""])
             item.setData(0, Qt.UserRole, layer.id())
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
-            item.setToolTip(0, str(layer_path(layer)))
+            item.setToolTip(0, layer.publicSource())  # no database password
             checked, role = previous.get(layer.id(), (Qt.Checked, ""))
             item.setCheckState(0, checked)
             tree.addTopLevelItem(item)

@@ -156,6 +156,24 @@ def test_export_without_a_suffix_takes_the_chosen_format(dock, monkeypatch, tmp_
         assert exported[-1] == str(tmp_path / "targets") + suffix
 
 
+def test_faults_digitised_in_a_scratch_layer_are_an_input(dock, sample):
+    from qgis.core import QgsFeature, QgsGeometry, QgsPointXY
+
+    case, layers = sample
+    x0, y0, x1, y1 = (layers["ASTER AlOH (sericite) index"].extent().toRectF().getCoords())
+    sketch = QgsVectorLayer(f"LineString?crs={layers['ASTER AlOH (sericite) index'].crs().authid()}",
+                            "sketched faults", "memory")
+    feature = QgsFeature()
+    feature.setGeometry(QgsGeometry.fromPolylineXY([QgsPointXY(x0, (y0 + y1) / 2), QgsPointXY(x1, (y0 + y1) / 2)]))
+    sketch.dataProvider().addFeatures([feature])
+    QgsProject.instance().addMapLayer(sketch)
+    assert dock.layer_role(sketch.id()) == "structure"  # listed, role guessed from the name
+    spec = next(s for s in dock.build_request().layers if s.name == "sketched faults")
+    written = gpd.read_file(spec.path)
+    assert spec.path.parent.name == "inputs" and len(written) == 1
+    assert written.geometry[0].length == pytest.approx(x1 - x0)
+
+
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
     case, layers = sample
     _set_case_roles(dock, case, layers)
