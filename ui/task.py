@@ -64,9 +64,10 @@ class AnalysisTask(QgsTask):
         super().cancel()
 
     def _scrub(self, text: str) -> str:
-        """Text with the API key masked (a defence in depth: the engine never means to show it)."""
+        """Text with the API key masked (a defence in depth: the engine never means to show it). A placeholder
+        key of a local server ('x', 'no') is no secret and is left alone, as the run record does."""
         key = self.request.settings.api_key
-        return text.replace(key, "***") if key else text
+        return text.replace(key, "***") if key and len(key) >= 4 else text
 
     def run(self) -> bool:
         progress = Progress(on_progress=self.setProgress, on_log=lambda line: self.logged.emit(self._scrub(line)),

@@ -155,3 +155,19 @@ def test_the_api_key_is_masked_in_messages_and_the_log(qgis_app, request_):
     assert seen["failed"] == ["Lodestar stopped on an unexpected error: RuntimeError: server said: bad key ***"]
     assert lines == ["calling with ***"]
     assert any("Traceback" in m for m in logged) and not any(key in m for m in logged)
+
+
+def test_a_placeholder_key_does_not_mangle_messages(qgis_app, request_):
+    request_.settings.backend = "openai"
+    request_.settings.api_key = "x"  # what local servers accept; masking it would hit every x of every message
+
+    def failing(request, progress, on_event):
+        raise RuntimeError("the next request exceeded the context")
+
+    task = AnalysisTask(request_, engine=failing)
+    seen = _collect(task)
+    start(task)
+    assert wait_for(task, 10)
+    QgsApplication.processEvents()
+    assert seen["failed"] == ["Lodestar stopped on an unexpected error: RuntimeError: the next request exceeded the "
+                              "context"]
