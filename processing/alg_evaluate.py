@@ -43,6 +43,11 @@ class EvaluateAlgorithm(LodestarAlgorithm):
     THRESHOLD = "THRESHOLD"
     OUTPUT_TABLE = "OUTPUT_TABLE"
     OUTPUT_PLOT = "OUTPUT_PLOT"
+    RECALL = "RECALL"
+    AREA_REDUCTION = "AREA_REDUCTION"
+    AUC = "AUC"
+    FOUND = "FOUND"
+    OUTSIDE = "OUTSIDE"
 
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
         prospectivity = QgsProcessingParameterMapLayer(self.PROSPECTIVITY, "Prospectivity (polygons or raster)")
@@ -65,8 +70,9 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         plot.setHelp("The success-rate curve with the chance line, recall, area reduction and AUC.")
         for param in (prospectivity, deposits, analysis, extent, threshold, table, plot):
             self.addParameter(param)
-        for key, label in (("RECALL", "Recall"), ("AREA_REDUCTION", "Area reduction"), ("AUC", "Success-rate AUC"),
-                           ("FOUND", "Deposits found"), ("OUTSIDE", "Deposits outside the analysed area")):
+        for key, label in ((self.RECALL, "Recall"), (self.AREA_REDUCTION, "Area reduction"),
+                           (self.AUC, "Success-rate AUC"), (self.FOUND, "Deposits found"),
+                           (self.OUTSIDE, "Deposits outside the analysed area")):
             self.addOutput(QgsProcessingOutputNumber(key, label))
 
     def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
@@ -107,10 +113,10 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             result[self.OUTPUT_PLOT] = plot
         nan = float("nan")
         result.update({
-            "RECALL": metrics["recall"] if metrics["recall"] is not None else nan,
-            "AREA_REDUCTION": metrics["area_reduction"],
-            "AUC": metrics["auc"] if metrics["auc"] is not None else nan,
-            "FOUND": metrics["found"],
-            "OUTSIDE": metrics["outside"],
+            self.RECALL: metrics["recall"] if metrics["recall"] is not None else nan,
+            self.AREA_REDUCTION: metrics["area_reduction"],
+            self.AUC: metrics["auc"] if metrics["auc"] is not None else nan,
+            self.FOUND: metrics["found"],
+            self.OUTSIDE: metrics["outside"],
         })
         return result

@@ -77,6 +77,7 @@ class LocalizeAlgorithm(LodestarAlgorithm):
     HOP2_WIDTH = "HOP2_WIDTH"
     CLIP_RATIO = "CLIP_RATIO"
     OUTPUT = "OUTPUT"
+    AREAS = "AREAS"
 
     NUMBERS = (
         (DEGREE_WEIGHT, "degree_centrality_weight", "Degree centrality weight",
@@ -138,7 +139,7 @@ class LocalizeAlgorithm(LodestarAlgorithm):
                                     "Ranked prospectivity polygons (rank 1 = most prospective).")
         for param in params + [weights, output]:
             self.addParameter(param)
-        self.addOutput(QgsProcessingOutputNumber("AREAS", "Number of prospectivity polygons"))
+        self.addOutput(QgsProcessingOutputNumber(self.AREAS, "Number of prospectivity polygons"))
 
     @staticmethod
     def _model_options() -> list[str]:
@@ -188,4 +189,4 @@ class LocalizeAlgorithm(LodestarAlgorithm):
         path = output_path(self, parameters, self.OUTPUT, context, "prospectivity.gpkg")
         write_vector(prospectivity, path)
         style_output(context, path, "prospectivity.qml")
-        return {self.OUTPUT: path, "AREAS": len(prospectivity)}
+        return {self.OUTPUT: path, self.AREAS: len(prospectivity)}

@@ -49,6 +49,10 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
     OUTPUT_NODES = "OUTPUT_NODES"
     OUTPUT_EDGES = "OUTPUT_EDGES"
     OUTPUT_GRAPHML = "OUTPUT_GRAPHML"
+    NODES = "NODES"
+    EDGES = "EDGES"
+    COMPONENTS = "COMPONENTS"
+    CHAIN_NODES = "CHAIN_NODES"
 
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
         d = GraphParams()
@@ -92,8 +96,8 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
         graphml.setHelp("The directed graph for networkx, Gephi or yEd; nodes carry their polygon as WKT.")
         for param in params + [nodes, edges, graphml]:
             self.addParameter(param)
-        for key, label in (("NODES", "Number of zones"), ("EDGES", "Number of directed edges"),
-                           ("COMPONENTS", "Number of connected components"), ("CHAIN_NODES", "Zones on chains")):
+        for key, label in ((self.NODES, "Number of zones"), (self.EDGES, "Number of directed edges"),
+                           (self.COMPONENTS, "Number of connected components"), (self.CHAIN_NODES, "Zones on chains")):
             self.addOutput(QgsProcessingOutputNumber(key, label))
 
     def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
@@ -128,6 +132,6 @@ class SpatialGraphAlgorithm(LodestarAlgorithm):
             write_graphml(graph, graphml_path)
             result[self.OUTPUT_GRAPHML] = graphml_path
         summary = graph.summary()
-        result.update({"NODES": summary["nodes"], "EDGES": summary["edges"], "COMPONENTS": summary["components"],
-                       "CHAIN_NODES": summary["chain_nodes"]})
+        result.update({self.NODES: summary["nodes"], self.EDGES: summary["edges"],
+                       self.COMPONENTS: summary["components"], self.CHAIN_NODES: summary["chain_nodes"]})
         return result
