@@ -33,14 +33,18 @@ def model_files() -> list[Path]:
 
 
 def model_algorithms() -> list:
-    """The shipped models loaded as Processing model algorithms (a file that does not load is skipped)."""
-    from qgis.core import QgsProcessingModelAlgorithm
+    """The shipped models loaded as Processing model algorithms (a file that does not load is skipped, and
+    said so in the Lodestar tab of the log)."""
+    from qgis.core import Qgis, QgsMessageLog, QgsProcessingModelAlgorithm
 
     models = []
     for path in model_files():
         model = QgsProcessingModelAlgorithm()
         if model.fromFile(str(path)):
             models.append(model)
+        else:
+            QgsMessageLog.logMessage(f"The model {path} could not be read; reinstall the plugin to restore it.",
+                                     "Lodestar", Qgis.Warning)
     return models
 
 

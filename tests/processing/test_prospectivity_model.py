@@ -64,3 +64,17 @@ def test_the_model_runs_on_a_synthetic_porphyry_case(lodestar_registry, tmp_path
     metrics = evaluate_localization(polygons, deposits, analysis_raster=path["hydrothermal_alteration"])
     assert int(curve[-1]["found"]) == metrics["found"] == len(deposits)  # the porphyry core is captured
     assert 0.5 < metrics["area_reduction"] < 1.0
+
+
+def test_a_model_file_that_does_not_load_is_skipped_and_said(lodestar_registry, tmp_path, monkeypatch):
+    from qgis.core import QgsApplication
+
+    from lodestar.processing import provider
+
+    (tmp_path / "broken.model3").write_text("<not a model", encoding="utf-8")
+    monkeypatch.setattr(provider, "MODELS_DIR", tmp_path)
+    logged = []
+    QgsApplication.messageLog().messageReceived.connect(lambda message, tag, level: logged.append((tag, message)))
+    assert provider.model_algorithms() == []
+    QgsApplication.processEvents()
+    assert any(tag == "Lodestar" and "broken.model3 could not be read" in message for tag, message in logged)
