@@ -22,7 +22,9 @@ A seed's area is the seed polygon, plus its one-hop neighbours' polygons, plus i
 than the evidence that links them (a long fault corridor, a whole map unit), so they are clipped to
 the seed's surroundings: the seed grown by `clip_ratio` times its size (sqrt of area) for one-hop
 members, and that window scaled by the expansion factors for the two-hop ring (`clip_ratio` 0 keeps
-whole polygons, as in the paper). Seed areas that touch are merged (unary union) into one
+whole polygons, as in the paper). A linear seed (a fault corridor or a contact strip, by its
+compactness) is itself cut to where it meets its one-hop zones before the windows are drawn. Seed
+areas that touch are merged (unary union) into one
 prospectivity polygon; polygons are ranked by their best seed's score.
 """
 from __future__ import annotations
@@ -244,6 +246,8 @@ def seed_area(spatial_graph: SpatialGraph, seed: str, params: LocalizationParams
         hop2 |= _neighbours(graph, zone_id)
     hop2 -= hop1 | {seed}
     core = geometry[seed]
+    if params.clip_ratio > 0 and _is_linear(core):
+        core = _linear_core(core, [geometry[z] for z in hop1], params.clip_ratio)
     w, h = params.hop2_expansion_width, params.hop2_expansion_height
     if params.clip_ratio > 0:
         near = core.buffer(params.clip_ratio * math.sqrt(core.area))
@@ -265,6 +269,29 @@ def seed_area(spatial_graph: SpatialGraph, seed: str, params: LocalizationParams
             members.add(zone_id)
     polygons = [p for p in (_polygonal(part) for part in parts) if p is not None]
     return unary_union(polygons), members
+
+
+LINEAR_COMPACTNESS = 0.2
+"""Polsby-Popper compactness (4 pi area / perimeter^2) below which a zone counts as linear: a fault
+corridor or contact strip (a 10:1 rectangle scores 0.26, a 30:1 strip 0.1; a disc 1.0)."""
+
+
+def _is_linear(polygon) -> bool:
+    return polygon.length > 0 and 4 * math.pi * polygon.area / polygon.length ** 2 < LINEAR_COMPACTNESS
+
+
+def _linear_core(core, linked: list, clip_ratio: float):
+    """The part of a linear seed (fault, contact) that carries the evidence: where it passes its linked
+    zones, within their gap plus `clip_ratio` times the strip's width (2 area / perimeter); without
+    linked zones, a disc of the seed's own size about its centre. A 7 km fault passing one
+    alteration zone is a target there, not along its whole length."""
+    width = 2 * core.area / core.length
+    if linked:
+        window = unary_union([g.buffer(core.distance(g) + clip_ratio * width) for g in linked])
+    else:
+        window = core.centroid.buffer(math.sqrt(core.area))
+    piece = _polygonal(core.intersection(window))
+    return piece if piece is not None and not piece.is_empty else core
 
 
 def _polygonal(geometry):

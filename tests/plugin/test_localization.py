@@ -244,3 +244,24 @@ def test_large_unit_does_not_swallow_the_prospectivity():
     metrics = evaluate_localization(result, deposits, valid_geometry=box(0, 0, 10000, 10000))
     assert metrics["recall"] == 1.0
     assert metrics["area_reduction"] == pytest.approx(1 - sum(rounded) / 1e8, rel=1e-4)
+
+
+def test_a_linear_seed_is_cut_to_where_it_meets_its_linked_zones():
+    from lodestar.plugin.localization import seed_area
+
+    frame = gpd.GeoDataFrame([
+        zone("T", "faults", "structure", box(0, 0, 10000, 100), 1.0),  # 10 km x 100 m: compactness 0.03
+        zone("K", "alt", "hydrothermal_alteration", box(4950, 100, 5050, 200), 0.9),  # touches it
+    ], geometry="geometry", crs=UTM)
+    g = build_graph(frame)
+    geometry = dict(zip(frame["zone_id"], frame.geometry))
+    area, members = seed_area(g, "T", LocalizationParams(clip_ratio=1.0), geometry)
+    assert members == {"T", "K"}
+    # The strip is 2 * 1e6 / 20200 = 99.01 m wide; K (gap 0) grown by 1.0 * 99.01 m cuts the fault to
+    # [4950, 5050] x [100 - 99.01, 100] plus two quarter discs of radius 99.01 m at K's lower corners;
+    # plus K (10000 m2).
+    width = 2 * 1_000_000 / 20200
+    assert area.area == pytest.approx(100 * width + math.pi * width ** 2 / 2 + 10000, rel=2e-3)
+    assert area.bounds == pytest.approx((4950 - width, 100 - width, 5050 + width, 200))
+    whole, _ = seed_area(g, "T", LocalizationParams(clip_ratio=0), geometry)
+    assert whole.area == pytest.approx(1_000_000 + 10000)
