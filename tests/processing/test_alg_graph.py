@@ -37,17 +37,6 @@ def zone_layers(tmp_path):
     ]
 
 
-def test_parameters_have_help(run):
-    from qgis.core import QgsApplication
-
-    for alg_id in ("spatial_graph", "localize", "evaluate"):
-        alg = QgsApplication.processingRegistry().algorithmById(f"lodestar:{alg_id}")
-        assert alg is not None and alg.shortHelpString()
-        assert alg.group() in ("Spatial graph and localization", "Evaluation")
-        for param in alg.parameterDefinitions():
-            assert param.help(), f"{alg_id}.{param.name()} has no help text"
-
-
 def test_spatial_graph_outputs(tmp_path, zone_layers, run):
     out = {"OUTPUT_NODES": str(tmp_path / "nodes.gpkg"), "OUTPUT_EDGES": str(tmp_path / "edges.gpkg"),
            "OUTPUT_GRAPHML": str(tmp_path / "graph.graphml")}

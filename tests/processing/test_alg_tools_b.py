@@ -26,16 +26,6 @@ def write_tif(path, data, crs="EPSG:32611", nodata=None):
     return str(path)
 
 
-def test_every_parameter_has_help(run):
-    from qgis.core import QgsApplication
-
-    for alg_id in ("feature_regions", "unit_regions", "alteration_indices"):
-        alg = QgsApplication.processingRegistry().algorithmById(f"lodestar:{alg_id}")
-        assert alg is not None and alg.shortHelpString()
-        for param in alg.parameterDefinitions():
-            assert param.help(), f"{alg_id}.{param.name()} has no help text"
-
-
 def test_feature_regions_finds_the_dark_line(tmp_path, run):
     image = (0.6 + np.random.default_rng(0).normal(0, 0.03, (80, 100))).astype("float32")
     image[30, 10:90] = 0.1
