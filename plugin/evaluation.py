@@ -140,6 +140,7 @@ def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry
         raise LodestarError("Give the analysed area (the analysis raster, a valid mask, an extent polygon or its "
                             "area) so that the area reduction can be computed.")
     progress.set(80)
+    progress.check()
     if total <= 0:
         raise LodestarError("The analysed area is empty (every cell is nodata); check the analysis raster.")
     found_at = [first_rank[k] if inside[k] else None for k in range(len(points))]
@@ -201,6 +202,7 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
         levels = np.unique(np.quantile(selected_values, np.linspace(1, 0, MAX_CURVE_LEVELS)))[::-1]
         log.append(f"Success-rate curve of {path.name} drawn at {len(levels)} value levels (quantiles).")
     progress.set(60)
+    progress.check()
     sorted_values = np.sort(selected_values)
     counts = len(sorted_values) - np.searchsorted(sorted_values, levels, side="left")
     cumulative = list(counts.astype(float) * own.pixel_area)

@@ -309,6 +309,7 @@ def _texture(grey, valid, grid, extent, layer, role, params, progress) -> list[d
     std = np.sqrt(np.maximum(mean_sq - mean * mean, 0))
     log_std = np.log(std + 1e-3)
     progress.set(50)
+    progress.check()
     inside = valid & (count > 0.5)
     values = log_std[inside]
     median = float(np.median(values))
@@ -337,6 +338,7 @@ def _contacts(raster_set, layer, data, valid, grid, params, progress) -> list[di
         raise LodestarError(f"{layer} is neither a categorical map (integer unit codes) nor a coloured map "
                             "(RGB); contacts need one of them.")
     progress.set(50)
+    progress.check()
     options = ContactOptions(params.buffer_px, params.density_radius_px, None, params.min_area_px,
                              params.max_zones, params.simplify_px)
     return contact_records(labels, valid, grid, names, layer=layer, role=spec.role, options=options,

@@ -121,6 +121,20 @@ def test_texture_anomaly_found_where_noise_is(tmp_path):
     assert result.stats["mode"] == "texture"
 
 
+
+def test_texture_mode_stops_when_cancelled_mid_way(tmp_path):
+    from lodestar.plugin.errors import Cancelled
+    from lodestar.plugin.progress import Progress
+
+    image = noisy((60, 60), level=0.5, sigma=0.02, seed=4)
+    rs = one_layer(write_tif(tmp_path / "idx.tif", image, nodata=-9999), role="hydrothermal_alteration")
+    reached = []
+    # Cancelled once the variance maps are done (progress 50): the tool stops before vectorising.
+    progress = Progress(on_progress=reached.append, is_cancelled=lambda: bool(reached) and reached[-1] >= 50)
+    with pytest.raises(Cancelled):
+        feature_regions(rs, "idx", FeatureRegionParams(mode="texture"), progress=progress)
+    assert reached[-1] == 50
+
 def test_contacts_of_categorical_map_sit_on_unit_boundary(tmp_path):
     codes = np.full((60, 80), 1, dtype="uint8")
     codes[:, 50:] = 2
