@@ -14,6 +14,7 @@ from qgis.core import (
     QgsProcessingParameterMultipleLayers,
     QgsProcessingParameterString,
     QgsProcessingUtils,
+    QgsRasterLayer,
 )
 
 from ..plugin.analysis import AnalysisRequest
@@ -34,6 +35,29 @@ def _parse_roles(text: str, count: int, names: list[str]) -> list[str]:
         raise LodestarError(f"ROLES lists {len(roles)} role(s) for {count} layer(s) ({', '.join(names)}); give one "
                             f"role per layer, in the same order, from: {', '.join(ROLES)}.")
     return [check_role(r) for r in roles]
+
+
+def _parse_favourable_low(text: str, layers: list) -> set[int] | None:
+    """The indices of the RASTERS layers named (or given by 1-based position) in FAVOURABLE_LOW; None when empty."""
+    items = [item.strip() for item in (text or "").split(",") if item.strip()]
+    if not items:
+        return None
+    names = [layer.name() for layer in layers]
+    listing = ", ".join(f"{i}. {name}" for i, name in enumerate(names, 1))
+    chosen = set()
+    for item in items:
+        if item in names:
+            index = names.index(item)
+        elif item.isdigit() and 1 <= int(item) <= len(names):
+            index = int(item) - 1
+        else:
+            raise LodestarError(f"FAVOURABLE_LOW: {item!r} is not one of the layers; give names or 1-based positions "
+                                f"of RASTERS, comma-separated: {listing}.")
+        if not isinstance(layers[index], QgsRasterLayer):
+            raise LodestarError(f"FAVOURABLE_LOW: {names[index]} is a vector layer; only rasters have low or high "
+                                f"values. Layers: {listing}.")
+        chosen.add(index)
+    return chosen
 
 
 class AnalyzeAlgorithm(LodestarAlgorithm):
@@ -58,6 +82,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     CASE = "CASE"
     RASTERS = "RASTERS"
     ROLES = "ROLES"
+    FAVOURABLE_LOW = "FAVOURABLE_LOW"
     QUESTION = "QUESTION"
     BACKEND = backend_params.BACKEND
     BASE_URL = backend_params.BASE_URL
@@ -92,10 +117,17 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         roles = QgsProcessingParameterString(self.ROLES, "Roles (comma-separated, one per layer)", optional=True)
         roles.setHelp("One role per layer, in the order of RASTERS: " + ", ".join(ROLES) + ". Empty: guessed from "
                       "the layer names.")
+        favourable_low = QgsProcessingParameterString(
+            self.FAVOURABLE_LOW, "Layers whose low values are favourable (comma-separated)", optional=True)
+        favourable_low.setHelp("Names, or 1-based positions, of the RASTERS whose LOW values are favourable, e.g. a "
+                               "distance-to-faults raster where near is good ('falha_rcl' or '3'); the others are "
+                               "favourable where high. Empty: a structure layer named as a distance ('dist' in its "
+                               "name) is taken as favourable where low. Ignored with a CASE (its layers say "
+                               "'favourable').")
         question = QgsProcessingParameterString(self.QUESTION, "Question", optional=True)
         question.setHelp("The exploration question, e.g. 'Can porphyry copper deposits be detected? A. Yes B. No'. "
                          "With a CASE, empty keeps the case's question.")
-        params = [case, rasters, roles, question]
+        params = [case, rasters, roles, favourable_low, question]
         params += backend_params.backend_parameters(
             "At most K verify-and-refine rounds, then a majority vote over the rounds' answers.", plain_key=True)
         replay = QgsProcessingParameterFile(self.REPLAY, "Replay a run record", extension="json", optional=True)
@@ -137,7 +169,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             roles = [guess_role(name, path) for name, path in zip(names, paths)]
             feedback.pushInfo("Roles guessed from the layer names: " + ", ".join(
                 f"{n} = {r}" for n, r in zip(names, roles)))
-        return [evidence_spec(path, role, name) for name, path, role in zip(names, paths, roles)]
+        low = _parse_favourable_low(self.parameterAsString(parameters, self.FAVOURABLE_LOW, context), layers)
+        if low is None:
+            return [evidence_spec(path, role, name) for name, path, role in zip(names, paths, roles)]
+        return [evidence_spec(path, role, name, "low" if i in low else "high")
+                for i, (name, path, role) in enumerate(zip(names, paths, roles))]
 
     def request(self, parameters, context, feedback, work: Path) -> AnalysisRequest:
         rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)

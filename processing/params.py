@@ -83,17 +83,22 @@ def legend_beside(path) -> Path | None:
     return legend if legend.is_file() else None
 
 
-def evidence_spec(path, role: str, name: str) -> LayerSpec:
-    """A layer of an analysis: its legend beside it is used, and a structure layer named as a distance
-    (e.g. 'distance to faults') is favourable where low."""
+def guess_favourable(path, role: str, name: str) -> str:
+    """'low' for a structure layer named as a distance (e.g. 'distance to faults'), else 'high'."""
+    return "low" if role == "structure" and "dist" in f"{name} {Path(path).stem}".lower() else "high"
+
+
+def evidence_spec(path, role: str, name: str, favourable: str | None = None) -> LayerSpec:
+    """A layer of an analysis: its legend beside it is used; `favourable` ('high' or 'low') when given, else
+    guessed (`guess_favourable`)."""
     path = Path(path)
-    favourable = "low" if role == "structure" and "dist" in f"{name} {path.stem}".lower() else "high"
+    favourable = favourable or guess_favourable(path, role, name)
     return LayerSpec(path, role, name, favourable, legend_beside(path))
 
 
-def layer_spec(layer, role: str, folder=None) -> LayerSpec:
+def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
     """The analysis layer of a QGIS layer (see `layer_path` and `evidence_spec`)."""
-    return evidence_spec(layer_path(layer, folder), role, layer.name())
+    return evidence_spec(layer_path(layer, folder), role, layer.name(), favourable)
 
 
 def analysis_set(algorithm, parameters, reference_key, context, spec: LayerSpec, layer) -> RasterSet:

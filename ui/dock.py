@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import time
+from functools import partial
 from pathlib import Path
 
 from qgis.core import (
@@ -35,7 +36,7 @@ from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import LodestarError
 from ..plugin.roles import ROLES, guess_role
 from ..plugin.vector_io import write_vector
-from ..processing.params import layer_spec
+from ..processing.params import guess_favourable, layer_spec
 from . import layers as result_layers
 from .settings_dialog import PluginSettings, SettingsDialog
 from .task import AnalysisTask, start, wait_for
@@ -45,6 +46,10 @@ FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("dock.ui")))
 CHOOSE_ROLE = "(choose a role)"
 FAILED = "Failed"  # the engine's answer when no round gave one
 ZONES_ROLE = Qt.UserRole + 1
+LOW_SET_ROLE = Qt.UserRole + 2  # on the Low column: the user ticked or cleared it (no more guessing)
+LOW_COLUMN = 2
+LOW_TIP = ("Tick when LOW values of this raster are favourable (e.g. distance to faults: near is good); "
+           "pre-set for a structure layer named as a distance.")
 
 PRESETS = (  # label, question, choices
     ("Are there deposits here?",
@@ -151,8 +156,8 @@ def _slug(text: str) -> str:
 
 
 class LodestarDock(QgsDockWidget):
-    """The panel. Public for tests and scripts: `set_layer_role`, `set_layer_checked`, `run`, `cancel_run`,
-    `task`, `result`, `run_group`, `export_prospectivity`, `shutdown`."""
+    """The panel. Public for tests and scripts: `set_layer_role`, `set_layer_checked`, `set_layer_favourable_low`,
+    `layer_favourable`, `run`, `cancel_run`, `task`, `result`, `run_group`, `export_prospectivity`, `shutdown`."""
 
     def __init__(self, iface, parent=None):
         super().__init__("Lodestar", parent)
@@ -186,6 +191,8 @@ class LodestarDock(QgsDockWidget):
         ui = self.ui
         ui.layerTree.header().setSectionResizeMode(0, QHeaderView.Stretch)
         ui.layerTree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        ui.layerTree.header().setSectionResizeMode(LOW_COLUMN, QHeaderView.ResizeToContents)
+        ui.layerTree.headerItem().setToolTip(LOW_COLUMN, LOW_TIP)
         ui.reasoningTree.header().setSectionResizeMode(0, QHeaderView.Interactive)
         ui.reasoningTree.header().resizeSection(0, 210)
         ui.reasoningTree.header().setStretchLastSection(True)
@@ -201,7 +208,7 @@ class LodestarDock(QgsDockWidget):
         ui.presetCombo.currentIndexChanged.connect(self._preset_chosen)
         ui.questionEdit.textChanged.connect(self.validate)
         ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
-        ui.layerTree.itemChanged.connect(lambda *_: self.validate())
+        ui.layerTree.itemChanged.connect(self._layer_item_changed)
         ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.refresh_layers)
         ui.settingsButton.clicked.connect(self.open_settings)
@@ -238,9 +245,11 @@ class LodestarDock(QgsDockWidget):
 
     # ----- inputs
     def refresh_layers(self) -> None:
-        """List the project's evidence layers, keeping check states and roles already set."""
+        """List the project's evidence layers, keeping check states, roles and Low ticks already set."""
         tree = self.ui.layerTree
         previous = {row["id"]: (row["item"].checkState(0), row["combo"].currentText()) for row in self.layer_rows()}
+        previous_low = {row["id"]: row["item"].checkState(LOW_COLUMN) for row in self.layer_rows()
+                        if row["item"].data(LOW_COLUMN, LOW_SET_ROLE)}
         tree.blockSignals(True)
         tree.clear()
         for layer in project_layers_in_tree_order():
@@ -259,9 +268,38 @@ class LodestarDock(QgsDockWidget):
                 guess = guess_role(*layer_texts(layer))
                 role = guess if guess != "other" else CHOOSE_ROLE
             combo.setCurrentText(role)
-            combo.currentIndexChanged.connect(lambda *_: self.validate())
+            combo.currentIndexChanged.connect(partial(self._role_changed, layer.id()))
             tree.setItemWidget(item, 1, combo)
+            if isinstance(layer, QgsRasterLayer):  # vectors get no Low box: they have no values to rank
+                item.setToolTip(LOW_COLUMN, LOW_TIP)
+                if layer.id() in previous_low:
+                    item.setCheckState(LOW_COLUMN, previous_low[layer.id()])
+                    item.setData(LOW_COLUMN, LOW_SET_ROLE, True)
+                else:
+                    self._guess_low(item, layer, role)
         tree.blockSignals(False)
+        self.validate()
+
+    @staticmethod
+    def _guess_low(item: QTreeWidgetItem, layer, role: str) -> None:
+        path = layer_path(layer) or Path(layer.name())
+        low = guess_favourable(path, role, layer.name()) == "low"
+        item.setCheckState(LOW_COLUMN, Qt.Checked if low else Qt.Unchecked)
+
+    def _role_changed(self, layer_id: str, *_) -> None:
+        """A new role re-guesses the Low box of a raster, unless the user already set it."""
+        row = self._row(layer_id)
+        item = row["item"]
+        if isinstance(row["layer"], QgsRasterLayer) and not item.data(LOW_COLUMN, LOW_SET_ROLE):
+            tree = self.ui.layerTree
+            tree.blockSignals(True)
+            self._guess_low(item, row["layer"], row["combo"].currentText())
+            tree.blockSignals(False)
+        self.validate()
+
+    def _layer_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if column == LOW_COLUMN:
+            item.setData(LOW_COLUMN, LOW_SET_ROLE, True)
         self.validate()
 
     def layer_rows(self) -> list[dict]:
@@ -289,6 +327,17 @@ class LodestarDock(QgsDockWidget):
 
     def layer_role(self, layer_id: str) -> str:
         return self._row(layer_id)["combo"].currentText()
+
+    def set_layer_favourable_low(self, layer_id: str, low: bool) -> None:
+        """Tick or clear a raster's Low box, as the user would."""
+        self._row(layer_id)["item"].setCheckState(LOW_COLUMN, Qt.Checked if low else Qt.Unchecked)
+
+    def layer_favourable(self, layer_id: str) -> str | None:
+        """'low' or 'high' as the Low box of a raster says; None for a vector layer (no box)."""
+        row = self._row(layer_id)
+        if not isinstance(row["layer"], QgsRasterLayer):
+            return None
+        return "low" if row["item"].checkState(LOW_COLUMN) == Qt.Checked else "high"
 
     def checked_rows(self) -> list[dict]:
         return [r for r in self.layer_rows() if r["item"].checkState(0) == Qt.Checked and r["layer"] is not None]
@@ -416,7 +465,8 @@ class LodestarDock(QgsDockWidget):
             n += 1
             folder = settings.runs_folder() / f"{stamp}-{_slug(label)}-{n}"
         # one layer of a GeoPackage (or a filtered layer) is written whole to the run folder for the engine
-        specs = [layer_spec(r["layer"], r["combo"].currentText(), folder / "inputs") for r in self.checked_rows()]
+        specs = [layer_spec(r["layer"], r["combo"].currentText(), folder / "inputs", self.layer_favourable(r["id"]))
+                 for r in self.checked_rows()]
         sam = self.ui.samCheck.isChecked() and settings.sam_available
         return AnalysisRequest(
             layers=specs,

@@ -64,6 +64,35 @@ def test_layers_and_roles(run, tmp_path):
     assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
 
 
+def test_favourable_low_names_or_positions_replace_the_guess(run, tmp_path):
+    case = json.loads((SAMPLE / "case.json").read_text(encoding="utf-8"))
+    rasters = [str(SAMPLE / layer["path"]) for layer in case["layers"][1:4]]
+    roles = ",".join(layer["role"] for layer in case["layers"][1:4])
+    names = [Path(path).stem for path in rasters]  # layers loaded from files take the file's name
+    result = run("lodestar:analyze", {"RASTERS": rasters, "ROLES": roles, "FAVOURABLE_LOW": f" {names[2]} ,1",
+                                      "QUESTION": "Can porphyry copper deposits be detected? A. Yes B. No",
+                                      **_outputs(tmp_path)})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [(i["name"], i["favourable"]) for i in record["inputs"]] == [
+        (names[0], "low"), (names[1], "high"), (names[2], "low")]
+
+
+@pytest.mark.parametrize("favourable_low,message", [
+    ("gravity", r"FAVOURABLE_LOW: 'gravity' is not one of the layers.*1\. aloh, 2\. silica"),
+    ("4", r"'4' is not one of the layers"),
+    ("faults", r"faults is a vector layer"),
+])
+def test_favourable_low_bad_names(run, tmp_path, favourable_low, message):
+    from qgis.core import QgsProcessingException
+
+    params = {"RASTERS": [str(SAMPLE / "aloh.tif"), str(SAMPLE / "silica.tif"), str(SAMPLE / "faults.geojson")],
+              "ROLES": "hydrothermal_alteration,silicification,structure", "FAVOURABLE_LOW": favourable_low,
+              "QUESTION": "Porphyry? A. Yes B. No"}
+    with pytest.raises(QgsProcessingException, match=message):
+        run("lodestar:analyze", {**params, **_outputs(tmp_path)})
+    assert not (tmp_path / "record.json").exists()
+
+
 @pytest.mark.parametrize("params,message", [
     ({}, "Give a CASE"),
     ({"RASTERS": ["aloh.tif"], "ROLES": "silicification,propylitic_alteration",

@@ -115,6 +115,43 @@ def test_distance_to_faults_raster_is_favourable_where_low(dock, sample):
     assert specs["mapped faults"].favourable == "high" and specs["geological map"].favourable == "high"
 
 
+def test_low_favourable_box_is_pre_set_editable_and_reaches_the_request(dock, sample):
+    """Each raster row has a Low box, guessed as in lodestar:analyze; a tick the user sets wins over the guess."""
+    case, layers = sample
+    data = ROOT / "tests" / "data" / "great-basin-gold"
+    distance = QgsRasterLayer(str(data / "falha_rcl.tif"), "distance to faults (classes)")
+    falha = QgsRasterLayer(str(data / "falha_rcl.tif"), "falha_rcl")
+    QgsProject.instance().addMapLayers([distance, falha])
+    rows = {row["layer"].name(): row["item"] for row in dock.layer_rows()}
+    low_column = dock_module.LOW_COLUMN
+    assert rows["distance to faults (classes)"].checkState(low_column) == Qt.Checked
+    assert rows["falha_rcl"].checkState(low_column) == Qt.Unchecked  # a structure raster not named as a distance
+    assert rows["ASTER TIR quartz index"].checkState(low_column) == Qt.Unchecked
+    assert rows["mapped faults"].data(low_column, Qt.CheckStateRole) is None  # vectors get no box
+    assert dock.layer_favourable(layers["mapped faults"].id()) is None
+
+    dock.set_layer_favourable_low(falha.id(), True)
+    dock.set_layer_favourable_low(distance.id(), False)
+    dock.set_layer_role(falha.id(), "geophysics")  # a role change no longer re-guesses a box the user set
+    dock.set_layer_role(falha.id(), "structure")
+    specs = {s.name: s.favourable for s in dock.build_request().layers}
+    assert specs["falha_rcl"] == "low" and specs["distance to faults (classes)"] == "high"
+    assert specs["ASTER TIR quartz index"] == "high" and specs["mapped faults"] == "high"
+
+    dock.refresh_layers()  # the user's ticks survive a refresh of the list
+    assert dock.layer_favourable(falha.id()) == "low" and dock.layer_favourable(distance.id()) == "high"
+
+
+def test_role_change_re_guesses_an_untouched_low_box(dock, sample):
+    distance = QgsRasterLayer(str(ROOT / "tests" / "data" / "great-basin-gold" / "falha_rcl.tif"), "fault distance")
+    QgsProject.instance().addMapLayer(distance)
+    assert dock.layer_favourable(distance.id()) == "low"
+    dock.set_layer_role(distance.id(), "geophysics")
+    assert dock.layer_favourable(distance.id()) == "high"
+    dock.set_layer_role(distance.id(), "structure")
+    assert dock.layer_favourable(distance.id()) == "low"
+
+
 def test_one_layer_of_a_geopackage_is_written_whole_into_the_run_folder(dock, sample, tmp_path):
     """The engine reads files: a GeoPackage layer other than the file's first reaches it as its own file."""
     from shapely.geometry import LineString
