@@ -20,7 +20,7 @@ if not _link.is_symlink():
     _link.symlink_to(ROOT, target_is_directory=True)
 # QGIS's `processing` must win over the checkout's own processing/ folder (`python -m pytest` puts the
 # working directory on sys.path), so these go first even when already present further down.
-for entry in (str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS_PLUGINS):
+for entry in (str(ROOT / "tests"), str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS_PLUGINS):
     while entry in sys.path:
         sys.path.remove(entry)
     sys.path.insert(0, entry)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import rasterio
+from lodestar_testdata import write_geotiff
 from rasterio.transform import from_origin
 from rasterio.warp import transform_bounds
 
@@ -26,13 +27,7 @@ UTM = from_origin(X0, Y0, PIXEL, PIXEL)
 
 
 def write_tif(path, data, crs="EPSG:32611", transform=UTM, nodata=-9999.0):
-    data = np.asarray(data)
-    if data.ndim == 2:
-        data = data[np.newaxis]
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
-                       dtype=data.dtype, crs=crs, transform=transform, nodata=nodata) as dst:
-        dst.write(data)
-    return path
+    return write_geotiff(path, data, transform, crs, nodata)
 
 
 def box_bounds(row0, row1, col0, col1):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import rasterio
+from lodestar_testdata import write_geotiff
 from pyproj import Transformer
 from rasterio.transform import from_origin
 from shapely.geometry import LineString, Point
@@ -17,14 +17,7 @@ X0, Y0, PX = 500_000.0, 4_000_000.0, 30.0
 
 
 def write_tif(path, data, crs="EPSG:32611", transform=None, nodata=None, dtype=None):
-    data = np.asarray(data)
-    if data.ndim == 2:
-        data = data[None]
-    dtype = dtype or data.dtype
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
-                       dtype=dtype, crs=crs, transform=transform or from_origin(X0, Y0, PX, PX), nodata=nodata) as ds:
-        ds.write(data.astype(dtype))
-    return path
+    return write_geotiff(path, data, transform or from_origin(X0, Y0, PX, PX), crs, nodata, dtype)
 
 
 def noisy(shape, level=0.6, sigma=0.03, seed=0):

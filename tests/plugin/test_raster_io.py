@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import rasterio
 from affine import Affine
+from lodestar_testdata import write_geotiff
 from rasterio.transform import from_origin
 
 from lodestar.plugin.errors import LodestarError
@@ -14,11 +14,7 @@ X0, Y0, PX = 500_000.0, 4_000_000.0, 30.0
 
 
 def write_tif(path, data, x0=X0, y0=Y0, px=PX, crs="EPSG:32611", nodata=-9999.0):
-    data = np.asarray(data, dtype="float32")
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[1], height=data.shape[0], count=1,
-                       dtype="float32", crs=crs, transform=from_origin(x0, y0, px, px), nodata=nodata) as ds:
-        ds.write(data, 1)
-    return path
+    return write_geotiff(path, data, from_origin(x0, y0, px, px), crs, nodata, dtype="float32")
 
 
 def test_layer_offset_by_a_fraction_of_a_pixel_keeps_its_edge_pixels(tmp_path):

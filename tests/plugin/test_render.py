@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-import rasterio
+from lodestar_testdata import write_geotiff
 from PIL import Image
 from rasterio.transform import from_origin
 
@@ -17,13 +17,7 @@ ORIGIN = from_origin(500_000, 4_000_000, 10, 10)
 
 
 def write_tif(path, data, crs="EPSG:32611", transform=ORIGIN, nodata=-9999.0):
-    data = np.asarray(data)
-    if data.ndim == 2:
-        data = data[np.newaxis]
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
-                       dtype=data.dtype, crs=crs, transform=transform, nodata=nodata) as dst:
-        dst.write(data)
-    return path
+    return write_geotiff(path, data, transform, crs, nodata)
 
 
 def decode(png: bytes) -> np.ndarray:

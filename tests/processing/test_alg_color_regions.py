@@ -10,6 +10,7 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import rasterio
+from lodestar_testdata import write_geotiff
 from rasterio.transform import from_origin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,12 +18,7 @@ X0, Y0, PX = 500_000.0, 4_000_000.0, 10.0
 
 
 def write_tif(path, data, crs="EPSG:32611", nodata=-9999.0):
-    data = np.asarray(data)
-    data = data[None] if data.ndim == 2 else data
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
-                       dtype=data.dtype, crs=crs, transform=from_origin(X0, Y0, PX, PX), nodata=nodata) as ds:
-        ds.write(data)
-    return str(path)
+    return str(write_geotiff(path, data, from_origin(X0, Y0, PX, PX), crs, nodata))
 
 
 def anomaly_raster(path):

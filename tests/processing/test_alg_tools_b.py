@@ -8,6 +8,7 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import rasterio
+from lodestar_testdata import write_geotiff
 from rasterio.transform import from_origin
 from shapely.geometry import LineString
 
@@ -18,12 +19,7 @@ if not GREAT_BASIN.exists():
 
 
 def write_tif(path, data, crs="EPSG:32611", nodata=None):
-    data = np.asarray(data)
-    data = data[None] if data.ndim == 2 else data
-    with rasterio.open(path, "w", driver="GTiff", width=data.shape[2], height=data.shape[1], count=data.shape[0],
-                       dtype=data.dtype, crs=crs, transform=from_origin(X0, Y0, PX, PX), nodata=nodata) as ds:
-        ds.write(data)
-    return str(path)
+    return str(write_geotiff(path, data, from_origin(X0, Y0, PX, PX), crs, nodata))
 
 
 def test_feature_regions_finds_the_dark_line(tmp_path, run):
