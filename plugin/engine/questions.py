@@ -1,0 +1,49 @@
+"""Question forms: the answer choices of a question and which of them is the positive one.
+
+One rule for the dock, every Processing algorithm, case files and every back-end. A question ends
+in "Answer: A. ... B. ..." (MineBench style) or has no listed options, and then means Yes / No.
+"""
+from __future__ import annotations
+
+import re
+
+DEFAULT_CHOICES = {"A": "Yes", "B": "No"}
+_CHOICE = re.compile(r"(?:^|\s)([A-F])[.)]\s*(.+?)(?=\s+[A-F][.)]\s|$)", re.S)
+_YES = ("yes", "true", "present")
+_NO = ("no", "false", "absent", "none")
+
+
+def parse_choices(question: str) -> dict:
+    """Option letters and texts from a question ending in 'Answer: A. ... B. ...'; Yes / No when none."""
+    tail = question.split("Answer:", 1)[1] if "Answer:" in (question or "") else ""
+    found = {letter: text.strip().rstrip(".") for letter, text in _CHOICE.findall(tail)}
+    return found if len(found) >= 2 else dict(DEFAULT_CHOICES)
+
+
+def _first_word(text) -> str:
+    words = re.findall(r"[a-z]+", str(text).lower())
+    return words[0] if words else ""
+
+
+def yes_no_letters(choices: dict) -> tuple:
+    """(letter meaning yes, letter meaning no), or (None, None) when the choices are not a yes / no pair.
+
+    A choice means yes when its first word does ("Yes, there are targets worth exploring"), no when
+    its first word does ("No, nothing stands out"); a choice set with more options than that pair
+    (an alteration question) is not a yes / no question.
+    """
+    yes = no = None
+    for letter, text in choices.items():
+        word = _first_word(text)
+        if word in _YES and yes is None:
+            yes = letter
+        elif word in _NO and no is None:
+            no = letter
+    if yes is None or no is None or len(choices) != 2:
+        return None, None
+    return yes, no
+
+
+def positive_choice(choices: dict) -> str | None:
+    """The letter that means 'yes, deposits / targets here'; None for a question that is not yes / no."""
+    return yes_no_letters(choices)[0]
