@@ -81,3 +81,4 @@ class AnalysisResult:
     usage: dict = field(default_factory=dict)  # role -> {"calls", "prompt_tokens", "completion_tokens", "seconds"}
     outputs: dict = field(default_factory=dict)  # name -> Path (zones, nodes, edges, prospectivity, report, record)
     metrics: dict = field(default_factory=dict)  # localization metrics when known deposits were given
+    notes: list = field(default_factory=list)  # what the run wants the user to know (settling, budget, skipped)
