@@ -1,0 +1,1 @@
+"""Favourability surfaces: evidence memberships, knowledge-driven and data-driven weights, overlay."""
