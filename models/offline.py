@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from .backend import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
+from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 
 FAMILY = {
     "hydrothermal_alteration": "clay",

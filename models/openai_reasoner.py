@@ -16,9 +16,7 @@ import json
 from pathlib import Path
 
 from ..plugin.analysis import BackendSettings
-from ..plugin.errors import Cancelled, LodestarError
-from ..plugin.progress import SILENT, Progress
-from .backend import (
+from ..plugin.engine.contract import (
     GLOBAL_INFERENCES,
     MAX_PLAN_STEPS,
     SUB_INFERENCES,
@@ -32,6 +30,8 @@ from .backend import (
     ToolOutcome,
     Verdict,
 )
+from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.progress import SILENT, Progress
 from .llm_client import BudgetExceeded, LLMClient, ModelOutputError
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "resources" / "prompts"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import geopandas as gpd
 
-from ...models.backend import ZONE_TOOLS, ToolCall
 from ..controller import ControllerLimits, Region, enforce, validate
+from .contract import ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
 

@@ -23,7 +23,11 @@ from typing import Callable
 
 import geopandas as gpd
 
-from ...models.backend import (
+from ..errors import Cancelled, LodestarError
+from ..progress import SILENT, Progress
+from ..zones import zones_frame
+from . import toolbox
+from .contract import (
     MAX_PLAN_STEPS,
     TOOLSET,
     ZONE_TOOLS,
@@ -37,10 +41,6 @@ from ...models.backend import (
     ToolOutcome,
     Verdict,
 )
-from ..errors import Cancelled, LodestarError
-from ..progress import SILENT, Progress
-from ..zones import zones_frame
-from . import toolbox
 from .control import check_zones, limits_from
 from .workspace import Workspace
 

@@ -15,7 +15,9 @@ import json
 import re
 from pathlib import Path
 
-from ...models.backend import (
+from ..errors import LodestarError
+from ..raster_io import LayerSpec
+from .contract import (
     BudgetExhausted,
     ChainNode,
     Judgement,
@@ -24,8 +26,6 @@ from ...models.backend import (
     ToolCall,
     Verdict,
 )
-from ..errors import LodestarError
-from ..raster_io import LayerSpec
 
 FORMAT = "lodestar-run/1"
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token(?!s))", re.IGNORECASE)

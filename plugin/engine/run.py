@@ -18,7 +18,6 @@ from typing import Callable
 
 import fiona
 
-from ...models.backend import Roles
 from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
@@ -26,6 +25,7 @@ from ..raster_io import RasterSet, crs_label
 from ..vector_io import write_vector
 from ..zones import zones_frame
 from . import record as records
+from .contract import Roles
 from .knowledge import retrieve
 from .loop import FAILED, Engine, is_budget_error
 from .report import write_report

@@ -15,11 +15,11 @@ import geopandas as gpd
 import numpy as np
 from PIL import ImageDraw
 
-from ...models.backend import TOOLSET, ZONE_TOOLS, ToolCall
 from ..errors import Cancelled, LodestarError
 from ..progress import SILENT, Progress
 from ..render import png_bytes, render_png, write_bytes_atomic
 from ..zones import zone_record, zones_frame
+from .contract import TOOLSET, ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
 OUTLINE_COLOURS = ((0, 229, 255), (255, 64, 160), (120, 255, 80), (255, 200, 0), (255, 255, 255))

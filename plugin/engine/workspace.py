@@ -12,10 +12,10 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 
-from ...models.backend import TOOLSET, ChainNode
 from ..raster_io import RasterSet, crs_label
 from ..tools.categorical import read_legend
 from ..zones import zones_frame
+from .contract import TOOLSET, ChainNode
 
 _MAX_UNITS = 40  # legend units listed per categorical layer
 
@@ -76,7 +76,7 @@ def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
 
 @dataclass
 class Workspace:
-    """The run's memory cache; see models/backend.py for how reasoners use it."""
+    """The run's memory cache; see contract.py for how reasoners use it."""
 
     question: str
     choices: dict

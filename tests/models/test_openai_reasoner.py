@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from lodestar.models.backend import BudgetExhausted, ChainNode, Observation, PlanStep, ReasonerError, ToolOutcome
 from lodestar.models.openai_reasoner import OpenAIReasoner, ServerUnavailable, data_message, load_prompt
 from lodestar.plugin.analysis import BackendSettings
 from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.contract import (
+    BudgetExhausted,
+    ChainNode,
+    Observation,
+    PlanStep,
+    ReasonerError,
+    ToolOutcome,
+)
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import RasterSet

@@ -12,7 +12,9 @@ import pytest
 import rasterio
 from affine import Affine
 
-from lodestar.models.backend import (
+from lodestar.plugin.analysis import AnalysisRequest
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.contract import (
     BudgetExhausted,
     Judgement,
     PlanStep,
@@ -22,8 +24,6 @@ from lodestar.models.backend import (
     Verdict,
     empty_usage,
 )
-from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
 from lodestar.plugin.engine.run import run_analysis
@@ -355,7 +355,7 @@ def _box_zone(ws, zone_id, layer, role, box, score):
 
 
 def _node(index, layer, sub="Yes", params=None):
-    from lodestar.models.backend import ChainNode, Observation
+    from lodestar.plugin.engine.contract import ChainNode, Observation
 
     step = PlanStep(index, f"mark {layer}", [layer], "", "color_regions", "", "", {},
                     "phyllic_core" if index == 1 else "zoned_alteration", "critical")

@@ -1,11 +1,13 @@
-"""The one reasoner interface the STA-CoT loop calls, and the records it exchanges with it.
+"""The engine's contract: the one reasoner interface the STA-CoT loop calls, and the records it exchanges.
 
 The loop (`plugin/engine/loop.py`) runs seed 000's Algorithms 1 and 2 and asks a *reasoner* for every
 decision. Each model role may be answered by a different back-end (`Roles`): the planner writes the
 plan, the executor proposes one tool call per turn and judges each tool result, the verifier judges
-the whole chain. Back-ends: `models/offline.py` (rule-based, no network, the default),
-`models/openai_reasoner.py` (any OpenAI-compatible server) and the replay reasoner in
-`plugin/engine/record.py` (recorded decisions, no model calls).
+the whole chain. Back-ends live in models/ and implement this contract; the core never imports them
+but through `models.build_reasoners`, loaded lazily by `plugin/engine/run.py`: `models/offline.py`
+(rule-based, no network, the default), `models/openai_reasoner.py` (any OpenAI-compatible server) and
+`models/replay.py` (the decisions of a run record, no model calls). Question forms (the choices and
+which one is positive) are `plugin/engine/questions.py`.
 
 How the loop passes context
 ---------------------------
@@ -43,10 +45,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..plugin.errors import LodestarError
+from ..errors import LodestarError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from ..plugin.engine.workspace import Workspace
+    from .workspace import Workspace
 
 SUB_INFERENCES = ("Yes", "No")
 GLOBAL_INFERENCES = ("end", "continue")
