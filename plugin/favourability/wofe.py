@@ -1,0 +1,174 @@
+"""Weights of evidence (Bonham-Carter 1994, ch. 9) on the cells of a study area.
+
+Areas are counted in *unit cells* of `unit_area` square map units (default 1 km2, as in ArcSDM): a grid
+cell counts pixel_area / unit_area unit cells and each deposit occupies one unit cell. With T the study
+area, D the deposits and B a binary pattern (N = number of unit cells, N(B.D) = deposits in B):
+
+    W+ = ln[(N(B.D) / N(D)) / (N(B.~D) / N(~D))]      s2(W+) = 1 / N(B.D)  + 1 / N(B.~D)
+    W- = ln[(N(~B.D) / N(D)) / (N(~B.~D) / N(~D))]    s2(W-) = 1 / N(~B.D) + 1 / N(~B.~D)
+    C = W+ - W-,  s(C) = sqrt(s2(W+) + s2(W-)),  studentised contrast = C / s(C)
+
+where N(B.~D) = N(B) - N(B.D) and N(~D) = N(T) - N(D). A weight is *undefined* when one of its counts is
+not positive (no deposit in the pattern, or a pattern no larger than its deposits); it is then computed
+with 0.5 for that count (a Haldane-style correction) and flagged `defined=False`.
+
+Multi-class evidence gives each class the W+ of "this class against the rest". A continuous map is
+generalised into a binary pattern as ArcSDM does: ordered classes, cumulative from the favourable end
+(descending: value >= t, ascending: value <= t), the threshold of maximum studentised contrast among the
+defined ones. The posterior logit is the prior logit ln(N(D) / N(~D)) plus each layer's weight; its
+variance (the weights' part, Bonham-Carter 1994 p. 320) is P^2 (1/N(D) + sum of the weights' variances).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+UNIT_AREA = 1_000_000.0
+"""Default unit cell: 1 km2 in square metres."""
+MAX_CLASSES = 100
+"""A continuous map with more distinct values is cut at this many quantiles before generalisation."""
+CI_RATIO_FLAG = 0.85
+"""Conditional independence is doubtful below this ratio of observed to predicted deposits."""
+EMPTY_COUNT = 0.5
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Weights of one or more patterns (arrays of equal length; areas in unit cells)."""
+
+    area: np.ndarray
+    deposits: np.ndarray
+    w_plus: np.ndarray
+    s_w_plus: np.ndarray
+    w_minus: np.ndarray
+    s_w_minus: np.ndarray
+    contrast: np.ndarray
+    s_contrast: np.ndarray
+    studentised: np.ndarray
+    defined: np.ndarray
+
+
+def weights(area_b, deposits_b, area_total: float, deposits_total: float) -> Weights:
+    """W+, W-, contrast and their standard deviations of patterns B (areas in unit cells)."""
+    area_b = np.atleast_1d(np.asarray(area_b, dtype=float))
+    deposits_b = np.atleast_1d(np.asarray(deposits_b, dtype=float))
+    barren_total = area_total - deposits_total
+    counts = [deposits_b, area_b - deposits_b, deposits_total - deposits_b,
+              (area_total - area_b) - (deposits_total - deposits_b)]
+    defined = np.all([c > 0 for c in counts], axis=0) & (barren_total > 0) & (deposits_total > 0)
+    bd, b_nd, nb_d, nb_nd = (np.where(c > 0, c, EMPTY_COUNT) for c in counts)
+    d_total, nd_total = max(deposits_total, EMPTY_COUNT), max(barren_total, EMPTY_COUNT)
+    w_plus = np.log((bd / d_total) / (b_nd / nd_total))
+    w_minus = np.log((nb_d / d_total) / (nb_nd / nd_total))
+    s_w_plus = np.sqrt(1 / bd + 1 / b_nd)
+    s_w_minus = np.sqrt(1 / nb_d + 1 / nb_nd)
+    contrast = w_plus - w_minus
+    s_contrast = np.hypot(s_w_plus, s_w_minus)
+    return Weights(area_b, deposits_b, w_plus, s_w_plus, w_minus, s_w_minus, contrast, s_contrast,
+                   contrast / s_contrast, defined)
+
+
+def class_weights(area_per_class, deposits_per_class) -> Weights:
+    """Multi-class evidence: each class's weights against the rest of the study area."""
+    area = np.asarray(area_per_class, dtype=float)
+    deposits = np.asarray(deposits_per_class, dtype=float)
+    return weights(area, deposits, float(area.sum()), float(deposits.sum()))
+
+
+def cumulative_weights(area_per_class, deposits_per_class, ascending: bool = False) -> Weights:
+    """Ordered classes (lowest first): pattern k holds classes >= k (descending) or <= k (ascending)."""
+    area = np.asarray(area_per_class, dtype=float)
+    deposits = np.asarray(deposits_per_class, dtype=float)
+    if ascending:
+        area_b, deposits_b = np.cumsum(area), np.cumsum(deposits)
+    else:
+        area_b, deposits_b = np.cumsum(area[::-1])[::-1], np.cumsum(deposits[::-1])[::-1]
+    return weights(area_b, deposits_b, float(area.sum()), float(deposits.sum()))
+
+
+def best_pattern(table: Weights) -> int | None:
+    """Index of the defined pattern of maximum studentised contrast (None when none is defined)."""
+    if not table.defined.any():
+        return None
+    return int(np.argmax(np.where(table.defined, table.studentised, -np.inf)))
+
+
+def class_breaks(values: np.ndarray, max_classes: int = MAX_CLASSES) -> np.ndarray:
+    """Lower bounds of ordered classes: the distinct values, or `max_classes` quantiles when there are more."""
+    distinct = np.unique(values)
+    if len(distinct) <= max_classes:
+        return distinct
+    return np.unique(np.quantile(values, np.linspace(0, 1, max_classes, endpoint=False)))
+
+
+def classify(values: np.ndarray, breaks: np.ndarray) -> np.ndarray:
+    """Ordered class index of each value (0 for values below the first break)."""
+    return np.maximum(np.searchsorted(breaks, values, side="right") - 1, 0)
+
+
+@dataclass(frozen=True)
+class Generalisation:
+    """A continuous map cut into a binary pattern at the threshold of maximum studentised contrast:
+    values >= threshold (descending) or values < threshold (ascending)."""
+
+    threshold: float
+    ascending: bool
+    table: Weights
+    best: int
+
+    def contains(self, values: np.ndarray) -> np.ndarray:
+        """Whether values fall in the pattern."""
+        return values < self.threshold if self.ascending else values >= self.threshold
+
+
+def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, ascending: bool = False,
+               max_classes: int = MAX_CLASSES) -> Generalisation | None:
+    """Binary generalisation of a map over the study-area cells (`values` and `deposits` per cell, each cell
+    `cell_units` unit cells); None when no cumulative pattern has defined weights."""
+    breaks = class_breaks(values, max_classes)
+    classes = classify(values, breaks)
+    area = np.bincount(classes, minlength=len(breaks)) * cell_units
+    found = np.bincount(classes, weights=deposits, minlength=len(breaks))
+    table = cumulative_weights(area, found, ascending)
+    best = best_pattern(table)
+    if best is None:
+        return None
+    threshold = np.append(breaks, np.inf)[best + 1] if ascending else breaks[best]
+    return Generalisation(float(threshold), ascending, table, best)
+
+
+def prior_logit(area_total: float, deposits_total: float) -> float:
+    """ln of the prior odds N(D) / N(~D) of a deposit in a unit cell."""
+    return math.log(max(deposits_total, EMPTY_COUNT) / max(area_total - deposits_total, EMPTY_COUNT))
+
+
+def posterior(logit: np.ndarray, weight_variance: np.ndarray, deposits_total: float) -> tuple[np.ndarray, np.ndarray]:
+    """(probability per unit cell, its variance due to the weights) from the posterior logit and the sum of
+    the weights' variances of each cell."""
+    probability = 1.0 / (1.0 + np.exp(-np.asarray(logit, dtype=float)))
+    variance = probability ** 2 * (1.0 / max(deposits_total, EMPTY_COUNT) + np.asarray(weight_variance))
+    return probability, variance
+
+
+def conditional_independence(probability: np.ndarray, variance: np.ndarray, conditions: np.ndarray,
+                             cell_units: float, deposits_total: float) -> dict:
+    """The overall conditional-independence test over the study-area cells.
+
+    T = predicted deposits = sum of P x area over unique conditions (cells of one evidence combination);
+    ratio = N(D) / T (Bonham-Carter: below ~0.85 the layers are not conditionally independent); the
+    Agterberg-Cheng (2002) statistic z = (T - N(D)) / s(T), s2(T) = sum over unique conditions of
+    (area x s(P))^2, with the one-sided probability that T exceeds N(D) this much by chance.
+    """
+    codes, inverse = np.unique(conditions, return_inverse=True)
+    cells = np.bincount(inverse, minlength=len(codes))
+    area = cells * cell_units
+    p = np.bincount(inverse, weights=probability, minlength=len(codes)) / cells
+    var = np.bincount(inverse, weights=variance, minlength=len(codes)) / cells
+    predicted = float(np.sum(area * p))
+    sd = float(math.sqrt(np.sum((area ** 2) * var)))
+    z = (predicted - deposits_total) / sd if sd > 0 else 0.0
+    ratio = deposits_total / predicted if predicted > 0 else float("nan")
+    return {"observed": float(deposits_total), "predicted": predicted, "ratio": ratio, "sd_predicted": sd,
+            "z": z, "p_chance": 0.5 * math.erfc(z / math.sqrt(2)), "doubtful": bool(ratio < CI_RATIO_FLAG)}

@@ -1,0 +1,138 @@
+"""Weights of evidence against values worked out by hand.
+
+The study area is 100 unit cells holding 6 deposits (N(T) = 100, N(D) = 6, N(~D) = 94). Pattern B covers
+20 unit cells holding 4 deposits:
+    W+ = ln[(4/6) / (16/94)] = 1.36524      s(W+) = sqrt(1/4 + 1/16) = 0.55902
+    W- = ln[(2/6) / (78/94)] = -0.91203     s(W-) = sqrt(1/2 + 1/78) = 0.71612
+    C = 2.27727, s(C) = 0.90847, C / s(C) = 2.50670
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from lodestar.plugin.favourability.wofe import (
+    class_weights,
+    conditional_independence,
+    cumulative_weights,
+    generalise,
+    posterior,
+    prior_logit,
+    weights,
+)
+
+
+def test_binary_pattern_by_hand():
+    w = weights(20, 4, 100, 6)
+    assert w.w_plus[0] == pytest.approx(math.log((4 / 6) / (16 / 94)))
+    assert w.w_minus[0] == pytest.approx(math.log((2 / 6) / (78 / 94)))
+    assert (w.w_plus[0], w.w_minus[0]) == pytest.approx((1.36524, -0.91203), abs=1e-5)
+    assert w.s_w_plus[0] == pytest.approx(math.sqrt(1 / 4 + 1 / 16))
+    assert w.s_w_minus[0] == pytest.approx(math.sqrt(1 / 2 + 1 / 78))
+    assert w.contrast[0] == pytest.approx(2.27727, abs=1e-5)
+    assert w.s_contrast[0] == pytest.approx(math.sqrt(1 / 4 + 1 / 16 + 1 / 2 + 1 / 78))
+    assert w.studentised[0] == pytest.approx(2.50670, abs=1e-5)
+    assert w.defined[0]
+
+
+def test_unit_cells_scale_areas_not_deposits():
+    """Cells of 500 m x 500 m are 0.25 unit cells of 1 km2: 80 cells are the 20 unit cells above."""
+    values = np.r_[np.ones(80), np.zeros(320)]
+    deposits = np.r_[np.ones(4), np.zeros(76), np.ones(2), np.zeros(318)]
+    g = generalise(values, deposits, cell_units=500 * 500 / 1e6)
+    assert g.threshold == 1.0 and not g.ascending
+    assert g.table.area[g.best] == pytest.approx(20) and g.table.deposits[g.best] == 4
+    assert g.table.w_plus[g.best] == pytest.approx(math.log((4 / 6) / (16 / 94)))
+
+
+def test_an_empty_count_is_undefined_and_corrected():
+    w = weights(20, 0, 100, 6)
+    assert not w.defined[0]
+    assert w.w_plus[0] == pytest.approx(math.log((0.5 / 6) / (20 / 94)))  # 0.5 stands for the empty N(B.D)
+    assert w.s_w_plus[0] == pytest.approx(math.sqrt(1 / 0.5 + 1 / 20))
+    assert not weights(3, 4, 100, 6).defined[0]  # a pattern smaller than its deposits
+
+
+def test_multi_class_weights_are_each_class_against_the_rest():
+    w = class_weights([50, 30, 20], [1, 2, 3])
+    # class 2: 20 unit cells with 3 of the 6 deposits
+    assert w.w_plus[2] == pytest.approx(math.log((3 / 6) / (17 / 94)))
+    assert w.w_minus[2] == pytest.approx(math.log((3 / 6) / (77 / 94)))
+    assert w.w_plus[0] == pytest.approx(math.log((1 / 6) / (49 / 94)))
+    assert w.s_w_plus[1] == pytest.approx(math.sqrt(1 / 2 + 1 / 28))
+
+
+# Ordered classes 1..4 over 40, 30, 20, 10 unit cells holding 1, 1, 2, 2 deposits. Descending patterns:
+#   >= 4: (10 cells, 2 deposits) W+ = ln[(2/6)/(8/94)],  W- = ln[(4/6)/(86/94)]  C / s(C) = 1.7860
+#   >= 3: (30, 4)                W+ = ln[(4/6)/(26/94)], W- = ln[(2/6)/(68/94)]  C / s(C) = 1.8462  <- best
+#   >= 2: (60, 5)                W+ = ln[(5/6)/(55/94)], W- = ln[(1/6)/(39/94)]  C / s(C) = 1.1349
+#   >= 1: the whole area: N(~B) = 0, undefined
+VALUES = np.repeat([1.0, 2.0, 3.0, 4.0], [40, 30, 20, 10])
+DEPOSITS = np.zeros(100)
+DEPOSITS[[0, 40, 70, 71, 90, 91]] = 1
+
+
+def test_cumulative_descending_by_hand():
+    w = cumulative_weights([40, 30, 20, 10], [1, 1, 2, 2])
+    assert list(w.area) == [100, 60, 30, 10] and list(w.deposits) == [6, 5, 4, 2]
+    assert list(w.defined) == [False, True, True, True]
+    assert w.w_plus[2] == pytest.approx(math.log((4 / 6) / (26 / 94)))
+    assert w.w_minus[2] == pytest.approx(math.log((2 / 6) / (68 / 94)))
+    assert w.studentised[1:] == pytest.approx([1.1349, 1.8462, 1.7860], abs=1e-4)
+
+
+def test_generalisation_at_maximum_studentised_contrast():
+    g = generalise(VALUES, DEPOSITS, cell_units=1.0)
+    assert g.best == 2 and g.threshold == 3.0 and not g.ascending
+    assert list(g.contains(np.array([2.9, 3.0, 4.0]))) == [False, True, True]
+    assert g.table.studentised[g.best] == pytest.approx(1.8462, abs=1e-4)
+
+
+def test_ascending_generalisation_is_the_mirror():
+    """Distances 5 - value: near is favourable; the pattern is distance <= 2, i.e. < 3 (the next class)."""
+    g = generalise(5 - VALUES, DEPOSITS, cell_units=1.0, ascending=True)
+    assert g.ascending and g.threshold == 3.0
+    assert list(g.contains(np.array([1.0, 2.0, 2.5, 3.0]))) == [True, True, True, False]
+    assert g.table.studentised[g.best] == pytest.approx(1.8462, abs=1e-4)
+
+
+def test_quantile_classes_for_many_values():
+    values = np.linspace(0, 1, 1000)
+    deposits = np.zeros(1000)
+    deposits[[0, 995, 996, 997, 998, 999]] = 1  # one outside the top decile: a pattern holding all is undefined
+    g = generalise(values, deposits, cell_units=1.0, max_classes=10)
+    assert len(g.table.area) == 10 and g.threshold == pytest.approx(0.9, abs=1e-3)
+
+
+def test_posterior_and_conditional_independence_of_one_layer():
+    """One binary layer is conditionally independent of itself: predicted = observed = 6.
+
+    In B the posterior odds are prior odds x e^W+ = (6/94)(4/6)/(16/94) = 4/16, P = 0.2 (20 cells: 4
+    deposits); outside, odds (6/94)(2/6)/(78/94) = 2/78, P = 1/40 (80 cells: 2 deposits)."""
+    w = weights(20, 4, 100, 6)
+    inside = np.r_[np.ones(20, bool), np.zeros(80, bool)]
+    logit = prior_logit(100, 6) + np.where(inside, w.w_plus[0], w.w_minus[0])
+    variance = np.where(inside, w.s_w_plus[0] ** 2, w.s_w_minus[0] ** 2)
+    p, var = posterior(logit, variance, 6)
+    assert prior_logit(100, 6) == pytest.approx(math.log(6 / 94))
+    assert p[0] == pytest.approx(0.2) and p[-1] == pytest.approx(1 / 40)
+    assert var[0] == pytest.approx(0.2 ** 2 * (1 / 6 + 1 / 4 + 1 / 16))
+    ci = conditional_independence(p, var, inside.astype(int), 1.0, 6)
+    assert ci["predicted"] == pytest.approx(6) and ci["ratio"] == pytest.approx(1) and ci["z"] == pytest.approx(0)
+    s2 = 20 ** 2 * 0.2 ** 2 * (1 / 6 + 1 / 4 + 1 / 16) + 80 ** 2 * (1 / 40) ** 2 * (1 / 6 + 1 / 2 + 1 / 78)
+    assert ci["sd_predicted"] == pytest.approx(math.sqrt(s2)) and not ci["doubtful"]
+
+
+def test_a_layer_counted_twice_fails_the_check():
+    """The same pattern twice: P in B = o/(1+o) with o = (6/94) e^(2 W+); predicted 10.7 for 6 observed."""
+    w = weights(20, 4, 100, 6)
+    inside = np.r_[np.ones(20, bool), np.zeros(80, bool)]
+    logit = prior_logit(100, 6) + 2 * np.where(inside, w.w_plus[0], w.w_minus[0])
+    p, var = posterior(logit, 2 * np.where(inside, w.s_w_plus[0] ** 2, w.s_w_minus[0] ** 2), 6)
+    odds_in, odds_out = 6 / 94 * math.exp(2 * w.w_plus[0]), 6 / 94 * math.exp(2 * w.w_minus[0])
+    predicted = 20 * odds_in / (1 + odds_in) + 80 * odds_out / (1 + odds_out)
+    ci = conditional_independence(p, var, inside.astype(int), 1.0, 6)
+    assert ci["predicted"] == pytest.approx(predicted) and predicted == pytest.approx(10.71, abs=0.01)
+    assert ci["ratio"] == pytest.approx(6 / predicted) and ci["doubtful"] and ci["z"] > 0
