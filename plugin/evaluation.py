@@ -11,7 +11,18 @@ Localization (`evaluate_localization`):
 - success-rate curve: polygons taken by rank (raster cells by decreasing value), the cumulative
   share of the valid area against the cumulative share of deposits found; it starts at (0, 0) and
   ends at (1, 1) (the unselected rest of the area, in no particular order, closes the curve); AUC
-  by the trapezoid rule (0.5 = no better than chance).
+  by the trapezoid rule (0.5 = no better than chance);
+- capture at area shares (2, 5, 10, 20 %): deposits found within the best-ranked x % of the area,
+  read on the ranked part of the curve (a rank is entered linearly, i.e. ties broken at random and
+  counted as expected values); the unselected rest earns nothing;
+- no polygons at all is scored as finding nothing: recall 0, capture 0, AUC 0.0, and area reduction
+  None (with a note), not 1.0.
+
+Surfaces (`evaluate_surface`): every valid cell is ranked by its value, highest first. A deposit's
+*area share* is the share of the valid area with a higher value plus half the share of its tie group
+(cells of the same value), i.e. its expected position when ties are broken at random; capture at x %
+counts each deposit whose tie group straddles x % by the fraction of the group above x %; AUC = 1 -
+mean area share, exactly the area under the success-rate curve.
 
 Answers (`classification_metrics`): accuracy, F1 of the positive choice, macro F1 over the choices,
 Matthews correlation (positive choice against the rest) and the confusion matrix. An answer that is
@@ -20,6 +31,7 @@ not one of the choices (e.g. "Failed") counts as wrong.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -28,12 +40,14 @@ import numpy as np
 from shapely.ops import unary_union
 
 from .errors import LodestarError
+from .files import atomic_path, write_text_atomic
 from .progress import SILENT, Progress
 from .raster_io import RasterGrid, RasterReader
 from .vector_io import read_vector
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
 MAX_CURVE_LEVELS = 200
+DEFAULT_SHARES = (0.02, 0.05, 0.10, 0.20)
 
 
 def evaluate_localization(prospectivity, deposits, *, valid_mask: np.ndarray | None = None,
@@ -57,6 +71,9 @@ def evaluate_localization(prospectivity, deposits, *, valid_mask: np.ndarray | N
     else:
         result = _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry, valid_area,
                                     rank_field, log, progress)
+    if result["area_reduction"] is None:
+        log.append("Nothing was selected: scored as finding nothing (recall 0, capture 0, AUC 0.0); an area "
+                   "reduction means nothing without a selection, so none is given.")
     result["log"] = log
     return result
 
@@ -94,17 +111,19 @@ def deposit_points(deposits, crs, log: list) -> list:
     return points
 
 
-def _cells(points: list, grid: RasterGrid, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rows, cols, inside) of points on a grid; inside = on the grid and on a valid cell."""
-    if not points:
-        empty = np.empty(0, dtype=int)
-        return empty, empty, np.empty(0, dtype=bool)
-    cols, rows = grid.map_to_pixel([p.x for p in points], [p.y for p in points])
+def cells_of(xy, grid: RasterGrid, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, cols, inside) of map points (x, y) on a grid; inside = on the grid and on a valid cell."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    cols, rows = grid.map_to_pixel(xy[:, 0], xy[:, 1])
     cols, rows = np.floor(cols).astype(int), np.floor(rows).astype(int)
     on_grid = (rows >= 0) & (rows < grid.height) & (cols >= 0) & (cols < grid.width)
     inside = on_grid.copy()
     inside[on_grid] = mask[rows[on_grid], cols[on_grid]]
     return rows, cols, inside
+
+
+def _xy(points: list) -> list:
+    return [(p.x, p.y) for p in points]
 
 
 def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry, valid_area, rank_field,
@@ -121,7 +140,7 @@ def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry
     first_rank = _first_covering_rank(frame, points)
     if valid_mask is not None:
         total = float(valid_mask.sum()) * grid.pixel_area
-        _, _, inside = _cells(points, grid, valid_mask)
+        _, _, inside = cells_of(_xy(points), grid, valid_mask)
         burned = _burn_ranks(frame, grid)
         per_level = [float(((burned == level) & valid_mask).sum()) * grid.pixel_area for level in levels]
         cumulative = list(np.cumsum(per_level))
@@ -191,7 +210,7 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
     if valid_mask is not None:
         data &= _sample_mask(valid_mask, grid, own)
     points = deposit_points(deposits, own.crs, log)
-    rows, cols, inside = _cells(points, own, data)
+    rows, cols, inside = cells_of(_xy(points), own, data)
     total = float(data.sum()) * own.pixel_area
     if total <= 0:
         raise LodestarError(f"{path.name} has no valid cells in the analysed area.")
@@ -251,7 +270,9 @@ def _summary(levels: list, cumulative: list, total: float, found_at: list, insid
     found = sum(1 for f in found_at if f is not None)
     closing = [(c["area_share"], c["deposit_share"]) for c in curve] + [(1.0, 1.0)]
     auc = sum((x1 - x0) * (y0 + y1) / 2.0 for (x0, y0), (x1, y1) in zip(closing, closing[1:]))
-    return {
+    shares = [c["area_share"] for c in curve]
+    counts = [c["found"] for c in curve]
+    result = {
         "deposits": len(found_at),
         "inside": n_inside,
         "outside": len(found_at) - n_inside,
@@ -261,25 +282,84 @@ def _summary(levels: list, cumulative: list, total: float, found_at: list, insid
         "valid_area": total,
         "area_reduction": 1.0 - selected / total,
         "auc": auc if n_inside else None,
+        "capture": {share: float(np.interp(share, shares, counts)) for share in DEFAULT_SHARES},
         "curve": curve,
         "deposit_ranks": found_at,
     }
+    if not levels:
+        result.update(area_reduction=None, auc=0.0 if n_inside else None)
+    return result
+
+
+def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, shares=DEFAULT_SHARES) -> dict:
+    """Success-rate curve, AUC and capture at area `shares` of a surface on `grid` (higher = more prospective;
+    masked or NaN cells are not analysed area) against deposits at map points (x, y) in the grid's CRS."""
+    values = np.ma.masked_invalid(np.ma.asarray(values, dtype=float))
+    valid = ~np.ma.getmaskarray(values)
+    if not valid.any():
+        raise LodestarError("The surface has no valid cells: nothing to evaluate.")
+    rows, cols, inside = cells_of(deposit_xy, grid, valid)
+    deposit_values = np.asarray(values.data, dtype=float)[rows[inside], cols[inside]]
+    above, tied = rank_positions(values.compressed(), deposit_values)
+    n_inside = int(inside.sum())
+    area_shares = above + tied / 2
+    positions = iter(area_shares)
+    return {
+        "deposits": len(inside),
+        "inside": n_inside,
+        "outside": len(inside) - n_inside,
+        "valid_area": float(valid.sum()) * grid.pixel_area,
+        "auc": float(1.0 - area_shares.mean()) if n_inside else None,
+        "capture": capture_counts(above, tied, shares),
+        "curve": _surface_curve(above, tied, n_inside),
+        "deposit_area_shares": [float(next(positions)) if ok else None for ok in inside],
+    }
+
+
+def rank_positions(values: np.ndarray, deposit_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each deposit value: (share of `values` above it, share equal to it), `values` being every valid cell."""
+    ordered = np.sort(np.asarray(values, dtype=float))
+    deposit_values = np.asarray(deposit_values, dtype=float)
+    n = len(ordered)
+    below_or_equal = np.searchsorted(ordered, deposit_values, side="right")
+    below = np.searchsorted(ordered, deposit_values, side="left")
+    return (n - below_or_equal) / n, (below_or_equal - below) / n
+
+
+def capture_counts(above: np.ndarray, tied: np.ndarray, shares=DEFAULT_SHARES) -> dict:
+    """Expected deposits within the top `share` of the area, each deposit's tie group entered linearly."""
+    above, tied = np.asarray(above, dtype=float), np.maximum(np.asarray(tied, dtype=float), 1e-300)
+    return {share: float(np.clip((share - above) / tied, 0.0, 1.0).sum()) for share in shares}
+
+
+def _surface_curve(above: np.ndarray, tied: np.ndarray, n_inside: int) -> list:
+    """The exact success-rate curve: the start and end of each tie group holding deposits, from (0, 0) to
+    (1, 1); between them no deposit is met and the curve is flat, so these points draw it whole."""
+    points = [(0.0, 0)]
+    found = 0
+    for start, width in sorted({(float(a), float(t)) for a, t in zip(above, tied)}):
+        points.append((start, found))
+        found += int(np.sum((above == start) & (tied == width)))
+        points.append((start + width, found))
+    points.append((1.0, n_inside))
+    curve = []
+    for share, count in points:
+        if curve and curve[-1]["area_share"] == share and curve[-1]["found"] == count:
+            continue
+        curve.append({"area_share": share, "found": count, "deposit_share": count / n_inside if n_inside else 0.0})
+    return curve
 
 
 def write_curve_csv(metrics: dict, path) -> Path:
-    """The success-rate curve as a CSV table: one row per rank (or raster level), from (0, 0)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The success-rate curve as a CSV table: one row per point (rank, raster level or surface step), from (0, 0)."""
     curve = metrics["curve"]
     fields = list(curve[0].keys())
-    tmp = path.with_name(f".{path.name}.part")
-    with open(tmp, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for row in curve:
-            writer.writerow({k: _fmt(row.get(k)) for k in fields})
-    tmp.replace(path)
-    return path
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=fields)
+    writer.writeheader()
+    for row in curve:
+        writer.writerow({k: _fmt(row.get(k)) for k in fields})
+    return write_text_atomic(path, text.getvalue())
 
 
 def _fmt(value):
@@ -296,7 +376,6 @@ def plot_success_curve(metrics: dict, path, title: str = "Success-rate curve") -
     from matplotlib.figure import Figure
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     curve = metrics["curve"]
     xs = [c["area_share"] for c in curve] + [1.0]
     ys = [c["deposit_share"] for c in curve] + [1.0]
@@ -304,22 +383,31 @@ def plot_success_curve(metrics: dict, path, title: str = "Success-rate curve") -
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
     axes.plot([0, 1], [0, 1], linestyle="--", color="grey", label="chance")
-    axes.plot(xs[:-1], ys[:-1], marker="o", color="firebrick", label="selected areas by rank")
+    axes.plot(xs[:-1], ys[:-1], marker="o" if len(xs) < 60 else None, color="firebrick",
+              label="selected areas by rank")
     axes.plot(xs[-2:], ys[-2:], linestyle=":", color="firebrick", label="unselected remainder")
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1.02)
     axes.set_xlabel("share of the analysed area")
     axes.set_ylabel("share of known deposits")
-    recall = metrics.get("recall")
-    auc = metrics.get("auc")
-    text = (f"recall {recall:.2f}" if recall is not None else "recall n/a") + \
-        f", area reduction {metrics['area_reduction']:.2f}" + (f", AUC {auc:.2f}" if auc is not None else "")
-    axes.set_title(f"{title}\n{text}", fontsize=9)
+    axes.set_title(f"{title}\n{_plot_text(metrics)}", fontsize=9)
     axes.legend(loc="lower right", fontsize=8)
-    tmp = path.with_name(f".{path.stem}.part.png")
-    figure.savefig(tmp, format="png")
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png")
     return path
+
+
+def _plot_text(metrics: dict) -> str:
+    parts = []
+    if "recall" in metrics:
+        parts.append(f"recall {metrics['recall']:.2f}" if metrics["recall"] is not None else "recall n/a")
+    if metrics.get("area_reduction") is not None:
+        parts.append(f"area reduction {metrics['area_reduction']:.2f}")
+    if metrics.get("auc") is not None:
+        parts.append(f"AUC {metrics['auc']:.2f}")
+    if 0.1 in metrics.get("capture", {}) and metrics.get("inside"):
+        parts.append(f"{metrics['capture'][0.1]:.1f} of {metrics['inside']} deposits in the top 10 %")
+    return ", ".join(parts)
 
 
 def classification_metrics(truths, predictions, positive: str = "A", labels=None) -> dict:

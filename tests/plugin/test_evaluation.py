@@ -6,6 +6,9 @@ Prospectivity: rank 1 box(0,0,20,20) (400 m2), rank 2 box(50,50,80,70) (600 m2),
 rank 3 box(80,0,100,20) (200 m2 valid, the rest on nodata).
 Deposits: P1 (10,10) rank 1; P2 (20,5) on rank 1's boundary (found); P3 (60,60) rank 2;
 P4 (30,90) missed; P5 (95,50) on nodata and P6 (150,50) off the grid: outside.
+Capture at area shares reads the ranked curve (0, 0), (2/45, 2), (1/9, 3), (2/15, 3) linearly: at 2 %
+2 x 0.02 / (2/45) = 0.9; at 5 % 2 + (0.05 - 2/45) / (1/9 - 2/45) = 2.0833; at 10 % 2.8333; at 20 %,
+past the selection, the 3 found (the unselected rest earns nothing).
 """
 from __future__ import annotations
 
@@ -21,9 +24,12 @@ from shapely.geometry import Point, box
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.evaluation import (
+    capture_counts,
     classification_metrics,
     evaluate_localization,
+    evaluate_surface,
     plot_success_curve,
+    rank_positions,
     write_curve_csv,
 )
 from lodestar.plugin.raster_io import RasterGrid
@@ -59,6 +65,7 @@ def check_polygon_metrics(m):
     assert m["auc"] == pytest.approx(AUC_POLYGONS)
     assert m["auc"] == pytest.approx(0.8277778, abs=1e-7)
     assert m["deposit_ranks"] == [1, 1, 2, None, None, None]
+    assert m["capture"] == pytest.approx({0.02: 0.9, 0.05: 2 + 0.05 * 15 - 2 / 3, 0.10: 2 + 0.10 * 15 - 2 / 3, 0.20: 3})
 
 
 def test_polygons_with_valid_mask():
@@ -105,10 +112,13 @@ def test_ranks_from_score_when_no_rank_field():
     assert m["auc"] == pytest.approx(AUC_POLYGONS)
 
 
-def test_no_prospectivity_and_no_deposits():
+def test_no_prospectivity_finds_nothing():
+    """An empty result is scored as finding nothing, not as an area reduction of 1.0 with a chance AUC."""
     empty = gpd.GeoDataFrame({"rank": []}, geometry=gpd.GeoSeries([], crs=UTM))
     m = evaluate_localization(empty, deposits(), valid_mask=MASK, grid=GRID)
-    assert m["recall"] == 0.0 and m["area_reduction"] == 1.0 and m["auc"] == pytest.approx(0.5)
+    assert m["recall"] == 0.0 and m["found"] == 0 and m["auc"] == 0.0
+    assert m["area_reduction"] is None and any("Nothing was selected" in line for line in m["log"])
+    assert m["capture"] == {0.02: 0.0, 0.05: 0.0, 0.10: 0.0, 0.20: 0.0}
     none = deposits().iloc[:0]
     m = evaluate_localization(prospectivity(), none, valid_mask=MASK, grid=GRID)
     assert m["recall"] is None and m["auc"] is None and m["area_reduction"] == pytest.approx(1 - 1200 / 9000)
@@ -147,6 +157,58 @@ def test_writers(tmp_path):
     assert [float(r["deposit_share"]) for r in rows] == [0, 0.5, 0.75, 0.75]
     png = plot_success_curve(m, tmp_path / "curve.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["curve.csv", "curve.png"]  # no temporary left
+
+
+# A surface on the grid above: 3 on the 4 cells x 0..20, y 0..20; 2 on the 6 cells x 50..80, y 50..70; 0 on the
+# other 80 valid cells. P1 (value 3): 0 cells above, 4 tied; P3 (2): 4 above, 6 tied; P2 and P4 (0): 10
+# above, 80 tied; P5, P6 outside. Area shares (above + tied / 2) / 90: 2/90, 7/90, 50/90, 50/90, so
+# AUC = 1 - (109/90) / 4 = 251/360. Capture at 2 % (1.8 cells): P1 1.8/4 = 0.45; at 5 % (4.5 cells): 1 +
+# 0.5/6; at 10 % (9 cells): 1 + 5/6; at 20 % (18 cells): 2 + 2 x 8/80.
+def surface() -> np.ma.MaskedArray:
+    values = np.zeros((10, 10))
+    values[8:10, 0:2] = 3
+    values[3:5, 5:8] = 2
+    return np.ma.masked_array(values, mask=~MASK)
+
+
+def test_surface_by_hand():
+    xy = [(p.x, p.y) for p in deposits().geometry]
+    m = evaluate_surface(surface(), GRID, xy)
+    assert (m["deposits"], m["inside"], m["outside"]) == (6, 4, 2)
+    assert m["valid_area"] == pytest.approx(9000)
+    assert m["deposit_area_shares"] == pytest.approx([2 / 90, 50 / 90, 7 / 90, 50 / 90, None, None])
+    assert m["auc"] == pytest.approx(251 / 360)
+    assert m["capture"] == pytest.approx({0.02: 0.45, 0.05: 1 + 0.5 / 6, 0.10: 1 + 5 / 6, 0.20: 2.2})
+    curve = [(c["area_share"], c["found"]) for c in m["curve"]]
+    assert [c["area_share"] for c in m["curve"]] == pytest.approx([0, 4 / 90, 10 / 90, 1])
+    assert [c["found"] for c in m["curve"]] == [0, 1, 2, 4]
+    trapezoid = sum((x1 - x0) * (y0 + y1) / 8 for (x0, y0), (x1, y1) in zip(curve, curve[1:]))
+    assert trapezoid == pytest.approx(m["auc"])  # the curve drawn is the curve scored
+
+
+def test_surface_nan_is_not_area_and_ties_are_fair():
+    values = surface().filled(np.nan)
+    m = evaluate_surface(np.ma.masked_array(values), GRID, [(10, 10)])
+    assert m["valid_area"] == pytest.approx(9000) and m["auc"] == pytest.approx(1 - 2 / 90)
+    flat = evaluate_surface(np.ma.masked_array(np.ones((10, 10)), mask=~MASK), GRID, [(10, 10), (60, 60)])
+    assert flat["auc"] == pytest.approx(0.5) and flat["capture"][0.10] == pytest.approx(0.2)  # chance, no better
+    with pytest.raises(LodestarError, match="no valid cells"):
+        evaluate_surface(np.ma.masked_all((10, 10)), GRID, [(10, 10)])
+
+
+def test_rank_positions_and_capture():
+    above, tied = rank_positions(np.array([1.0, 2.0, 2.0, 3.0]), np.array([3.0, 2.0]))
+    assert list(above) == [0.0, 0.25] and list(tied) == [0.25, 0.5]
+    assert capture_counts(above, tied, shares=(0.25, 0.5)) == {0.25: 1.0, 0.5: 1.5}
+
+
+def test_surface_curve_writers(tmp_path):
+    m = evaluate_surface(surface(), GRID, [(p.x, p.y) for p in deposits().geometry])
+    rows = list(csv.DictReader(open(write_curve_csv(m, tmp_path / "s.csv"), encoding="utf-8")))
+    assert [float(r["found"]) for r in rows] == [0, 1, 2, 4]
+    png = plot_success_curve(m, tmp_path / "s.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_classification_metrics_by_hand():
