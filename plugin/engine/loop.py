@@ -116,6 +116,11 @@ class Engine:
         self.trace.append({"role": role, "method": method, "value": _dump(value)})
         return value
 
+    def ask_localization_params(self) -> dict:
+        """The localization tool's question to the planner, asked like every decision (traced, cancellable,
+        within the run's budget). Raises ReasonerError, or BudgetExhausted once the budget is spent."""
+        return self._ask("planner", "localization_params")
+
     def _step_progress(self, fraction: float) -> None:
         self._percent = max(self._percent, min(95.0, fraction))
         self.progress.set(self._percent)

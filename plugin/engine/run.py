@@ -27,7 +27,8 @@ from ..zones import zones_frame
 from . import record as records
 from .contract import Roles
 from .knowledge import retrieve
-from .loop import FAILED, Engine, is_budget_error
+from .loop import FAILED, Engine
+from .questions import positive_choice
 from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -41,42 +42,20 @@ OUTPUT_FILES = {
     "report": "report.html",
     "map": "map.png",
 }
-OFFLINE_MODEL = "offline"
-"""A role whose model name is "offline" is answered by the offline reasoner, also with the openai back-end."""
 
 
-def build_roles(settings: BackendSettings, progress: Progress = SILENT) -> Roles:
-    """The reasoner of each role from the settings (the offline one unless the back-end is openai)."""
-    from ...models.offline import OfflineReasoner
+def _backends():
+    """models/, the back-ends, imported on first use: the engine's one way into them (the core loads,
+    and runs its tests, without importing a back-end)."""
+    from ... import models
 
-    offline = OfflineReasoner()
-    if settings.backend == "offline":
-        return Roles(offline, offline, offline)
-    if settings.backend != "openai":
-        raise LodestarError(f"Unknown back-end {settings.backend!r}; use 'offline' or 'openai'.")
-    from ...models import openai_reasoner
-
-    chosen = {}
-    for role in ("planner", "executor", "verifier"):
-        model = (settings.models or {}).get(role, "")
-        chosen[role] = offline if model == OFFLINE_MODEL else None
-    if all(v is offline for v in chosen.values()):
-        return Roles(offline, offline, offline)
-    remote = openai_reasoner.OpenAIReasoner(settings, progress)
-    return Roles(*(chosen[r] or remote for r in ("planner", "executor", "verifier")))
+    return models
 
 
 def _stamp(record: dict | None) -> str:
     if record is not None:
         return record["created_utc"]
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _positive(choices: dict) -> str | None:
-    """The choice letter meaning 'yes, deposits' (None when the choices are not yes / no)."""
-    from ...models.offline import yes_no_letters
-
-    return yes_no_letters(choices)[0]
 
 
 def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
@@ -90,13 +69,12 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         max_rounds = int(source["parameters"]["max_rounds"])
         localization_overrides = source["parameters"].get("localization")
         case_id = source.get("case_id", "")
-        roles = Roles(*([records.ReplayReasoner(source)] * 3))
         deposits = Path(source["parameters"]["deposits"]) if source["parameters"].get("deposits") else None
     else:
         layers, question, choices = list(request.layers), request.question, dict(request.choices)
         max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
         deposits = request.deposits
-        roles = build_roles(request.settings, progress)
+    roles = _backends().build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
                             "detected here? A. Yes B. No'.")
@@ -217,11 +195,9 @@ def _relative(value, out: Path):
 def _refine_with_sam(zones, raster_set, checkpoint, device, progress):
     if not len(zones):
         return zones, "No zones to refine with SAM."
-    from ...models.sam import refine_zones
-
     if not checkpoint or checkpoint == "None":
         raise LodestarError("SAM refinement needs a checkpoint file (SAM_CHECKPOINT).")
-    refined = refine_zones(zones, raster_set, checkpoint, device=device, progress=progress)
+    refined = _backends().refine_zones(zones, raster_set, checkpoint, device=device, progress=progress)
     return refined, f"Zone outlines refined with SAM ({int(refined['sam_refined'].sum())} of {len(refined)})."
 
 
@@ -235,17 +211,15 @@ def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, 
     base = LocalizationParams.from_dict(ws.deposit_model.get("localization", {}))
     source_name = f"deposit model {ws.deposit_model.get('id', '-')}" if ws.deposit_model else "defaults"
     params, note = base, ""
-    positive = _positive(choices)
+    positive = positive_choice(choices)
     supported = answer != FAILED and (positive is None or answer == positive)
     if supported and len(graph.nodes) and not engine.budget_spent:
         try:
-            chosen = engine._ask("planner", "localization_params")
+            chosen = engine.ask_localization_params()
             params = LocalizationParams.from_dict(chosen, base)
             source_name = f"{getattr(engine.roles.planner, 'name', 'model')} (over {source_name})"
         except (LodestarError, TypeError, ValueError) as exc:
             note = f"The model's localization parameters were not usable ({exc}); the deposit model's are used. "
-            if is_budget_error(exc):
-                engine.budget_spent = True
     if overrides:
         params = LocalizationParams.from_dict(overrides, params)
         source_name += " with user overrides"
