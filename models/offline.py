@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
+from ..plugin.engine.questions import yes_no_letters
 
 FAMILY = {
     "hydrothermal_alteration": "clay",
@@ -508,18 +509,6 @@ def _roles_of(ws, item_ids: list) -> set:
         if item["id"] in item_ids:
             roles |= set(item["roles"])
     return roles
-
-
-def yes_no_letters(choices: dict) -> tuple:
-    """(letter meaning yes, letter meaning no), or (None, None) when the choices are not yes/no."""
-    yes = no = None
-    for letter, text in choices.items():
-        word = str(text).strip().lower()
-        if word in ("yes", "true", "present") and yes is None:
-            yes = letter
-        elif word in ("no", "false", "absent") and no is None:
-            no = letter
-    return (yes, no) if yes and no else (None, None)
 
 
 def legend_informative(info) -> bool:

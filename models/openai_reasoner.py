@@ -30,6 +30,7 @@ from ..plugin.engine.contract import (
     ToolOutcome,
     Verdict,
 )
+from ..plugin.engine.questions import positive_choice
 from ..plugin.errors import Cancelled, LodestarError
 from ..plugin.progress import SILENT, Progress
 from .llm_client import BudgetExceeded, LLMClient, ModelOutputError
@@ -68,14 +69,6 @@ def data_message(task: str, data: dict) -> dict:
 
 def _strings(names) -> dict:
     return {"type": "array", "items": {"type": "string", "enum": list(names)}}
-
-
-def _positive_letter(choices: dict) -> str | None:
-    """The choice letter that means "yes, a deposit" (None when no choice reads as yes)."""
-    for letter, text in choices.items():
-        if str(text).strip().lower().startswith("yes"):
-            return letter
-    return None
 
 
 def _chain_summary(chain: list[ChainNode]) -> list[dict]:
@@ -248,7 +241,7 @@ class OpenAIReasoner:
                 "rationale": {"type": "string"},
             },
         }
-        positive = _positive_letter(ws.choices)
+        positive = positive_choice(ws.choices)
 
         def check(answer: dict) -> list[str]:
             problems = [f"$.{level}.{key} must be true or false" for level in ("critical", "secondary")

@@ -23,6 +23,7 @@ from .analysis import AnalysisRequest, BackendSettings
 from .case import Case, read_case
 from .errors import Cancelled, LodestarError
 from .evaluation import classification_metrics
+from .files import atomic_path, write_text_atomic
 from .progress import SILENT, Progress
 
 ERROR = "Error"
@@ -201,23 +202,18 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
         step.set(100)
     table = write_table(outcomes, output_dir / table_name)
     summary = summarize(outcomes, paths)
-    target = table.with_name(table.stem + "_summary.json")
-    tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(target)
+    write_text_atomic(table.with_name(table.stem + "_summary.json"), json.dumps(summary, indent=1) + "\n")
     return BatchResult(outcomes, table, summary)
 
 
 def write_table(outcomes: list[CaseOutcome], path) -> Path:
     """Write the rows as CSV (columns BATCH_COLUMNS), replacing the file only when complete."""
     path = Path(path)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
         writer = csv.DictWriter(fh, fieldnames=BATCH_COLUMNS, lineterminator="\n")
         writer.writeheader()
         for row in outcomes:
             writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
-    tmp.replace(path)
     return path
 
 
@@ -228,13 +224,13 @@ def _mean(values) -> float | None:
 
 def answer_labels(outcomes: list[CaseOutcome], positive: dict | None = None) -> tuple[list[str], list[str]]:
     """(truth, prediction) as "yes" / "no" for the rows with ground truth; `positive` maps a case id to
-    its 'yes' letter (default "A"). An answer outside the choices ("Failed", "Error") is kept as is, and
-    the evaluation counts it as wrong."""
+    its 'yes' letter (default "A"; None for a question that is not yes / no, whose row is not scored).
+    An answer outside the choices ("Failed", "Error") is kept as is, and the evaluation counts it as wrong."""
     truth, pred = [], []
     for row in outcomes:
-        if not row.truth:
-            continue
         yes = (positive or {}).get(row.case_id, "A")
+        if not row.truth or yes is None:
+            continue
         truth.append("yes" if row.truth == yes else "no")
         if row.answer in (ERROR, "Failed", ""):
             pred.append(row.answer or ERROR)

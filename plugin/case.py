@@ -5,11 +5,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .engine.questions import DEFAULT_CHOICES, positive_choice
 from .errors import LodestarError
+from .files import write_text_atomic
 from .raster_io import LayerSpec
 
 FORMAT = "lodestar-case/1"
-DEFAULT_CHOICES = {"A": "Yes", "B": "No"}
 
 
 @dataclass
@@ -25,12 +26,9 @@ class Case:
     folder: Path | None = None
 
     @property
-    def positive_choice(self) -> str:
-        """The option letter that means 'yes, deposits' (the first whose text is Yes, else A)."""
-        for letter, text in self.choices.items():
-            if str(text).strip().lower() in ("yes", "true", "present"):
-                return letter
-        return next(iter(self.choices))
+    def positive_choice(self) -> str | None:
+        """The option letter that means 'yes, deposits'; None when the question is not yes / no."""
+        return positive_choice(self.choices)
 
 
 def read_case(path) -> Case:
@@ -112,8 +110,4 @@ def write_case(case: Case, folder) -> Path:
             "answer": case.answer, "layers": layers}
     if case.deposits is not None:
         data["deposits"] = rel(case.deposits)
-    target = folder / "case.json"
-    tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    tmp.replace(target)
-    return target
+    return write_text_atomic(folder / "case.json", json.dumps(data, indent=2) + "\n")

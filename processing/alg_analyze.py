@@ -18,7 +18,8 @@ from qgis.core import (
 )
 
 from ..plugin.analysis import AnalysisRequest
-from ..plugin.case import DEFAULT_CHOICES, read_case
+from ..plugin.case import read_case
+from ..plugin.engine.questions import DEFAULT_CHOICES
 from ..plugin.errors import LodestarError
 from ..plugin.roles import ROLES, check_role, guess_role
 from ..plugin.vector_io import write_vector

@@ -18,7 +18,7 @@ from lodestar.plugin.progress import Progress
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script, reject
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 KEY = "sk-replay-SECRET-424242424242"
 COMPARED = ("zones.gpkg", "nodes.gpkg", "edges.gpkg", "prospectivity.gpkg", "report.html", "map.png")

@@ -32,7 +32,7 @@ from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 
 

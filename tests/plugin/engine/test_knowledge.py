@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lodestar.models.offline import favourable_units, yes_no_letters
+from lodestar.models.offline import favourable_units
 from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve
 from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
@@ -78,13 +78,10 @@ def test_invalid_knowledge_files_are_refused(tmp_path):
         model_by_id("diamond_kimberlite")
 
 
-def test_favourable_units_and_choices():
+def test_favourable_units():
     info = LayerInfo("geology", "geological_map", "categorical",
                      units={1: "Tqmp Tertiary quartz monzonite porphyry", 2: "Kls Cretaceous limestone",
                             3: "Qal Quaternary alluvium", 4: "Tdt Tertiary dacitic tuff"})
     assert favourable_units(info, model_by_id("porphyry_cu_mo_au")) == ["Tqmp Tertiary quartz monzonite porphyry"]
     assert favourable_units(info, model_by_id("carlin_type_gold")) == ["Kls Cretaceous limestone"]
     assert favourable_units(info, model_by_id("high_sulphidation_epithermal")) == ["Tdt Tertiary dacitic tuff"]
-    assert yes_no_letters({"A": "Yes", "B": "No"}) == ("A", "B")
-    assert yes_no_letters({"1": "no", "2": "yes"}) == ("2", "1")
-    assert yes_no_letters({"A": "Porphyry", "B": "Skarn"}) == (None, None)

@@ -1,0 +1,44 @@
+"""Question forms: one rule for the choices of a question and which of them is the positive one."""
+from __future__ import annotations
+
+import pytest
+
+from lodestar.plugin.engine.questions import DEFAULT_CHOICES, parse_choices, positive_choice, yes_no_letters
+
+DOCK_PRESET = ("Are there targets worth exploring for porphyry copper here? "
+               "Answer: A. Yes, there are targets worth exploring B. No, nothing stands out")
+ALTERATION = ("Which alteration dominates around the intrusion? "
+              "Answer: A. Phyllic B. Argillic C. Propylitic D. None of them")
+
+
+def test_the_dock_preset_is_a_yes_no_question_whose_positive_choice_is_a():
+    choices = parse_choices(DOCK_PRESET)
+    assert choices == {"A": "Yes, there are targets worth exploring", "B": "No, nothing stands out"}
+    assert yes_no_letters(choices) == ("A", "B") and positive_choice(choices) == "A"
+
+
+def test_a_four_choice_alteration_question_has_no_positive_choice():
+    choices = parse_choices(ALTERATION)
+    assert choices == {"A": "Phyllic", "B": "Argillic", "C": "Propylitic", "D": "None of them"}
+    assert yes_no_letters(choices) == (None, None) and positive_choice(choices) is None
+
+
+@pytest.mark.parametrize("question", ["Where are Carlin-type gold deposits likely?", "", None,
+                                      "Is it porphyry? Answer: A. Yes"])
+def test_without_two_listed_options_the_question_means_yes_no(question):
+    choices = parse_choices(question)
+    assert choices == DEFAULT_CHOICES and choices is not DEFAULT_CHOICES
+    assert positive_choice(choices) == "A"
+
+
+@pytest.mark.parametrize("choices, letters", [
+    ({"A": "Yes", "B": "No"}, ("A", "B")),
+    ({"1": "no", "2": "yes"}, ("2", "1")),
+    ({"A": "Present.", "B": "Absent"}, ("A", "B")),
+    ({"A": "true", "B": "false"}, ("A", "B")),
+    ({"A": "Porphyry", "B": "Skarn"}, (None, None)),
+    ({"A": "Yes", "B": "Yes, strongly"}, (None, None)),
+    ({"A": "Yes", "B": "No", "C": "Cannot tell"}, (None, None)),
+])
+def test_yes_no_letters(choices, letters):
+    assert yes_no_letters(choices) == letters
