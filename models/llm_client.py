@@ -16,7 +16,6 @@ import copy
 import email.utils
 import hashlib
 import json
-import os
 import re
 import time
 from pathlib import Path
@@ -24,8 +23,11 @@ from typing import Callable
 
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import LodestarError, require_package
+from ..plugin.files import write_text_atomic
+from ..plugin.json_text import JSONExtractionError, extract_json
+from ..plugin.masking import mask_secrets
 from ..plugin.progress import SILENT, Progress
-from .structured import JSONExtractionError, extract_json, validate
+from .structured import validate
 
 MAX_REPAIRS = 2
 """How many times a model is asked again after an answer that is not valid JSON for the schema."""
@@ -34,7 +36,6 @@ MAX_WAIT_S = 60.0
 """Longest single wait before a retry, whatever the server's Retry-After says."""
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_KEY_PATTERN = re.compile(r"\bsk-[A-Za-z0-9_\-*]{8,}")
 _NO_KEY = "none"  # sent as the bearer token to local servers that need no key
 
 
@@ -80,13 +81,6 @@ def _openai_client(settings: BackendSettings, timeout_s: float):
     openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
     return openai.OpenAI(base_url=_check_settings(settings), api_key=settings.api_key or _NO_KEY,
                          timeout=timeout_s, max_retries=0)
-
-
-def scrub(text: str, api_key: str) -> str:
-    """`text` with the API key (and anything shaped like a key) replaced by ***."""
-    if api_key and len(api_key) >= 4:
-        text = text.replace(api_key, "***")
-    return _KEY_PATTERN.sub("***", text)
 
 
 def png_data_url(png: bytes) -> str:
@@ -301,12 +295,9 @@ class LLMClient:
     @staticmethod
     def _store(path: Path, model: str, content: str, finish_reason: str, prompt_tokens: int,
                completion_tokens: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         record = {"model": model, "content": content, "finish_reason": finish_reason,
                   "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}}
-        temporary = path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-        os.replace(temporary, path)
+        write_text_atomic(path, json.dumps(record, ensure_ascii=False))
 
     def _wait(self, seconds: float) -> None:
         """Sleep in short slices so that a cancellation is seen within a fraction of a second."""
@@ -412,7 +403,7 @@ class LLMClient:
             error = body.get("error", body)
             text = error.get("message") if isinstance(error, dict) else str(error)
         text = text or getattr(exc, "message", None) or str(exc)
-        return scrub(str(text), self.settings.api_key)[:300]
+        return mask_secrets(str(text), (self.settings.api_key,), key_shapes=True)[:300]
 
 
 def test_connection(settings: BackendSettings) -> str:

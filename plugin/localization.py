@@ -41,6 +41,7 @@ from shapely.ops import unary_union
 
 from .errors import LodestarError
 from .graph import SpatialGraph, geoseries
+from .json_text import JSONExtractionError, extract_json
 from .progress import SILENT, Progress
 from .roles import ROLES
 
@@ -181,9 +182,7 @@ def _is_value(value) -> bool:
 
 
 def _json_object(text: str) -> dict:
-    """The JSON object of a model's text answer (the one tolerant extractor of models/structured.py)."""
-    from ..models.structured import JSONExtractionError, extract_json
-
+    """The JSON object of a model's text answer (the one tolerant extractor, plugin/json_text.py)."""
     try:
         return extract_json(text).value
     except JSONExtractionError as exc:
