@@ -50,6 +50,7 @@ from shapely.geometry import LineString
 from shapely.prepared import prep
 
 from .errors import LodestarError
+from .files import atomic_path
 from .progress import SILENT, Progress
 from .roles import guess_role
 
@@ -594,14 +595,10 @@ def write_graphml(spatial_graph: SpatialGraph, path) -> None:
         graph.add_node(str(row.zone_id), **attrs)
     for u, v, data in spatial_graph.graph.edges(data=True):
         graph.add_edge(str(u), str(v), **{k: _safe(val) for k, val in data.items()})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.part")
     try:
-        nx.write_graphml(graph, tmp)
-        tmp.replace(path)
-    except Exception as exc:
-        if tmp.exists():
-            tmp.unlink()
+        with atomic_path(path) as tmp:
+            nx.write_graphml(graph, tmp)
+    except nx.NetworkXError as exc:
         raise LodestarError(f"Could not write the graph to {path}: {exc}") from exc
 
 

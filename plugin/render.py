@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw, ImageFont
 from rasterio.windows import Window
 
 from .errors import LodestarError
+from .files import write_bytes_atomic
 from .raster_io import RasterGrid, RasterReader, RasterSet
 
 NODATA_RGB = (128, 128, 128)
@@ -218,20 +219,6 @@ def png_bytes(image: Image.Image) -> bytes:
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()
-
-
-def write_bytes_atomic(path: Path, payload: bytes) -> Path:
-    """Write bytes to path through a temporary file beside it, so the file is whole or absent."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(payload)
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise LodestarError(f"Could not write {path}: {exc}. Choose a folder you can write to.") from exc
-    return path
 
 
 def _font(size: int):

@@ -11,6 +11,8 @@ import html
 import json
 from pathlib import Path
 
+from ..files import write_text_atomic
+
 _STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
@@ -172,6 +174,4 @@ def render_report(record: dict, evidence_dir, map_png=None) -> str:
 
 
 def write_report(record: dict, path, evidence_dir, map_png=None) -> Path:
-    from ..render import write_bytes_atomic
-
-    return write_bytes_atomic(Path(path), render_report(record, evidence_dir, map_png).encode("utf-8"))
+    return write_text_atomic(path, render_report(record, evidence_dir, map_png))

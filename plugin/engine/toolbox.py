@@ -16,8 +16,9 @@ import numpy as np
 from PIL import ImageDraw
 
 from ..errors import Cancelled, LodestarError
+from ..files import write_bytes_atomic
 from ..progress import SILENT, Progress
-from ..render import png_bytes, render_png, write_bytes_atomic
+from ..render import png_bytes, render_png
 from ..zones import zone_record, zones_frame
 from .contract import TOOLSET, ZONE_TOOLS, ToolCall
 from .workspace import Workspace

@@ -9,9 +9,7 @@ file's band count. Nodata in any input, or a zero denominator, gives nodata.
 """
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import rasterio
 from rasterio.windows import Window
 
 from ..errors import LodestarError
+from ..files import atomic_path
 from ..progress import SILENT, Progress
 from ..raster_io import RasterReader
 
@@ -298,9 +297,7 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
     labels = sorted(bands)
-    fd, tmp = tempfile.mkstemp(suffix=".tif", prefix=f".{target.stem}-", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         with rasterio.open(tmp, "w", **profile) as out:
             for row in range(0, grid.height, block_rows):
                 progress.check()
@@ -317,8 +314,3 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
                 LODESTAR_MEANING=index.meaning, LODESTAR_SENSOR=preset.name, LODESTAR_SOURCE=reader.path.name,
                 LODESTAR_BANDS=",".join(f"{label}={bands[label]}" for label in labels), LODESTAR_BANDS_FROM=how,
             )
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

@@ -140,14 +140,3 @@ def test_auto_stretch_keeps_rgb_renderings_as_they_are(tmp_path):
     assert tuple(stretched[0, 0]) == (255, 255, 0)
     view = decode(evidence_view(reader, zoom=1, out_size=30).png_bytes)
     assert tuple(view[0, 0]) == (200, 120, 40)
-
-
-def test_write_bytes_atomic_leaves_nothing_behind_on_failure(tmp_path):
-    from lodestar.plugin.render import write_bytes_atomic
-
-    assert write_bytes_atomic(tmp_path / "a.bin", b"abc").read_bytes() == b"abc"
-    taken = tmp_path / "taken"
-    taken.mkdir()  # a folder where the file should go: the final rename fails
-    with pytest.raises(LodestarError, match="Could not write"):
-        write_bytes_atomic(taken, b"abc")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bin", "taken"]
