@@ -14,9 +14,7 @@ from lodestar.plugin.raster_io import LayerSpec, RasterSet
 from lodestar.plugin.tools.categorical import UnitRegionParams, match_units, read_legend, unit_regions
 
 X0, Y0, PX = 300_000.0, 5_000_000.0, 100.0
-GREAT_BASIN = Path("/work/shared/realdata/great-basin-gold")
-if not GREAT_BASIN.exists():
-    GREAT_BASIN = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "great-basin-gold"
+GREAT_BASIN = Path(__file__).resolve().parents[1] / "data" / "great-basin-gold"
 
 
 def write_codes(path, codes, crs="EPSG:32612", transform=None, nodata=0):
@@ -161,7 +159,6 @@ def test_not_categorical_and_unknown_output(tmp_path):
         UnitRegionParams(output="lines")
 
 
-@pytest.mark.skipif(not GREAT_BASIN.exists(), reason="Great Basin real data not available")
 def test_great_basin_carbonate_units_hold_most_carlin_deposits():
     """Real data: the lower Paleozoic eastern (carbonate) assemblage LPZE covers ~8 % of the study area and
     holds 19 of the 32 Carlin-type deposits; its contacts are named with the neighbouring units."""
@@ -180,7 +177,6 @@ def test_great_basin_carbonate_units_hold_most_carlin_deposits():
     assert "LPZE" in result.stats["units_present"] and len(result.stats["units_present"]) == 25
 
 
-@pytest.mark.skipif(not GREAT_BASIN.exists(), reason="Great Basin real data not available")
 def test_great_basin_classes_through_color_regions_honour_favourable_low():
     """Geochemistry classes (high = favourable) and distance-to-fault classes (low = favourable) go through the
     anomaly tool next to the categorical map without being taken for unit codes."""

@@ -17,9 +17,7 @@ from lodestar.plugin.tools.feature_regions import feature_regions
 from lodestar.plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
 
 X0, Y0, PX = 500_000.0, 4_000_000.0, 30.0
-GREAT_BASIN = Path("/work/shared/realdata/great-basin-gold")
-if not GREAT_BASIN.exists():
-    GREAT_BASIN = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "great-basin-gold"
+GREAT_BASIN = Path(__file__).resolve().parents[1] / "data" / "great-basin-gold"
 TO_GEO = Transformer.from_crs("EPSG:32611", "EPSG:4326", always_xy=True)
 
 
@@ -144,7 +142,6 @@ def test_errors(tmp_path):
         VectorEvidenceParams(buffer_m=0)
 
 
-@pytest.mark.skipif(not GREAT_BASIN.exists(), reason="Great Basin real data not available")
 def test_great_basin_faults_near_carlin_deposits():
     """Real data: 1,674 mapped faults clipped to a 60 x 60 km window around the Carlin trend; deposits lie in
     or near the fault zones far more often than the zones' share of the window would give by chance."""
