@@ -1,0 +1,98 @@
+"""Spatial blocks for cross-validation: square blocks over the analysis grid, assigned to folds.
+
+Blocks are squares of `size` map units laid from the grid's top-left corner; a cell belongs to the block
+holding its centre. The default size is 10 km, or an eighth of the shorter side of the extent when that
+is smaller, so that there are at least 64 blocks (on a grid without a CRS, in pixel space, the eighth
+alone). Folds are balanced and deterministic for a seed: blocks holding deposits are dealt, most deposits
+first (ties in a seeded random order), each to the fold with the fewest deposits so far; the other
+blocks, in a seeded random order, each to the fold with the fewest cells so far.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import LodestarError
+from ..raster_io import RasterGrid
+
+DEFAULT_BLOCK_M = 10_000.0
+BLOCKS_ACROSS = 8
+
+
+def default_block_size(grid: RasterGrid) -> float:
+    """10 km, or an eighth of the extent's shorter side when smaller (map units)."""
+    xmin, ymin, xmax, ymax = grid.bounds
+    eighth = min(xmax - xmin, ymax - ymin) / BLOCKS_ACROSS
+    return eighth if grid.crs is None else min(DEFAULT_BLOCK_M, eighth)
+
+
+def block_ids(grid: RasterGrid, size: float) -> np.ndarray:
+    """Block number of every cell (row-major over the blocks), from the position of the cell centre."""
+    if not size > 0:
+        raise LodestarError(f"The block size must be positive (got {size}).")
+    xmin, _, xmax, ymax = grid.bounds
+    across = max(1, math.ceil((xmax - xmin) / size))
+    cols, rows = np.meshgrid(np.arange(grid.width) + 0.5, np.arange(grid.height) + 0.5)
+    x, y = grid.pixel_to_map(cols, rows)
+    bx = np.floor((x - xmin) / size).astype(np.int64)
+    by = np.floor((ymax - y) / size).astype(np.int64)
+    return by * across + bx
+
+
+@dataclass(frozen=True)
+class Folds:
+    """Cells of the analysis grid in folds: `fold` is each cell's fold (-1 outside the valid area)."""
+
+    block_size: float
+    n_folds: int
+    seed: int
+    fold: np.ndarray
+    blocks_per_fold: tuple
+    cells_per_fold: tuple
+    deposits_per_fold: tuple
+
+    def summary(self) -> str:
+        parts = [f"fold {k + 1}: {b} blocks, {c} cells, {d} deposits"
+                 for k, (b, c, d) in enumerate(zip(self.blocks_per_fold, self.cells_per_fold, self.deposits_per_fold))]
+        return (f"{self.n_folds}-fold spatial block cross-validation, blocks of {self.block_size:,.0f} map units "
+                f"(seed {self.seed}): " + "; ".join(parts))
+
+
+def spatial_folds(grid: RasterGrid, valid: np.ndarray, deposits: np.ndarray, block_size: float | None = None,
+                  folds: int = 5, seed: int = 0) -> Folds:
+    """Assign the valid cells to `folds` folds by blocks; `deposits` counts the deposits of each cell."""
+    if folds < 2:
+        raise LodestarError(f"Cross-validation needs at least 2 folds (got {folds}).")
+    size = float(block_size) if block_size is not None else default_block_size(grid)
+    ids = block_ids(grid, size)[valid]
+    blocks, inverse = np.unique(ids, return_inverse=True)
+    cells = np.bincount(inverse, minlength=len(blocks))
+    found = np.bincount(inverse, weights=deposits[valid], minlength=len(blocks)).astype(int)
+    if len(blocks) < folds:
+        raise LodestarError(f"Blocks of {size:,.0f} map units give {len(blocks)} blocks for {folds} folds; "
+                            "choose smaller blocks or fewer folds.")
+    if np.count_nonzero(found) < 2:
+        raise LodestarError(f"The known deposits lie in {np.count_nonzero(found)} block(s) of {size:,.0f} map "
+                            "units; cross-validation needs deposits in at least 2 blocks: choose smaller blocks.")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(blocks))
+    fold_of_block = np.empty(len(blocks), dtype=int)
+    load_deposits, load_cells = np.zeros(folds), np.zeros(folds)
+    rich = order[found[order] > 0]
+    rich = rich[np.argsort(-found[rich], kind="stable")]
+    for block in rich:
+        k = int(np.argmin(load_deposits))
+        fold_of_block[block] = k
+        load_deposits[k] += found[block]
+        load_cells[k] += cells[block]
+    for block in order[found[order] == 0]:
+        k = int(np.argmin(load_cells))
+        fold_of_block[block] = k
+        load_cells[k] += cells[block]
+    fold = np.full(valid.shape, -1, dtype=int)
+    fold[valid] = fold_of_block[inverse]
+    return Folds(size, folds, seed, fold,
+                 tuple(int(np.sum(fold_of_block == k)) for k in range(folds)),
+                 tuple(int(c) for c in load_cells), tuple(int(d) for d in load_deposits))
