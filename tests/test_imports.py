@@ -1,0 +1,183 @@
+"""One-way imports: no cycle between the package's files or its top folders, and only the allowed directions.
+
+Folders: `entry` (the root __init__.py and plugin/lodestar_plugin.py, the QGIS entry class that wires
+processing and ui; nothing imports them), `plugin` (the QGIS-free core), `models` (back-ends),
+`processing` and `ui` (the QGIS adapters). Allowed: ui -> processing -> plugin, models -> plugin, and
+ui / processing -> models (adapters that call a back-end). The core reaches models/ only through the
+engine's lazy loader (LAZY_BACKENDS). Imports under `if TYPE_CHECKING:` are typing only, never run,
+and are left out.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SKIPPED = {"build", "dist", "tests", "scripts"}
+ENTRY = {"__init__.py", "plugin/lodestar_plugin.py"}
+ALLOWED = {
+    ("entry", "plugin"), ("entry", "models"), ("entry", "processing"), ("entry", "ui"),
+    ("ui", "processing"), ("ui", "models"), ("ui", "plugin"),
+    ("processing", "models"), ("processing", "plugin"),
+    ("models", "plugin"),
+}
+LAZY_BACKENDS = {("plugin/engine/run.py", "models/__init__.py")}
+"""The one exception to 'the core never imports models/': `_backends()` in run.py imports the models
+package inside the function, never at module level, so the core loads and runs without any back-end
+until a run asks for its reasoners or for SAM. It is left out of the folder graph (back-ends depend on
+the core's contract, not the reverse) but stays in the file graph, which must still have no cycle."""
+
+
+def package_files() -> list[Path]:
+    return sorted(path for path in ROOT.rglob("*.py")
+                  if not (path.relative_to(ROOT).parts[0] in SKIPPED or path.relative_to(ROOT).parts[0][0] == "."))
+
+
+def module_file(parts: list[str]) -> str | None:
+    """The file of a module given by its parts below the package root ([] is the root __init__.py)."""
+    base = ROOT.joinpath(*parts)
+    if parts and base.with_suffix(".py").is_file():
+        return base.with_suffix(".py").relative_to(ROOT).as_posix()
+    if (base / "__init__.py").is_file():
+        return (base / "__init__.py").relative_to(ROOT).as_posix()
+    return None
+
+
+class _Imports(ast.NodeVisitor):
+    """Relative imports of one file as (module parts, imported names, inside a function)."""
+
+    def __init__(self):
+        self.found: list[tuple[int, str | None, list[str], bool]] = []
+        self._depth = 0
+
+    def _function(self, node) -> None:
+        self._depth += 1
+        self.generic_visit(node)
+        self._depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function  # noqa: N815 (ast visitor names)
+
+    def visit_If(self, node: ast.If) -> None:  # noqa: N802 (ast visitor name)
+        test = node.test
+        if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+                (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            for child in node.orelse:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:  # noqa: N802 (ast visitor name)
+        if node.level:  # the package imports itself relatively only; absolute imports are outside it
+            self.found.append((node.level, node.module, [a.name for a in node.names], self._depth > 0))
+
+
+def imports_of(path: Path) -> list[tuple[str, bool]]:
+    """(file imported, whether inside a function) for each import of a package file by `path`."""
+    relative = path.relative_to(ROOT)
+    package = list(relative.parts[:-1])
+    visitor = _Imports()
+    visitor.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    found = []
+    for level, module, names, lazy in visitor.found:
+        assert level - 1 <= len(package), f"{relative}: a relative import reaches above the package root"
+        parts = package[:len(package) - (level - 1)] + (module.split(".") if module else [])
+        for name in names:  # `from . import toolbox` imports a module; `from .loop import Engine` a name
+            target = module_file(parts + [name]) or module_file(parts)
+            assert target is not None, f"{relative}: cannot resolve the import of {'.'.join(parts) or '.'}"
+            found.append((target, lazy))
+    return found
+
+
+def folder_of(file: str) -> str:
+    return "entry" if file in ENTRY else file.split("/", 1)[0]
+
+
+def file_graph() -> dict[str, dict[str, bool]]:
+    """file -> {imported file: True when every import of it sits inside a function}."""
+    graph: dict[str, dict[str, bool]] = {}
+    for path in package_files():
+        source = path.relative_to(ROOT).as_posix()
+        edges = graph.setdefault(source, {})
+        for target, lazy in imports_of(path):
+            if target != source:
+                edges[target] = edges.get(target, True) and lazy
+    return graph
+
+
+def find_cycle(graph: dict) -> list | None:
+    """One cycle of a directed graph as its nodes (the first repeated at the end), or None."""
+    state: dict = {}
+    stack: list = []
+
+    def visit(node):
+        state[node] = "open"
+        stack.append(node)
+        for successor in sorted(graph.get(node, ())):
+            if state.get(successor) == "open":
+                return stack[stack.index(successor):] + [successor]
+            if successor not in state:
+                cycle = visit(successor)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node)
+            if cycle:
+                return cycle
+    return None
+
+
+def folder_graph(graph: dict) -> dict[str, dict[str, list[str]]]:
+    """folder -> {imported folder: the file imports behind the edge}, the lazy back-end loader left out."""
+    folders: dict = {}
+    for source, edges in graph.items():
+        for target in edges:
+            if (source, target) in LAZY_BACKENDS or folder_of(source) == folder_of(target):
+                continue
+            folders.setdefault(folder_of(source), {}).setdefault(folder_of(target), []).append(f"{source} -> {target}")
+    return folders
+
+
+def test_the_walk_sees_the_package():
+    graph = file_graph()
+    assert {"plugin/engine/run.py", "plugin/engine/contract.py", "models/__init__.py", "processing/provider.py",
+            "ui/dock.py", "__init__.py", "plugin/lodestar_plugin.py"} <= set(graph)
+    assert graph["plugin/engine/loop.py"]["plugin/engine/toolbox.py"] is False  # `from . import toolbox`
+    assert graph["__init__.py"] == {"plugin/lodestar_plugin.py": True}  # classFactory imports it lazily
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_no_import_cycle_between_files():
+    cycle = find_cycle(file_graph())
+    assert cycle is None, "import cycle between files: " + " -> ".join(cycle)
+
+
+def test_no_import_cycle_between_folders():
+    cycle = find_cycle(folder_graph(file_graph()))
+    assert cycle is None, "import cycle between folders: " + " -> ".join(cycle)
+
+
+def test_imports_run_one_way():
+    wrong = [line for source, targets in folder_graph(file_graph()).items() for target, lines in targets.items()
+             if (source, target) not in ALLOWED for line in lines]
+    assert not wrong, "imports against the allowed directions (ui -> processing -> plugin, models -> plugin):\n" \
+                      + "\n".join(wrong)
+
+
+def test_nothing_imports_the_entry():
+    importers = [f"{source} -> {target}" for source, edges in file_graph().items() for target in edges
+                 if target in ENTRY and source not in ENTRY]
+    assert not importers, "the QGIS entry is imported by: " + ", ".join(importers)
+
+
+def test_the_core_reaches_back_ends_only_lazily_through_one_loader():
+    graph = file_graph()
+    into_models = {(source, target): lazy for source, edges in graph.items() for target, lazy in edges.items()
+                   if folder_of(source) == "plugin" and folder_of(target) == "models"}
+    assert set(into_models) <= LAZY_BACKENDS, f"the core imports models/ outside the lazy loader: {sorted(into_models)}"
+    eager = [edge for edge, lazy in into_models.items() if not lazy]
+    assert not eager, f"the engine imports the back-ends at module level: {eager}"
