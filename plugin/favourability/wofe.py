@@ -1,7 +1,7 @@
 """Weights of evidence (Bonham-Carter 1994, ch. 9) on the cells of a study area.
 
-Areas are counted in *unit cells* of `unit_area` square map units (default 1 km2, as in ArcSDM): a grid
-cell counts pixel_area / unit_area unit cells and each deposit occupies one unit cell. With T the study
+Areas are counted in *unit cells* (UNIT_AREA, 1 km2 as in ArcSDM): a grid cell counts `cell_units` =
+pixel_area / UNIT_AREA unit cells and each deposit occupies one unit cell. With T the study
 area, D the deposits and B a binary pattern (N = number of unit cells, N(B.D) = deposits in B):
 
     W+ = ln[(N(B.D) / N(D)) / (N(B.~D) / N(~D))]      s2(W+) = 1 / N(B.D)  + 1 / N(B.~D)
@@ -15,8 +15,10 @@ with 0.5 for that count (a Haldane-style correction) and flagged `defined=False`
 Multi-class evidence gives each class the W+ of "this class against the rest". A continuous map is
 generalised into a binary pattern as ArcSDM does: ordered classes, cumulative from the favourable end
 (descending: value >= t, ascending: value <= t), the threshold of maximum studentised contrast among the
-defined ones. The posterior logit is the prior logit ln(N(D) / N(~D)) plus each layer's weight; its
-variance (the weights' part, Bonham-Carter 1994 p. 320) is P^2 (1/N(D) + sum of the weights' variances).
+*usable* patterns: deposits inside and barren area on both sides (a pattern holding every deposit is
+usable, its W- taken with 0.5 deposits outside). The posterior logit is the prior logit
+ln(N(D) / N(~D)) plus each layer's weight; its variance (the weights' part, Bonham-Carter 1994 p. 320)
+is P^2 (1/N(D) + sum of the weights' variances).
 """
 from __future__ import annotations
 
@@ -48,6 +50,7 @@ class Weights:
     s_contrast: np.ndarray
     studentised: np.ndarray
     defined: np.ndarray
+    usable: np.ndarray
 
 
 def weights(area_b, deposits_b, area_total: float, deposits_total: float) -> Weights:
@@ -57,7 +60,9 @@ def weights(area_b, deposits_b, area_total: float, deposits_total: float) -> Wei
     barren_total = area_total - deposits_total
     counts = [deposits_b, area_b - deposits_b, deposits_total - deposits_b,
               (area_total - area_b) - (deposits_total - deposits_b)]
-    defined = np.all([c > 0 for c in counts], axis=0) & (barren_total > 0) & (deposits_total > 0)
+    totals = (barren_total > 0) & (deposits_total > 0)
+    defined = np.all([c > 0 for c in counts], axis=0) & totals
+    usable = (counts[0] > 0) & (counts[1] > 0) & (counts[3] > 0) & totals
     bd, b_nd, nb_d, nb_nd = (np.where(c > 0, c, EMPTY_COUNT) for c in counts)
     d_total, nd_total = max(deposits_total, EMPTY_COUNT), max(barren_total, EMPTY_COUNT)
     w_plus = np.log((bd / d_total) / (b_nd / nd_total))
@@ -67,7 +72,7 @@ def weights(area_b, deposits_b, area_total: float, deposits_total: float) -> Wei
     contrast = w_plus - w_minus
     s_contrast = np.hypot(s_w_plus, s_w_minus)
     return Weights(area_b, deposits_b, w_plus, s_w_plus, w_minus, s_w_minus, contrast, s_contrast,
-                   contrast / s_contrast, defined)
+                   contrast / s_contrast, defined, usable)
 
 
 def class_weights(area_per_class, deposits_per_class) -> Weights:
@@ -89,10 +94,10 @@ def cumulative_weights(area_per_class, deposits_per_class, ascending: bool = Fal
 
 
 def best_pattern(table: Weights) -> int | None:
-    """Index of the defined pattern of maximum studentised contrast (None when none is defined)."""
-    if not table.defined.any():
+    """Index of the usable pattern of maximum studentised contrast (None when none is usable)."""
+    if not table.usable.any():
         return None
-    return int(np.argmax(np.where(table.defined, table.studentised, -np.inf)))
+    return int(np.argmax(np.where(table.usable, table.studentised, -np.inf)))
 
 
 def class_breaks(values: np.ndarray, max_classes: int = MAX_CLASSES) -> np.ndarray:
@@ -126,7 +131,7 @@ class Generalisation:
 def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, ascending: bool = False,
                max_classes: int = MAX_CLASSES) -> Generalisation | None:
     """Binary generalisation of a map over the study-area cells (`values` and `deposits` per cell, each cell
-    `cell_units` unit cells); None when no cumulative pattern has defined weights."""
+    `cell_units` unit cells); None when no cumulative pattern is usable."""
     breaks = class_breaks(values, max_classes)
     classes = classify(values, breaks)
     area = np.bincount(classes, minlength=len(breaks)) * cell_units

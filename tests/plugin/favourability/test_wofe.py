@@ -77,7 +77,7 @@ DEPOSITS[[0, 40, 70, 71, 90, 91]] = 1
 def test_cumulative_descending_by_hand():
     w = cumulative_weights([40, 30, 20, 10], [1, 1, 2, 2])
     assert list(w.area) == [100, 60, 30, 10] and list(w.deposits) == [6, 5, 4, 2]
-    assert list(w.defined) == [False, True, True, True]
+    assert list(w.defined) == [False, True, True, True] and list(w.usable) == [False, True, True, True]
     assert w.w_plus[2] == pytest.approx(math.log((4 / 6) / (26 / 94)))
     assert w.w_minus[2] == pytest.approx(math.log((2 / 6) / (68 / 94)))
     assert w.studentised[1:] == pytest.approx([1.1349, 1.8462, 1.7860], abs=1e-4)
@@ -101,9 +101,22 @@ def test_ascending_generalisation_is_the_mirror():
 def test_quantile_classes_for_many_values():
     values = np.linspace(0, 1, 1000)
     deposits = np.zeros(1000)
-    deposits[[0, 995, 996, 997, 998, 999]] = 1  # one outside the top decile: a pattern holding all is undefined
+    deposits[-5:] = 1
     g = generalise(values, deposits, cell_units=1.0, max_classes=10)
     assert len(g.table.area) == 10 and g.threshold == pytest.approx(0.9, abs=1e-3)
+
+
+def test_a_pattern_holding_every_deposit_is_usable():
+    """Top decile: 100 unit cells with all 5 deposits; W- = ln[(0.5/5) / (900/995)] with 0.5 for the empty count."""
+    values = np.linspace(0, 1, 1000)
+    deposits = np.zeros(1000)
+    deposits[-5:] = 1
+    g = generalise(values, deposits, cell_units=1.0, max_classes=10)
+    w, k = g.table, g.best
+    assert not w.defined[k] and w.usable[k] and w.deposits[k] == 5
+    assert w.w_minus[k] == pytest.approx(math.log((0.5 / 5) / (900 / 995)))
+    assert w.s_w_minus[k] == pytest.approx(math.sqrt(1 / 0.5 + 1 / 900))
+    assert not w.usable[0]  # the whole area: no barren area outside
 
 
 def test_posterior_and_conditional_independence_of_one_layer():
