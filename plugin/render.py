@@ -202,7 +202,7 @@ def render_png(source, layer: str | None = None, bounds: tuple[float, float, flo
     png = png_bytes(image)
     written = None
     if path is not None:
-        written = write_bytes_atomic(Path(path), png)
+        written = write_bytes_atomic(path, png)
     return RenderedImage(png, out_grid, written)
 
 

@@ -47,11 +47,6 @@ from .workspace import Workspace
 FAILED = "Failed"
 
 
-def is_budget_error(exc: BaseException) -> bool:
-    """A spent model budget, from this interface or from the LLM client."""
-    return isinstance(exc, BudgetExhausted) or type(exc).__name__ in ("BudgetExceeded", "BudgetExhausted")
-
-
 @dataclass
 class Outcome:
     """What the loop settled on."""
@@ -106,7 +101,7 @@ class Engine:
         except Cancelled:
             raise
         except LodestarError as exc:
-            if is_budget_error(exc):
+            if isinstance(exc, BudgetExhausted):
                 self.budget_spent = True
                 self.trace.append({"role": role, "method": method, "error": str(exc), "budget": True})
                 raise BudgetExhausted(str(exc)) from exc
