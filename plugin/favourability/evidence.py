@@ -1,0 +1,160 @@
+"""One evidence layer as a 0-1 membership map on the analysis grid, as an `EvidenceSpec` says.
+
+A spec names the layer, its transformation (how values become comparable) and its membership
+(how the transformed values become favourability), with the parameters, the weight and why. Raster
+layers are read through the raster set; fault lines become distances in metres; unit maps (raster
+codes with a legend, or unit polygons) become favourable-unit scores.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+from rasterio.features import rasterize
+
+from ..errors import LodestarError
+from ..raster_io import RasterSet
+from ..tools.categorical import categorical_labels, read_legend
+from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
+from ..vector_io import read_vector
+from . import transforms as tf
+
+TRANSFORMS = ("none", "percentile_rank", "log_percentile", "distance_m", "units")
+MEMBERSHIPS = ("identity", "invert", "large", "small", "linear", "gaussian")
+_LABELS = {"none": "values as they are", "percentile_rank": "percentile rank",
+           "log_percentile": "log10, 2-98 percentile stretch", "distance_m": "distance to features (m)",
+           "units": "favourable units", "identity": "as transformed", "invert": "inverted (1 - x)",
+           "large": "fuzzy large", "small": "fuzzy small", "linear": "fuzzy linear", "gaussian": "fuzzy Gaussian"}
+
+
+@dataclass
+class EvidenceSpec:
+    """How one layer enters the surface.
+
+    transform: one of TRANSFORMS; membership: one of MEMBERSHIPS; params: the membership's
+    (midpoint, spread / low, high) and the units transform's (units: favourable words, names or
+    codes; outside: the score of other units, default 0); weight >= 0; why: one sentence for people.
+    """
+
+    layer: str
+    role: str
+    kind: str
+    transform: str
+    membership: str = "identity"
+    params: dict = field(default_factory=dict)
+    weight: float = 1.0
+    why: str = ""
+
+    def __post_init__(self):
+        if self.transform not in TRANSFORMS:
+            raise LodestarError(f"{self.layer}: transform must be one of {', '.join(TRANSFORMS)}, "
+                                f"not {self.transform!r}.")
+        if self.membership not in MEMBERSHIPS:
+            raise LodestarError(f"{self.layer}: membership must be one of {', '.join(MEMBERSHIPS)}, "
+                                f"not {self.membership!r}.")
+        self.weight = float(self.weight)
+        if not self.weight >= 0:
+            raise LodestarError(f"{self.layer}: the weight must be zero or positive, not {self.weight}.")
+        if self.transform == "units" and not self.params.get("units"):
+            raise LodestarError(f"{self.layer}: a units transform needs params['units'], the favourable units.")
+
+    @property
+    def transformation_text(self) -> str:
+        """The transformation in words, e.g. 'favourable units: LPZE, UPZC'."""
+        text = _LABELS[self.transform]
+        if self.transform == "units":
+            text += ": " + ", ".join(map(str, self.params["units"]))
+        return text
+
+    @property
+    def membership_text(self) -> str:
+        """The membership in words with its parameters, e.g. 'fuzzy small (midpoint 1500, spread 3)'."""
+        keys = ("midpoint", "spread", "low", "high") if self.transform != "units" else ("outside",)
+        shown = [f"{k} {self.params[k]:g}" for k in keys if k in self.params]
+        return _LABELS[self.membership] + (f" ({', '.join(shown)})" if shown else "")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> EvidenceSpec:
+        known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
+        return cls(**known)
+
+
+def membership_map(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None = None) -> np.ma.MaskedArray:
+    """The spec's membership on the analysis grid: float32 0-1, masked outside the analysed area.
+
+    `extra` ({layer: data}) gives a layer's data in place of its file: a 2-D array on the analysis
+    grid (values, or unit codes named by the layer's legend when it has one) or, for a distance,
+    geometries in the analysis CRS. Cells where the layer has no data are masked as well.
+    """
+    given = (extra or {}).get(spec.layer)
+    if spec.transform == "distance_m":
+        geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
+        values = np.ma.masked_array(tf.distance_to_features_m(geometries, raster_set.grid))
+    elif spec.transform == "units":
+        codes, legend = _unit_codes(raster_set, spec.layer, given)
+        values = tf.unit_membership(codes, legend, spec.params["units"], spec.params.get("outside", 0.0))
+    else:
+        band = np.ma.asarray(given) if given is not None else raster_set.read(spec.layer)[0]
+        values = _TRANSFORMS[spec.transform](band)
+    shape = (raster_set.grid.height, raster_set.grid.width)
+    if values.shape != shape:
+        raise LodestarError(f"{spec.layer}: data of shape {values.shape} is not on the analysis grid {shape}.")
+    out = _membership(values, spec)
+    mask = np.ma.getmaskarray(out) | ~raster_set.valid_mask()
+    return np.ma.masked_array(np.clip(out.filled(0.0), 0.0, 1.0).astype("float32"), mask=mask)
+
+
+_TRANSFORMS = {"none": lambda band: np.ma.masked_invalid(np.ma.array(band, dtype="float64")),
+               "percentile_rank": tf.percentile_rank, "log_percentile": tf.log_percentile}
+
+
+def _membership(values, spec: EvidenceSpec) -> np.ma.MaskedArray:
+    p = spec.params
+    try:
+        if spec.membership == "identity":
+            return np.ma.asarray(values, dtype="float32")
+        if spec.membership == "invert":
+            return tf.invert(values)
+        if spec.membership == "large":
+            return tf.fuzzy_large(values, p["midpoint"], p.get("spread", 5.0))
+        if spec.membership == "small":
+            return tf.fuzzy_small(values, p["midpoint"], p.get("spread", 5.0))
+        if spec.membership == "linear":
+            return tf.fuzzy_linear(values, p["low"], p["high"])
+        return tf.fuzzy_gaussian(values, p["midpoint"], p.get("spread", 0.1))
+    except KeyError as exc:
+        raise LodestarError(f"{spec.layer}: the {spec.membership} membership needs params[{exc.args[0]!r}].") from exc
+
+
+def _vector(raster_set: RasterSet, layer: str):
+    spec = raster_set.spec(layer)
+    if not spec.is_vector:
+        raise LodestarError(f"{layer} is a raster; distances are measured from vector features (fault lines).")
+    if raster_set.crs is None:
+        raise LodestarError("Vector layers need georeferenced rasters to define the analysis area.")
+    return read_vector(spec.path, crs=raster_set.crs)
+
+
+def _unit_codes(raster_set: RasterSet, layer: str, given) -> tuple[np.ma.MaskedArray, dict]:
+    """Unit codes on the analysis grid and their names: raster codes and legend, or rasterized polygons."""
+    spec = next((s for s in raster_set.layers if s.name == layer), None)
+    legend = read_legend(spec.legend) if spec is not None and spec.legend is not None else {}
+    if given is not None:
+        return np.ma.asarray(given), legend
+    if not raster_set.spec(layer).is_vector:
+        codes, valid = categorical_labels(raster_set.read(layer))
+        return np.ma.masked_array(codes, mask=~valid), legend
+    frame = _vector(raster_set, layer)
+    frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
+    if frame.empty:
+        raise LodestarError(f"{layer} has no unit polygons.")
+    names = _unit_name_series(frame, spec, VectorEvidenceParams())
+    legend = {i: name for i, name in enumerate(sorted(set(names)), start=1)}
+    index = {name: code for code, name in legend.items()}
+    grid = raster_set.grid
+    burnt = rasterize(((g, index[n]) for g, n in zip(frame.geometry, names)), out_shape=(grid.height, grid.width),
+                      transform=grid.transform, fill=0, dtype="int32")
+    return np.ma.masked_equal(burnt, 0), legend
