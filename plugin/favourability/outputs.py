@@ -1,0 +1,100 @@
+"""What a favourability surface is written as: a GeoTIFF, its weights table, and top-share polygons."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import rasterio
+from scipy import ndimage
+
+from ..errors import LodestarError
+from ..files import atomic_path, write_text_atomic
+from ..zones import labelled_polygons
+from .overlay import Surface
+
+NODATA = -9999.0
+TABLE_COLUMNS = ("layer", "role", "transformation", "membership", "weight", "why")
+
+
+def write_surface(surface: Surface, path) -> Path:
+    """Write the surface as a float32 GeoTIFF (0-1, NODATA outside the analysed area) on its grid.
+
+    Tiled, deflate-compressed, with provenance tags: LODESTAR_METHOD, LODESTAR_LAYERS and
+    LODESTAR_WEIGHTS (JSON {layer: weight}).
+    """
+    grid = surface.grid
+    data = np.ma.filled(surface.values.astype("float32"), NODATA)
+    profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
+               "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": 256, "blockysize": 256,
+               "compress": "deflate", "predictor": 3}
+    if surface.crs is not None:
+        profile["crs"] = surface.crs.to_wkt()
+    method = surface.method + (f" (gamma {surface.gamma:g})" if surface.gamma is not None else "")
+    with atomic_path(path) as tmp:
+        with rasterio.open(tmp, "w", **profile) as dst:
+            dst.write(data, 1)
+            dst.update_tags(LODESTAR_METHOD=method, LODESTAR_LAYERS=", ".join(s.layer for s in surface.specs),
+                            LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in surface.specs}))
+            dst.set_band_description(1, "favourability (0-1)")
+    return Path(path)
+
+
+def write_weights_csv(surface: Surface, path) -> Path:
+    """Write the weights table (one row per evidence layer, TABLE_COLUMNS) as UTF-8 CSV."""
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=TABLE_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(surface.table())
+    return write_text_atomic(path, buffer.getvalue())
+
+
+def top_share_mask(values: np.ma.MaskedArray, area_share: float) -> np.ndarray:
+    """Cells of the top `area_share` of the valid cells by value.
+
+    Cells of equal value are taken or left together: of the cut just above and just below the tied
+    value, the one whose share is nearer the asked share.
+    """
+    if not 0.0 < area_share <= 1.0:
+        raise LodestarError(f"The area share must be above 0 and at most 1, not {area_share}.")
+    valid = ~np.ma.getmaskarray(values)
+    scores = np.sort(np.asarray(values.filled(0.0), dtype="float64")[valid])[::-1]
+    if not scores.size:
+        raise LodestarError("The surface has no valid cells.")
+    wanted = max(1, int(round(area_share * scores.size)))
+    threshold = scores[wanted - 1]
+    above = int(np.sum(scores > threshold))
+    with_ties = int(np.sum(scores >= threshold))
+    take_ties = above == 0 or abs(with_ties - wanted) <= abs(above - wanted)
+    filled = np.asarray(values.filled(-np.inf), dtype="float64")
+    return valid & ((filled >= threshold) if take_ties else (filled > threshold))
+
+
+def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: float = 1.5) -> gpd.GeoDataFrame:
+    """Polygons of the top `area_share` of the analysed area by favourability, most favourable first.
+
+    One polygon per 4-connected patch of selected cells (holes kept, simplified by `simplify_px`
+    pixels); attributes: rank, fav_mean, fav_max, area_m2 (the selected cells' area, square map units).
+    """
+    selected = top_share_mask(surface.values, area_share)
+    labels, count = ndimage.label(selected)
+    polygons = labelled_polygons(labels, surface.grid, simplify_px)
+    values = np.asarray(surface.values.filled(0.0), dtype="float64")
+    index = np.arange(1, count + 1)
+    means = ndimage.mean(values, labels, index)
+    maxima = ndimage.maximum(values, labels, index)
+    cells = ndimage.sum(selected, labels, index)
+    rows = [{"fav_mean": round(float(means[i - 1]), 6), "fav_max": round(float(maxima[i - 1]), 6),
+             "area_m2": float(cells[i - 1]) * surface.grid.pixel_area, "geometry": polygons[i]}
+            for i in index if i in polygons]
+    rows.sort(key=lambda r: (-r["fav_mean"], -r["area_m2"]))
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    columns = ["rank", "fav_mean", "fav_max", "area_m2"]
+    if not rows:
+        return gpd.GeoDataFrame({c: [] for c in columns}, geometry=gpd.GeoSeries([], crs=surface.crs),
+                                crs=surface.crs)
+    return gpd.GeoDataFrame(rows, geometry="geometry", crs=surface.crs)[columns + ["geometry"]]
