@@ -1,0 +1,66 @@
+"""Targets from the favourability surface, ranked by the evidence they hold and explained by the graph."""
+from __future__ import annotations
+
+import numpy as np
+from affine import Affine
+from rasterio.crs import CRS
+from shapely.geometry import box
+
+from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
+from lodestar.plugin.graph import GraphParams, build_graph
+from lodestar.plugin.localization import LocalizationParams, node_scores
+from lodestar.plugin.raster_io import RasterGrid
+from lodestar.plugin.zones import zone_record, zones_frame
+
+CRS_UTM = CRS.from_epsg(32611)
+
+
+def _grid() -> RasterGrid:
+    return RasterGrid(Affine(100.0, 0, 500_000.0, 0, -100.0, 4_000_000.0), 40, 40, CRS_UTM)
+
+
+def _surface() -> np.ma.MaskedArray:
+    """Background 0.1; patch A (4 x 4 cells) at 0.9; patch B (6 x 6 cells) at 0.7; one nodata corner."""
+    values = np.full((40, 40), 0.1, dtype="float32")
+    values[2:6, 2:6] = 0.9
+    values[20:26, 20:26] = 0.7
+    mask = np.zeros_like(values, dtype=bool)
+    mask[35:, 35:] = True
+    return np.ma.masked_array(values, mask=mask)
+
+
+def _graph(grid: RasterGrid):
+    # two zones of different roles overlap inside patch B (cells 20-26 -> x 502000-502600, y 3997400-3998000)
+    records = [
+        zone_record(box(502_050, 3_997_450, 502_550, 3_997_950), grid, zone_id="s1:1", layer="as", role="geochemistry",
+                    kind="anomaly", score_mean=3.0, score_max=4.0, what="As anomaly"),
+        zone_record(box(502_100, 3_997_500, 502_500, 3_997_900), grid, zone_id="s2:1", layer="faults",
+                    role="structure", kind="fault", score_mean=1.0, score_max=1.0, what="fault corridor"),
+    ]
+    return build_graph(zones_frame(records, CRS_UTM), GraphParams(), crs=CRS_UTM)
+
+
+def test_targets_rank_by_the_evidence_they_hold_and_name_the_zones_inside():
+    grid = _grid()
+    graph = _graph(grid)
+    scores = node_scores(graph, LocalizationParams())
+    valid_cells = 40 * 40 - 25
+    share = (16 + 36) / valid_cells
+    targets = rank_targets(_surface(), grid, CRS_UTM, graph, scores, share)
+    assert list(targets.columns) == list(TARGET_COLUMNS) + ["geometry"]
+    assert list(targets["rank"]) == [1, 2]
+    first, second = targets.iloc[0], targets.iloc[1]
+    assert first["fav_mean"] == 0.9 and first["n_zones"] == 0
+    assert first["area_m2"] == 16 * 100 * 100
+    assert "no zone of the chain" in first["why"]
+    assert abs(second["fav_mean"] - 0.7) < 1e-6 and second["area_m2"] == 36 * 100 * 100
+    assert second["zones"] == "s1:1,s2:1" and second["roles"] == "geochemistry,structure"
+    assert second["graph"] == round(float(max(scores)), 6) > 0
+    assert "2 zone(s) of geochemistry, structure" in second["why"]
+
+
+def test_an_empty_graph_still_gives_ranked_targets():
+    grid = _grid()
+    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()), 16 / 1575)
+    assert len(targets) == 1 and targets.iloc[0]["fav_mean"] == 0.9 and targets.iloc[0]["zones"] == ""
