@@ -61,6 +61,9 @@ class AnalysisRequest:
     sam_checkpoint: Path | None = None
     sam_device: str = "cpu"
     replay: Path | None = None  # a run record to replay with no model calls
+    favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes or names the user calls favourable
+    calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
+    area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
 
 
 @dataclass
@@ -82,3 +85,6 @@ class AnalysisResult:
     outputs: dict = field(default_factory=dict)  # name -> Path (zones, nodes, edges, prospectivity, report, record)
     metrics: dict = field(default_factory=dict)  # localization metrics when known deposits were given
     notes: list = field(default_factory=list)  # what the run wants the user to know (settling, budget, skipped)
+    weights: list = field(default_factory=list)  # the weights table: layer, role, transformation, membership, weight, why
+    unused: list = field(default_factory=list)  # [{"layer", "reason"}]: given layers that fed no step and no surface
+    validation: dict = field(default_factory=dict)  # surface scores against known deposits (cross-validated first)
