@@ -1,7 +1,9 @@
-"""Layer roles of the `lodestar-case/1` format and the guess of a role from a layer's name."""
+"""Layer roles of the `lodestar-case/1` format, and the guesses of a role and of a favourable side from a layer's
+name."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from .errors import LodestarError
 
@@ -55,3 +57,8 @@ def tagged_role(tags: dict) -> str | None:
     """The role a raster written by Lodestar carries in its LODESTAR_ROLE metadata tag, if any and known."""
     role = str((tags or {}).get("LODESTAR_ROLE", "")).strip().lower()
     return role if role in ROLES else None
+
+
+def guess_favourable(path, role: str, name: str) -> str:
+    """'low' for a structure layer named as a distance (e.g. 'distance to faults'), else 'high'."""
+    return "low" if role == "structure" and "dist" in f"{name} {Path(path).stem}".lower() else "high"

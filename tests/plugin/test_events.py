@@ -1,0 +1,76 @@
+"""The one event renderer (plugin/events.py): what the dock's Reasoning view and the Processing log both show."""
+from __future__ import annotations
+
+from lodestar.plugin.events import BAD, GOOD, NEUTRAL, STEP, SUFFIX, TOP, UNDER, WARN, describe, log_lines, status_line
+
+PLAN = {"kind": "plan", "notes": ["geology first"], "steps": [
+    {"index": 1, "level": "regional", "purpose": "Find alteration", "tool": "color_regions", "layers": ["aloh", "si"],
+     "layers_why": "both index maps", "tool_why": "thresholds", "expected": "zones"},
+    {"index": 2, "purpose": "Check faults", "tool": "vector_evidence", "layers": ["faults"]}]}
+STEP_EVENT = {"kind": "step", "round": 2, "step": 1, "observation": {
+    "tool": "color_regions", "sub_inference": "Yes", "rationale": "two strong zones", "zone_ids": ["aloh:1", 7],
+    "evidence_png": "/tmp/e.png"}}
+CONTROLLER = {"kind": "controller", "round": 1, "step": 2, "attempt": 2, "verdict": {
+    "ok": False, "errors": [{"message": "zone too large"}, "too many zones"], "feedback": "shrink it"}}
+VERDICT = {"kind": "verdict", "round": 1, "verdict": {
+    "valid": False, "answer": "A", "rationale": "weak", "critical": {"alteration": True},
+    "secondary": {"faults": False}, "feedback": {"2": "redo with the fault buffer"}}}
+
+
+def test_plan_names_each_step_and_its_notes():
+    steps = describe(PLAN)
+    assert [(e.place, e.step) for e in steps] == [(STEP, 1), (STEP, 2), (TOP, None)]
+    assert steps[0].text == "Step 1 [regional]: Find alteration (color_regions on aloh, si)"
+    assert "Why these layers: both index maps" in steps[0].tip
+    assert steps[1].text == "Step 2: Check faults (vector_evidence on faults)"
+    assert steps[2].text == "Plan note: geology first"
+    assert status_line(PLAN) == "Planned 2 steps."
+
+
+def test_step_and_controller_lines_sit_under_their_step():
+    [step] = describe(STEP_EVENT)
+    assert (step.place, step.step, step.text, step.detail) == (UNDER, 1, "color_regions (round 2): supports",
+                                                               "two strong zones")
+    assert (step.tone, step.supports, step.zone_ids, step.image) == (GOOD, True, ["aloh:1", "7"], "/tmp/e.png")
+    assert status_line(STEP_EVENT) == "Step 1 done (round 2)."
+    no = describe({"kind": "step", "step": 3, "observation": {"tool": "t", "sub_inference": "No", "error": "boom"}})
+    assert (no[0].text, no[0].detail, no[0].tone, no[0].supports) == ("t: no support", "boom", NEUTRAL, False)
+    [check] = describe(CONTROLLER)
+    assert (check.place, check.step, check.tone) == (UNDER, 2, BAD)
+    assert check.text == "controller (round 1, attempt 2)"
+    assert check.detail == "zone too large; too many zones -> feedback: shrink it"
+    accepted = describe({"kind": "controller", "step": 1, "attempt": 1, "verdict": {"ok": True}})[0]
+    assert (accepted.text, accepted.detail, accepted.tone) == ("controller (attempt 1)", "output accepted", GOOD)
+
+
+def test_verdicts_votes_skips_and_localization():
+    [verdict] = describe(VERDICT)
+    assert verdict.text == "Round 1 verdict: not valid; candidate answer A" and verdict.tone == WARN
+    assert verdict.rows == [("critical evidence", "alteration: supported"), ("secondary evidence", "faults: missing"),
+                            ("feedback to step 2", "redo with the fault buffer")]
+    assert status_line(VERDICT) == "Round 1: the verifier finds the chain not valid."
+    failed = describe({"kind": "verdict", "round": 2, "verdict": None, "error": "no JSON"})[0]
+    assert (failed.text, failed.tone) == ("Round 2 verdict: no verdict (no JSON)", BAD)
+    assert describe({"kind": "vote", "counts": {"A": 2, "B": 1}, "answer": "A"})[0].text == \
+        "Majority vote: A x2, B x1 -> A"
+    skipped = describe({"kind": "skipped", "steps": [3, 4]})
+    assert [(e.place, e.step) for e in skipped] == [(SUFFIX, 3), (SUFFIX, 4)]
+    [local] = describe({"kind": "localization", "polygons": 3, "source": "knowledge", "params": {"hops": 2}})
+    assert local.text == "Localization: 3 prospectivity polygons (parameters from knowledge)"
+    assert local.rows == [("hops", "2")]
+
+
+def test_log_lines_flatten_the_same_entries():
+    assert log_lines(PLAN) == ["Step 1 [regional]: Find alteration (color_regions on aloh, si)",
+                               "Step 2: Check faults (vector_evidence on faults)", "Plan note: geology first"]
+    assert log_lines(STEP_EVENT) == ["Step 1, color_regions (round 2): supports: two strong zones"]
+    assert log_lines({"kind": "skipped", "steps": [3]}) == ["Step 3 - skipped: an earlier step concluded the chain"]
+    assert log_lines(VERDICT) == ["Round 1 verdict: not valid; candidate answer A",
+                                  "    critical evidence: alteration: supported",
+                                  "    secondary evidence: faults: missing",
+                                  "    feedback to step 2: redo with the fault buffer"]
+
+
+def test_events_outside_the_reasoning_give_nothing():
+    for event in ({"kind": "usage", "usage": {}}, {"kind": "done"}, {}, "not an event", None):
+        assert describe(event) == [] and log_lines(event) == [] and status_line(event) == ""
