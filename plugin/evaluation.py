@@ -302,15 +302,13 @@ def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, sh
     deposit_values = np.asarray(values.data, dtype=float)[rows[inside], cols[inside]]
     above, tied = rank_positions(values.compressed(), deposit_values)
     n_inside = int(inside.sum())
-    area_shares = above + tied / 2
-    positions = iter(area_shares)
+    positions = iter(above + tied / 2)
     return {
         "deposits": len(inside),
         "inside": n_inside,
         "outside": len(inside) - n_inside,
         "valid_area": float(valid.sum()) * grid.pixel_area,
-        "auc": float(1.0 - area_shares.mean()) if n_inside else None,
-        "capture": capture_counts(above, tied, shares),
+        **score_positions(above, tied, shares),
         "curve": _surface_curve(above, tied, n_inside),
         "deposit_area_shares": [float(next(positions)) if ok else None for ok in inside],
     }
@@ -326,10 +324,13 @@ def rank_positions(values: np.ndarray, deposit_values: np.ndarray) -> tuple[np.n
     return (n - below_or_equal) / n, (below_or_equal - below) / n
 
 
-def capture_counts(above: np.ndarray, tied: np.ndarray, shares=DEFAULT_SHARES) -> dict:
-    """Expected deposits within the top `share` of the area, each deposit's tie group entered linearly."""
-    above, tied = np.asarray(above, dtype=float), np.maximum(np.asarray(tied, dtype=float), 1e-300)
-    return {share: float(np.clip((share - above) / tied, 0.0, 1.0).sum()) for share in shares}
+def score_positions(above, tied, shares=DEFAULT_SHARES) -> dict:
+    """AUC (1 - mean area share; None without deposits) and capture at `shares` (expected deposits within the
+    top share of the area, each deposit's tie group entered linearly) from deposits' rank positions."""
+    above, tied = np.asarray(above, dtype=float), np.asarray(tied, dtype=float)
+    spread = np.maximum(tied, 1e-300)
+    return {"auc": float(1.0 - np.mean(above + tied / 2)) if len(above) else None,
+            "capture": {share: float(np.clip((share - above) / spread, 0.0, 1.0).sum()) for share in shares}}
 
 
 def _surface_curve(above: np.ndarray, tied: np.ndarray, n_inside: int) -> list:

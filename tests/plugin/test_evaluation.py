@@ -24,12 +24,12 @@ from shapely.geometry import Point, box
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.evaluation import (
-    capture_counts,
     classification_metrics,
     evaluate_localization,
     evaluate_surface,
     plot_success_curve,
     rank_positions,
+    score_positions,
     write_curve_csv,
 )
 from lodestar.plugin.raster_io import RasterGrid
@@ -200,7 +200,9 @@ def test_surface_nan_is_not_area_and_ties_are_fair():
 def test_rank_positions_and_capture():
     above, tied = rank_positions(np.array([1.0, 2.0, 2.0, 3.0]), np.array([3.0, 2.0]))
     assert list(above) == [0.0, 0.25] and list(tied) == [0.25, 0.5]
-    assert capture_counts(above, tied, shares=(0.25, 0.5)) == {0.25: 1.0, 0.5: 1.5}
+    assert score_positions(above, tied, shares=(0.25, 0.5)) == {"auc": 1 - (0.125 + 0.5) / 2,
+                                                                "capture": {0.25: 1.0, 0.5: 1.5}}
+    assert score_positions([], [])["auc"] is None
 
 
 def test_surface_curve_writers(tmp_path):
