@@ -14,7 +14,8 @@ from qgis.core import (
 from ..plugin.errors import LodestarError
 from ..plugin.tools.alteration_indices import PRESETS, alteration_indices
 from .base import Group, LodestarAlgorithm
-from .params import folder_destination, layer_path, output_path
+from .layer_export import layer_path
+from .params import folder_destination, output_path
 
 SENSORS = ("auto",) + tuple(PRESETS)
 

@@ -1,7 +1,6 @@
 """lodestar:analyze - the STA-CoT analysis of one question over a case or a set of layers."""
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -19,13 +18,20 @@ from qgis.core import (
 
 from ..plugin.analysis import AnalysisRequest
 from ..plugin.case import read_case
-from ..plugin.engine.questions import DEFAULT_CHOICES
 from ..plugin.errors import LodestarError
-from ..plugin.roles import ROLES, check_role, guess_role
+from ..plugin.events import log_lines
+from ..plugin.files import write_bytes_atomic
+from ..plugin.request import build_request, replay_request
+from ..plugin.roles import ROLES, check_role
 from ..plugin.vector_io import write_vector
 from . import backend_params
 from .base import Group, LodestarAlgorithm
-from .params import evidence_spec, file_destination, layer_path, output_path, style_output, vector_destination
+from .layer_export import guessed_role, layer_spec
+from .params import file_destination, output_path, vector_destination
+from .styling import style_output
+
+WHERE = {**backend_params.WHERE, "question": "in QUESTION", "sam_checkpoint": "in SAM_CHECKPOINT"}
+"""How the request builder's messages name this algorithm's parameters."""
 
 
 def _parse_roles(text: str, count: int, names: list[str]) -> list[str]:
@@ -93,6 +99,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     EXECUTOR_MODEL = backend_params.EXECUTOR_MODEL
     VERIFIER_MODEL = backend_params.VERIFIER_MODEL
     TEMPERATURE = backend_params.TEMPERATURE
+    MAX_TOKENS = backend_params.MAX_TOKENS
     MAX_ROUNDS = backend_params.MAX_ROUNDS
     REPLAY = "REPLAY"
     REFINE_WITH_SAM = "REFINE_WITH_SAM"
@@ -126,8 +133,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                                "name) is taken as favourable where low. Ignored with a CASE (its layers say "
                                "'favourable').")
         question = QgsProcessingParameterString(self.QUESTION, "Question", optional=True)
-        question.setHelp("The exploration question, e.g. 'Can porphyry copper deposits be detected? A. Yes B. No'. "
-                         "With a CASE, empty keeps the case's question.")
+        question.setHelp("The exploration question, its choices listed after 'Answer:' (none listed: Yes / No), e.g. "
+                         "'Which alteration is present? Answer: A. Argillic B. Propylitic C. None'. With a CASE, "
+                         "empty keeps the case's question and choices.")
         params = [case, rasters, roles, favourable_low, question]
         params += backend_params.backend_parameters(
             "At most K verify-and-refine rounds, then a majority vote over the rounds' answers.", plain_key=True)
@@ -164,42 +172,33 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         if not layers:
             raise LodestarError("Give a CASE (case.json) or at least one layer in RASTERS.")
         names = [layer.name() for layer in layers]
-        paths = [layer_path(layer, folder) for layer in layers]
         roles = _parse_roles(self.parameterAsString(parameters, self.ROLES, context), len(layers), names)
         if not roles:
-            roles = [guess_role(name, path) for name, path in zip(names, paths)]
+            roles = [guessed_role(layer) for layer in layers]
             feedback.pushInfo("Roles guessed from the layer names: " + ", ".join(
                 f"{n} = {r}" for n, r in zip(names, roles)))
         low = _parse_favourable_low(self.parameterAsString(parameters, self.FAVOURABLE_LOW, context), layers)
-        if low is None:
-            return [evidence_spec(path, role, name) for name, path, role in zip(names, paths, roles)]
-        return [evidence_spec(path, role, name, "low" if i in low else "high")
-                for i, (name, path, role) in enumerate(zip(names, paths, roles))]
+        return [layer_spec(layer, role, folder, None if low is None else "low" if i in low else "high")
+                for i, (layer, role) in enumerate(zip(layers, roles))]
 
     def request(self, parameters, context, feedback, work: Path) -> AnalysisRequest:
-        rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)
-        question = self.parameterAsString(parameters, self.QUESTION, context).strip()
+        """The request the parameters give, built by the core's one request builder (as the dock's)."""
+        sam = dict(max_rounds=self.parameterAsInt(parameters, self.MAX_ROUNDS, context),
+                   refine_with_sam=self.parameterAsBool(parameters, self.REFINE_WITH_SAM, context),
+                   sam_checkpoint=self.parameterAsFile(parameters, self.SAM_CHECKPOINT, context) or None, where=WHERE)
         replay = self.parameterAsFile(parameters, self.REPLAY, context)
-        sam = self.parameterAsBool(parameters, self.REFINE_WITH_SAM, context)
-        checkpoint = self.parameterAsFile(parameters, self.SAM_CHECKPOINT, context)
-        if sam and not checkpoint:
-            raise LodestarError("Zone refinement with SAM needs a checkpoint file (SAM_CHECKPOINT).")
-        common = dict(output_dir=work, max_rounds=rounds, refine_with_sam=sam,
-                      sam_checkpoint=Path(checkpoint) if checkpoint else None)
         if replay:
-            return AnalysisRequest(layers=[], question="(replayed)", replay=Path(replay), **common)
-        settings = backend_params.backend_settings(self, parameters, context)
+            return replay_request(replay, work, **sam)
+        backend = backend_params.backend_values(self, parameters, context)
+        question = self.parameterAsString(parameters, self.QUESTION, context).strip()
         case_path = self.parameterAsFile(parameters, self.CASE, context)
         if case_path:
             case = read_case(case_path)
-            return AnalysisRequest(layers=case.layers, question=question or case.question,
-                                   choices=dict(case.choices), settings=settings, case_id=case.id,
-                                   deposits=case.deposits, **common)
+            return build_request(case.layers, question or case.question, work, backend,
+                                 choices=None if question else case.choices, case_id=case.id,
+                                 deposits=case.deposits, **sam)
         layers = self._layers(parameters, context, feedback, work / "inputs")
-        if not question:
-            raise LodestarError("Ask a QUESTION (e.g. 'Can porphyry copper deposits be detected? A. Yes B. No').")
-        return AnalysisRequest(layers=layers, question=question, choices=dict(DEFAULT_CHOICES), settings=settings,
-                               **common)
+        return build_request(layers, question, work, backend, **sam)
 
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:
@@ -214,8 +213,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         request = self.request(parameters, context, feedback, work)
 
         def on_event(event: dict) -> None:
-            line = _event_line(event)
-            if line:
+            for line in log_lines(event):
                 feedback.pushInfo(line)
 
         result = run_analysis(request, progress, on_event)
@@ -229,8 +227,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             style_output(context, path, styles[key])
         for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
                                     (self.OUTPUT_RECORD, record, result.outputs["record"])):
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
+            write_bytes_atomic(target, Path(source).read_bytes())
             outputs[key] = target
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
@@ -238,23 +235,3 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
         return outputs
 
-
-def _event_line(event: dict) -> str:
-    kind = event.get("kind")
-    if kind == "plan":
-        return "Plan: " + "; ".join(f"{s['index']}. {s['purpose']} [{s['tool']}]" for s in event["steps"])
-    if kind == "step":
-        obs = event["observation"]
-        return f"Step {event['step']}: {obs['sub_inference']} - {obs['rationale']}"
-    if kind == "controller" and not event["verdict"].get("ok"):
-        return f"Controller, step {event['step']} attempt {event['attempt']}: " + "; ".join(
-            e.get("message", "") for e in event["verdict"].get("errors", []))
-    if kind == "verdict":
-        verdict = event.get("verdict")
-        if verdict is None:
-            return f"Round {event['round']}: no verdict ({event.get('error')})"
-        return (f"Round {event['round']}: {'valid' if verdict['valid'] else 'invalid'}, answer {verdict['answer']}"
-                + (f", steps to redo {sorted(verdict['feedback'])}" if verdict.get("feedback") else ""))
-    if kind == "vote":
-        return f"Majority vote over {event['counts']}: {event['answer']}"
-    return ""

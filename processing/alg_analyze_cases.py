@@ -68,6 +68,7 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
     EXECUTOR_MODEL = backend_params.EXECUTOR_MODEL
     VERIFIER_MODEL = backend_params.VERIFIER_MODEL
     TEMPERATURE = backend_params.TEMPERATURE
+    MAX_TOKENS = backend_params.MAX_TOKENS
     MAX_ROUNDS = backend_params.MAX_ROUNDS
     OUTPUT_FOLDER = "OUTPUT_FOLDER"
     OUTPUT_TABLE = "OUTPUT_TABLE"

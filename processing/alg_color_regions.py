@@ -21,7 +21,9 @@ from ..plugin.tools.color_regions import (
     single_layer_set,
 )
 from .base import Group, LodestarAlgorithm
-from .params import chosen_role, extent_in_crs, layer_path, role_parameter, vector_destination, write_zones
+from .layer_export import layer_path
+from .params import chosen_role, extent_in_crs, role_parameter, vector_destination
+from .styling import write_zones
 
 FAVOURABLE = ("high", "low")
 

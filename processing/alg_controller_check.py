@@ -20,7 +20,8 @@ from ..plugin.errors import LodestarError
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector, write_vector
 from .base import Group, LodestarAlgorithm
-from .params import layer_path, output_path
+from .layer_export import layer_path
+from .params import output_path
 
 
 class ControllerCheckAlgorithm(LodestarAlgorithm):

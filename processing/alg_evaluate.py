@@ -19,7 +19,8 @@ from ..plugin.evaluation import evaluate_localization, plot_success_curve, write
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from .base import Group, LodestarAlgorithm
-from .params import extent_in_crs, file_destination, layer_path, number_parameter, output_path, range_problem
+from .layer_export import layer_path
+from .params import extent_in_crs, file_destination, number_parameter, output_path, range_problem
 
 
 class EvaluateAlgorithm(LodestarAlgorithm):

@@ -13,7 +13,8 @@ from ..plugin.errors import LodestarError
 from ..plugin.raster_io import RasterReader
 from ..plugin.tools.evidence_view import evidence_view
 from .base import Group, LodestarAlgorithm
-from .params import extent_in_crs, layer_path, output_path, raster_destination
+from .layer_export import layer_path
+from .params import extent_in_crs, output_path, raster_destination
 
 
 class EvidenceViewAlgorithm(LodestarAlgorithm):

@@ -13,18 +13,12 @@ from qgis.core import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec
+from ..plugin.request import legend_beside
 from ..plugin.tools.feature_regions import MODES, FeatureRegionParams, feature_regions
 from .base import Group, LodestarAlgorithm
-from .params import (
-    analysis_set,
-    chosen_role,
-    extent_in_crs,
-    layer_path,
-    legend_beside,
-    role_parameter,
-    vector_destination,
-    write_zones,
-)
+from .layer_export import layer_path
+from .params import analysis_set, chosen_role, extent_in_crs, role_parameter, vector_destination
+from .styling import write_zones
 
 
 class FeatureRegionsAlgorithm(LodestarAlgorithm):

@@ -17,15 +17,9 @@ from ..plugin.graph import build_graph, graph_from_frames
 from ..plugin.localization import AREA_WEIGHT_RANGE, RANGES, LocalizationParams, localize
 from ..plugin.vector_io import read_vector, write_vector
 from .base import Group, LodestarAlgorithm
-from .params import (
-    layer_path,
-    number_parameter,
-    output_path,
-    range_problem,
-    style_output,
-    vector_destination,
-    zone_frames,
-)
+from .layer_export import layer_path
+from .params import number_parameter, output_path, range_problem, vector_destination, zone_frames
+from .styling import style_output
 
 NO_MODEL = "none (built-in defaults)"
 

@@ -12,10 +12,12 @@ from qgis.core import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec, RasterSet
-from ..plugin.roles import ROLES, guess_role
+from ..plugin.roles import ROLES
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import layer_path, output_path, source_frame, style_output, vector_destination
+from .layer_export import guessed_role, layer_path, source_frame
+from .params import output_path, vector_destination
+from .styling import style_output
 
 DEVICES = (("CPU", "cpu"), ("CUDA GPU", "cuda"), ("CUDA when available, else CPU", "auto"))
 
@@ -80,7 +82,7 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
         roles = {}
         if "layer" in zones.columns and "role" in zones.columns:
             roles = {str(n): str(r) for n, r in zip(zones["layer"], zones["role"]) if str(r) in ROLES}
-        specs = [LayerSpec(layer_path(layer), roles.get(layer.name(), guess_role(layer.name())), name=layer.name())
+        specs = [LayerSpec(layer_path(layer), roles.get(layer.name()) or guessed_role(layer), name=layer.name())
                  for layer in layers]
         if len(specs) > 1:
             names = {spec.name for spec in specs}

@@ -13,14 +13,8 @@ from ..plugin.errors import LodestarError
 from ..plugin.graph import GraphParams, build_graph, write_graphml
 from ..plugin.vector_io import write_vector
 from .base import Group, LodestarAlgorithm
-from .params import (
-    number_parameter,
-    output_path,
-    range_problem,
-    style_output,
-    vector_destination,
-    zone_frames,
-)
+from .params import number_parameter, output_path, range_problem, vector_destination, zone_frames
+from .styling import style_output
 
 
 class SpatialGraphAlgorithm(LodestarAlgorithm):

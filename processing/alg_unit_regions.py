@@ -15,10 +15,13 @@ from qgis.core import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec
+from ..plugin.request import legend_beside
 from ..plugin.tools.categorical import UnitRegionParams, unit_regions
 from ..plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
 from .base import Group, LodestarAlgorithm
-from .params import analysis_set, extent_in_crs, layer_path, legend_beside, vector_destination, write_zones
+from .layer_export import layer_path
+from .params import analysis_set, extent_in_crs, vector_destination
+from .styling import write_zones
 
 OUTPUTS = ("units", "contacts", "both")
 

@@ -1,22 +1,18 @@
 """The model back-end parameters of lodestar:analyze and lodestar:analyze_cases, and the settings read from them."""
 from __future__ import annotations
 
-import os
-
 from qgis.core import (
-    QgsApplication,
-    QgsAuthMethodConfig,
     QgsProcessingParameterAuthConfig,
     QgsProcessingParameterEnum,
     QgsProcessingParameterNumber,
     QgsProcessingParameterString,
 )
 
+from ..plugin import request
 from ..plugin.analysis import BackendSettings
-from ..plugin.errors import LodestarError
-
-BACKENDS = ("offline", "openai")
-KEY_ENVIRONMENT = "LODESTAR_API_KEY"
+from ..plugin.request import BACKENDS, BackendValues
+from . import secrets
+from .secrets import KEY_ENVIRONMENT
 
 BACKEND = "BACKEND"
 BASE_URL = "BASE_URL"
@@ -26,11 +22,16 @@ PLANNER_MODEL = "PLANNER_MODEL"
 EXECUTOR_MODEL = "EXECUTOR_MODEL"
 VERIFIER_MODEL = "VERIFIER_MODEL"
 TEMPERATURE = "TEMPERATURE"
+MAX_TOKENS = "MAX_TOKENS"
 MAX_ROUNDS = "MAX_ROUNDS"
+MODEL_KEYS = {"planner": PLANNER_MODEL, "executor": EXECUTOR_MODEL, "verifier": VERIFIER_MODEL}
+WHERE = {"base_url": f"in {BASE_URL}", "planner": f"in {PLANNER_MODEL}"}
+"""How the request builder's messages name the back-end parameters."""
 
 
 def backend_parameters(rounds_help: str, plain_key: bool) -> list:
-    """BACKEND, BASE_URL, AUTHCFG, (API_KEY,) the three role models, TEMPERATURE and MAX_ROUNDS, with help."""
+    """BACKEND, BASE_URL, AUTHCFG, (API_KEY,) the three role models, TEMPERATURE, MAX_TOKENS and MAX_ROUNDS, with
+    help."""
     backend = QgsProcessingParameterEnum(BACKEND, "Back-end", options=list(BACKENDS), defaultValue=0)
     backend.setHelp("offline: the rule-based reasoner (no network). openai: any OpenAI-compatible server.")
     base_url = QgsProcessingParameterString(BASE_URL, "Server base URL (openai)", optional=True)
@@ -54,60 +55,31 @@ def backend_parameters(rounds_help: str, plain_key: bool) -> list:
     temperature = QgsProcessingParameterNumber(TEMPERATURE, "Temperature", QgsProcessingParameterNumber.Double,
                                                0.05, minValue=0, maxValue=2)
     temperature.setHelp("Sampling temperature of the model calls (the paper uses 0.05).")
+    tokens = QgsProcessingParameterNumber(MAX_TOKENS, "Token budget (openai)", QgsProcessingParameterNumber.Integer,
+                                          400_000, minValue=1000, maxValue=100_000_000)
+    tokens.setHelp("The most prompt and completion tokens a run may spend on the model server (as the token "
+                   "budget of the Lodestar settings); the run stops with a message when it is reached.")
     rounds = QgsProcessingParameterNumber(MAX_ROUNDS, "Verification rounds (K)", QgsProcessingParameterNumber.Integer,
                                           3, minValue=1, maxValue=10)
     rounds.setHelp(rounds_help)
-    return params + [temperature, rounds]
+    return params + [temperature, tokens, rounds]
+
+
+def backend_values(algorithm, parameters, context) -> BackendValues:
+    """The back-end as the parameters of `backend_parameters` give it (the key is looked up for a model server
+    only, by the one rule of `secrets.api_key`)."""
+    backend = BACKENDS[algorithm.parameterAsEnum(parameters, BACKEND, context)]
+    values = BackendValues(backend=backend, temperature=algorithm.parameterAsDouble(parameters, TEMPERATURE, context),
+                           max_tokens=algorithm.parameterAsInt(parameters, MAX_TOKENS, context))
+    if backend == "offline":
+        return values
+    values.base_url = algorithm.parameterAsString(parameters, BASE_URL, context)
+    values.models = {role: algorithm.parameterAsString(parameters, key, context) for role, key in MODEL_KEYS.items()}
+    plain = algorithm.parameterAsString(parameters, API_KEY, context) if algorithm.parameterDefinition(API_KEY) else ""
+    values.api_key = secrets.api_key(algorithm.parameterAsString(parameters, AUTHCFG, context), plain)
+    return values
 
 
 def backend_settings(algorithm, parameters, context) -> BackendSettings:
-    """The back-end settings the parameters of `backend_parameters` give."""
-    backend = BACKENDS[algorithm.parameterAsEnum(parameters, BACKEND, context)]
-    temperature = algorithm.parameterAsDouble(parameters, TEMPERATURE, context)
-    if backend == "offline":
-        return BackendSettings(temperature=temperature)
-    base_url = algorithm.parameterAsString(parameters, BASE_URL, context).strip()
-    if not base_url:
-        raise LodestarError("The openai back-end needs the server's base URL (BASE_URL).")
-    planner = algorithm.parameterAsString(parameters, PLANNER_MODEL, context).strip()
-    if not planner:
-        raise LodestarError("The openai back-end needs at least the planner model (PLANNER_MODEL).")
-    executor = algorithm.parameterAsString(parameters, EXECUTOR_MODEL, context).strip() or planner
-    verifier = algorithm.parameterAsString(parameters, VERIFIER_MODEL, context).strip() or planner
-    return BackendSettings(backend="openai", base_url=base_url, api_key=api_key(algorithm, parameters, context),
-                           models={"planner": planner, "executor": executor, "verifier": verifier},
-                           temperature=temperature)
-
-
-def api_key(algorithm, parameters, context) -> str:
-    """The key from AUTHCFG, else API_KEY (where the algorithm has it), else the environment, else the settings."""
-    authcfg = algorithm.parameterAsString(parameters, AUTHCFG, context).strip()
-    if authcfg:
-        return key_from_authcfg(authcfg)
-    if algorithm.parameterDefinition(API_KEY) is not None:
-        plain = algorithm.parameterAsString(parameters, API_KEY, context).strip()
-        if plain:
-            return plain
-    if os.environ.get(KEY_ENVIRONMENT, "").strip():
-        return os.environ[KEY_ENVIRONMENT].strip()
-    from ..ui.secrets import read_api_key
-
-    return read_api_key()
-
-
-def key_from_authcfg(authcfg: str) -> str:
-    """The API key held by a QGIS authentication configuration (Basic: the password; API header / token
-    methods: their key or token field)."""
-    manager = QgsApplication.authManager()
-    if authcfg not in manager.configIds():
-        raise LodestarError(f"No authentication configuration {authcfg!r} in QGIS; choose an existing one "
-                            "(Settings > Options > Authentication).")
-    loaded, config = manager.loadAuthenticationConfig(authcfg, QgsAuthMethodConfig(), True)
-    if not loaded:
-        raise LodestarError("QGIS could not decrypt the authentication configuration; check the master password.")
-    for field in ("password", "key", "token", "apikey"):
-        value = config.config(field, "")
-        if value:
-            return value
-    raise LodestarError(f"The authentication configuration {authcfg!r} holds no key; store the API key as its "
-                        "password (Basic method).")
+    """The back-end settings the parameters of `backend_parameters` give (the core's one builder)."""
+    return request.backend_settings(backend_values(algorithm, parameters, context), WHERE)

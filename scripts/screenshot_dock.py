@@ -111,7 +111,7 @@ def _screenshot(app, args) -> None:
     window.show()
     for spec in case.layers:
         layer = project.mapLayersByName(spec.name)[0]
-        dock.set_layer_role(layer.id(), spec.role)
+        dock.layers.set_role(layer.id(), spec.role)
     dock.ui.questionEdit.setPlainText(case.question)
     task = dock.run()
     if task is None:

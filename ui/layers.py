@@ -12,8 +12,7 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
-
-STYLES = Path(__file__).resolve().parents[1] / "resources" / "styles"
+from ..processing.styling import STYLES
 
 RESULT_PROPERTY = "lodestar/result"  # layer custom property marking Lodestar outputs (saved with the project)
 

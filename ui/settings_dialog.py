@@ -1,6 +1,9 @@
 """Plugin settings (QgsSettings, no secrets) and the dialog that edits them."""
 from __future__ import annotations
 
+import importlib.util
+import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,17 +12,27 @@ from qgis.gui import QgsFileWidget
 from qgis.PyQt import sip, uic
 from qgis.PyQt.QtWidgets import QDialog
 
+from ..plugin import request
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import LodestarError
-from . import secrets
+from ..plugin.request import BackendValues
+from ..processing import secrets
 
 PREFIX = "lodestar/"
+WHERE = {"base_url": "in Lodestar settings (the gear button)", "planner": "in Lodestar settings (the gear button)",
+         "question": "in the question box", "sam_checkpoint": "in Lodestar settings (the gear button)"}
+"""How the request builder's messages name the places of the dock and this dialog."""
 FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("settings_dialog.ui")))
+
+
+def slug(text: str) -> str:
+    """`text` as a short lower-case file-name part ('run' when nothing is left)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "run"
 
 
 @dataclass
 class PluginSettings:
-    """What the user set once and keeps between sessions. The API key is NOT here (see ui.secrets)."""
+    """What the user set once and keeps between sessions. The API key is NOT here (see processing.secrets)."""
 
     backend: str = "offline"
     base_url: str = ""
@@ -70,29 +83,47 @@ class PluginSettings:
             return Path(home) / "lodestar-runs"
         return Path(QgsApplication.qgisSettingsDirPath()) / "lodestar" / "runs"
 
-    def backend_settings(self, backend: str | None = None, api_key: str | None = None) -> BackendSettings:
-        """The engine's settings; for `openai` the key is read from the auth database unless given."""
+    def new_run_folder(self, label: str) -> Path:
+        """A folder for a new run, named after the time and `label`, that does not exist yet."""
+        stem = f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(label)}"
+        folder, n = self.runs_folder() / stem, 1
+        while folder.exists():
+            n += 1
+            folder = self.runs_folder() / f"{stem}-{n}"
+        return folder
+
+    def backend_values(self, backend: str | None = None, api_key: str | None = None) -> BackendValues:
+        """The back-end as set here; for `openai` the key is found by the one rule (`secrets.api_key`) unless
+        given."""
         backend = backend or self.backend
         if backend == "openai" and api_key is None:
-            api_key = secrets.read_api_key()
-        return BackendSettings(
-            backend=backend,
-            base_url=self.base_url.strip(),
-            api_key=api_key or "",
-            models=dict(self.models),
-            temperature=float(self.temperature),
-            max_tokens=int(self.max_tokens),
-        )
+            api_key = secrets.api_key()
+        return BackendValues(backend=backend, base_url=self.base_url, api_key=api_key or "", models=dict(self.models),
+                             temperature=float(self.temperature), max_tokens=int(self.max_tokens))
 
     def openai_problem(self) -> str:
         """What is missing before the openai back-end can run ('' when nothing)."""
-        if not self.base_url.strip():
-            return "Set the model server's endpoint base URL in Lodestar settings (the gear button)."
-        missing = [role for role in ROLES_OF_MODELS if not self.models.get(role, "").strip()]
-        if missing:
-            return f"Name the model for {', '.join(missing)} in Lodestar settings."
-        if not secrets.has_api_key():
+        problem = request.backend_problem(self.backend_values("openai", api_key=""), WHERE)
+        if problem:
+            return problem
+        if not secrets.key_available():
             return "Enter the model server's API key in Lodestar settings (it is stored encrypted by QGIS)."
+        return ""
+
+    def run_problem(self, backend: str, sam: bool) -> str:
+        """What stops a run with `backend` (and SAM refinement when `sam`): a missing package or setting, said as
+        what to do; '' when nothing."""
+        if backend == "openai":
+            if importlib.util.find_spec("openai") is None:
+                return ("The model-server reasoner needs the Python package 'openai': run "
+                        "python -m pip install openai with QGIS's Python, or choose the offline reasoner.")
+            problem = self.openai_problem()
+            if problem:
+                return problem
+        missing = [p for p in ("torch", "segment_anything") if importlib.util.find_spec(p) is None] if sam else []
+        if missing:
+            return (f"Segment Anything refinement needs {' and '.join(missing)}: install with QGIS's "
+                    "Python (python -m pip install torch segment-anything), or untick the refinement.")
         return ""
 
 
@@ -173,13 +204,14 @@ class SettingsDialog(QDialog, FORM_CLASS):
         """Ask the server for a tiny answer in a background task; the result shows beside the button."""
         key = self.apiKeyEdit.text().strip()
         try:
-            backend = self.settings().backend_settings("openai", api_key=key or None)
+            values = self.settings().backend_values("openai", api_key=key or None)
         except LodestarError as exc:
             self.testResultLabel.setText(str(exc))
             return
-        if not backend.base_url:
+        if not values.base_url.strip():
             self.testResultLabel.setText("Enter the endpoint base URL first.")
             return
+        backend = request.backend_settings(values, checked=False)  # listing the models needs no model named
         backend.timeout_s = 15.0
         backend.max_retries = 0
         self.testButton.setEnabled(False)

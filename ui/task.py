@@ -10,6 +10,7 @@ from qgis.PyQt.QtCore import QCoreApplication, pyqtSignal
 
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.masking import mask_secrets
 from ..plugin.progress import Progress
 from ..plugin.vector_io import write_vector
 
@@ -64,10 +65,8 @@ class AnalysisTask(QgsTask):
         super().cancel()
 
     def _scrub(self, text: str) -> str:
-        """Text with the API key masked (a defence in depth: the engine never means to show it). A placeholder
-        key of a local server ('x', 'no') is no secret and is left alone, as the run record does."""
-        key = self.request.settings.api_key
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        """Text with the API key masked by the one masker (a defence in depth: the engine never means to show it)."""
+        return mask_secrets(text, (self.request.settings.api_key,))
 
     def run(self) -> bool:
         progress = Progress(on_progress=self.setProgress, on_log=lambda line: self.logged.emit(self._scrub(line)),

@@ -64,6 +64,17 @@ def test_layers_and_roles(run, tmp_path):
     assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
 
 
+def test_choices_are_read_from_the_question(run, tmp_path):
+    """As in the dock: a question listing its options gets those choices (Yes / No only when none are listed)."""
+    question = ("Which hydrothermal alteration is present? Answer: A. Argillic (clay, sericite) B. Propylitic "
+                "C. Silicification D. None.")
+    result = run("lodestar:analyze", {"CASE": str(SAMPLE / "case.json"), "QUESTION": question, **_outputs(tmp_path)})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert record["question"] == question
+    assert record["choices"] == {"A": "Argillic (clay, sericite)", "B": "Propylitic", "C": "Silicification",
+                                 "D": "None"}
+
+
 def test_favourable_low_names_or_positions_replace_the_guess(run, tmp_path):
     case = json.loads((SAMPLE / "case.json").read_text(encoding="utf-8"))
     rasters = [str(SAMPLE / layer["path"]) for layer in case["layers"][1:4]]
@@ -98,7 +109,7 @@ def test_favourable_low_bad_names(run, tmp_path, favourable_low, message):
     ({"RASTERS": ["aloh.tif"], "ROLES": "silicification,propylitic_alteration",
       "QUESTION": "Porphyry? A. Yes B. No"}, "ROLES lists 2 role"),
     ({"RASTERS": ["aloh.tif"], "ROLES": "gold", "QUESTION": "Porphyry? A. Yes B. No"}, "Unknown layer role 'gold'"),
-    ({"RASTERS": ["aloh.tif"], "ROLES": "hydrothermal_alteration"}, "Ask a QUESTION"),
+    ({"RASTERS": ["aloh.tif"], "ROLES": "hydrothermal_alteration"}, "Ask a question in QUESTION"),
     ({"CASE": "case.json", "BACKEND": 1}, "base URL"),
     ({"CASE": "case.json", "REFINE_WITH_SAM": True}, "SAM_CHECKPOINT"),
     ({"QUESTION": "Porphyry? A. Yes B. No"}, r"at least one layer in RASTERS"),  # names the parameter key

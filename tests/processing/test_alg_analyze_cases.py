@@ -44,7 +44,7 @@ def test_analyze_cases_reads_the_backend_like_analyze(run, tmp_path):
     from qgis.core import QgsProcessingException
 
     synthetic_cases.make_case(tmp_path / "cases" / "one", 4, "barren", 110)
-    with pytest.raises(QgsProcessingException, match="needs the server's base URL"):
+    with pytest.raises(QgsProcessingException, match="endpoint base URL in BASE_URL"):
         run("lodestar:analyze_cases", {"CASES": str(tmp_path / "cases"), "BACKEND": 1,
                                        "OUTPUT_FOLDER": str(tmp_path / "out")})
 

@@ -1,5 +1,6 @@
-"""What the algorithms share (processing/params.py, processing/backend_params.py): outputs that work when left at
-their defaults (processing.run and headless qgis_process), refused memory outputs, layer specs, back-end settings."""
+"""What the algorithms share (processing/params.py, layer_export.py, styling.py, backend_params.py): outputs that work
+when left at their defaults (processing.run and headless qgis_process), refused memory outputs, layers written out,
+back-end settings."""
 from __future__ import annotations
 
 import os
@@ -89,18 +90,6 @@ def test_tools_run_headless_with_outputs_left_out(tmp_path):
     assert line.split("\t", 1)[1].strip().endswith(".gpkg")
 
 
-def test_evidence_spec_reads_legend_and_distance_layers(tmp_path):
-    from lodestar.processing.params import evidence_spec
-
-    (tmp_path / "geology_legend.csv").write_text("value,name\n1,granite\n", encoding="utf-8")
-    geology = evidence_spec(tmp_path / "geology.tif", "geological_map", "geology")
-    assert geology.legend == tmp_path / "geology_legend.csv" and geology.favourable == "high"
-    distance = evidence_spec(tmp_path / "falha_rcl.tif", "structure", "Distance to faults")
-    assert distance.favourable == "low" and distance.legend is None
-    assert evidence_spec(tmp_path / "fault_dist.tif", "structure", "faults").favourable == "low"
-    assert evidence_spec(tmp_path / "dist_grid.tif", "geophysics", "distance").favourable == "high"
-
-
 @pytest.mark.parametrize("algorithm", ["lodestar:analyze", "lodestar:analyze_cases"])
 def test_backend_settings_are_read_alike(lodestar_registry, monkeypatch, algorithm):
     from qgis.core import QgsProcessingContext
@@ -112,41 +101,17 @@ def test_backend_settings_are_read_alike(lodestar_registry, monkeypatch, algorit
     context = QgsProcessingContext()
     monkeypatch.setenv("LODESTAR_API_KEY", " sk-from-env ")
     given = {"BACKEND": 1, "BASE_URL": " http://localhost:9/v1 ", "PLANNER_MODEL": "big", "VERIFIER_MODEL": "judge",
-             "TEMPERATURE": 0.2, "API_KEY": "sk-plain"}
+             "TEMPERATURE": 0.2, "API_KEY": "sk-plain", "MAX_TOKENS": 120000}
     settings = backend_settings(alg, given, context)
     assert (settings.backend, settings.base_url, settings.temperature) == ("openai", "http://localhost:9/v1", 0.2)
+    assert settings.max_tokens == 120000
     assert settings.models == {"planner": "big", "executor": "big", "verifier": "judge"}
     # analyze takes the plain-text key before the environment; analyze_cases has no such parameter
     assert settings.api_key == ("sk-plain" if algorithm == "lodestar:analyze" else "sk-from-env")
-    assert backend_settings(alg, {"BACKEND": 0, "TEMPERATURE": 0.3}, context).backend == "offline"
+    offline = backend_settings(alg, {"BACKEND": 0, "TEMPERATURE": 0.3}, context)
+    assert (offline.backend, offline.temperature, offline.max_tokens) == ("offline", 0.3, 400_000)
     with pytest.raises(LodestarError, match="planner model"):
         backend_settings(alg, {"BACKEND": 1, "BASE_URL": "http://localhost:9/v1"}, context)
-
-
-def test_key_from_authcfg(qgis_app):
-    from qgis.core import QgsApplication, QgsAuthMethodConfig
-
-    from lodestar.plugin.errors import LodestarError
-    from lodestar.processing.backend_params import key_from_authcfg
-
-    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
-    assert ".qgis-settings" in profile.parts, f"not pytest-qgis's test profile: {profile}"
-    manager = QgsApplication.authManager()
-    if not manager.setMasterPassword("lodestar-test-master", True):
-        manager.eraseAuthenticationDatabase(False)
-        assert manager.setMasterPassword("lodestar-test-master", True)
-    config = QgsAuthMethodConfig("Basic")
-    config.setName("processing key test")
-    config.setConfig("username", "x")
-    config.setConfig("password", "sk-in-authdb")
-    stored, config = manager.storeAuthenticationConfig(config)
-    assert stored
-    try:
-        assert key_from_authcfg(config.id()) == "sk-in-authdb"
-        with pytest.raises(LodestarError, match="No authentication configuration 'zzzzzzz'"):
-            key_from_authcfg("zzzzzzz")
-    finally:
-        manager.removeAuthenticationConfig(config.id())
 
 
 def _two_layer_geopackage(path: Path) -> Path:
@@ -164,7 +129,7 @@ def _two_layer_geopackage(path: Path) -> Path:
 def test_layer_path_writes_out_what_qgis_shows(tmp_path, qgis_app):
     from qgis.core import QgsRasterLayer, QgsVectorLayer
 
-    from lodestar.processing.params import layer_path
+    from lodestar.processing.layer_export import layer_path
 
     gpkg = _two_layer_geopackage(tmp_path / "zones.gpkg")
     second = QgsVectorLayer(f"{gpkg}|layername=second", "second zones", "ogr")

@@ -1,6 +1,7 @@
 """The real dock driven through qgis_iface on the bundled sample case (offline reasoner)."""
 from __future__ import annotations
 
+import importlib.util
 import time
 import uuid
 from pathlib import Path
@@ -9,63 +10,27 @@ import geopandas as gpd
 import numpy as np
 import pytest
 import rasterio
-from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsSettings, QgsVectorLayer
+from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsVectorLayer
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt
 from rasterio.transform import from_origin
 
-from lodestar.plugin.case import read_case
-from lodestar.ui import dock as dock_module
-from lodestar.ui.dock import CHOOSE_ROLE, PRESETS, LodestarDock, parse_choices
+from lodestar.ui import results_view
+from lodestar.ui.dock import PRESETS
+from lodestar.ui.layer_table import CHOOSE_ROLE, LOW_COLUMN
 from lodestar.ui.layers import is_result_layer
+from lodestar.ui.reasoning_view import ZONES_ROLE
 from lodestar.ui.settings_dialog import PluginSettings
 from lodestar.ui.task import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 RUN_TIMEOUT_S = 240
-
-
-@pytest.fixture
-def runs_dir(tmp_path):
-    """Runs go to a temporary folder with the offline reasoner; the plugin's settings are removed afterwards."""
-    settings = PluginSettings(output_dir=str(tmp_path / "runs"), max_rounds=3)
-    settings.save()
-    yield tmp_path / "runs"
-    for key in QgsSettings().allKeys():
-        if key.startswith("lodestar/") and key != "lodestar/authcfg":
-            QgsSettings().remove(key)
-
-
-@pytest.fixture
-def sample(qgis_new_project):
-    """The sample case's layers in the project, under the names and roles of its case.json."""
-    case = read_case(SAMPLE / "case.json")
-    layers = {}
-    for spec in case.layers:
-        if spec.is_vector:
-            layer = QgsVectorLayer(str(spec.path), spec.name, "ogr")
-        else:
-            layer = QgsRasterLayer(str(spec.path), spec.name)
-        assert layer.isValid(), spec.path
-        layers[spec.name] = layer
-    QgsProject.instance().addMapLayers(list(layers.values()))
-    yield case, layers
-    QgsProject.instance().removeAllMapLayers()
-    QgsProject.instance().layerTreeRoot().removeAllChildren()
-
-
-@pytest.fixture
-def dock(qgis_iface, sample, runs_dir):
-    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
-    yield panel
-    panel.shutdown()
-    panel.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+# fixtures runs_dir, sample, dock and auth_ready: tests/ui/conftest.py
 
 
 def _set_case_roles(panel, case, layers):
     for spec in case.layers:
-        panel.set_layer_role(layers[spec.name].id(), spec.role)
+        panel.layers.set_role(layers[spec.name].id(), spec.role)
 
 
 def _bar_texts(panel):
@@ -83,7 +48,7 @@ def _run_to_end(panel):
 
 def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
     case, layers = sample
-    listed = {row["layer"].name(): row["combo"].currentText() for row in dock.layer_rows()}
+    listed = {row["layer"].name(): row["combo"].currentText() for row in dock.layers.rows()}
     assert listed == {
         "geological map": "geological_map",
         "ASTER AlOH (sericite) index": "argillic_alteration",  # 'sericite' wins; the case says otherwise
@@ -92,9 +57,9 @@ def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
         "ferric iron index (colour rendering)": "iron_oxide",
         "mapped faults": "structure",
     }
-    assert all(row["item"].checkState(0) == Qt.Checked for row in dock.layer_rows())
+    assert all(row["item"].checkState(0) == Qt.Checked for row in dock.layers.rows())
     _set_case_roles(dock, case, layers)
-    assert dock.layer_role(layers["ASTER AlOH (sericite) index"].id()) == "hydrothermal_alteration"
+    assert dock.layers.role(layers["ASTER AlOH (sericite) index"].id()) == "hydrothermal_alteration"
     assert dock.input_problem() == "" and dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
     request = dock.build_request()
     assert sorted((s.name, s.role) for s in request.layers) == sorted((s.name, s.role) for s in case.layers)
@@ -109,7 +74,7 @@ def test_distance_to_faults_raster_is_favourable_where_low(dock, sample):
     distance = QgsRasterLayer(str(ROOT / "tests" / "data" / "great-basin-gold" / "falha_rcl.tif"),
                               "distance to faults (classes)")
     QgsProject.instance().addMapLayer(distance)
-    dock.set_layer_role(distance.id(), "structure")
+    dock.layers.set_role(distance.id(), "structure")
     specs = {s.name: s for s in dock.build_request().layers}
     assert specs["distance to faults (classes)"].favourable == "low"
     assert specs["mapped faults"].favourable == "high" and specs["geological map"].favourable == "high"
@@ -122,34 +87,33 @@ def test_low_favourable_box_is_pre_set_editable_and_reaches_the_request(dock, sa
     distance = QgsRasterLayer(str(data / "falha_rcl.tif"), "distance to faults (classes)")
     falha = QgsRasterLayer(str(data / "falha_rcl.tif"), "falha_rcl")
     QgsProject.instance().addMapLayers([distance, falha])
-    rows = {row["layer"].name(): row["item"] for row in dock.layer_rows()}
-    low_column = dock_module.LOW_COLUMN
-    assert rows["distance to faults (classes)"].checkState(low_column) == Qt.Checked
-    assert rows["falha_rcl"].checkState(low_column) == Qt.Unchecked  # a structure raster not named as a distance
-    assert rows["ASTER TIR quartz index"].checkState(low_column) == Qt.Unchecked
-    assert rows["mapped faults"].data(low_column, Qt.CheckStateRole) is None  # vectors get no box
-    assert dock.layer_favourable(layers["mapped faults"].id()) is None
+    rows = {row["layer"].name(): row["item"] for row in dock.layers.rows()}
+    assert rows["distance to faults (classes)"].checkState(LOW_COLUMN) == Qt.Checked
+    assert rows["falha_rcl"].checkState(LOW_COLUMN) == Qt.Unchecked  # a structure raster not named as a distance
+    assert rows["ASTER TIR quartz index"].checkState(LOW_COLUMN) == Qt.Unchecked
+    assert rows["mapped faults"].data(LOW_COLUMN, Qt.CheckStateRole) is None  # vectors get no box
+    assert dock.layers.favourable(layers["mapped faults"].id()) is None
 
-    dock.set_layer_favourable_low(falha.id(), True)
-    dock.set_layer_favourable_low(distance.id(), False)
-    dock.set_layer_role(falha.id(), "geophysics")  # a role change no longer re-guesses a box the user set
-    dock.set_layer_role(falha.id(), "structure")
+    dock.layers.set_favourable_low(falha.id(), True)
+    dock.layers.set_favourable_low(distance.id(), False)
+    dock.layers.set_role(falha.id(), "geophysics")  # a role change no longer re-guesses a box the user set
+    dock.layers.set_role(falha.id(), "structure")
     specs = {s.name: s.favourable for s in dock.build_request().layers}
     assert specs["falha_rcl"] == "low" and specs["distance to faults (classes)"] == "high"
     assert specs["ASTER TIR quartz index"] == "high" and specs["mapped faults"] == "high"
 
-    dock.refresh_layers()  # the user's ticks survive a refresh of the list
-    assert dock.layer_favourable(falha.id()) == "low" and dock.layer_favourable(distance.id()) == "high"
+    dock.layers.refresh()  # the user's ticks survive a refresh of the list
+    assert dock.layers.favourable(falha.id()) == "low" and dock.layers.favourable(distance.id()) == "high"
 
 
 def test_role_change_re_guesses_an_untouched_low_box(dock, sample):
     distance = QgsRasterLayer(str(ROOT / "tests" / "data" / "great-basin-gold" / "falha_rcl.tif"), "fault distance")
     QgsProject.instance().addMapLayer(distance)
-    assert dock.layer_favourable(distance.id()) == "low"
-    dock.set_layer_role(distance.id(), "geophysics")
-    assert dock.layer_favourable(distance.id()) == "high"
-    dock.set_layer_role(distance.id(), "structure")
-    assert dock.layer_favourable(distance.id()) == "low"
+    assert dock.layers.favourable(distance.id()) == "low"
+    dock.layers.set_role(distance.id(), "geophysics")
+    assert dock.layers.favourable(distance.id()) == "high"
+    dock.layers.set_role(distance.id(), "structure")
+    assert dock.layers.favourable(distance.id()) == "low"
 
 
 def test_one_layer_of_a_geopackage_is_written_whole_into_the_run_folder(dock, sample, tmp_path):
@@ -163,7 +127,7 @@ def test_one_layer_of_a_geopackage_is_written_whole_into_the_run_folder(dock, sa
     layer = QgsVectorLayer(f"{gpkg}|layername=new_faults", "new faults", "ogr")
     assert layer.isValid() and isinstance(faults.geometry.iloc[0], LineString)
     QgsProject.instance().addMapLayer(layer)
-    dock.set_layer_role(layer.id(), "structure")
+    dock.layers.set_role(layer.id(), "structure")
     request = dock.build_request()
     spec = next(s for s in request.layers if s.name == "new faults")
     assert spec.path == request.output_dir / "inputs" / "new_faults.gpkg"
@@ -185,11 +149,11 @@ def test_usage_event_fills_the_usage_table(dock):
 
 def test_export_without_a_suffix_takes_the_chosen_format(dock, monkeypatch, tmp_path):
     exported = []
-    monkeypatch.setattr(dock, "export_prospectivity", exported.append)
+    monkeypatch.setattr(dock.results, "export", exported.append)
     for chosen, suffix in (("GeoPackage (*.gpkg)", ".gpkg"), ("Shapefile (*.shp)", ".shp")):
-        monkeypatch.setattr(dock_module.QFileDialog, "getSaveFileName",
+        monkeypatch.setattr(results_view.QFileDialog, "getSaveFileName",
                             staticmethod(lambda *args, chosen=chosen: (str(tmp_path / "targets"), chosen)))
-        dock._export_clicked()
+        dock.results.export_clicked(dock, tmp_path)
         assert exported[-1] == str(tmp_path / "targets") + suffix
 
 
@@ -204,7 +168,7 @@ def test_faults_digitised_in_a_scratch_layer_are_an_input(dock, sample):
     feature.setGeometry(QgsGeometry.fromPolylineXY([QgsPointXY(x0, (y0 + y1) / 2), QgsPointXY(x1, (y0 + y1) / 2)]))
     sketch.dataProvider().addFeatures([feature])
     QgsProject.instance().addMapLayer(sketch)
-    assert dock.layer_role(sketch.id()) == "structure"  # listed, role guessed from the name
+    assert dock.layers.role(sketch.id()) == "structure"  # listed, role guessed from the name
     spec = next(s for s in dock.build_request().layers if s.name == "sketched faults")
     written = gpd.read_file(spec.path)
     assert spec.path.parent.name == "inputs" and len(written) == 1
@@ -219,16 +183,16 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
         return dock.ui.runButton.isEnabled(), _bar_texts(dock)
 
     for layer in layers.values():
-        dock.set_layer_checked(layer.id(), False)
+        dock.layers.set_checked(layer.id(), False)
     assert problem() == (False, ["Check at least one raster layer in the Layers list (add rasters to the project "
                                  "first if none)."])
-    dock.set_layer_checked(layers["mapped faults"].id(), True)
+    dock.layers.set_checked(layers["mapped faults"].id(), True)
     assert "need a raster" in problem()[1][0]
     aloh = layers["ASTER AlOH (sericite) index"]
-    dock.set_layer_checked(aloh.id(), True)
-    dock.set_layer_role(aloh.id(), CHOOSE_ROLE)
+    dock.layers.set_checked(aloh.id(), True)
+    dock.layers.set_role(aloh.id(), CHOOSE_ROLE)
     assert problem() == (False, ["Choose a role for ASTER AlOH (sericite) index in the Role column."])
-    dock.set_layer_role(aloh.id(), "hydrothermal_alteration")
+    dock.layers.set_role(aloh.id(), "hydrothermal_alteration")
     assert problem() == (True, [])
 
     far = tmp_path / "far.tif"
@@ -237,10 +201,10 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
         ds.write(np.ones((1, 10, 10), dtype="float32"))
     far_layer = QgsRasterLayer(str(far), "far away silica")
     QgsProject.instance().addMapLayer(far_layer)
-    assert dock.layer_role(far_layer.id()) == "silicification"  # listed on layersAdded, role guessed
+    assert dock.layers.role(far_layer.id()) == "silicification"  # listed on layersAdded, role guessed
     enabled, texts = problem()
     assert not enabled and "do not overlap" in texts[0] and "far away silica" in texts[0]
-    dock.set_layer_checked(far_layer.id(), False)
+    dock.layers.set_checked(far_layer.id(), False)
     assert problem() == (True, [])
 
     dock.ui.questionEdit.setPlainText("  ")
@@ -270,8 +234,8 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
 def test_missing_optional_packages_say_what_to_install(dock, sample, tmp_path, monkeypatch):
     case, layers = sample
     _set_case_roles(dock, case, layers)
-    real_find_spec = dock_module.importlib.util.find_spec
-    monkeypatch.setattr(dock_module.importlib.util, "find_spec",
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name in ("openai", "torch") else real_find_spec(name, *a))
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
     assert not dock.ui.runButton.isEnabled()
@@ -289,11 +253,17 @@ def test_missing_optional_packages_say_what_to_install(dock, sample, tmp_path, m
     assert dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
 
 
-def test_choices_parsed_from_free_questions():
-    assert parse_choices("Is it epithermal? Answer: A. High sulphidation B. Low sulphidation C. Neither.") == {
-        "A": "High sulphidation", "B": "Low sulphidation", "C": "Neither"}
-    assert parse_choices("Any gold here?") == {"A": "Yes", "B": "No"}
-    assert parse_choices(PRESETS[2][1]) == PRESETS[2][2]
+def test_choices_are_read_from_the_question(dock, sample):
+    """Presets and free questions alike: the request's choices are the ones the question lists."""
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    dock.ui.presetCombo.setCurrentIndex(2)
+    assert dock.build_request().choices == {"A": "Argillic or phyllic (clay, sericite)",
+                                            "B": "Propylitic (chlorite, epidote)", "C": "Silicification", "D": "None"}
+    dock.ui.questionEdit.setPlainText("Is it epithermal? Answer: A. High sulphidation B. Low sulphidation C. Neither.")
+    assert dock.build_request().choices == {"A": "High sulphidation", "B": "Low sulphidation", "C": "Neither"}
+    dock.ui.questionEdit.setPlainText("Any gold here?")
+    assert dock.build_request().choices == {"A": "Yes", "B": "No"}
 
 
 def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample, tmp_path, qgis_iface):
@@ -301,7 +271,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     _set_case_roles(dock, case, layers)
     dock.ui.questionEdit.setPlainText(case.question)
     opened = []
-    dock.open_url = opened.append
+    dock.results.open_url = opened.append
     events = []
     before = set(QgsProject.instance().mapLayers())
 
@@ -352,17 +322,17 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     if "Graph edges" in by_name:
         edges = by_name["Graph edges"]
         assert edges.renderer().type() == "categorizedSymbol" and edges.renderer().classAttribute() == "type"
-    assert not any(row["layer"].id() in added for row in dock.layer_rows())  # outputs are not offered as inputs
+    assert not any(row["layer"].id() in added for row in dock.layers.rows())  # outputs are not offered as inputs
 
     # chain step click zooms to its zones
     chain = dock.ui.chainList
     assert chain.count() == len(result.chain) > 0
-    with_zones = [chain.item(i) for i in range(chain.count()) if chain.item(i).data(dock_module.ZONES_ROLE)]
+    with_zones = [chain.item(i) for i in range(chain.count()) if chain.item(i).data(ZONES_ROLE)]
     assert with_zones
     canvas = qgis_iface.mapCanvas()
     canvas.setDestinationCrs(zones.crs())
-    assert dock.zoom_to_item(with_zones[0])
-    ids = set(with_zones[0].data(dock_module.ZONES_ROLE))
+    assert dock.results.zoom_to_item(with_zones[0])
+    ids = set(with_zones[0].data(ZONES_ROLE))
     selected = zones.selectedFeatures() or dock.run_layers["nodes"].selectedFeatures()
     assert {f["zone_id"] for f in selected} == ids
     extent = canvas.extent()
@@ -370,26 +340,26 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
         assert extent.contains(feature.geometry().boundingBox())
 
     # export, report, run record
-    shp = dock.export_prospectivity(tmp_path / "export" / "targets.shp")
+    shp = dock.results.export(tmp_path / "export" / "targets.shp")
     back = gpd.read_file(shp)
     assert len(back) == len(result.prospectivity)
     assert sorted(back["rank"]) == sorted(result.prospectivity["rank"])
     assert back.crs == result.prospectivity.crs
     assert abs(back.area.sum() - result.prospectivity.area.sum()) < 1e-3 * result.prospectivity.area.sum()
-    gpkg = dock.export_prospectivity(tmp_path / "export" / "targets.gpkg")
+    gpkg = dock.results.export(tmp_path / "export" / "targets.gpkg")
     assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
     assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
     best = result.prospectivity.sort_values("rank").iloc[0]
     assert f"<b>Targets:</b> #1 (score {best['score']:.2f}, {best['area_m2'] / 1e6:.2g} km2)" in \
         dock.ui.runFolderLabel.text()
-    dock.open_report()
+    dock.results.open_report()
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
     assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()
 
     # the user removes the result layers: the dock forgets them, and zooming is a no-op
     QgsProject.instance().removeMapLayers(list(added))
     assert dock.run_layers == {} and dock.run_group is None
-    assert not dock.zoom_to_item(with_zones[0])
+    assert not dock.results.zoom_to_item(with_zones[0])
 
 
 def test_cancel_midway_adds_nothing(dock, sample):
@@ -459,22 +429,16 @@ def test_closing_the_dock_cancels_the_run(dock, sample):
 
 
 @pytest.fixture
-def openai_settings(qgis_app, runs_dir):
+def openai_settings(auth_ready, runs_dir, monkeypatch):
     """openai back-end settings with a key in the test profile's auth database (removed afterwards)."""
-    from lodestar.ui import secrets
+    from lodestar.processing import secrets
 
-    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
-    assert ".qgis-settings" in profile.parts
-    manager = QgsApplication.authManager()
-    if not manager.setMasterPassword("lodestar-test-master", True):
-        manager.eraseAuthenticationDatabase(False)
-        assert manager.setMasterPassword("lodestar-test-master", True)
+    monkeypatch.delenv(secrets.KEY_ENVIRONMENT, raising=False)
     key = "sk-dock-" + uuid.uuid4().hex
     secrets.store_api_key(key)
     settings = PluginSettings.load()
     settings.models = {"planner": "p-model", "executor": "e-model", "verifier": "v-model"}
     yield settings, key
-    secrets.clear_api_key()
 
 
 @pytest.fixture

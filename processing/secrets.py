@@ -1,19 +1,55 @@
-"""The API key of the model server, kept in QGIS's encrypted authentication database.
+"""The API key of the model server: where it is kept, and the one rule that finds it (dock and algorithms).
 
-The key is stored as a "Basic" authentication configuration (the password field holds the key;
-QGIS 3.22 has no API-header method). Only the configuration's id is kept in QgsSettings, so the
-key itself never reaches a settings file, a project, a log or a run record.
+The stored key is a "Basic" configuration in QGIS's encrypted authentication database (the password field
+holds the key; QGIS 3.22 has no API-header method). Only the configuration's id is kept in QgsSettings, so
+the key itself never reaches a settings file, a project, a log or a run record.
 """
 from __future__ import annotations
+
+import os
 
 from qgis.core import QgsApplication, QgsAuthMethodConfig, QgsSettings
 
 from ..plugin.errors import LodestarError
 
+KEY_ENVIRONMENT = "LODESTAR_API_KEY"
 AUTHCFG_SETTING = "lodestar/authcfg"
 CONFIG_NAME = "Lodestar model server API key"
 METHOD = "Basic"
 USERNAME = "lodestar-api-key"
+
+
+def api_key(authcfg: str = "", plain: str = "") -> str:
+    """The key, by the one precedence rule: an authentication configuration given for this run, else a plain key
+    given for it, else the LODESTAR_API_KEY environment variable, else the key stored in the Lodestar settings."""
+    if (authcfg or "").strip():
+        return key_from_authcfg(authcfg.strip())
+    if (plain or "").strip():
+        return plain.strip()
+    return os.environ.get(KEY_ENVIRONMENT, "").strip() or read_api_key()
+
+
+def key_available() -> bool:
+    """Whether `api_key()` finds a key without one given for the run (checked without decrypting)."""
+    return bool(os.environ.get(KEY_ENVIRONMENT, "").strip()) or has_api_key()
+
+
+def key_from_authcfg(authcfg: str) -> str:
+    """The API key held by a QGIS authentication configuration (Basic: the password; API header / token
+    methods: their key or token field)."""
+    manager = QgsApplication.authManager()
+    if authcfg not in manager.configIds():
+        raise LodestarError(f"No authentication configuration {authcfg!r} in QGIS; choose an existing one "
+                            "(Settings > Options > Authentication).")
+    loaded, config = manager.loadAuthenticationConfig(authcfg, QgsAuthMethodConfig(), True)
+    if not loaded:
+        raise LodestarError("QGIS could not decrypt the authentication configuration; check the master password.")
+    for field in ("password", "key", "token", "apikey"):
+        value = config.config(field, "")
+        if value:
+            return value
+    raise LodestarError(f"The authentication configuration {authcfg!r} holds no key; store the API key as its "
+                        "password (Basic method).")
 
 
 def _manager():

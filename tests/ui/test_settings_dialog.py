@@ -1,86 +1,18 @@
-"""The API key round-trips through QgsAuthManager and is written to no setting, file or log."""
+"""The settings dialog: settings in QgsSettings, the typed key in the auth database only, the connection test."""
 from __future__ import annotations
 
-import logging
 import uuid
 from pathlib import Path
 
 import pytest
 from qgis.core import QgsApplication, QgsSettings
 
-from lodestar.plugin.errors import LodestarError
-from lodestar.ui import secrets
-
-MASTER_PASSWORD = "lodestar-test-master"
-
-
-@pytest.fixture
-def auth_ready(qgis_app):
-    """The test profile's auth database unlocked with a known master password (never a real profile)."""
-    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
-    assert ".qgis-settings" in profile.parts, f"not pytest-qgis's test profile: {profile}"
-    manager = QgsApplication.authManager()
-    assert not manager.isDisabled()
-    if not manager.setMasterPassword(MASTER_PASSWORD, True):
-        manager.eraseAuthenticationDatabase(False)
-        assert manager.setMasterPassword(MASTER_PASSWORD, True)
-    secrets.clear_api_key()
-    yield manager
-    secrets.clear_api_key()
+from lodestar.plugin.request import backend_settings
+from lodestar.processing import secrets
 
 
 def _profile_files():
     return [p for p in Path(QgsApplication.qgisSettingsDirPath()).rglob("*") if p.is_file()]
-
-
-def test_key_round_trips_and_is_written_nowhere_in_clear(auth_ready, caplog):
-    key = "sk-lodestar-" + uuid.uuid4().hex
-    logged = []
-    QgsApplication.messageLog().messageReceived.connect(lambda msg, tag, level: logged.append(msg))
-    caplog.set_level(logging.DEBUG)
-
-    config_id = secrets.store_api_key(key)
-
-    assert len(config_id) == 7  # QGIS auth config ids are 7 characters
-    assert secrets.authcfg_id() == config_id
-    assert secrets.has_api_key()
-    assert secrets.read_api_key() == key
-    config = auth_ready.availableAuthMethodConfigs()[config_id]
-    assert config.method() == "Basic" and config.name() == secrets.CONFIG_NAME
-
-    settings = QgsSettings()
-    settings.sync()
-    values = [str(settings.value(k)) for k in settings.allKeys()]
-    assert config_id in values
-    assert not any(key in v for v in values)
-    hits = [p for p in _profile_files() if key.encode() in p.read_bytes()]
-    assert hits == []
-    QgsApplication.processEvents()
-    assert not any(key in m for m in logged)
-    assert key not in caplog.text
-
-
-def test_replacing_the_key_keeps_one_config(auth_ready):
-    first = secrets.store_api_key("sk-first-" + uuid.uuid4().hex)
-    second_key = "sk-second-" + uuid.uuid4().hex
-    second = secrets.store_api_key(second_key)
-    assert second == first
-    assert secrets.read_api_key() == second_key
-    names = [c.name() for c in auth_ready.availableAuthMethodConfigs().values()]
-    assert names.count(secrets.CONFIG_NAME) == 1
-
-
-def test_clear_removes_key_and_reference(auth_ready):
-    config_id = secrets.store_api_key("sk-gone-" + uuid.uuid4().hex)
-    secrets.clear_api_key()
-    assert secrets.authcfg_id() == ""
-    assert config_id not in auth_ready.configIds()
-    assert secrets.read_api_key() == "" and not secrets.has_api_key()
-
-
-def test_empty_key_is_refused(auth_ready):
-    with pytest.raises(LodestarError, match="empty"):
-        secrets.store_api_key("  ")
 
 
 def test_settings_dialog_saves_key_to_auth_db_only(auth_ready):
@@ -107,7 +39,7 @@ def test_settings_dialog_saves_key_to_auth_db_only(auth_ready):
     assert loaded.models == {"planner": "big-planner", "executor": "small-vision", "verifier": "big-verifier"}
     assert (loaded.temperature, loaded.max_rounds, loaded.max_tokens) == (0.2, 4, 123000)
     assert loaded.openai_problem() == ""
-    backend = loaded.backend_settings("openai")
+    backend = backend_settings(loaded.backend_values("openai"))
     assert backend.api_key == key
     assert key not in repr(backend) and key not in str(backend.public())
     settings = QgsSettings()

@@ -1,0 +1,96 @@
+"""QGIS layers as the core reads them: the file behind a layer (written out when there is none), its words, its
+guessed role and its analysis spec. One behaviour for the dock and every algorithm."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import geopandas as gpd
+from pyproj import CRS
+from qgis.core import QgsFeatureRequest, QgsProcessingUtils, QgsRasterLayer, QgsVectorLayer
+from qgis.PyQt.QtCore import QVariant
+
+from ..plugin.errors import LodestarError
+from ..plugin.raster_io import LayerSpec, RasterReader
+from ..plugin.request import evidence_spec
+from ..plugin.roles import guess_role, tagged_role
+from ..plugin.vector_io import write_vector
+
+
+def source_file(layer) -> Path | None:
+    """The local file a layer reads ('|layername=' and other options dropped); None when it is not a file."""
+    source = layer.source().split("|", 1)[0]
+    path = Path(source)
+    return path if source and path.is_file() else None
+
+
+def layer_path(layer, folder=None) -> str:
+    """The file the core reads for a QGIS layer. A vector layer that is not a whole file on its own (one layer of
+    a GeoPackage, a layer with a filter, a memory or database layer) is first written, as QGIS shows it, to a
+    GeoPackage in `folder` (default: a temporary folder). Rasters must be GDAL files."""
+    if isinstance(layer, QgsVectorLayer):
+        if layer.providerType() == "ogr" and "|" not in layer.source() and source_file(layer) is not None:
+            return layer.source()
+        name = re.sub(r"[^\w-]+", "_", layer.name()).strip("_") or "layer"
+        target = Path(folder) / f"{name}.gpkg" if folder is not None else \
+            QgsProcessingUtils.generateTempFilename(f"{name}.gpkg")
+        return str(write_vector(source_frame(layer), target))
+    if layer.providerType() != "gdal":
+        raise LodestarError(f"Layer {layer.name()} comes from the {layer.providerType()} provider; save it as a "
+                            "GeoTIFF (Export > Save As) and use that file.")
+    return layer.source().split("|")[0]
+
+
+def layer_texts(layer) -> list[str]:
+    """Words that tell a layer's role: name, file name, metadata title/abstract/keywords, band names."""
+    meta = layer.metadata()
+    texts = [layer.name(), meta.title(), meta.abstract()]
+    for words in meta.keywords().values():
+        texts.extend(words)
+    path = source_file(layer)
+    if path is not None:
+        texts.append(path.stem)
+    if isinstance(layer, QgsRasterLayer):
+        texts.extend(layer.bandName(i) for i in range(1, layer.bandCount() + 1))
+    return texts
+
+
+def guessed_role(layer) -> str:
+    """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words."""
+    if isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal" and source_file(layer) is not None:
+        try:
+            tagged = tagged_role(RasterReader(layer_path(layer)).tags)
+        except LodestarError:  # a raster the core cannot read says so when it is used, not while guessing
+            tagged = None
+        if tagged:
+            return tagged
+    return guess_role(*layer_texts(layer))
+
+
+def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
+    """The analysis layer of a QGIS layer (see `layer_path` and the core's `evidence_spec`)."""
+    return evidence_spec(layer_path(layer, folder), role, layer.name(), favourable)
+
+
+def _plain(value):
+    """A QGIS attribute value as a plain Python value (NULL becomes None, dates become datetime objects)."""
+    if isinstance(value, QVariant):
+        return None if value.isNull() else value.value()
+    for convert in ("toPyDateTime", "toPyDate", "toPyTime"):
+        if hasattr(value, convert):
+            return getattr(value, convert)()
+    return value
+
+
+def source_frame(source) -> gpd.GeoDataFrame:
+    """A QGIS feature source or vector layer as a GeoDataFrame (attributes and geometries in its CRS; no fid)."""
+    from shapely import wkb
+
+    names = [name for name in source.fields().names() if name != "fid"]
+    records, geometries = [], []
+    for feature in source.getFeatures(QgsFeatureRequest()):
+        records.append({name: _plain(feature[name]) for name in names})
+        geometry = feature.geometry()
+        geometries.append(None if geometry.isNull() else wkb.loads(bytes(geometry.asWkb())))
+    crs = CRS.from_wkt(source.sourceCrs().toWkt()) if source.sourceCrs().isValid() else None
+    return gpd.GeoDataFrame(records, columns=names, geometry=gpd.GeoSeries(geometries, crs=crs), crs=crs)

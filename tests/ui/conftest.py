@@ -1,0 +1,74 @@
+"""Fixtures of the dock and dialog tests: the sample case's layers in the project, runs in a temporary folder, the
+dock itself, and an unlocked auth database."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from qgis.core import QgsProject, QgsRasterLayer, QgsSettings, QgsVectorLayer
+from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+from lodestar.plugin.case import read_case
+from lodestar.ui.dock import LodestarDock
+from lodestar.ui.settings_dialog import PluginSettings
+
+SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"
+MASTER_PASSWORD = "lodestar-test-master"
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    """Runs go to a temporary folder with the offline reasoner; the plugin's settings are removed afterwards."""
+    settings = PluginSettings(output_dir=str(tmp_path / "runs"), max_rounds=3)
+    settings.save()
+    yield tmp_path / "runs"
+    for key in QgsSettings().allKeys():
+        if key.startswith("lodestar/") and key != "lodestar/authcfg":
+            QgsSettings().remove(key)
+
+
+@pytest.fixture
+def sample(qgis_new_project):
+    """The sample case's layers in the project, under the names and roles of its case.json."""
+    case = read_case(SAMPLE / "case.json")
+    layers = {}
+    for spec in case.layers:
+        if spec.is_vector:
+            layer = QgsVectorLayer(str(spec.path), spec.name, "ogr")
+        else:
+            layer = QgsRasterLayer(str(spec.path), spec.name)
+        assert layer.isValid(), spec.path
+        layers[spec.name] = layer
+    QgsProject.instance().addMapLayers(list(layers.values()))
+    yield case, layers
+    QgsProject.instance().removeAllMapLayers()
+    QgsProject.instance().layerTreeRoot().removeAllChildren()
+
+
+@pytest.fixture
+def dock(qgis_iface, sample, runs_dir):
+    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
+    yield panel
+    panel.shutdown()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
+@pytest.fixture
+def auth_ready(qgis_app):
+    """The test profile's auth database unlocked with a known master password (never a real profile), with no
+    stored Lodestar key before or after."""
+    from qgis.core import QgsApplication
+
+    from lodestar.processing import secrets
+
+    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
+    assert ".qgis-settings" in profile.parts, f"not pytest-qgis's test profile: {profile}"
+    manager = QgsApplication.authManager()
+    assert not manager.isDisabled()
+    if not manager.setMasterPassword(MASTER_PASSWORD, True):
+        manager.eraseAuthenticationDatabase(False)
+        assert manager.setMasterPassword(MASTER_PASSWORD, True)
+    secrets.clear_api_key()
+    yield manager
+    secrets.clear_api_key()

@@ -1,0 +1,184 @@
+"""The dock's results: the answer banner, the usage table, the final chain, the run's layers in the project, and
+what acts on them (zoom to a step's zones, export the prospectivity polygons, open the report)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.core import QgsProject
+from qgis.PyQt.QtCore import QUrl
+from qgis.PyQt.QtGui import QDesktopServices
+from qgis.PyQt.QtWidgets import QFileDialog, QHeaderView, QListWidgetItem, QTableWidgetItem
+
+from ..plugin.analysis import AnalysisResult
+from ..plugin.errors import LodestarError
+from ..plugin.events import GOOD, NEUTRAL
+from ..plugin.vector_io import write_vector
+from . import layers as result_layers
+from .reasoning_view import ZONES_ROLE, tone_colour
+
+FAILED = "Failed"  # the engine's answer when no round gave one
+
+
+def targets_line(prospectivity) -> str:
+    """'Targets: #1 (score 0.83, 3.1 km2), ...' for the results tab ('' when there are none)."""
+    if prospectivity is None or not len(prospectivity):
+        return ""
+    parts = []
+    for row in prospectivity.sort_values("rank").itertuples():
+        area = getattr(row, "area_m2", None)
+        size = f", {area / 1e6:.2g} km2" if area is not None and prospectivity.crs is not None else ""
+        score = getattr(row, "score", None)
+        parts.append(f"#{row.rank} (score {score:.2f}{size})" if score is not None else f"#{row.rank}")
+    return "<b>Targets:</b> " + ", ".join(parts) + "<br>"
+
+
+def zone_ids(item) -> list:
+    """The zone ids a chain list item or a reasoning tree item carries ([] when none)."""
+    ids = item.data(ZONES_ROLE) if isinstance(item, QListWidgetItem) else item.data(0, ZONES_ROLE)
+    return list(ids or [])
+
+
+def key_id(layer) -> str:
+    """A layer's id, or '' when its object was already deleted (layer removed from the project)."""
+    try:
+        return layer.id()
+    except RuntimeError:
+        return ""
+
+
+class ResultsView:
+    """The last run's result in the dock's widgets (`ui`: the dock's form): `result`, its layer `group` and
+    `layers` (output key -> layer) in the project."""
+
+    def __init__(self, ui, iface):
+        self.ui = ui
+        self.iface = iface
+        self.result: AnalysisResult | None = None
+        self.open_url = QDesktopServices.openUrl  # replaceable (tests)
+        self.group = None
+        self.layers: dict = {}
+        ui.usageTable.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        ui.usageTable.verticalHeader().setVisible(False)
+
+    def clear(self) -> None:
+        self.result = None
+        ui = self.ui
+        ui.chainList.clear()
+        ui.usageTable.setRowCount(0)
+        ui.answerBanner.setVisible(False)
+        ui.exportButton.setEnabled(False)
+        ui.reportButton.setEnabled(False)
+        ui.runFolderLabel.clear()
+
+    def show(self, result: AnalysisResult, run_folder: Path | None, run_name: str) -> None:
+        """The answer; the result layers in a new group named `run_name`; the chain, the usage, the run folder and
+        the buttons that act on the result."""
+        self.result = result
+        self.show_answer(result)
+        if result.answer == FAILED:
+            self.ui.messageBar.pushWarning("Lodestar", "No answer: " + (" ".join(map(str, result.notes))
+                                                                        or "see the run record."))
+        self.group, self.layers = None, {}
+        if len(result.zones) or len(result.prospectivity):
+            try:
+                self.group, self.layers = result_layers.add_result_layers(result.outputs, run_name)
+            except LodestarError as exc:
+                self.ui.messageBar.pushCritical("Lodestar", str(exc))
+        self.show_chain(result)
+        ui = self.ui
+        ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
+        report = result.outputs.get("report")
+        ui.reportButton.setEnabled(report is not None and Path(report).exists())
+        record = result.outputs.get("record")
+        if run_folder is not None:
+            text = targets_line(result.prospectivity)
+            text += f'Run folder: <a href="{QUrl.fromLocalFile(str(run_folder)).toString()}">{run_folder}</a>'
+            if record is not None:
+                text += f"<br>Run record: {Path(record).name}"
+            ui.runFolderLabel.setText(text)
+
+    def show_answer(self, result: AnalysisResult) -> None:
+        text = result.answer_text
+        if result.answer == FAILED:
+            colour, how = "#ffcdd2", "no round produced an answer"
+        elif result.valid:
+            colour, how = "#c8e6c9", "the verifier accepted the chain"
+        else:
+            colour, how = "#ffe0b2", "no chain was accepted; answer by majority vote"
+        rounds = f"{result.rounds} round{'s' if result.rounds != 1 else ''}"
+        banner = self.ui.answerBanner
+        banner.setText(f"<b>Answer {result.answer}</b>{': ' + text if text else ''}<br><small>{how} ({rounds})</small>")
+        banner.setStyleSheet(f"background:{colour}; padding:6px; border-radius:4px;")
+        banner.setVisible(True)
+        self.show_usage(result.usage or {})
+
+    def show_usage(self, usage: dict) -> None:
+        table = self.ui.usageTable
+        table.setRowCount(len(usage))
+        for row, (role, figures) in enumerate(sorted(usage.items())):
+            tokens = int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
+            values = (role, str(figures.get("calls", 0)), f"{tokens:,}", f"{float(figures.get('seconds', 0.0)):.1f}")
+            for col, value in enumerate(values):
+                table.setItem(row, col, QTableWidgetItem(value))
+
+    def show_chain(self, result: AnalysisResult) -> None:
+        """List the final chain's steps with their zones (click to zoom)."""
+        chain = self.ui.chainList
+        chain.clear()
+        for node in result.chain or []:
+            step = node.get("step", {}) if isinstance(node, dict) else {}
+            obs = node.get("observation", {}) if isinstance(node, dict) else {}
+            supports = obs.get("sub_inference") == "Yes"
+            ids = [str(z) for z in obs.get("zone_ids") or []]
+            item = QListWidgetItem(f"{step.get('index', obs.get('step', ''))}. {step.get('purpose', '')}\n"
+                                   f"    {obs.get('tool', '')}: {len(ids)} zones, "
+                                   f"{'supports' if supports else 'does not support'} the answer")
+            item.setToolTip(obs.get("rationale", ""))
+            item.setForeground(tone_colour(GOOD if supports else NEUTRAL))
+            item.setData(ZONES_ROLE, ids)
+            chain.addItem(item)
+
+    def forget_removed_layers(self) -> None:
+        """Forget the result layers the user removed from the project (and the group once all are gone)."""
+        project = QgsProject.instance()
+        self.layers = {key: layer for key, layer in self.layers.items() if project.mapLayer(key_id(layer))}
+        if not self.layers:
+            self.group = None
+
+    def zoom_to_item(self, item) -> bool:
+        """Zoom the map to the zones of a chain step (list or tree item); False when it has none on the map."""
+        ids = zone_ids(item)
+        if not ids:
+            return False
+        for key in ("zones", "nodes"):
+            layer = self.layers.get(key)
+            if layer is not None and result_layers.zoom_to_zones(self.iface.mapCanvas(), layer, ids):
+                return True
+        return False
+
+    def export(self, path) -> Path:
+        """Write the prospectivity polygons to a Shapefile, GeoPackage or any OGR format by extension."""
+        if self.result is None:
+            raise LodestarError("Run an analysis first; there are no prospectivity polygons to export.")
+        written = write_vector(self.result.prospectivity, Path(path), layer="prospectivity")
+        self.ui.messageBar.pushSuccess(
+            "Lodestar", f"Exported {len(self.result.prospectivity)} prospectivity polygons to {written}.")
+        return written
+
+    def export_clicked(self, parent, folder) -> None:
+        """Ask for a file and export to it; a name typed without a suffix gets the format of the filter chosen."""
+        path, chosen = QFileDialog.getSaveFileName(parent, "Export prospectivity polygons", str(folder or ""),
+                                                   "Shapefile (*.shp);;GeoPackage (*.gpkg)")
+        if not path:
+            return
+        if not Path(path).suffix:
+            path += ".gpkg" if "gpkg" in chosen else ".shp"
+        try:
+            self.export(path)
+        except LodestarError as exc:
+            self.ui.messageBar.pushCritical("Lodestar", str(exc))
+
+    def open_report(self) -> None:
+        report = self.result.outputs.get("report") if self.result else None
+        if report is not None:
+            self.open_url(QUrl.fromLocalFile(str(report)))
