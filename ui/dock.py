@@ -9,7 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
-from qgis.core import Qgis, QgsProject
+from qgis.core import Qgis
 from qgis.gui import QgsDockWidget
 from qgis.PyQt import uic
 from qgis.PyQt.QtCore import QTimer, QUrl
@@ -68,7 +68,6 @@ class LodestarDock(QgsDockWidget):
         self.results = ResultsView(self.ui, iface)
         self._setup_widgets()
         self.layers.refresh()
-        self._connect_project()
         self.validate()
 
     # ----- set-up
@@ -85,6 +84,7 @@ class LodestarDock(QgsDockWidget):
         ui.questionEdit.textChanged.connect(self.validate)
         ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
         self.layers.changed.connect(self.validate)
+        self.layers.project_changed.connect(self.results.forget_removed_layers)  # result layers the user removed
         ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.layers.refresh)
         ui.settingsButton.clicked.connect(self.open_settings)
@@ -96,24 +96,6 @@ class LodestarDock(QgsDockWidget):
         ui.reportButton.clicked.connect(self.results.open_report)
         ui.runFolderLabel.linkActivated.connect(lambda url: self.results.open_url(QUrl(url)))
         self._apply_sam_setting(settings)
-
-    def _connect_project(self) -> None:
-        project = QgsProject.instance()
-        for signal in (project.layersAdded, project.layersRemoved, project.cleared):
-            signal.connect(self._project_layers_changed)
-
-    def _disconnect_project(self) -> None:
-        project = QgsProject.instance()
-        for signal in (project.layersAdded, project.layersRemoved, project.cleared):
-            try:
-                signal.disconnect(self._project_layers_changed)
-            except (TypeError, RuntimeError):
-                pass
-
-    def _project_layers_changed(self, *_):
-        """Keep the input list in step with the project, and forget result layers the user removed."""
-        self.results.forget_removed_layers()
-        self.layers.refresh()
 
     # ----- question, reasoner, settings
     def _preset_chosen(self, index: int) -> None:
@@ -300,7 +282,7 @@ class LodestarDock(QgsDockWidget):
     def shutdown(self, timeout_s: float = 5.0) -> None:
         """Cancel any running work and wait for it, before the dock is removed (plugin unload)."""
         self._clock.stop()
-        self._disconnect_project()
+        self.layers.stop_following()
         task = self.task
         if task is not None:
             task.cancel()

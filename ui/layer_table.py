@@ -61,9 +61,11 @@ def first_disjoint_pair(layers) -> tuple | None:
 
 
 class LayerTable(QObject):
-    """The layer tree of the dock; `changed` is emitted whenever a check, a role or a Low box changes."""
+    """The layer tree of the dock, kept in step with the project. `changed` is emitted whenever a check, a role or a
+    Low box changes; `project_changed` when layers were added to or removed from the project (before the refresh)."""
 
     changed = pyqtSignal()
+    project_changed = pyqtSignal()
 
     def __init__(self, tree):
         super().__init__(tree)
@@ -74,6 +76,25 @@ class LayerTable(QObject):
         header.setSectionResizeMode(LOW_COLUMN, QHeaderView.ResizeToContents)
         tree.headerItem().setToolTip(LOW_COLUMN, LOW_TIP)
         tree.itemChanged.connect(self._item_changed)
+        for signal in self._project_signals():
+            signal.connect(self._project_layers_changed)
+
+    @staticmethod
+    def _project_signals() -> tuple:
+        project = QgsProject.instance()
+        return project.layersAdded, project.layersRemoved, project.cleared
+
+    def _project_layers_changed(self, *_) -> None:
+        self.project_changed.emit()
+        self.refresh()
+
+    def stop_following(self) -> None:
+        """Stop following the project (the dock is going away)."""
+        for signal in self._project_signals():
+            try:
+                signal.disconnect(self._project_layers_changed)
+            except (TypeError, RuntimeError):
+                pass
 
     def refresh(self) -> None:
         """List the project's evidence layers, keeping check states, roles and Low ticks already set."""
