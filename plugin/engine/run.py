@@ -160,7 +160,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         valid=outcome.valid, voted=outcome.voted, rounds=outcome.rounds,
         zones=zones, nodes=graph.nodes, edges=graph.edges, prospectivity=prospectivity,
         chain=[n.to_dict() for n in ws.chain], verdicts=outcome.verdicts, usage=record["usage"],
-        outputs=outputs, metrics=metrics,
+        outputs=outputs, metrics=metrics, notes=list(outcome.notes),
     )
 
 

@@ -1,6 +1,7 @@
 """Whole STA-CoT runs (`run_analysis`, back-end "openai") against the scripted loopback server."""
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -165,6 +166,7 @@ def test_budget_cap_stops_asking_and_settles(case, tmp_path):
     record = result.outputs["record"].read_text(encoding="utf-8")
     assert "The run reached its budget of 5 model calls" in record
     assert sum(_calls(result).values()) == 5
+    assert result.notes == json.loads(record)["result"]["notes"] and "budget ran out" in result.notes[-1]
 
 
 def test_token_budget(case, tmp_path):
