@@ -131,3 +131,22 @@ def test_a_connection_test_ending_after_the_dialog_closed_is_ignored(qgis_app):
     dialog.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     dialog._connection_tested(None, "Connected.")  # the task's callback: must not touch deleted widgets
+
+
+def test_the_planner_model_is_enough(auth_ready, monkeypatch):
+    """As in lodestar:analyze: executor and verifier left empty take the planner's model; the key may also come from
+    LODESTAR_API_KEY (the one lookup rule)."""
+    from lodestar.ui.settings_dialog import PluginSettings
+
+    monkeypatch.setenv(secrets.KEY_ENVIRONMENT, "sk-env-dialog-0001")
+    settings = PluginSettings(base_url="http://127.0.0.1:9/v1",
+                              models={"planner": "big", "executor": "", "verifier": ""})
+    assert settings.openai_problem() == ""
+    backend = backend_settings(settings.backend_values("openai"))
+    assert backend.models == {"planner": "big", "executor": "big", "verifier": "big"}
+    assert backend.api_key == "sk-env-dialog-0001"
+    settings.models["planner"] = ""
+    assert settings.openai_problem().startswith("Name the planner model in Lodestar settings (the gear button)")
+    monkeypatch.delenv(secrets.KEY_ENVIRONMENT)
+    settings.models["planner"] = "big"
+    assert "API key" in settings.openai_problem()
