@@ -2,13 +2,15 @@
 spatial block cross-validation.
 
 The features are membership maps (0-1, higher = more favourable) on the analysis grid; the study area is
-the cells where every map has data, and a cell's label is the number of known deposits in it.
+the cells where at least one map has data, and a cell's label is the number of known deposits in it.
 - `wofe`: each map is generalised into a binary pattern at its threshold of maximum studentised contrast
-  (cumulative descending); posterior logit = prior logit + W+ or W- of each layer (wofe.py; unit cell
-  1 km2, or one pixel on a grid without a CRS). The full fit also gets the conditional-independence check.
-- `logistic`: scikit-learn's L2-penalised logistic regression (C = 1, lbfgs) on the memberships, deposit
-  cells weighted by their deposit count. A layer's contrast is its coefficient (the log-odds between
-  membership 0 and 1), studentised by its standard error from the penalised information matrix.
+  (cumulative descending, over the cells where it has data); posterior logit = prior logit + W+ or W- of
+  each layer, 0 where the layer has no data (Bonham-Carter's missing-data rule; wofe.py; unit cell 1 km2,
+  or one pixel on a grid without a CRS). The full fit also gets the conditional-independence check.
+- `logistic`: scikit-learn's L2-penalised logistic regression (C = 1, lbfgs) on the memberships (a missing
+  value filled with the layer's mean over the training cells), deposit cells weighted by their deposit
+  count. A layer's contrast is its coefficient (the log-odds between membership 0 and 1), studentised by
+  its standard error from the penalised information matrix.
 Cross-validation (blocks.py): each fold's cells are predicted by a model fitted on the other folds' cells
 and deposits only. Both surfaces are 0-1: the share of the study area whose fitted probability is lower
 (ties at their mid-rank), so the out-of-fold probabilities of all folds are ranked together.
@@ -44,26 +46,31 @@ class Calibration:
 
 
 class WofeModel:
-    """Binary weights of evidence over the feature columns (layers without a defined pattern are left out)."""
+    """Binary weights of evidence over the feature columns (NaN: no data; layers without a usable pattern
+    are left out)."""
 
     def __init__(self, features: np.ndarray, deposits: np.ndarray, cell_units: float):
         self.n_deposits = float(deposits.sum())
         self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
-        self.patterns = [generalise(features[:, j], deposits, cell_units) for j in range(features.shape[1])]
+        self.patterns = []
+        for column in features.T:
+            known = ~np.isnan(column)
+            self.patterns.append(generalise(column[known], deposits[known], cell_units))
 
     def evidence(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(logit, variance of the weights, unique-condition code) of each row."""
         logit = np.full(len(features), self.prior)
         variance = np.zeros(len(features))
         condition = np.zeros(len(features), dtype=np.int64)
-        for j, g in enumerate(self.patterns):
+        for column, g in zip(features.T, self.patterns):
             if g is None:
                 continue
-            inside = g.contains(features[:, j])
+            known = ~np.isnan(column)
+            inside = g.contains(column) & known
             w = g.table
-            logit += np.where(inside, w.w_plus[g.best], w.w_minus[g.best])
-            variance += np.where(inside, w.s_w_plus[g.best], w.s_w_minus[g.best]) ** 2
-            condition += inside.astype(np.int64) << j
+            logit += np.where(known, np.where(inside, w.w_plus[g.best], w.w_minus[g.best]), 0.0)
+            variance += np.where(known, np.where(inside, w.s_w_plus[g.best], w.s_w_minus[g.best]), 0.0) ** 2
+            condition = condition * 3 + np.where(known, inside, 2)
         return logit, variance, condition
 
     def predict(self, features: np.ndarray) -> np.ndarray:
@@ -93,14 +100,19 @@ class LogisticModel:
         from sklearn.linear_model import LogisticRegression
 
         self.n_deposits = float(deposits.sum())
+        self.fill = np.nanmean(features, axis=0)
         self.model = LogisticRegression(C=LOGISTIC_C, max_iter=1000)
         labels = deposits > 0
         weight = np.where(labels, deposits, 1.0)
-        self.model.fit(features, labels, sample_weight=weight)
-        self.standard_errors = _standard_errors(self.model, features, weight)
+        filled = self._filled(features)
+        self.model.fit(filled, labels, sample_weight=weight)
+        self.standard_errors = _standard_errors(self.model, filled, weight)
+
+    def _filled(self, features: np.ndarray) -> np.ndarray:
+        return np.where(np.isnan(features), self.fill, features)
 
     def predict(self, features: np.ndarray) -> np.ndarray:
-        return self.model.predict_proba(features)[:, 1]
+        return self.model.predict_proba(self._filled(features))[:, 1]
 
     def rows(self, names: list[str]) -> list[dict]:
         rows = []
@@ -144,17 +156,18 @@ def calibrate(maps: dict[str, np.ma.MaskedArray], grid: RasterGrid, deposit_xy, 
     for name, layer in zip(names, stack):
         if layer.shape != (grid.height, grid.width):
             raise LodestarError(f"Evidence map {name} is {layer.shape}, not on the {grid.height} x {grid.width} grid.")
-    valid = np.logical_and.reduce([~np.ma.getmaskarray(layer) for layer in stack])
+    valid = np.logical_or.reduce([~np.ma.getmaskarray(layer) for layer in stack])
     log = []
-    some = np.logical_or.reduce([~np.ma.getmaskarray(layer) for layer in stack])
-    if (some & ~valid).any():
-        log.append(f"{int((some & ~valid).sum())} cells where some evidence maps have no data are left out.")
+    gaps = int((valid & np.logical_or.reduce([np.ma.getmaskarray(layer) for layer in stack])).sum())
+    if gaps:
+        log.append(f"{gaps} cells lack some evidence maps: there a missing layer weighs 0 (weights of evidence) "
+                   "or takes its mean over the training cells (logistic regression).")
     deposits = _deposit_counts(deposit_xy, grid, valid, log)
     if deposits.sum() < 2:
         raise LodestarError("Calibration needs at least 2 known deposits inside the analysed area.")
     split = spatial_folds(grid, valid, deposits, block_size_m, folds, seed)
     log.append(split.summary())
-    features = np.column_stack([layer.data[valid] for layer in stack])
+    features = np.column_stack([layer.filled(np.nan)[valid] for layer in stack])
     counts = deposits[valid]
     fold = split.fold[valid]
     cell_units = grid.pixel_area / UNIT_AREA if grid.crs is not None else 1.0

@@ -121,15 +121,30 @@ def test_a_fold_only_its_own_deposits_mark_is_not_learnt():
         assert np.allclose(cal.cv[r, c], cal.cv[same_kind])
 
 
-def test_study_area_is_where_every_map_has_data():
+def test_a_missing_layer_weighs_nothing():
+    """Row 19 lacks B: there the weights of evidence logit is the prior plus the other layer's weight only;
+    logistic regression fills B with its training mean. A cell no map covers is not study area."""
     b = pattern()
     b[19, :] = np.ma.masked
     other = np.ma.masked_array(np.linspace(0, 1, 400).reshape(20, 20))
-    cal = calibrate({"B": b, "other": other}, GRID, xy(CELLS) + [(0.0, 0.0)])
-    assert cal.full.mask[19].all() and cal.cv.mask[19].all() and not cal.full.mask[:19].any()
-    assert any("20 cells where some evidence maps have no data" in line for line in cal.log)
-    assert any("1 of 10 deposits lie outside" in line for line in cal.log)
-    assert 0 < cal.cv.min() and cal.cv.max() < 1
+    other[19, 19] = np.ma.masked
+    maps = {"B": b, "other": other}
+    cal = calibrate(maps, GRID, xy(CELLS) + [(0.0, 0.0), (500_000 + 19.5 * 1000, 4_020_000 - 19.5 * 1000)])
+    assert cal.full.mask.sum() == 1 and cal.full.mask[19, 19] and cal.cv.mask[19, 19]
+    assert any("19 cells lack some evidence maps" in line for line in cal.log)
+    assert any("2 of 11 deposits lie outside" in line for line in cal.log)
+    features = np.column_stack([layer.filled(np.nan).ravel() for layer in maps.values()])[:-1]
+    counts = np.zeros(400)
+    for r, c in CELLS:
+        counts[r * 20 + c] += 1
+    model = WofeModel(features, counts[:-1], 1.0)
+    logit, _, condition = model.evidence(features)
+    g = model.patterns[1]
+    w_other = np.where(g.contains(features[:, 1]), g.table.w_plus[g.best], g.table.w_minus[g.best])
+    assert np.allclose(logit[380:399], model.prior + w_other[380:399])
+    assert set(condition[380:399] // 3) == {2}  # B missing
+    logistic = calibrate(maps, GRID, xy(CELLS), method="logistic")
+    assert not logistic.full.mask[19, :19].any() and 0 < logistic.cv.min() and logistic.cv.max() < 1
 
 
 def test_errors():
