@@ -18,6 +18,7 @@ def main(names: list[str]) -> int:
     for path in modules:
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module  # dataclasses look their module up while the class is made
         spec.loader.exec_module(module)
         print(f"\n=== {path.stem} ===", flush=True)
         start = time.perf_counter()
