@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import LodestarError
+from ..errors import LodestarError, require_package
 from ..evaluation import cells_of
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
@@ -97,11 +97,10 @@ class LogisticModel:
     """L2-penalised logistic regression of deposit presence on the feature columns."""
 
     def __init__(self, features: np.ndarray, deposits: np.ndarray, cell_units: float):
-        from sklearn.linear_model import LogisticRegression
-
+        linear_model = require_package("sklearn.linear_model", "scikit-learn", "Logistic-regression calibration")
         self.n_deposits = float(deposits.sum())
         self.fill = np.nanmean(features, axis=0)
-        self.model = LogisticRegression(C=LOGISTIC_C, max_iter=1000)
+        self.model = linear_model.LogisticRegression(C=LOGISTIC_C, max_iter=1000)
         labels = deposits > 0
         weight = np.where(labels, deposits, 1.0)
         filled = self._filled(features)
