@@ -85,6 +85,6 @@ class AnalysisResult:
     outputs: dict = field(default_factory=dict)  # name -> Path (zones, nodes, edges, prospectivity, report, record)
     metrics: dict = field(default_factory=dict)  # localization metrics when known deposits were given
     notes: list = field(default_factory=list)  # what the run wants the user to know (settling, budget, skipped)
-    weights: list = field(default_factory=list)  # the weights table: layer, role, transformation, membership, weight, why
+    weights: list = field(default_factory=list)  # weights table: layer, role, transformation, membership, weight, why
     unused: list = field(default_factory=list)  # [{"layer", "reason"}]: given layers that fed no step and no surface
     validation: dict = field(default_factory=dict)  # surface scores against known deposits (cross-validated first)
