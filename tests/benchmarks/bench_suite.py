@@ -145,7 +145,8 @@ def write_outputs(engine: dict, baselines: dict, kinds_rows, elapsed: float) -> 
         for key, _ in METRIC_ROWS:
             writer.writerow([key] + [fmt(engine.get(key))] + [fmt(b.get(key)) for b in baselines.values()])
     lines = [
-        f"Synthetic suite: {engine['cases']} cases (seed {SUITE_SEED}), offline back-end, K = 3; "
+        f"Generator the reasoner was developed on (scripts/synthetic_cases.py): {engine['cases']} cases "
+        f"(seed {SUITE_SEED}), offline back-end, K = 3; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; total {elapsed:.0f} s; {machine()}.",
         "",
         "| metric | " + " | ".join(names) + " |",

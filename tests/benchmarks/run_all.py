@@ -1,4 +1,9 @@
-"""Run every benchmark module `tests/benchmarks/bench_*.py` (each has a `main()`), or those named."""
+"""Run every benchmark module `tests/benchmarks/bench_*.py` (each has a `main()`), or those named.
+
+A name selects the modules whose file name contains it: `run_all.py suite` is the generator the offline
+reasoner was developed on (scripts/synthetic_cases.py), `run_all.py worlds_b` the independent one it was
+not (scripts/worlds_b.py); with no name both run, one after the other.
+"""
 from __future__ import annotations
 
 import importlib.util
