@@ -431,7 +431,9 @@ class OfflineReasoner:
             if core_item is not None and not present.intersection(core_item["roles"]):
                 rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
                              f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}. "
-                             "Without it the deposit cannot be confirmed.")
+                             "Without it the deposit can be neither confirmed nor ruled out.")
+                return Verdict(not feedback, None, feedback, critical, secondary, rationale,
+                               list(core_item["roles"]))
             else:
                 wanted = core_item["what"] if core_item else "an anomaly"
                 rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
@@ -494,6 +496,14 @@ class OfflineReasoner:
         wanted = _roles_of(ws, items)
         return [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
                 and ws.layer(n.step.layers[0]).role in wanted]
+
+    # -- favourability ---------------------------------------------------------------------------------
+    def evidence_plan(self, ws) -> list:
+        """Each layer's transformation, membership and weight from the deposit model (and the units the
+        user named), with the reason; layers it cannot use are left out (the engine says why)."""
+        from ..plugin.favourability.knowledge import knowledge_specs
+
+        return knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)[0]
 
     # -- localization -----------------------------------------------------------------------------------
     def localization_params(self, ws) -> dict:

@@ -36,7 +36,7 @@ from ..plugin.progress import SILENT, Progress
 from .llm_client import BudgetExceeded, LLMClient, ModelOutputError
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "resources" / "prompts"
-PROMPT_NAMES = ("planner", "executor", "verifier", "localization")
+PROMPT_NAMES = ("planner", "executor", "verifier", "localization", "evidence")
 LOCATION_WORDS = ("top-left", "top-center", "top-right", "center-left", "center", "center-right",
                   "bottom-left", "bottom-center", "bottom-right")
 MAX_BOXES = 10  # the controller, not the schema, enforces the paper's five
@@ -306,6 +306,54 @@ class OpenAIReasoner:
             return LocalizationParams.from_model_answer(answer, base).as_dict()
         except LodestarError as exc:  # defensive: the schema already bounds every value
             raise ReasonerError(f"The localization answer is out of range: {exc}") from None
+
+    def evidence_plan(self, ws) -> list:
+        """Each layer's transformation, membership and weight for the favourability surface, chosen by the
+        model from the deposit model's default plan (validated: known layers, each once, known forms)."""
+        from ..plugin.favourability.evidence import MEMBERSHIPS, TRANSFORMS, EvidenceSpec
+        from ..plugin.favourability.knowledge import knowledge_specs
+
+        defaults, left_out = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
+        names = ws.layer_names()
+        item = {"type": "object", "required": ["layer", "transform", "membership", "weight", "why"],
+                "properties": {"layer": {"type": "string", "enum": names},
+                               "transform": {"type": "string", "enum": list(TRANSFORMS)},
+                               "membership": {"type": "string", "enum": list(MEMBERSHIPS)},
+                               "params": {"type": "object"},
+                               "weight": {"type": "number", "minimum": 0, "maximum": 3},
+                               "why": {"type": "string"}}}
+        schema = {"type": "object", "required": ["evidence"],
+                  "properties": {"evidence": {"type": "array", "items": item, "minItems": 1},
+                                 "rationale": {"type": "string"}}}
+        by_layer = {info.name: info for info in ws.layers}
+
+        def specs_of(answer: dict) -> list:
+            out = []
+            for entry in answer["evidence"]:
+                info = by_layer[entry["layer"]]
+                out.append(EvidenceSpec(entry["layer"], info.role, info.kind, entry["transform"], entry["membership"],
+                                        dict(entry.get("params") or {}), entry["weight"], entry["why"]))
+            return out
+
+        def check(answer: dict) -> list[str]:
+            layers = [entry["layer"] for entry in answer["evidence"]]
+            problems = [f"layer {n!r} is listed more than once" for n in sorted(set(layers)) if layers.count(n) > 1]
+            try:
+                specs_of(answer)
+            except (LodestarError, TypeError, ValueError) as exc:
+                problems.append(str(exc))
+            return problems
+
+        model = ws.deposit_model
+        data = {"question": ws.question, "deposit_model": {k: model.get(k) for k in ("name", "evidence",
+                                                                                      "favourable_units",
+                                                                                      "structural_controls")},
+                "layers": [_trim(info.to_dict(), 1500) for info in ws.layers],
+                "favourable_units_named_by_user": ws.favourable_units,
+                "default_plan": [spec.to_dict() for spec in defaults], "left_out_by_default": left_out}
+        answer = self._ask("evidence", "evidence", "Choose how each layer enters the favourability surface.",
+                           data, schema, check=check)
+        return specs_of(answer)
 
     # ---- one model call ----------------------------------------------------------------------
     def _ask(self, role: str, prompt: str, task: str, data: dict, schema: dict, images=None, check=None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from ..plugin.engine.contract import BudgetExhausted, ChainNode, Judgement, PlanStep, ReasonerError, ToolCall, Verdict
+from ..plugin.favourability.evidence import EvidenceSpec
 
 _DECODE = {
     "plan": lambda v: [PlanStep.from_dict(s) for s in v],
@@ -15,6 +16,7 @@ _DECODE = {
     "observe": Judgement.from_dict,
     "verify": Verdict.from_dict,
     "localization_params": dict,
+    "evidence_plan": lambda v: [EvidenceSpec.from_dict(s) for s in v],
 }
 
 
@@ -60,6 +62,9 @@ class ReplayReasoner:
 
     def localization_params(self, ws):
         return self._next("planner", "localization_params")
+
+    def evidence_plan(self, ws):
+        return self._next("planner", "evidence_plan")
 
     def usage(self) -> dict:
         return json.loads(json.dumps(self.record.get("usage", {})))

@@ -50,6 +50,12 @@ from ..errors import LodestarError
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .workspace import Workspace
 
+FAILED = "Failed"
+"""The run's answer when no round gave one."""
+INSUFFICIENT = "Insufficient evidence"
+"""The run's answer when the question's critical evidence cannot be tested with the layers given: the
+third outcome of a yes / no question, beside its two choices (the verdict names the missing roles)."""
+
 SUB_INFERENCES = ("Yes", "No")
 GLOBAL_INFERENCES = ("end", "continue")
 
@@ -225,10 +231,12 @@ class Verdict(_Record):
     critical: dict = field(default_factory=dict)  # critical evidence item -> supported (bool)
     secondary: dict = field(default_factory=dict)  # secondary evidence item -> present (bool)
     rationale: str = ""
+    missing: list = field(default_factory=list)  # roles the critical evidence needs and no layer has
 
     def __post_init__(self):
         self.feedback = {int(k): str(v) for k, v in dict(self.feedback).items()}
         self.valid = bool(self.valid)
+        self.missing = [str(role) for role in self.missing or []]
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -259,6 +267,11 @@ class Reasoner(Protocol):
 
     def verify(self, ws: Workspace, chain: list[ChainNode]) -> Verdict:
         """Verifier: judge the chain (Eq. 5): critical evidence clearly supported, secondary present."""
+
+    def evidence_plan(self, ws: Workspace) -> list:
+        """Planner: how each layer enters the favourability surface, as `EvidenceSpec`s
+        (plugin/favourability/evidence.py: layer, transformation, membership, weight, why). Layers
+        not named are left out of the surface; the engine lists them with the reason."""
 
     def localization_params(self, ws: Workspace) -> dict:
         """Localization tool: parameters for plugin/localization.py (seed C.4 names and ranges:

@@ -28,6 +28,8 @@ from ..progress import SILENT, Progress
 from ..zones import zones_frame
 from . import toolbox
 from .contract import (
+    FAILED,
+    INSUFFICIENT,
     MAX_PLAN_STEPS,
     TOOLSET,
     ZONE_TOOLS,
@@ -43,8 +45,6 @@ from .contract import (
 )
 from .control import check_zones, limits_from
 from .workspace import Workspace
-
-FAILED = "Failed"
 
 
 @dataclass
@@ -115,6 +115,10 @@ class Engine:
         """The localization tool's question to the planner, asked like every decision (traced, cancellable,
         within the run's budget). Raises ReasonerError, or BudgetExhausted once the budget is spent."""
         return self._ask("planner", "localization_params")
+
+    def ask_evidence_plan(self) -> list:
+        """The planner's evidence specs for the favourability surface, asked like every decision."""
+        return self._ask("planner", "evidence_plan")
 
     def _step_progress(self, fraction: float) -> None:
         self._percent = max(self._percent, min(95.0, fraction))
@@ -268,6 +272,11 @@ class Engine:
             if verdict.valid and verdict.answer is not None:
                 outcome.answer, outcome.valid = verdict.answer, True
                 return self._settle(outcome)
+            if verdict.answer is None and verdict.missing:
+                outcome.answer, outcome.valid = INSUFFICIENT, verdict.valid
+                outcome.notes.append("Insufficient evidence: the critical evidence needs a layer with role "
+                                     + " or ".join(verdict.missing) + "; add one to answer the question.")
+                return self._settle(outcome)
             if round_no == self.max_rounds:
                 break
             entry["reexecuted"] = self.refine(plan, verdict, round_no)
@@ -343,10 +352,23 @@ def validate_plan(raw, ws: Workspace) -> tuple[list[PlanStep], list[str]]:
 
 
 def _checked_verdict(verdict: Verdict, ws: Workspace) -> Verdict:
-    """A verdict whose answer is not one of the choices carries no candidate."""
+    """The verifier's claims checked against the chain itself.
+
+    A verdict whose answer is not one of the choices carries no candidate; a chain whose steps all
+    failed cannot be verified; evidence claimed as supported needs zones marked in the chain.
+    """
     if verdict.answer is not None and verdict.answer not in ws.choices:
         return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
-                       f"{verdict.rationale} (answer {verdict.answer!r} is not one of {sorted(ws.choices)})")
+                       f"{verdict.rationale} (answer {verdict.answer!r} is not one of {sorted(ws.choices)})",
+                       verdict.missing)
+    if ws.chain and all(node.observation.error for node in ws.chain):
+        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
+                       f"{verdict.rationale} (rejected: every step of the chain failed, so nothing in it can "
+                       "support an answer)", verdict.missing)
+    if any(verdict.critical.values()) and not len(ws.zones):
+        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
+                       f"{verdict.rationale} (rejected: evidence is claimed as supported but the chain marked "
+                       "no zone)", verdict.missing)
     return verdict
 
 

@@ -18,9 +18,10 @@ import geopandas as gpd
 import numpy as np
 
 from ..errors import LodestarError
-from ..favourability.evidence import membership_map
+from ..favourability.evidence import EvidenceSpec, membership_map
+from ..favourability.knowledge import knowledge_specs
 from ..favourability.outputs import surface_polygons
-from ..favourability.overlay import Surface
+from ..favourability.overlay import Surface, favourability_surface
 from ..progress import SILENT, Progress
 
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
@@ -30,23 +31,159 @@ CALIBRATION_METHODS = ("wofe", "logistic")
 
 @dataclass
 class ProspectivityMap:
-    """What the run maps: the surface (full fit when calibrated), the knowledge-driven surface, the
-    out-of-fold surface (None unless calibrated), the weights table, the targets and notes."""
+    """What the run maps: the surface the user gets (the full fit when calibrated, else the
+    knowledge-driven one; None when no layer can be evidence), the knowledge-driven surface, the
+    out-of-fold surface (None unless calibrated), the weights table, the layers left out of the
+    surface and the layers used nowhere (each with its reason), the targets, validation and notes."""
 
-    surface: Surface
-    knowledge: Surface
-    cv: np.ma.MaskedArray | None
+    surface: Surface | None
+    knowledge: Surface | None
+    cv: Surface | None
     weights: list[dict]
+    left_out: list[dict]
+    unused: list[dict]
     targets: gpd.GeoDataFrame
+    source: str = ""
     calibration: dict = field(default_factory=dict)
+    validation: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
 
     @property
     def basis(self) -> str:
         return "calibrated" if self.cv is not None else "knowledge-driven"
 
+    def section(self) -> dict:
+        """The run record's favourability section (JSON values)."""
+        return {"basis": self.basis, "source": self.source, "method": self.surface.method if self.surface else None,
+                "weights": self.weights, "left_out": self.left_out, "unused": self.unused,
+                "calibration": self.calibration, "validation": self.validation, "notes": list(self.notes),
+                "targets": [{k: v for k, v in row.items() if k != "geometry"}
+                            for row in self.targets.drop(columns="geometry").to_dict("records")]}
 
-def calibrated(raster_set, specs: list, deposit_xy: list, method: str, progress: Progress = SILENT):
+
+def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: bool, area_share: float,
+                      calibrate: str = "", deposit_xy: list | None = None,
+                      progress: Progress = SILENT) -> ProspectivityMap:
+    """The run's favourability surface and targets (see the module docstring).
+
+    `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
+    `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
+    `draw_targets`: False when the answer rules deposits out (the surface is still made)."""
+    ws = engine.ws
+    specs, left_out, source, notes = _evidence_specs(engine)
+    rendered, extra = zone_specs(ws, left_out)
+    specs = specs + rendered
+    left_out = [row for row in left_out if row["layer"] not in extra]
+    in_steps = {name for step in plan for name in step.layers}
+    in_surface = {spec.layer for spec in specs}
+    reasons = {row["layer"]: row["reason"] for row in left_out}
+    unused = [{"layer": info.name, "reason": reasons.get(info.name, "The planner gave it neither a step nor a "
+                                                                     "weight in the surface.")}
+              for info in ws.layers if info.name not in in_steps and info.name not in in_surface]
+    crs = ws.raster_set.crs
+    empty = gpd.GeoDataFrame({c: [] for c in TARGET_COLUMNS}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    if not specs:
+        notes.append("No favourability surface: no layer can be turned into evidence (the weights table says why "
+                     "for each).")
+        return ProspectivityMap(None, None, None, [], left_out, unused, empty, source, notes=notes)
+    progress.check()
+    knowledge = favourability_surface(ws.raster_set, specs, extra=extra)
+    surface, cv, weights, section = knowledge, None, knowledge.table(), {}
+    if calibrate:
+        if len(deposit_xy or []) < 2:
+            raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
+                                "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
+        full, out_of_fold, table, section = calibrated(ws.raster_set, specs, deposit_xy, calibrate, progress, extra)
+        surface = Surface(full, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, full fit)")
+        cv = Surface(out_of_fold, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, out of fold)")
+        fitted = {row["layer"]: row for row in table}
+        weights = [dict(row, **{k: v for k, v in fitted.get(row["layer"], {}).items() if k != "layer"})
+                   for row in weights]
+    targets = empty
+    if draw_targets:
+        progress.check()
+        targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share)
+        notes.append(f"{len(targets)} target(s): the top {area_share:.0%} of the analysed area on the "
+                     f"{'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
+                     "they hold.")
+    else:
+        notes.append("No targets: the answer rules the deposit out; the favourability surface is still written.")
+    result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
+                              notes=notes)
+    if deposit_xy:
+        result.validation = validation(result, deposit_xy)
+    return result
+
+
+def zone_specs(ws, left_out: list) -> tuple[list, dict]:
+    """Evidence specs for the colour renderings left out of the surface on which the executor marked
+    zones, and their zones' geometries (`extra` of membership_map): a rendering's colours cannot be
+    scaled into values, but the zones the chain found on it can enter as nearness to them (fuzzy small
+    of the distance in metres, midpoint two pixels, so the zones themselves score about 1)."""
+    weights = (ws.deposit_model.get("favourability") or {}).get("weights")
+    zones = ws.zones
+    left = {row["layer"] for row in left_out}
+    pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
+    specs, extra = [], {}
+    for info in ws.layers:
+        if info.kind != "rgb" or info.name not in left or not len(zones):
+            continue
+        marked = zones[zones["layer"] == info.name]
+        weight = 1.0 if weights is None else weights.get(info.role)
+        if not len(marked) or not weight:
+            continue
+        specs.append(EvidenceSpec(info.name, info.role, info.kind, "distance_m", "small",
+                                  {"midpoint": round(2 * pixel, 3), "spread": 3.0}, weight,
+                                  f"A colour rendering cannot be scaled into values, so the {len(marked)} zone(s) the "
+                                  "executor marked on it enter the surface as nearness to them."))
+        extra[info.name] = marked.geometry
+    return specs, extra
+
+
+def _evidence_specs(engine) -> tuple[list, list, str, list]:
+    """(specs, layers left out with reasons, who chose, notes): the planner's plan, else the deposit model's rules."""
+    ws = engine.ws
+    defaults, left_out = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
+    rules = f"deposit model rules ({ws.deposit_model.get('name', 'no model')})"
+    if engine.budget_spent:
+        return defaults, left_out, rules, ["The model budget was spent: the evidence weights follow the deposit "
+                                           "model's rules."]
+    try:
+        specs = list(engine.ask_evidence_plan())
+    except (LodestarError, TypeError, ValueError) as exc:
+        return defaults, left_out, rules, [f"The planner's evidence plan was not usable ({exc}); the deposit "
+                                           "model's rules are used."]
+    names = {info.name for info in ws.layers}
+    layers = [spec.layer for spec in specs]
+    if not specs or any(n not in names for n in layers) or len(set(layers)) != len(layers):
+        return defaults, left_out, rules, ["The planner's evidence plan named unknown or repeated layers; the "
+                                           "deposit model's rules are used."]
+    chosen = set(layers)
+    left = [row for row in left_out if row["layer"] not in chosen]
+    left += [{"layer": info.name, "reason": "The planner left it out of the surface."}
+             for info in ws.layers if info.name not in chosen and info.name not in {r["layer"] for r in left}]
+    return specs, left, getattr(engine.roles.planner, "name", "planner"), []
+
+
+def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
+    """Surface scores against known deposits, each labelled by whether the deposits shaped it."""
+    from ..evaluation import evaluate_surface
+
+    def scored(surface: Surface, basis: str) -> dict:
+        metrics = evaluate_surface(surface.values, surface.grid, deposit_xy)
+        return {"basis": basis, "auc": metrics["auc"], "capture": {f"{k:g}": v for k, v in metrics["capture"].items()},
+                "deposits": metrics["inside"], "curve": metrics["curve"]}
+
+    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used")}
+    if result.cv is not None:
+        out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
+                                      "its deposits")
+        out["fitted"] = scored(result.surface, "fitted on these deposits: not a skill figure")
+    return out
+
+
+def calibrated(raster_set, specs: list, deposit_xy: list, method: str, progress: Progress = SILENT,
+               extra: dict | None = None):
     """(full-fit values, out-of-fold values, weights rows, record section) fitted on known deposits over the
     membership maps of `specs`."""
     from ..favourability.calibration import calibrate
@@ -56,7 +193,7 @@ def calibrated(raster_set, specs: list, deposit_xy: list, method: str, progress:
     maps = {}
     for spec in specs:
         progress.check()
-        maps[spec.layer] = membership_map(raster_set, spec)
+        maps[spec.layer] = membership_map(raster_set, spec, extra)
     fit = calibrate(maps, raster_set.grid, deposit_xy, method=method)
     section = {"method": method, "basis": "fitted on known deposits; the cross-validated surface is the skill figure",
                "folds": fit.folds.summary(), "log": list(fit.log), "independence": fit.independence}

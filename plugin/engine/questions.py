@@ -47,3 +47,13 @@ def yes_no_letters(choices: dict) -> tuple:
 def positive_choice(choices: dict) -> str | None:
     """The letter that means 'yes, deposits / targets here'; None for a question that is not yes / no."""
     return yes_no_letters(choices)[0]
+
+
+_WHERE = re.compile(r"\b(where|which (part|area|areas|zone|zones)|most likely|worth exploring|explore|targets?)\b",
+                    re.IGNORECASE)
+
+
+def asks_where(question: str) -> bool:
+    """Whether the question asks where deposits are (so it always gets a surface and targets), not only
+    whether they are present: "Where are Carlin-type gold deposits likely?", "where should we explore"."""
+    return bool(_WHERE.search(question.split("Answer:", 1)[0] if question else ""))

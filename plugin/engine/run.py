@@ -20,15 +20,17 @@ import fiona
 
 from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import LodestarError
+from ..favourability.outputs import write_surface, write_weights_csv
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
 from ..vector_io import write_vector
 from ..zones import zones_frame
 from . import record as records
-from .contract import Roles
+from .contract import FAILED, INSUFFICIENT, Roles
 from .knowledge import retrieve
-from .loop import FAILED, Engine
-from .questions import positive_choice
+from .loop import Engine
+from .prospectivity import map_prospectivity
+from .questions import asks_where, positive_choice
 from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -38,6 +40,9 @@ OUTPUT_FILES = {
     "nodes": "nodes.gpkg",
     "edges": "edges.gpkg",
     "prospectivity": "prospectivity.gpkg",
+    "favourability": "favourability.tif",
+    "favourability_cv": "favourability_cv.tif",
+    "weights": "weights.csv",
     "record": "record.json",
     "report": "report.html",
     "map": "map.png",
@@ -70,10 +75,13 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         localization_overrides = source["parameters"].get("localization")
         case_id = source.get("case_id", "")
         deposits = Path(source["parameters"]["deposits"]) if source["parameters"].get("deposits") else None
+        mapping_parameters = source["parameters"]["favourability"]
     else:
         layers, question, choices = list(request.layers), request.question, dict(request.choices)
         max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
         deposits = request.deposits
+        mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
+                              "area_share": float(request.area_share)}
     roles = _backends().build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
@@ -97,7 +105,8 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     for line in raster_set.log:
         progress.log(line)
     knowledge = retrieve(question, [spec.role for spec in layers])
-    ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge)
+    ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
+                   favourable_units=mapping_parameters["favourable_units"])
     progress.check()
     engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit)
     outcome = engine.run()
@@ -109,11 +118,21 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None)
     if sam:
         zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress)
-    localization = _localize(engine, ws, zones, outcome.answer, choices, localization_overrides, progress, emit)
-    graph, prospectivity = localization.pop("graph"), localization.pop("frame")
+    draw_targets = _draws_targets(question, outcome.answer, choices)
+    localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
+    graph, scores = localization.pop("graph"), localization.pop("scores")
     if sam_note:
-        localization["note"] = f"{localization['note']} {sam_note}"
+        localization["note"] = f"{localization['note']} {sam_note}".strip()
+    deposit_xy = _deposit_points(deposits, raster_set.crs)
+    mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
+                                area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
+                                deposit_xy=deposit_xy, progress=progress.scaled(92, 97))
+    prospectivity = mapping.targets
+    emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
+          "source": localization["source"], "basis": mapping.basis})
     metrics = _evaluate(prospectivity, deposits, raster_set, progress)
+    notes = list(outcome.notes) + mapping.notes + [f"{row['layer']} was not used: {row['reason']}"
+                                                   for row in mapping.unused]
 
     record = {
         "format": records.FORMAT,
@@ -128,7 +147,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                        "controller": {k: getattr(engine.limits, k) for k in engine.limits.__dataclass_fields__},
                        "localization": localization_overrides,
                        "deposits": str(Path(deposits).resolve()) if deposits else None,
-                       "sam": sam},
+                       "sam": sam, "favourability": mapping_parameters},
         "backend": source["backend"] if source else _backend_section(request.settings, roles),
         "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
         "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"]}
@@ -142,25 +161,27 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "result": {"answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
                    "rounds": outcome.rounds, "votes": outcome.votes,
                    "candidates": [{"round": r, "answer": a} for r, a in outcome.candidates],
-                   "notes": outcome.notes},
+                   "notes": notes},
         "localization": localization,
+        "favourability": records.scrub(jsonable(mapping.section())),
         "metrics": metrics,
         "usage": roles.usage(),
         "timings": {"total_s": round(time.perf_counter() - started, 3),
                     "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
         "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
     }
-    outputs = _write_outputs(record, out, zones, graph, prospectivity, ws, request.settings.api_key, deposits)
+    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy)
     progress.set(100)
     emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
           "rounds": outcome.rounds})
     return AnalysisResult(
         answer=outcome.answer,
-        answer_text=choices.get(outcome.answer, FAILED if outcome.answer == FAILED else ""),
+        answer_text=choices.get(outcome.answer, outcome.answer if outcome.answer in (FAILED, INSUFFICIENT) else ""),
         valid=outcome.valid, voted=outcome.voted, rounds=outcome.rounds,
         zones=zones, nodes=graph.nodes, edges=graph.edges, prospectivity=prospectivity,
         chain=[n.to_dict() for n in ws.chain], verdicts=outcome.verdicts, usage=record["usage"],
-        outputs=outputs, metrics=metrics, notes=list(outcome.notes),
+        outputs=outputs, metrics=metrics, notes=notes, weights=list(mapping.weights), unused=list(mapping.unused),
+        validation=record["favourability"]["validation"],
     )
 
 
@@ -201,40 +222,38 @@ def _refine_with_sam(zones, raster_set, checkpoint, device, progress):
     return refined, f"Zone outlines refined with SAM ({int(refined['sam_refined'].sum())} of {len(refined)})."
 
 
-def _localize(engine: Engine, ws: Workspace, zones, answer: str, choices: dict, overrides, progress, emit) -> dict:
-    """Spatial graph and prospectivity polygons; parameters: deposit model < model's choice < overrides."""
+def _draws_targets(question: str, answer: str, choices: dict) -> bool:
+    """Targets for a "where" question always; for a yes / no question unless the answer rules deposits out
+    (or no answer was reached); for other questions whenever an answer was reached."""
+    if asks_where(question) or answer == INSUFFICIENT:
+        return True
+    positive = positive_choice(choices)
+    return answer != FAILED and (positive is None or answer == positive)
+
+
+def _localize(engine: Engine, ws: Workspace, zones, draw_targets: bool, overrides) -> dict:
+    """The spatial graph of all zones and its node scores; parameters: deposit model < model's choice <
+    overrides. The scores rank and explain the targets drawn from the favourability surface."""
     from ..graph import GraphParams, build_graph
-    from ..localization import LocalizationParams, localize
+    from ..localization import LocalizationParams, node_scores
 
     crs = ws.raster_set.crs
     graph = build_graph(zones if len(zones) else zones_frame([], crs), GraphParams(), crs=crs)
     base = LocalizationParams.from_dict(ws.deposit_model.get("localization", {}))
     source_name = f"deposit model {ws.deposit_model.get('id', '-')}" if ws.deposit_model else "defaults"
     params, note = base, ""
-    positive = positive_choice(choices)
-    supported = answer != FAILED and (positive is None or answer == positive)
-    if supported and len(graph.nodes) and not engine.budget_spent:
+    if draw_targets and len(graph.nodes) and not engine.budget_spent:
         try:
             chosen = engine.ask_localization_params()
             params = LocalizationParams.from_dict(chosen, base)
             source_name = f"{getattr(engine.roles.planner, 'name', 'model')} (over {source_name})"
         except (LodestarError, TypeError, ValueError) as exc:
-            note = f"The model's localization parameters were not usable ({exc}); the deposit model's are used. "
+            note = f"The model's localization parameters were not usable ({exc}); the deposit model's are used."
     if overrides:
         params = LocalizationParams.from_dict(overrides, params)
         source_name += " with user overrides"
-    if supported:
-        frame = localize(graph, params, progress.scaled(92, 96))
-        note += f"{len(frame)} prospectivity polygon(s) from {len(graph.nodes)} zones."
-    else:
-        frame = localize(build_graph(zones_frame([], crs), GraphParams(), crs=crs), params)
-        note += ("No prospectivity polygons: the answer is not a positive one, so no deposit area is proposed "
-                 "(the candidate zones and the graph are still written).")
-    polygons = [{"rank": int(r["rank"]), "score": float(r["score"]), "roles": r["roles"], "n_zones": int(r["n_zones"]),
-                 "area_m2": float(r["area_m2"])} for r in frame.drop(columns="geometry").to_dict("records")]
-    emit({"kind": "localization", "polygons": len(frame), "params": params.as_dict(), "source": source_name})
-    return {"params": params.as_dict(), "source": source_name, "note": note.strip(), "polygons": polygons,
-            "graph": graph, "frame": frame}
+    return {"params": params.as_dict(), "source": source_name, "note": note, "graph": graph,
+            "scores": node_scores(graph, params)}
 
 
 def _evaluate(prospectivity, deposits, raster_set, progress) -> dict:
@@ -265,19 +284,25 @@ def _deposit_points(deposits, crs) -> list:
         return []
 
 
-def _write_outputs(record: dict, out: Path, zones, graph, prospectivity, ws: Workspace, api_key: str,
-                   deposits=None) -> dict:
-    """Vector layers (fixed GeoPackage timestamp: same content, same bytes), map, record, report."""
+def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,
+                   deposit_xy: list) -> dict:
+    """Vector layers (fixed GeoPackage timestamp: same content, same bytes), surfaces, weights, map, record,
+    report."""
     outputs = {}
+    prospectivity = mapping.targets
     with fiona.Env(OGR_CURRENT_DATE=record["created_utc"].replace("Z", ".000Z")):
         for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
                             ("prospectivity", prospectivity)):
             outputs[name] = write_vector(frame, out / OUTPUT_FILES[name])
+    if mapping.surface is not None:
+        outputs["favourability"] = write_surface(mapping.surface, out / OUTPUT_FILES["favourability"])
+        outputs["weights"] = write_weights_csv(mapping.weights, out / OUTPUT_FILES["weights"])
+    if mapping.cv is not None:
+        outputs["favourability_cv"] = write_surface(mapping.cv, out / OUTPUT_FILES["favourability_cv"])
     map_png = None
     try:
         shown = prospectivity if len(prospectivity) else zones
-        drawn = draw_evidence(ws, _map_layers(ws), shown, out / OUTPUT_FILES["map"], max_size=900,
-                              points=_deposit_points(deposits, ws.raster_set.crs))
+        drawn = draw_evidence(ws, _map_layers(ws), shown, out / OUTPUT_FILES["map"], max_size=900, points=deposit_xy)
         map_png = Path(drawn) if drawn else None
     except LodestarError:
         map_png = None

@@ -84,6 +84,7 @@ class Workspace:
     evidence_dir: Path
     case_id: str = ""
     knowledge: list = field(default_factory=list)  # retrieved deposit models (dicts), best first
+    favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes / names the user calls favourable
     toolset: dict = field(default_factory=lambda: dict(TOOLSET))
     layers: list = field(default_factory=list)  # LayerInfo per input layer
     chain: list = field(default_factory=list)  # ChainNode in plan order

@@ -43,12 +43,16 @@ def write_surface(surface: Surface, path) -> Path:
     return Path(path)
 
 
-def write_weights_csv(surface: Surface, path) -> Path:
-    """Write the weights table (one row per evidence layer, TABLE_COLUMNS) as UTF-8 CSV."""
+def write_weights_csv(rows: list[dict], path) -> Path:
+    """Write a weights table as UTF-8 CSV: TABLE_COLUMNS first, then any further keys the rows carry
+    (a calibration's W+ / W- / contrast or coefficients), in order of first appearance."""
+    columns = list(TABLE_COLUMNS)
+    for row in rows:
+        columns += [key for key in row if key not in columns]
     buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=TABLE_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", restval="")
     writer.writeheader()
-    writer.writerows(surface.table())
+    writer.writerows(rows)
     return write_text_atomic(path, buffer.getvalue())
 
 

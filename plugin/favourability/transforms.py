@@ -169,8 +169,15 @@ def synonyms(word: str) -> tuple:
     return tuple(words)
 
 
+_NEGATION = re.compile(r"(?<![a-z0-9])(outside|not|non|no|without|except|excluding|other than|beyond|away from)"
+                       r"(?![a-z0-9])")
+
+
 def _contains(name: str, word: str) -> bool:
-    return re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?:e?s)?(?![a-z0-9])", name) is not None
+    """Whether `word` is in `name` as a whole word, and not negated before it ("outside the greenstone
+    belts" does not name a greenstone unit)."""
+    found = re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?:e?s)?(?![a-z0-9])", name)
+    return found is not None and _NEGATION.search(name[:found.start()]) is None
 
 
 def matched_units(legend: dict, favourable) -> dict[int, str]:

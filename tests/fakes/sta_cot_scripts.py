@@ -52,6 +52,13 @@ LOCALIZATION = {"degree_centrality_weight": 1.5, "betweenness_centrality_weight"
                 "important_areas_count": 4, "hop2_expansion_height": 1.2, "hop2_expansion_width": 1.2,
                 "rationale": "The AlOH core matters most; a modest halo."}
 
+EVIDENCE = {"evidence": [
+    {"layer": ALOH, "transform": "percentile_rank", "membership": "identity", "weight": 2.0,
+     "why": "the phyllic-argillic shell marks the system's core"},
+    {"layer": QUARTZ, "transform": "percentile_rank", "membership": "identity", "weight": 1.0,
+     "why": "silica caps sit over porphyry cores"},
+], "rationale": "Alteration indices carry the deposit model's critical evidence."}
+
 
 def porphyry_script(verdicts: list, *, planner_prefix: tuple = (), act_prefix: tuple = (),
                     bad_first_box: bool = False):
@@ -83,6 +90,7 @@ def porphyry_script(verdicts: list, *, planner_prefix: tuple = (), act_prefix: t
         "executor/observe": observe,
         "verifier": list(verdicts),
         "localization": lambda request: LOCALIZATION,
+        "evidence": lambda request: EVIDENCE,
     })
 
 

@@ -15,6 +15,7 @@ from affine import Affine
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import (
+    INSUFFICIENT,
     BudgetExhausted,
     Judgement,
     PlanStep,
@@ -240,7 +241,9 @@ def test_tool_errors_and_bad_plans_are_recorded_not_raised(two_layers, tmp_path)
     obs = ws.node(1).observation
     assert obs.attempts == 3 and "Percentile must lie between 0 and 100" in obs.error
     assert all(v["errors"][0]["code"] == "tool_error" for v in obs.controller)
-    assert outcome.answer == "B" and outcome.voted
+    # every step failed, so the verifier's "B" is no candidate: nothing in the chain supports an answer
+    assert outcome.answer == FAILED and not outcome.voted
+    assert "every step of the chain failed" in outcome.verdicts[0]["verdict"]["rationale"]
 
 
 def test_model_failures_and_budget(two_layers, tmp_path):
@@ -248,7 +251,8 @@ def test_model_failures_and_budget(two_layers, tmp_path):
     reasoner = Scripted(_steps(), fail={"propose": ReasonerError("unparseable reply")},
                         verdicts=[Verdict(False, "B", {})])
     outcome = _engine(reasoner, ws, max_rounds=1).run()
-    assert "unparseable reply" in ws.node(1).observation.error and outcome.answer == "B"
+    # no step ran, so the verifier's "B" carries no candidate: the run fails visibly instead of answering
+    assert "unparseable reply" in ws.node(1).observation.error and outcome.answer == FAILED
     ws = _workspace(two_layers, tmp_path)
     reasoner = Scripted(_steps(), fail={"verify": BudgetExhausted("calls spent")})
     outcome = _engine(reasoner, ws).run()
@@ -294,8 +298,9 @@ def test_offline_answers_synthetic_cases(cases, kind, expected, tmp_path):
     if expected == "A":
         assert len(result.prospectivity) >= 1
         assert result.metrics["recall"] == 1.0 and result.metrics["area_reduction"] > 0.5
-    else:  # a negative answer proposes no deposit area
-        assert len(result.prospectivity) == 0 and "not a positive one" in record["localization"]["note"]
+    else:  # a negative answer proposes no deposit area, yet the surface is still written
+        assert len(result.prospectivity) == 0 and "rules the deposit out" in " ".join(record["favourability"]["notes"])
+        assert result.outputs["favourability"].is_file() and result.weights
 
 
 def test_offline_sample_case_end_to_end(tmp_path):
@@ -451,8 +456,13 @@ def test_untestable_critical_evidence_is_said_plainly(two_layers, tmp_path):
     result = run_analysis(AnalysisRequest(silica_only, "Can porphyry copper deposits be detected? A. Yes B. No",
                                           tmp_path))
     record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
-    assert result.answer == "B"
-    assert "cannot be tested" in record["rounds"][0]["verdict"]["rationale"]
+    # the third outcome: neither Yes nor No, the missing roles named, the surface still drawn from what is there
+    assert result.answer == INSUFFICIENT == result.answer_text and record["result"]["answer"] == INSUFFICIENT
+    verdict = record["rounds"][0]["verdict"]
+    assert "cannot be tested" in verdict["rationale"] and "hydrothermal_alteration" in verdict["missing"]
+    assert any("needs a layer with role" in note and "hydrothermal_alteration" in note for note in result.notes)
+    assert result.outputs["favourability"].is_file() and [w["layer"] for w in result.weights] == ["silica"]
+    assert len(result.prospectivity) >= 1  # insufficient evidence does not rule the deposit out
 
 
 def test_offline_contrast_of_a_favourable_low_layer():
@@ -492,3 +502,19 @@ def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, t
     obs = ws.node(1).observation
     assert obs.attempts == 3 and [v["ok"] for v in obs.controller] == [False, False, False]
     assert len(ws.zones_of(1)) == 5 and len(obs.controller[0]["enforced_ids"]) == 5
+
+
+def test_every_given_layer_feeds_a_step_or_is_listed_with_its_reason(two_layers, tmp_path):
+    """A layer the deposit model has no use for (role 'other') is in no plan step and no surface: the result,
+    the record and the notes list it with the reason; the layers that fed the run are not listed."""
+    extra = LayerSpec(_write_index(tmp_path / "dem.tif", seed=5), "other", "elevation")
+    result = run_analysis(AnalysisRequest([*two_layers, extra], "Where are porphyry copper deposits likely?",
+                                          tmp_path / "out"))
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert [row["layer"] for row in result.unused] == ["elevation"]
+    assert "does not use other evidence" in result.unused[0]["reason"]
+    assert record["favourability"]["unused"] == result.unused
+    assert any(note.startswith("elevation was not used:") for note in result.notes)
+    assert {w["layer"] for w in result.weights} == {"aloh", "silica"}
+    # a "where" question always gets a surface and targets, whatever the yes / no verdict
+    assert result.outputs["favourability"].is_file() and len(result.prospectivity) >= 1

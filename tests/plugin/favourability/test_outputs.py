@@ -61,13 +61,23 @@ def test_surface_geotiff_reads_back(tmp_path):
 
 
 def test_weights_csv_has_one_row_per_layer(tmp_path):
-    path = write_weights_csv(_surface(), tmp_path / "weights.csv")
+    path = write_weights_csv(_surface().table(), tmp_path / "weights.csv")
     with open(path, newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == TABLE_COLUMNS
     assert rows[0]["layer"] == "As, ppm" and rows[0]["why"] == 'pathfinder, "As"'
     assert rows[1] == {"layer": "faults", "role": "structure", "transformation": "distance to features (m)",
                        "membership": "fuzzy small (midpoint 1500, spread 3)", "weight": "0.8", "why": "near faults"}
+
+
+def test_weights_csv_adds_the_calibration_columns_after_the_table(tmp_path):
+    rows = _surface().table()
+    rows[0].update(w_plus=1.25, contrast=2.0)
+    path = write_weights_csv(rows, tmp_path / "weights.csv")
+    with open(path, newline="", encoding="utf-8") as handle:
+        read = list(csv.DictReader(handle))
+    assert tuple(read[0]) == TABLE_COLUMNS + ("w_plus", "contrast")
+    assert read[0]["w_plus"] == "1.25" and read[1]["w_plus"] == "" and read[1]["contrast"] == ""
 
 
 @pytest.mark.parametrize("share", [0.05, 0.10, 0.25])

@@ -101,6 +101,13 @@ def test_units_match_by_lithology_synonyms(favourable, expected):
     assert set(tf.matched_units(LEGEND, favourable)) == expected
 
 
+def test_a_unit_named_by_negation_does_not_match():
+    legend = {1: "greenstone (Archaean greenstone belt bedrock)", 2: "outside the greenstone belts",
+              3: "non-carbonate clastic rocks", 4: "limestone, not dolomitised"}
+    assert set(tf.matched_units(legend, ["greenstone"])) == {1}
+    assert set(tf.matched_units(legend, ["carbonate"])) == {4}  # the negation follows the matched word
+
+
 def test_units_match_by_code_name_value_and_wildcard():
     legend = {38: "LPZE", 14: "LPZ", 29: "UPZE", 45: "UPZC", 13: "Q"}
     assert set(tf.matched_units(legend, ["lpz"])) == {14}  # whole code only: not LPZE
