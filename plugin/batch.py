@@ -126,7 +126,8 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
                       output_dir=str(output_dir))
     request = AnalysisRequest(layers=case.layers, question=case.question, output_dir=output_dir,
                               choices=dict(case.choices), settings=settings, max_rounds=max_rounds,
-                              case_id=case.id, deposits=case.deposits, localization=localization)
+                              case_id=case.id, deposits=case.deposits, localization=localization,
+                              favourable_units=dict(case.favourable_units))
     start = time.perf_counter()
     result = analyse(request, progress)
     row.seconds = round(time.perf_counter() - start, 3)

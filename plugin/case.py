@@ -24,6 +24,7 @@ class Case:
     answer: str | None = None
     deposits: Path | None = None
     folder: Path | None = None
+    favourable_units: dict[str, list[str]] = field(default_factory=dict)  # layer name -> units named favourable
 
     @property
     def positive_choice(self) -> str | None:
@@ -54,7 +55,7 @@ def read_case(path) -> Case:
     if not isinstance(data.get("choices") or {}, dict):
         raise LodestarError(f"{path}: 'choices' must be an object of letter -> text, e.g. {{\"A\": \"Yes\"}}.")
     folder = path.parent
-    layers = []
+    layers, favourable_units = [], {}
     for i, entry in enumerate(data["layers"]):
         if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
             raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
@@ -62,6 +63,10 @@ def read_case(path) -> Case:
         if not layer_path.exists():
             raise LodestarError(f"{path}: layer file {entry['path']} does not exist in {folder}.")
         legend = entry.get("legend")
+        units = entry.get("favourable_units")
+        if units is not None and (not isinstance(units, list) or not all(isinstance(u, str) and u for u in units)):
+            raise LodestarError(f"{path}: layer {i + 1}'s 'favourable_units' must be a list of unit codes or names, "
+                                "e.g. [\"LPZE\", \"limestone\"].")
         layers.append(LayerSpec(
             path=layer_path,
             role=entry["role"],
@@ -69,6 +74,8 @@ def read_case(path) -> Case:
             favourable=entry.get("favourable") or "high",
             legend=folder / legend if legend else None,
         ))
+        if units:
+            favourable_units[layers[-1].name] = list(units)
     choices = data.get("choices") or dict(DEFAULT_CHOICES)
     answer = data.get("answer")
     if answer is not None and answer not in choices:
@@ -82,6 +89,7 @@ def read_case(path) -> Case:
         answer=answer,
         deposits=folder / deposits if deposits else None,
         folder=folder,
+        favourable_units=favourable_units,
     )
 
 
@@ -105,6 +113,8 @@ def write_case(case: Case, folder) -> Path:
             entry["favourable"] = spec.favourable
         if spec.legend is not None:
             entry["legend"] = rel(spec.legend)
+        if case.favourable_units.get(spec.name):
+            entry["favourable_units"] = list(case.favourable_units[spec.name])
         layers.append(entry)
     data = {"format": FORMAT, "id": case.id, "question": case.question, "choices": case.choices,
             "answer": case.answer, "layers": layers}

@@ -27,6 +27,8 @@ LAYERS = (
     ("gbfaults3.gpkg", "structure", "mapped faults", "high"),
 )
 DEPOSITS = "TrainGP.gpkg"
+HOST_UNITS = ["LPZE", "UPZC", "LPZ"]
+"""The carbonate host units, named as a user would: the legend holds bare DDS-41 codes, which no rock word matches."""
 NOTE = """# Great Basin gold: a real Lodestar case
 
 North-central Nevada (Carlin trend area), about 118.96-115.94 W, 38.50-41.04 N: where are Carlin-type
@@ -51,6 +53,10 @@ Source: G.L. Raines, D.L. Sawatzky and K.A. Connors (1996), *Great Basin geoscie
 U.S. Geological Survey Digital Data Series DDS-41 (public domain), as distributed with the ArcSDM
 demonstration data (github.com/gtkfi/ArcSDM, commit 620b48117044fe4d23b1b79ac7ca02e0e3a28f4e,
 folder `Demodata/`; ArcInfo grids converted losslessly to GeoTIFF, shapefiles to GeoPackage).
+The legend holds only DDS-41 codes, so the case names the favourable host units the way a user
+would (`favourable_units` on the geology layer): the carbonate units LPZE, UPZC and LPZ. Figures
+reported on this case depend on that choice, and Lodestar's knowledge-driven weights were tuned on it.
+
 Rebuild with `python scripts/make_great_basin_case.py`.
 """
 
@@ -82,6 +88,7 @@ def build(source=SOURCE, out=OUT) -> Path:
             entry["favourable"] = favourable
         if name == "geologia.tif":
             entry["legend"] = "geologia_legend.csv"
+            entry["favourable_units"] = list(HOST_UNITS)
         layers.append(entry)
     case = {"format": "lodestar-case/1", "id": "great-basin-gold", "question": QUESTION, "answer": None,
             "layers": layers, "deposits": DEPOSITS}

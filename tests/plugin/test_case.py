@@ -54,3 +54,16 @@ def test_malformed_case_json_is_a_clear_error(tmp_path, content, message):
     (tmp_path / "case.json").write_text(content, encoding="utf-8")
     with pytest.raises(LodestarError, match=message):
         read_case(tmp_path)
+
+
+def test_favourable_units_named_on_a_layer_round_trip_and_bad_ones_are_refused(tmp_path):
+    geology = _tif(tmp_path / "geology.tif")
+    case = Case("c3", "Where is gold likely?", [LayerSpec(geology, "geological_map", name="geology")],
+                favourable_units={"geology": ["LPZE", "limestone"]})
+    data = json.loads(write_case(case, tmp_path).read_text(encoding="utf-8"))
+    assert data["layers"][0]["favourable_units"] == ["LPZE", "limestone"]
+    assert read_case(tmp_path).favourable_units == {"geology": ["LPZE", "limestone"]}
+    data["layers"][0]["favourable_units"] = "LPZE"
+    (tmp_path / "case.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LodestarError, match="'favourable_units' must be a list of unit codes or names"):
+        read_case(tmp_path)
