@@ -1,11 +1,14 @@
 """The one request builder: plain values from the dock or a Processing algorithm in, an AnalysisRequest out.
 
 The rules live here once: choices parsed from the question unless given, executor and verifier models
-falling back to the planner's, the same token budget, a layer's legend and favourable side, and messages
-that say what to do and where (each caller names its own places: a parameter key, a settings page).
+falling back to the planner's, the same token budget, a layer's legend and favourable side, the favourable
+units a user names for a categorical map, the calibration and target area share of the prospectivity map,
+and messages that say what to do and where (each caller names its own places: a parameter key, a settings
+page).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,8 +19,13 @@ from .raster_io import LayerSpec
 from .roles import check_role, guess_favourable
 
 BACKENDS = ("offline", "openai")
+CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
+                ("logistic", "logistic regression"))
+"""Calibration methods (the request's `calibrate` value, its label), in the order dock and Processing list them."""
+AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",
-         "sam_checkpoint": "in the settings"}
+         "sam_checkpoint": "in the settings", "favourable_units": "Favourable units", "deposits": "a deposits layer",
+         "area_share": "the target area share"}
 """Where each value is given, as the messages name it; a caller passes its own names to replace these."""
 
 
@@ -77,20 +85,69 @@ def evidence_spec(path, role: str, name: str, favourable: str | None = None) -> 
     return LayerSpec(path, role, name, favourable or guess_favourable(path, role, name), legend_beside(path))
 
 
+def is_categorical_map(spec: LayerSpec) -> bool:
+    """Whether a layer is a map of units (a geological map, or any layer with a legend): the layers whose units a
+    user may call favourable."""
+    return spec.role == "geological_map" or spec.legend is not None
+
+
+def parse_favourable_units(text: str, layers: list[LayerSpec], label: str = WHERE["favourable_units"]) -> dict:
+    """{layer name: [units]} from text such as 'geology: LPZE, UPZC, LPZ; other map: limestone' (entries split by
+    ';' or new lines, the layer's name before ':', its units comma-separated). An entry may leave out the name
+    when exactly one of `layers` is a categorical map. Layer names match regardless of case. `label` names the
+    field in the messages."""
+    maps = [spec.name for spec in layers if is_categorical_map(spec)]
+    by_name = {spec.name.casefold(): spec for spec in layers}
+    listing = ", ".join(maps) if maps else "none (give a layer the geological_map role, or a legend)"
+    units: dict = {}
+    for entry in (e.strip() for e in re.split(r"[;\n]", text or "")):
+        if not entry:
+            continue
+        name, colon, codes = entry.partition(":")
+        if not colon:
+            if len(maps) != 1:
+                raise LodestarError(f"{label}: name the map before its units ('map name: unit, unit'), as "
+                                    f"{'no' if not maps else len(maps)} categorical maps are given; categorical "
+                                    f"maps: {listing}.")
+            name, codes = maps[0], entry
+        spec = by_name.get(name.strip().casefold())
+        if spec is None:
+            raise LodestarError(f"{label}: {name.strip()!r} is not among the input layers; name one of the "
+                                f"categorical maps: {listing}.")
+        if not is_categorical_map(spec):
+            raise LodestarError(f"{label}: {spec.name} is not a categorical map (its role is {spec.role} and it has "
+                                f"no legend); favourable units apply to: {listing}.")
+        named = [code.strip() for code in codes.split(",") if code.strip()]
+        if not named:
+            raise LodestarError(f"{label}: give at least one unit code or name after '{spec.name}:', "
+                                "comma-separated.")
+        chosen = units.setdefault(spec.name, [])
+        chosen.extend(code for code in named if code not in chosen)
+    return units
+
+
 def build_request(layers: list[LayerSpec], question: str, output_dir, backend: BackendValues, *,
                   choices: dict | None = None, max_rounds: int = 3, case_id: str = "", deposits=None,
-                  refine_with_sam: bool = False, sam_checkpoint=None, where: dict | None = None) -> AnalysisRequest:
-    """The request for one question over `layers`; choices are parsed from the question unless given."""
+                  favourable_units: str = "", case_units: dict | None = None, calibrate: str = "",
+                  area_share: float = 0.10, refine_with_sam: bool = False, sam_checkpoint=None,
+                  where: dict | None = None) -> AnalysisRequest:
+    """The request for one question over `layers`; choices are parsed from the question unless given.
+
+    `favourable_units`: the user's text (`parse_favourable_units`), which replaces `case_units` (a case's
+    {layer name: units}) layer by layer; `calibrate`: a key of CALIBRATIONS, which needs `deposits`;
+    `area_share`: the share of the analysed area the targets cover (AREA_SHARE_RANGE)."""
     names = {**WHERE, **(where or {})}
     question = (question or "").strip()
     if not question:
         raise LodestarError(f"Ask a question {names['question']}, e.g. 'Can porphyry copper deposits be detected? "
                             "Answer: A. Yes B. No'.")
     settings = backend_settings(backend, where)
+    units = {**(case_units or {}), **parse_favourable_units(favourable_units, layers, names["favourable_units"])}
     return AnalysisRequest(layers=list(layers), question=question, output_dir=Path(output_dir),
                            choices=dict(choices) if choices else parse_choices(question), settings=settings,
                            max_rounds=int(max_rounds), case_id=case_id, deposits=Path(deposits) if deposits else None,
-                           **_sam(refine_with_sam, sam_checkpoint, names))
+                           favourable_units=units, calibrate=_calibration(calibrate, deposits, names),
+                           area_share=_area_share(area_share, names), **_sam(refine_with_sam, sam_checkpoint, names))
 
 
 def replay_request(record, output_dir, *, max_rounds: int = 3, refine_with_sam: bool = False, sam_checkpoint=None,
@@ -99,6 +156,27 @@ def replay_request(record, output_dir, *, max_rounds: int = 3, refine_with_sam: 
     names = {**WHERE, **(where or {})}
     return AnalysisRequest(layers=[], question="(replayed)", output_dir=Path(output_dir), max_rounds=int(max_rounds),
                            replay=Path(record), **_sam(refine_with_sam, sam_checkpoint, names))
+
+
+def _calibration(method: str, deposits, names: dict) -> str:
+    method = (method or "").strip()
+    keys = [key for key, _ in CALIBRATIONS]
+    if method not in keys:
+        raise LodestarError(f"Unknown calibration {method!r}; choose one of: "
+                            + ", ".join(f"{key or 'empty'} ({label})" for key, label in CALIBRATIONS) + ".")
+    if method and not deposits:
+        raise LodestarError(f"Calibration with {dict(CALIBRATIONS)[method]} needs known deposits: give "
+                            f"{names['deposits']}, or turn calibration off.")
+    return method
+
+
+def _area_share(share: float, names: dict) -> float:
+    low, high = AREA_SHARE_RANGE
+    share = float(share)
+    if not low <= share <= high:
+        raise LodestarError(f"Set {names['area_share']} between {low:.1%} and {high:.0%} of the analysed area, "
+                            f"not {share:.1%}.")
+    return share
 
 
 def _sam(refine: bool, checkpoint, names: dict) -> dict:

@@ -7,7 +7,15 @@ import pytest
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.request import BackendValues, backend_problem, backend_settings, build_request, evidence_spec
+from lodestar.plugin.request import (
+    BackendValues,
+    backend_problem,
+    backend_settings,
+    build_request,
+    evidence_spec,
+    is_categorical_map,
+    parse_favourable_units,
+)
 
 ALTERATION = ("Which hydrothermal alteration is present? Answer: A. Argillic or phyllic (clay, sericite) "
               "B. Propylitic (chlorite, epidote) C. Silicification D. None.")
@@ -81,3 +89,53 @@ def test_evidence_spec_reads_legend_and_distance_layers(tmp_path):
     assert evidence_spec(Path("fault_dist.tif"), "structure", "faults", "high").favourable == "high"
     with pytest.raises(LodestarError, match="Unknown layer role 'gold'"):
         evidence_spec(tmp_path / "x.tif", "gold", "x")
+
+
+def _maps(tmp_path):
+    (tmp_path / "codes_legend.csv").write_text("value,name\n1,A1\n", encoding="utf-8")
+    return [LayerSpec(tmp_path / "geology.tif", "geological_map", "Geology (DDS-41)"),
+            LayerSpec(tmp_path / "as.tif", "geochemistry", "arsenic"),
+            LayerSpec(tmp_path / "codes.tif", "other", "coded map", legend=tmp_path / "codes_legend.csv")]
+
+
+def test_favourable_units_parse_names_and_merge(tmp_path):
+    layers = _maps(tmp_path)
+    text = " geology (dds-41): LPZE, UPZC ,LPZ; coded map: limestone\nGeology (DDS-41): LPZ, UPZE ;; "
+    assert parse_favourable_units(text, layers) == {"Geology (DDS-41)": ["LPZE", "UPZC", "LPZ", "UPZE"],
+                                                    "coded map": ["limestone"]}
+    assert parse_favourable_units("", layers) == {} and parse_favourable_units("  ; ", layers) == {}
+    one_map = layers[:2]
+    assert parse_favourable_units("LPZE, carbonate", one_map) == {"Geology (DDS-41)": ["LPZE", "carbonate"]}
+    assert is_categorical_map(layers[0]) and is_categorical_map(layers[2]) and not is_categorical_map(layers[1])
+
+
+@pytest.mark.parametrize("text,message", [
+    ("LPZE", r"^FAVOURABLE_UNITS: name the map before its units \('map name: unit, unit'\), as 2 categorical maps "
+             r"are given; categorical maps: Geology \(DDS-41\), coded map\.$"),
+    ("other map: limestone", r"^FAVOURABLE_UNITS: 'other map' is not among the input layers; name one of the "
+                             r"categorical maps: Geology \(DDS-41\), coded map\.$"),
+    ("arsenic: high", r"arsenic is not a categorical map \(its role is geochemistry and it has no legend\)"),
+    ("coded map:  , ", r"give at least one unit code or name after 'coded map:'"),
+])
+def test_favourable_units_bad_input_says_what_to_do(tmp_path, text, message):
+    with pytest.raises(LodestarError, match=message):
+        parse_favourable_units(text, _maps(tmp_path), "FAVOURABLE_UNITS")
+
+
+def test_request_mapping_fields(tmp_path):
+    layers = _maps(tmp_path)
+    request = build_request(layers, "Gold?", tmp_path, BackendValues(), deposits=tmp_path / "d.gpkg",
+                            favourable_units="coded map: limestone", calibrate="wofe", area_share=0.05,
+                            case_units={"Geology (DDS-41)": ["LPZE"], "coded map": ["shale"]})
+    assert request.favourable_units == {"Geology (DDS-41)": ["LPZE"], "coded map": ["limestone"]}
+    assert (request.calibrate, request.area_share, request.deposits) == ("wofe", 0.05, tmp_path / "d.gpkg")
+    plain = build_request(layers, "Gold?", tmp_path, BackendValues())
+    assert (plain.calibrate, plain.area_share, plain.favourable_units) == ("", 0.10, {})
+    where = {"deposits": "DEPOSITS", "area_share": "AREA_SHARE"}
+    with pytest.raises(LodestarError, match=r"^Calibration with logistic regression needs known deposits: give "
+                                            r"DEPOSITS, or turn calibration off\.$"):
+        build_request(layers, "Gold?", tmp_path, BackendValues(), calibrate="logistic", where=where)
+    with pytest.raises(LodestarError, match=r"Unknown calibration 'svm'"):
+        build_request(layers, "Gold?", tmp_path, BackendValues(), calibrate="svm", deposits="d.gpkg")
+    with pytest.raises(LodestarError, match=r"^Set AREA_SHARE between 0\.5% and 50% of the analysed area, not 60\.0%"):
+        build_request(layers, "Gold?", tmp_path, BackendValues(), area_share=0.6, where=where)
