@@ -7,8 +7,9 @@ cross-validation: the full fit (labelled as fitted on the deposits) and the out-
 block predicted by a model that never saw its deposits). Targets are the top `area_share` of the
 analysed area on the surface the user gets (the full fit when calibrated, else the knowledge-driven
 one); the spatial graph of the chain's zones ranks and explains them: a target's rank follows the
-evidence it holds (its mean favourability, then the graph score of the zones inside it), and its
-`why` names the zones, roles and chains it holds.
+evidence it holds (`score`: its favourability summed over its area, in favourability-weighted km2,
+so a large coherent anomaly outranks a speck of one high cell; then the graph score of the zones
+inside it), and its `why` names the zones, roles and chains it holds.
 """
 from __future__ import annotations
 
@@ -216,14 +217,15 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
         on_chain = bool(len(members) and members["chain"].astype(bool).any())
         graph_score = max((float(node_scores.get(z, 0.0)) for z in zone_ids), default=0.0)
         best_zone = max(zone_ids, key=lambda z: float(node_scores.get(z, 0.0))) if zone_ids else ""
+        held = float(polygon.fav_mean) * float(polygon.area_m2) / 1e6
         rows.append({
-            "score": round(float(polygon.fav_mean), 6), "fav_mean": float(polygon.fav_mean),
+            "score": round(held, 6), "fav_mean": float(polygon.fav_mean),
             "fav_max": float(polygon.fav_max), "zones": ",".join(zone_ids), "roles": ",".join(roles),
             "n_zones": len(zone_ids), "seeds": best_zone, "graph": round(graph_score, 6),
             "area_m2": round(float(polygon.area_m2), 3), "geometry": polygon.geometry,
-            "why": _why(polygon.fav_mean, zone_ids, roles, on_chain, best_zone, graph_score),
+            "why": _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score),
         })
-    rows.sort(key=lambda r: (-r["fav_mean"], -r["graph"], -r["area_m2"]))
+    rows.sort(key=lambda r: (-r["score"], -r["graph"], -r["fav_mean"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
     if not rows:
@@ -232,8 +234,9 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
     return frame[list(TARGET_COLUMNS) + ["geometry"]]
 
 
-def _why(fav_mean: float, zone_ids: list, roles: list, on_chain: bool, best_zone: str, graph_score: float) -> str:
-    text = f"mean favourability {fav_mean:.2f}"
+def _why(held: float, fav_mean: float, area_m2: float, zone_ids: list, roles: list, on_chain: bool, best_zone: str,
+         graph_score: float) -> str:
+    text = f"evidence {held:.3g} (mean favourability {fav_mean:.2f} over {area_m2 / 1e6:.3g} km2)"
     if not zone_ids:
         return text + "; no zone of the chain lies here (the surface alone selects it)"
     text += f"; holds {len(zone_ids)} zone(s) of {', '.join(r.replace('_', ' ') for r in roles)}"

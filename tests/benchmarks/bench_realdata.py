@@ -30,9 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import rasterio
 
+from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.knowledge import retrieve
+from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
 from lodestar.plugin.favourability.calibration import calibrate
@@ -231,12 +234,34 @@ def run_district(district: District) -> tuple[list[dict], list[str]]:
         score(f"Lodestar calibrated, {label}: full fit", FITTED, cal.full, None)
         notes.append(f"Calibrated {label}: {cal.folds.summary()}.")
         notes.extend(f"  {line}" for line in cal.log if line.startswith("Conditional"))
+    results.append(end_to_end(case, district, rs, xy, notes))
     overlay, seconds = timed(overlay_baseline, rs, district, study)
     score("Baseline: equal-weight fuzzy overlay", NO_DATA, overlay, seconds)
     loo, seconds = timed(loo_wofe, rs, district, study, dep_rows, dep_cols)
     results.append({"surface": "Baseline: leave-one-out weights of evidence", "basis": "each deposit left out of "
                     "its own fit", "auc": loo["auc"], "capture": loo["capture"], "seconds": seconds})
     return results, notes
+
+
+def end_to_end(case, district: District, rs: RasterSet, xy: list, notes: list) -> dict:
+    """The whole offline run (chain, graph, surface, targets) as a user gets it: its written surface scored,
+    its targets' capture and area in the notes."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as out:
+        request = AnalysisRequest(case.layers, case.question, Path(out), dict(case.choices), case_id=case.id,
+                                  deposits=case.deposits, favourable_units=dict(district.named_units))
+        result, seconds = timed(run_analysis, request)
+        with rasterio.open(result.outputs["favourability"]) as ds:
+            values = ds.read(1, masked=True)
+    metrics = evaluate_surface(values, rs.grid, xy)
+    share = 1.0 - (result.metrics.get("area_reduction") or 1.0)
+    answer = result.answer_text or result.answer
+    notes.append(f"End to end (offline lodestar:analyze, {seconds:.1f} s): answer {answer}; "
+                 f"{len(result.prospectivity)} targets cover {share:.1%} of the study area and hold "
+                 f"{result.metrics.get('found', 0)} of {result.metrics.get('deposits', len(xy))} deposits.")
+    return {"surface": f"Lodestar end to end: the run's surface ({district.status})", "basis": NO_DATA,
+            "auc": metrics["auc"], "capture": metrics["capture"], "seconds": seconds}
 
 
 def table(district: District, results: list[dict], notes: list[str]) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from affine import Affine
 from rasterio.crs import CRS
 from shapely.geometry import box
@@ -50,13 +51,14 @@ def test_targets_rank_by_the_evidence_they_hold_and_name_the_zones_inside():
     assert list(targets.columns) == list(TARGET_COLUMNS) + ["geometry"]
     assert list(targets["rank"]) == [1, 2]
     first, second = targets.iloc[0], targets.iloc[1]
-    assert first["fav_mean"] == 0.9 and first["n_zones"] == 0
-    assert first["area_m2"] == 16 * 100 * 100
-    assert "no zone of the chain" in first["why"]
-    assert abs(second["fav_mean"] - 0.7) < 1e-6 and second["area_m2"] == 36 * 100 * 100
-    assert second["zones"] == "s1:1,s2:1" and second["roles"] == "geochemistry,structure"
-    assert second["graph"] == round(float(max(scores)), 6) > 0
-    assert "2 zone(s) of geochemistry, structure" in second["why"]
+    # B holds more evidence (0.7 x 0.36 km2 = 0.252) than the brighter but smaller A (0.9 x 0.16 km2 = 0.144)
+    assert abs(first["fav_mean"] - 0.7) < 1e-6 and first["area_m2"] == 36 * 100 * 100
+    assert first["score"] == pytest.approx(0.252) and second["score"] == pytest.approx(0.144)
+    assert first["zones"] == "s1:1,s2:1" and first["roles"] == "geochemistry,structure"
+    assert first["graph"] == round(float(max(scores)), 6) > 0
+    assert "2 zone(s) of geochemistry, structure" in first["why"] and "over 0.36 km2" in first["why"]
+    assert second["fav_mean"] == pytest.approx(0.9) and second["n_zones"] == 0 and second["area_m2"] == 16 * 100 * 100
+    assert "no zone of the chain" in second["why"]
 
 
 def test_an_empty_graph_still_gives_ranked_targets():
