@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
-from ..plugin.engine.questions import yes_no_letters
+from ..plugin.engine.questions import alteration_choices, yes_no_letters
 
 FAMILY = {
     "hydrothermal_alteration": "clay",
@@ -416,9 +416,13 @@ class OfflineReasoner:
             if obs.error:
                 feedback[node.step.index] = f"The step failed ({obs.error}); run it again."
         if yes is None:
+            families = alteration_choices(ws.choices)
+            if families:
+                self._check_consistency(ws, chain, feedback)
+                return self._which_alteration(ws, families, feedback)
             return Verdict(False, None, feedback, {}, {},
-                           "The offline verifier answers yes/no questions only; the choices are "
-                           + ", ".join(f"{k}: {v}" for k, v in ws.choices.items()) + ".")
+                           "The offline verifier answers yes / no and which-alteration questions only; the choices "
+                           "are " + ", ".join(f"{k}: {v}" for k, v in ws.choices.items()) + ".")
         self._check_consistency(ws, chain, feedback)
         best = self._best_core(ws)
         model = ws.deposit_model
@@ -466,6 +470,36 @@ class OfflineReasoner:
             conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
                           "No secondary evidence is present.")
         return Verdict(not feedback, answer, feedback, critical, secondary, f"{verdict_text}. {conclusion}")
+
+    def _which_alteration(self, ws, families: dict, feedback: dict) -> Verdict:
+        """The alteration family with the clearest zones in the chain (the "none" choice when no family
+        shows a clear one); Insufficient evidence when no layer can show any asked family."""
+        asked = {family: letter for letter, family in families.items() if family != "none"}
+        testable = {FAMILY.get(info.role) for info in ws.layers} & set(asked)
+        if not testable:
+            roles = sorted(role for role, family in FAMILY.items() if family in asked)
+            return Verdict(not feedback, None, feedback, {}, {}, "No layer can show any of the asked alteration "
+                           f"kinds: it needs a layer with role {' or '.join(roles)}.", roles)
+        strength: dict = {}
+        for zone in self._zones(ws):
+            family = FAMILY.get(zone["role"])
+            if family in testable and zone.get("kind") not in ("unit", "contact"):
+                strength[family] = max(strength.get(family, 0.0), self._strength(ws, zone))
+        present = sorted((f for f, value in strength.items() if value >= 1.0), key=lambda f: (-strength[f], f))
+        critical = {f"{family}_alteration": family in present for family in sorted(testable)}
+        untested = sorted(set(asked) - testable)
+        caveat = f" Not testable with these layers: {', '.join(untested)}." if untested else ""
+        if present:
+            best = present[0]
+            others = [f"{f} ({strength[f]:.1f})" for f in present[1:]]
+            rationale = (f"The clearest alteration is {best}: its strongest zone is {strength[best]:.1f} times the "
+                         "clear-anomaly level" + (f"; also clear: {', '.join(others)}" if others else "") + "."
+                         + caveat)
+            return Verdict(not feedback, asked[best], feedback, critical, {}, rationale)
+        none_letter = next((letter for letter, family in families.items() if family == "none"), None)
+        rationale = ("No alteration layer shows a zone clearly above its background (tested: "
+                     + ", ".join(sorted(testable)) + ")." + caveat)
+        return Verdict(not feedback and none_letter is not None, none_letter, feedback, critical, {}, rationale)
 
     def _check_consistency(self, ws, chain, feedback: dict) -> None:
         """A marking step whose Sub_Inference contradicts its own zones is sent back."""

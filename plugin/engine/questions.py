@@ -57,3 +57,37 @@ def asks_where(question: str) -> bool:
     """Whether the question asks where deposits are (so it always gets a surface and targets), not only
     whether they are present: "Where are Carlin-type gold deposits likely?", "where should we explore"."""
     return bool(_WHERE.search(question.split("Answer:", 1)[0] if question else ""))
+
+
+ALTERATION_WORDS = {
+    "clay": ("argillic", "phyllic", "clay", "sericite", "sericitic", "kaolinite", "alunite", "illite", "aloh"),
+    "propylitic": ("propylitic", "chlorite", "epidote", "mgoh"),
+    "silica": ("silicification", "silicified", "silica", "quartz", "jasperoid"),
+    "iron": ("iron", "gossan", "hematite", "goethite", "jarosite", "ferric", "limonite"),
+}
+"""Words naming each alteration family in a choice's text (the families of models/offline.FAMILY)."""
+_NONE_WORDS = ("none", "no alteration", "nothing", "unaltered")
+
+
+def alteration_choices(choices: dict) -> dict | None:
+    """{letter: family} for a "which alteration" question ("none" for the no-alteration choice); None when
+    the choices are not alteration kinds. Every choice must name one family, or none."""
+    out = {}
+    for letter, text in choices.items():
+        low = str(text).lower()
+        words = set(re.findall(r"[a-z]+", low))
+        families = [family for family, names in ALTERATION_WORDS.items() if words.intersection(names)]
+        if len(families) == 1:
+            out[letter] = families[0]
+        elif not families and any(re.search(rf"\b{w}\b", low) for w in _NONE_WORDS):
+            out[letter] = "none"
+        else:
+            return None
+    return out if len(set(out.values()) - {"none"}) >= 2 else None
+
+
+def answer_form(choices: dict) -> str | None:
+    """"yes_no", "alteration" or None: the question forms the offline reasoner can answer."""
+    if positive_choice(choices) is not None:
+        return "yes_no"
+    return "alteration" if alteration_choices(choices) else None

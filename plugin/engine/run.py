@@ -30,7 +30,7 @@ from .contract import FAILED, INSUFFICIENT, Roles
 from .knowledge import retrieve
 from .loop import Engine
 from .prospectivity import map_prospectivity
-from .questions import asks_where, positive_choice
+from .questions import answer_form, asks_where, positive_choice
 from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -88,6 +88,11 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                             "detected here? A. Yes B. No'.")
     if len(choices) < 2:
         raise LodestarError("Give at least two answer choices (e.g. A: Yes, B: No).")
+    if source is None and getattr(roles.verifier, "name", "") == "offline" and answer_form(choices) is None:
+        raise LodestarError("The offline reasoner answers yes / no questions (A. Yes B. No) and which-alteration "
+                            "questions (choices naming argillic, propylitic, silicification, iron oxide or none); "
+                            "these choices are neither: " + ", ".join(f"{k}. {v}" for k, v in choices.items())
+                            + ". Rephrase the question or use a model server.")
     out = Path(request.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     evidence_dir = out / "evidence"

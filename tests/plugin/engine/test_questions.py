@@ -42,3 +42,15 @@ def test_without_two_listed_options_the_question_means_yes_no(question):
 ])
 def test_yes_no_letters(choices, letters):
     assert yes_no_letters(choices) == letters
+
+
+def test_the_alteration_preset_is_an_alteration_question():
+    from lodestar.plugin.engine.questions import alteration_choices, answer_form
+
+    choices = parse_choices("Which hydrothermal alteration is present in this area? Answer: A. Argillic or phyllic "
+                            "(clay, sericite) B. Propylitic (chlorite, epidote) C. Silicification D. None.")
+    assert alteration_choices(choices) == {"A": "clay", "B": "propylitic", "C": "silica", "D": "none"}
+    assert answer_form(choices) == "alteration"
+    assert answer_form({"A": "Yes", "B": "No"}) == "yes_no"
+    assert answer_form({"A": "Porphyry", "B": "Skarn", "C": "Epithermal"}) is None
+    assert alteration_choices({"A": "Clay and quartz", "B": "None"}) is None  # a choice naming two families
