@@ -24,13 +24,15 @@ from ..plugin.files import write_bytes_atomic
 from ..plugin.request import build_request, replay_request
 from ..plugin.roles import ROLES, check_role
 from ..plugin.vector_io import write_vector
-from . import backend_params
+from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
 from .layer_export import guessed_role, layer_spec
+from .mapping_params import mapping_destinations, mapping_inputs, mapping_parameters, write_mapping_outputs
 from .params import file_destination, output_path, vector_destination
 from .styling import style_output
 
-WHERE = {**backend_params.WHERE, "question": "in QUESTION", "sam_checkpoint": "in SAM_CHECKPOINT"}
+WHERE = {**backend_params.WHERE, **mapping_params.WHERE, "question": "in QUESTION",
+         "sam_checkpoint": "in SAM_CHECKPOINT"}
 """How the request builder's messages name this algorithm's parameters."""
 
 
@@ -77,10 +79,17 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         "decomposes the question using deposit models, an executor marks candidate zones step by step with the "
         "tools (every output checked by the rule-based controller, at most 3 attempts), a verifier judges the "
         "chain (critical evidence supported, secondary present) and the steps it faults are re-executed, up to "
-        "MAX_ROUNDS rounds, then a majority vote. Deposits are then localized through the spatial graph of all "
-        "zones.\nOutputs: candidate zones, graph nodes and edges, prospectivity polygons (any OGR format, "
-        "Shapefile included), an HTML report (answer, chain, evidence images, verdicts, votes, map) and a JSON run "
-        "record that REPLAY re-runs with no model calls.\nThe offline back-end (default) needs no network. The "
+        "MAX_ROUNDS rounds, then a majority vote (or 'Insufficient evidence' when the critical evidence cannot be "
+        "tested with the layers given).\nEvery run maps prospectivity: the planner turns each evidence layer into a "
+        "0-1 membership (transformation, weight and why in the weights table) and combines them into a "
+        "favourability surface; with known deposits and CALIBRATE the weights are fitted (weights of evidence or "
+        "logistic regression) with spatial block cross-validation. The targets are the top AREA_SHARE % of the "
+        "surface, ranked by the evidence they hold and explained through the spatial graph of all zones.\n"
+        "Outputs: the favourability surface (GeoTIFF; cross-validated too with CALIBRATE), the evidence weights "
+        "table (CSV), candidate zones, graph nodes and edges, prospectivity polygons (any OGR format, Shapefile "
+        "included), an HTML report (answer, chain, evidence images, verdicts, votes, map, validation against "
+        "known deposits) and a JSON run record that REPLAY re-runs with no model calls.\n"
+        "The offline back-end (default) needs no network. The "
         "openai back-end talks to any OpenAI-compatible server; give the key through AUTHCFG (preferred), the "
         "LODESTAR_API_KEY environment variable, or the key stored in the Lodestar settings. The key is never "
         "written to the record, the report or the log."
@@ -104,6 +113,13 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     REPLAY = "REPLAY"
     REFINE_WITH_SAM = "REFINE_WITH_SAM"
     SAM_CHECKPOINT = "SAM_CHECKPOINT"
+    DEPOSITS = mapping_params.DEPOSITS
+    CALIBRATE = mapping_params.CALIBRATE
+    AREA_SHARE = mapping_params.AREA_SHARE
+    FAVOURABLE_UNITS = mapping_params.FAVOURABLE_UNITS
+    OUTPUT_FAVOURABILITY = mapping_params.OUTPUT_FAVOURABILITY
+    OUTPUT_FAVOURABILITY_CV = mapping_params.OUTPUT_FAVOURABILITY_CV
+    OUTPUT_WEIGHTS = mapping_params.OUTPUT_WEIGHTS
     OUTPUT_ZONES = "OUTPUT_ZONES"
     OUTPUT_NODES = "OUTPUT_NODES"
     OUTPUT_EDGES = "OUTPUT_EDGES"
@@ -148,6 +164,8 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         checkpoint = QgsProcessingParameterFile(self.SAM_CHECKPOINT, "SAM checkpoint", extension="pth", optional=True)
         checkpoint.setHelp("A Segment Anything checkpoint (.pth) for the refinement.")
         params += [replay, sam, checkpoint]
+        surface_params = mapping_parameters()
+        params += surface_params[:4]
         for key, label in ((self.OUTPUT_ZONES, "Candidate zones"), (self.OUTPUT_NODES, "Spatial graph nodes"),
                            (self.OUTPUT_EDGES, "Spatial graph edges"),
                            (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons")):
@@ -159,9 +177,10 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         params.append(file_destination(self.OUTPUT_RECORD, "Run record", "JSON files (*.json)",
                                        "The JSON run record (inputs with checksums, parameters, every decision); "
                                        "REPLAY takes it."))
+        params += surface_params[4:]
         for param in params:
             self.addParameter(param)
-        self.addOutput(QgsProcessingOutputString(self.ANSWER, "Answer (choice letter or Failed)"))
+        self.addOutput(QgsProcessingOutputString(self.ANSWER, "Answer (letter, Insufficient evidence or Failed)"))
         self.addOutput(QgsProcessingOutputNumber(self.VALID, "Verified (1) or voted / failed (0)"))
         self.addOutput(QgsProcessingOutputNumber(self.ROUNDS, "Verification rounds run"))
 
@@ -194,11 +213,13 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         case_path = self.parameterAsFile(parameters, self.CASE, context)
         if case_path:
             case = read_case(case_path)
+            mapping = mapping_inputs(self, parameters, context, work / "inputs", case.deposits)
             return build_request(case.layers, question or case.question, work, backend,
                                  choices=None if question else case.choices, case_id=case.id,
-                                 deposits=case.deposits, **sam)
+                                 case_units=case.favourable_units, **mapping, **sam)
         layers = self._layers(parameters, context, feedback, work / "inputs")
-        return build_request(layers, question, work, backend, **sam)
+        return build_request(layers, question, work, backend,
+                             **mapping_inputs(self, parameters, context, work / "inputs"), **sam)
 
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:
@@ -210,6 +231,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                                     self.OUTPUT_PROSPECTIVITY)}
         report = output_path(self, parameters, self.OUTPUT_REPORT, context, "report.html")
         record = output_path(self, parameters, self.OUTPUT_RECORD, context, "record.json")
+        surfaces = mapping_destinations(self, parameters, context)
         request = self.request(parameters, context, feedback, work)
 
         def on_event(event: dict) -> None:
@@ -229,6 +251,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                                     (self.OUTPUT_RECORD, record, result.outputs["record"])):
             write_bytes_atomic(target, Path(source).read_bytes())
             outputs[key] = target
+        outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
                           f"{result.rounds} round(s). Run folder: {work}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qgis.core import QgsProcessingLayerPostProcessorInterface, QgsVectorLayer
+from qgis.core import QgsProcessingLayerPostProcessorInterface, QgsRasterLayer, QgsVectorLayer
 
 from ..plugin.vector_io import write_vector
 from .params import output_path
@@ -21,7 +21,7 @@ class StyleOnLoad(QgsProcessingLayerPostProcessorInterface):
         self.style = style
 
     def postProcessLayer(self, layer, context, feedback):  # noqa: N802 (QGIS API name)
-        if isinstance(layer, QgsVectorLayer):
+        if isinstance(layer, (QgsVectorLayer, QgsRasterLayer)):
             layer.loadNamedStyle(str(STYLES / self.style))
             layer.triggerRepaint()
 

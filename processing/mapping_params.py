@@ -1,0 +1,118 @@
+"""The prospectivity-map parameters of lodestar:analyze (known deposits, calibration, target area share, favourable
+units) and its favourability surface and weights table outputs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from qgis.core import (
+    QgsProcessing,
+    QgsProcessingParameterEnum,
+    QgsProcessingParameterNumber,
+    QgsProcessingParameterString,
+    QgsProcessingParameterVectorLayer,
+)
+
+from ..plugin.errors import LodestarError
+from ..plugin.files import write_bytes_atomic
+from ..plugin.request import AREA_SHARE_RANGE, CALIBRATIONS
+from .layer_export import layer_path
+from .params import file_destination, number_parameter, output_path, raster_destination
+from .styling import style_output
+
+DEPOSITS = "DEPOSITS"
+CALIBRATE = "CALIBRATE"
+AREA_SHARE = "AREA_SHARE"
+FAVOURABLE_UNITS = "FAVOURABLE_UNITS"
+OUTPUT_FAVOURABILITY = "OUTPUT_FAVOURABILITY"
+OUTPUT_FAVOURABILITY_CV = "OUTPUT_FAVOURABILITY_CV"
+OUTPUT_WEIGHTS = "OUTPUT_WEIGHTS"
+OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
+           OUTPUT_FAVOURABILITY_CV: ("favourability_cv", "favourability_cv.tif"),
+           OUTPUT_WEIGHTS: ("weights", "weights.csv")}
+"""Output key -> (the engine's output name, the file name of a temporary output)."""
+WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE,
+         "deposits": f"a point layer of known deposits in {DEPOSITS} (or a CASE that lists its deposits)"}
+"""How the request builder's messages name these parameters."""
+
+
+def mapping_parameters() -> list:
+    """DEPOSITS, CALIBRATE, AREA_SHARE, FAVOURABLE_UNITS and the three outputs, with help."""
+    deposits = QgsProcessingParameterVectorLayer(DEPOSITS, "Known deposits (points)", [QgsProcessing.TypeVectorPoint],
+                                                 optional=True)
+    deposits.setHelp("Points of known deposits. The favourability surface is validated against them (success-rate "
+                     "AUC and deposits captured in the top 2, 5, 10 and 20 % of the area, in the report and the "
+                     "record), and CALIBRATE fits the evidence weights on them. With a CASE, empty takes the case's "
+                     "deposits.")
+    calibrate = QgsProcessingParameterEnum(CALIBRATE, "Calibrate with known deposits",
+                                           options=[label for _, label in CALIBRATIONS], defaultValue=0)
+    calibrate.setHelp("0: none: the surface is knowledge-driven (the planner's transformations and weights from the "
+                      "deposit model, no deposit data used). 1: weights of evidence (W+, W-, contrast, studentised "
+                      "contrast). 2: logistic regression (needs scikit-learn). Calibration needs DEPOSITS (or a case "
+                      "with deposits) and fits on them with spatial block cross-validation: OUTPUT_FAVOURABILITY "
+                      "gets the full fit, OUTPUT_FAVOURABILITY_CV the out-of-fold prediction. qgis_process takes the "
+                      "number.")
+    low, high = AREA_SHARE_RANGE
+    share = number_parameter(AREA_SHARE, "Target area share (% of the analysed area)",
+                             QgsProcessingParameterNumber.Double, 10.0, 100 * low, 100 * high,
+                             f"The prospectivity targets are the most favourable cells covering this percentage of the "
+                             f"analysed area ({100 * low:g} to {100 * high:g}; default 10).")
+    units = QgsProcessingParameterString(FAVOURABLE_UNITS, "Favourable units of categorical maps", optional=True)
+    units.setHelp("Units you call favourable on a categorical map (a geological map, or a layer with a legend), "
+                  "e.g. 'geology: LPZE, UPZC, LPZ; other map: limestone': the layer's name, a colon, its unit codes "
+                  "or names comma-separated, maps separated by ';'. With a single categorical map its name may be "
+                  "left out ('LPZE, UPZC'). Needed when a legend has codes only; otherwise the deposit model's host "
+                  "rocks are matched against the legend's names. They replace a CASE's favourable units map by map.")
+    favourability = raster_destination(OUTPUT_FAVOURABILITY, "Favourability surface",
+                                       "Float32 GeoTIFF on the analysis grid, 0 (least) to 1 (most favourable), nodata "
+                                       "(-9999) outside the analysed area; calibrated (full fit) with CALIBRATE.")
+    cv = raster_destination(OUTPUT_FAVOURABILITY_CV, "Favourability, cross-validated (with CALIBRATE only)",
+                            "Written only with CALIBRATE: the out-of-fold surface, each spatial block predicted by a "
+                            "model fitted without its deposits (the honest skill figure). Float32 GeoTIFF as "
+                            "OUTPUT_FAVOURABILITY.")
+    weights = file_destination(OUTPUT_WEIGHTS, "Evidence weights table", "CSV files (*.csv)",
+                               "One row per evidence layer: layer, role, transformation, membership, weight and why; "
+                               "with CALIBRATE also the fitted figures (W+, W-, contrast, studentised contrast, or the "
+                               "regression coefficient).")
+    return [deposits, calibrate, share, units, favourability, cv, weights]
+
+
+def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=None) -> dict:
+    """The request builder's keywords from these parameters (deposits: DEPOSITS, else `case_deposits`); a deposits
+    layer that is not a whole file is written into `folder`."""
+    layer = algorithm.parameterAsVectorLayer(parameters, DEPOSITS, context)
+    deposits = layer_path(layer, folder) if layer is not None else case_deposits
+    calibrate = CALIBRATIONS[algorithm.parameterAsEnum(parameters, CALIBRATE, context)][0]
+    return {"deposits": deposits, "calibrate": calibrate,
+            "area_share": algorithm.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
+            "favourable_units": algorithm.parameterAsString(parameters, FAVOURABLE_UNITS, context)}
+
+
+def mapping_destinations(algorithm, parameters, context) -> dict:
+    """Output key -> the file it names; a surface must be a GeoTIFF (checked before the run)."""
+    paths = {key: output_path(algorithm, parameters, key, context, name) for key, (_, name) in OUTPUTS.items()}
+    for key in (OUTPUT_FAVOURABILITY, OUTPUT_FAVOURABILITY_CV):
+        if Path(paths[key]).suffix.lower() not in (".tif", ".tiff"):
+            raise LodestarError(f"{algorithm.parameterDefinition(key).description()}: the surface is written as a "
+                                f"GeoTIFF; give a file name ending in .tif, not {Path(paths[key]).name}.")
+    return paths
+
+
+def write_mapping_outputs(paths: dict, engine_outputs: dict, context, feedback) -> dict:
+    """Copy the run's surfaces and weights table to their destinations (surfaces styled when loaded); an output
+    the run did not make is dropped from the layers to load and said so."""
+    written = {}
+    skipped = [path for key, path in paths.items() if OUTPUTS[key][0] not in engine_outputs]
+    if skipped:  # before any style is set: Processing must not try to load a file that was not written
+        context.setLayersToLoadOnCompletion({path: details for path, details in
+                                             context.layersToLoadOnCompletion().items() if path not in skipped})
+    for key, path in paths.items():
+        name = OUTPUTS[key][0]
+        if name not in engine_outputs:
+            feedback.pushInfo(f"{key} was not written: " + ("it needs CALIBRATE." if key == OUTPUT_FAVOURABILITY_CV
+                                                             else "no layer could be turned into evidence."))
+            continue
+        write_bytes_atomic(path, Path(engine_outputs[name]).read_bytes())
+        if key != OUTPUT_WEIGHTS:
+            style_output(context, path, "favourability.qml")
+        written[key] = path
+    return written

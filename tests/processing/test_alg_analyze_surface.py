@@ -1,0 +1,128 @@
+"""lodestar:analyze's prospectivity map on a real case (Great Basin gold): the favourability surface, the weights
+table, the cross-validated surface with CALIBRATE, the target area share and favourable units, their messages and
+their help (qgis_process included)."""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import rasterio
+
+ROOT = Path(__file__).resolve().parents[2]
+GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
+GEOLOGY = "geology (DDS-41 lithotectonic units)"
+EVIDENCE = [GEOLOGY, "stream-sediment arsenic (classes)", "stream-sediment antimony (classes)",
+            "distance to faults (classes)"]
+NEW_KEYS = ("DEPOSITS", "CALIBRATE", "AREA_SHARE", "FAVOURABLE_UNITS", "OUTPUT_FAVOURABILITY",
+            "OUTPUT_FAVOURABILITY_CV", "OUTPUT_WEIGHTS")
+
+
+def _outputs(folder: Path) -> dict:
+    return {"OUTPUT_FAVOURABILITY": str(folder / "fav.tif"), "OUTPUT_FAVOURABILITY_CV": str(folder / "fav_cv.tif"),
+            "OUTPUT_WEIGHTS": str(folder / "weights.csv"), "OUTPUT_PROSPECTIVITY": str(folder / "targets.gpkg"),
+            "OUTPUT_RECORD": str(folder / "record.json")}
+
+
+def _surface(path) -> tuple[np.ma.MaskedArray, dict]:
+    with rasterio.open(path) as ds:
+        return ds.read(1, masked=True), {"dtype": ds.dtypes[0], "nodata": ds.nodata, "crs": ds.crs,
+                                         "shape": ds.shape, "transform": ds.transform}
+
+
+def _weights(path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
+    """CALIBRATE=1 (weights of evidence) with the case's deposits (DEPOSITS left empty)."""
+    result = run("lodestar:analyze", {"CASE": str(GREAT_BASIN / "case.json"), "CALIBRATE": 1,
+                                      **_outputs(tmp_path)})
+    full, meta = _surface(result["OUTPUT_FAVOURABILITY"])
+    with rasterio.open(GREAT_BASIN / "geologia.tif") as geology:
+        geology_crs, geology_valid = geology.crs, int((~geology.read(1, masked=True).mask).sum())
+    assert meta["dtype"] == "float32" and meta["nodata"] == -9999.0 and meta["crs"] == geology_crs
+    assert 0.0 <= float(full.min()) < float(full.max()) - 0.3 and float(full.max()) <= 1.0
+    assert full.count() >= 0.9 * geology_valid  # the analysed area, on the analysis grid
+    cv, cv_meta = _surface(result["OUTPUT_FAVOURABILITY_CV"])
+    assert cv_meta == meta and (cv.mask == full.mask).all()
+    assert 0.0 <= float(cv.min()) and float(cv.max()) <= 1.0
+    assert not np.allclose(cv.filled(0), full.filled(0))  # out-of-fold differs from the full fit
+
+    rows = _weights(result["OUTPUT_WEIGHTS"])
+    assert [row["layer"] for row in rows] == EVIDENCE
+    by_layer = {row["layer"]: row for row in rows}
+    assert by_layer[GEOLOGY]["transformation"] == "favourable units: LPZE, UPZC, LPZ"  # the case's units
+    assert by_layer["distance to faults (classes)"]["membership"] == "inverted (1 - x)"
+    for row in rows:
+        assert row["role"] and row["why"] and float(row["weight"]) > 0
+        assert float(row["w_plus"]) > 0 > float(row["w_minus"])
+        assert float(row["contrast"]) == pytest.approx(float(row["w_plus"]) - float(row["w_minus"]), abs=1e-6)
+        assert float(row["studentised_contrast"]) > 2
+    targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    assert list(targets["rank"]) == list(range(1, len(targets) + 1))
+
+
+def test_knowledge_run_takes_units_and_area_share_and_writes_no_cv(run, tmp_path):
+    result = run("lodestar:analyze", {"CASE": str(GREAT_BASIN / "case.json"), "AREA_SHARE": 5,
+                                      "FAVOURABLE_UNITS": "LPZE, UPZC", **_outputs(tmp_path)})
+    assert "OUTPUT_FAVOURABILITY_CV" not in result and not (tmp_path / "fav_cv.tif").exists()
+    rows = _weights(result["OUTPUT_WEIGHTS"])
+    assert [row["layer"] for row in rows] == EVIDENCE and "w_plus" not in rows[0]
+    assert rows[0]["transformation"] == "favourable units: LPZE, UPZC"  # replaces the case's LPZE, UPZC, LPZ
+    surface, meta = _surface(result["OUTPUT_FAVOURABILITY"])
+    analysed = surface.count() * abs(meta["transform"].a * meta["transform"].e)
+    targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    assert 0.045 <= targets["area_m2"].sum() / analysed <= 0.06
+    assert targets["fav_mean"].min() >= float(np.percentile(surface.compressed(), 90))
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"CASE": "great", "FAVOURABLE_UNITS": "lithology: LPZE"},
+     r"^FAVOURABLE_UNITS: 'lithology' is not among the input layers; name one of the categorical maps: "
+     r"geology \(DDS-41 lithotectonic units\)\.$"),
+    ({"CASE": "great", "FAVOURABLE_UNITS": "stream-sediment arsenic (classes): 5"},
+     r"stream-sediment arsenic \(classes\) is not a categorical map"),
+    ({"RASTERS": ["aloh.tif", "silica.tif"], "ROLES": "hydrothermal_alteration,silicification",
+      "QUESTION": "Porphyry? A. Yes B. No", "CALIBRATE": 2},
+     r"^Calibration with logistic regression needs known deposits: give a point layer of known deposits in "
+     r"DEPOSITS \(or a CASE that lists its deposits\), or turn calibration off\.$"),
+    ({"CASE": "great", "OUTPUT_FAVOURABILITY": "fav.png"}, r"Favourability surface: .*ending in \.tif, not fav\.png"),
+])
+def test_mapping_input_messages(run, tmp_path, params, message):
+    from qgis.core import QgsProcessingException
+
+    params = {**_outputs(tmp_path), **params}
+    if params.get("CASE") == "great":
+        params["CASE"] = str(GREAT_BASIN / "case.json")
+    if "RASTERS" in params:
+        params["RASTERS"] = [str(SAMPLE / name) for name in params["RASTERS"]]
+    if params["OUTPUT_FAVOURABILITY"] == "fav.png":
+        params["OUTPUT_FAVOURABILITY"] = str(tmp_path / "fav.png")
+    with pytest.raises(QgsProcessingException, match=message):
+        run("lodestar:analyze", params)
+    assert not (tmp_path / "record.json").exists()
+
+
+def test_new_parameters_are_documented(lodestar_registry, tmp_path):
+    alg = lodestar_registry.algorithmById("lodestar:analyze")
+    params = {p.name(): p for p in alg.parameterDefinitions()}
+    assert set(NEW_KEYS) <= set(params)
+    assert params["CALIBRATE"].options() == ["none (knowledge-driven)", "weights of evidence", "logistic regression"]
+    share = params["AREA_SHARE"]
+    assert (share.defaultValue(), share.minimum(), share.maximum()) == (10.0, 0.5, 50.0)
+    assert "only with CALIBRATE" in params["OUTPUT_FAVOURABILITY_CV"].help()
+    assert "favourability surface" in alg.shortHelpString()
+    env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"))
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "qgis_process.sh"), "help", "lodestar:analyze"],
+                          capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for key in NEW_KEYS:
+        assert f"{key}: {params[key].description()}\n\t{params[key].help()}" in done.stdout, key
+    assert "- 1: weights of evidence" in done.stdout
