@@ -1,6 +1,8 @@
-"""lodestar:evaluate - recall, area reduction and success-rate curve of prospectivity against known deposits."""
+"""lodestar:evaluate - recall, area reduction, success-rate curve, AUC and capture at fixed area shares of
+prospectivity polygons or a favourability surface against known deposits."""
 from __future__ import annotations
 
+import numpy as np
 from qgis.core import (
     QgsProcessing,
     QgsProcessingOutputNumber,
@@ -12,10 +14,20 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
     QgsRasterLayer,
 )
+from rasterio.features import geometry_mask
+from rasterio.warp import Resampling, reproject
 from shapely.geometry import box
 
 from ..plugin.errors import LodestarError
-from ..plugin.evaluation import evaluate_localization, plot_success_curve, write_curve_csv
+from ..plugin.evaluation import (
+    DEFAULT_SHARES,
+    deposit_points,
+    evaluate_localization,
+    evaluate_surface,
+    plot_success_curve,
+    raster_valid_mask,
+    write_curve_csv,
+)
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from .base import Group, LodestarAlgorithm
@@ -29,12 +41,17 @@ class EvaluateAlgorithm(LodestarAlgorithm):
     GROUP = Group.EVALUATION
     HELP = (
         "Measures how well prospectivity polygons (ranked by their 'rank' field, else by 'score') or a "
-        "prospectivity raster (higher = more prospective; cells above the threshold are selected) capture known "
-        "deposits: recall (deposits inside a polygon, boundary included, over the deposits inside the analysed "
+        "favourability / prospectivity raster (higher = more prospective) capture known deposits.\n"
+        "Polygons: recall (deposits inside a polygon, boundary included, over the deposits inside the analysed "
         "area), area reduction (1 - selected area / valid analysed area; nodata cells of the analysis raster are "
-        "not area) and the success-rate curve (share of deposits captured against share of area, by rank) with "
-        "its AUC (0.5 = chance). Deposits outside the analysed area are counted and reported, not used for "
-        "recall. Writes the curve as a CSV table and a PNG plot."
+        "not area), the success-rate curve (share of deposits captured against share of area, by rank; the "
+        "unselected rest closes it) with its AUC (0.5 = chance), and the deposits captured within the best-ranked "
+        "2, 5, 10 and 20 % of the area. An empty result is scored as finding nothing: recall 0, capture 0, AUC 0 "
+        "and no area reduction (nan).\n"
+        "Raster: every valid cell is ranked by its value, so the success-rate curve, AUC and capture at 2, 5, 10 "
+        "and 20 % of the area are exact (ties shared out evenly); recall and area reduction are those of the cells "
+        "above THRESHOLD.\nDeposits outside the analysed area are counted and reported, not scored. Writes the "
+        "curve as a CSV table and a PNG plot."
     )
 
     PROSPECTIVITY = "PROSPECTIVITY"
@@ -49,6 +66,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
     AUC = "AUC"
     FOUND = "FOUND"
     OUTSIDE = "OUTSIDE"
+    CAPTURE = {share: f"CAPTURE_{100 * share:g}" for share in DEFAULT_SHARES}  # CAPTURE_2, _5, _10, _20
 
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
         prospectivity = QgsProcessingParameterMapLayer(self.PROSPECTIVITY, "Prospectivity (polygons or raster)")
@@ -63,7 +81,8 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         extent = QgsProcessingParameterExtent(self.EXTENT, "Analysed extent", optional=True)
         extent.setHelp("The analysed area as an extent, when no analysis raster is given.")
         threshold = number_parameter(self.THRESHOLD, "Raster selection threshold", QgsProcessingParameterNumber.Double,
-                                     0.0, -1e12, 1e12, "Prospectivity raster cells above this value are selected.")
+                                     0.0, -1e12, 1e12, "Prospectivity raster cells above this value are selected "
+                                     "(recall and area reduction only; the curve, AUC and capture rank every cell).")
         table = file_destination(self.OUTPUT_TABLE, "Success-rate table", "CSV files (*.csv)",
                                  "One row per rank: cumulative area, area share, deposits found and deposit share.")
         plot = QgsProcessingParameterFileDestination(self.OUTPUT_PLOT, "Success-rate plot", "PNG files (*.png)",
@@ -75,6 +94,9 @@ class EvaluateAlgorithm(LodestarAlgorithm):
                            (self.AUC, "Success-rate AUC"), (self.FOUND, "Deposits found"),
                            (self.OUTSIDE, "Deposits outside the analysed area")):
             self.addOutput(QgsProcessingOutputNumber(key, label))
+        for share, key in self.CAPTURE.items():
+            self.addOutput(QgsProcessingOutputNumber(key, f"Deposits captured in the top {100 * share:g} % of the "
+                                                          "area"))
 
     def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
         problem = range_problem(self, parameters)
@@ -101,23 +123,49 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             raise LodestarError("Give the analysis raster (ANALYSIS_RASTER) or the analysed extent (EXTENT) so that "
                                 "the area reduction can be computed.")
         metrics = evaluate_localization(prospectivity, deposits, progress=progress, **options)
+        ranked = metrics
+        if is_raster:
+            ranked = self._surface_metrics(source, deposits, options.get("analysis_raster"), extent, metrics["log"])
         for line in metrics["log"]:
             progress.log(line)
-        progress.log(f"Deposits: {metrics['deposits']} ({metrics['inside']} inside the analysed area, "
-                     f"{metrics['outside']} outside); found {metrics['found']}.")
+        progress.log(f"Deposits: {ranked['deposits']} ({ranked['inside']} inside the analysed area, "
+                     f"{ranked['outside']} outside); found {metrics['found']}.")
+        progress.log("Captured in the top " + ", ".join(f"{100 * share:g} %: {count:.1f}" for share, count in
+                                                         ranked["capture"].items()) + " of the area.")
         table = output_path(self, parameters, self.OUTPUT_TABLE, context, "success_rate.csv")
-        write_curve_csv(metrics, table)
+        write_curve_csv(ranked, table)
         result = {self.OUTPUT_TABLE: table}
         plot = self.parameterAsFileOutput(parameters, self.OUTPUT_PLOT, context)
         if plot:
-            plot_success_curve(metrics, plot, title=f"Success-rate curve: {layer.name()}")
+            plot_success_curve({**ranked, "recall": metrics["recall"], "area_reduction": metrics["area_reduction"]},
+                               plot, title=f"Success-rate curve: {layer.name()}")
             result[self.OUTPUT_PLOT] = plot
         nan = float("nan")
         result.update({
             self.RECALL: metrics["recall"] if metrics["recall"] is not None else nan,
-            self.AREA_REDUCTION: metrics["area_reduction"],
-            self.AUC: metrics["auc"] if metrics["auc"] is not None else nan,
+            self.AREA_REDUCTION: metrics["area_reduction"] if metrics["area_reduction"] is not None else nan,
+            self.AUC: ranked["auc"] if ranked["auc"] is not None else nan,
             self.FOUND: metrics["found"],
-            self.OUTSIDE: metrics["outside"],
+            self.OUTSIDE: ranked["outside"],
         })
+        result.update({key: ranked["capture"][share] if ranked["inside"] else nan
+                       for share, key in self.CAPTURE.items()})
         return result
+
+    @staticmethod
+    def _surface_metrics(source: str, deposits, analysis_raster, extent, log: list) -> dict:
+        """The exact success-rate curve, AUC and capture of a raster's band 1 over its data cells that lie in the
+        analysed area (the analysis raster's data cells, else the extent)."""
+        reader = RasterReader(source)
+        values, grid = reader.read(bands=[1])[0], reader.grid
+        outside = np.ma.getmaskarray(values).copy()
+        if analysis_raster is not None:
+            valid, valid_grid = raster_valid_mask(analysis_raster)
+            sampled = np.zeros((grid.height, grid.width), dtype="uint8")
+            reproject(valid.astype("uint8"), sampled, src_transform=valid_grid.transform, src_crs=valid_grid.crs,
+                      dst_transform=grid.transform, dst_crs=grid.crs, resampling=Resampling.nearest)
+            outside |= sampled == 0
+        elif extent is not None:
+            outside |= geometry_mask([box(*extent)], (grid.height, grid.width), grid.transform)
+        points = deposit_points(deposits, grid.crs, log)
+        return evaluate_surface(np.ma.masked_array(values.data, outside), grid, [(p.x, p.y) for p in points])

@@ -130,6 +130,8 @@ def test_evaluate_writes_table_plot_and_results(tmp_path, evaluation_inputs, run
     assert result["AREA_REDUCTION"] == pytest.approx(1 - 1200 / 9000)
     assert result["AUC"] == pytest.approx(0.8277778, abs=1e-7)
     assert (result["FOUND"], result["OUTSIDE"]) == (3, 2)
+    # ranks 1-3 reach 2/45, 1/9 and 2/15 of the area with 2, 3 and 3 deposits, read linearly between them
+    assert [result[f"CAPTURE_{share}"] for share in (2, 5, 10, 20)] == pytest.approx([0.9, 2 + 1 / 12, 2 + 5 / 6, 3])
     rows = list(csv.DictReader(open(result["OUTPUT_TABLE"], encoding="utf-8")))
     assert [float(r["area_share"]) for r in rows] == pytest.approx([0, 2 / 45, 1 / 9, 2 / 15], abs=1e-6)
     assert open(result["OUTPUT_PLOT"], "rb").read(4) == b"\x89PNG"
@@ -145,3 +147,40 @@ def test_evaluate_with_extent_and_without_valid_area(tmp_path, evaluation_inputs
     with pytest.raises(QgsProcessingException, match=r"analysis raster \(ANALYSIS_RASTER\) or the analysed extent"):
         run("lodestar:evaluate", {"PROSPECTIVITY": prospectivity, "DEPOSITS": deposits,
                                   "OUTPUT_TABLE": str(tmp_path / "c2.csv")})
+
+
+def test_evaluate_scores_a_surface_exactly(tmp_path, evaluation_inputs, run):
+    """Every valid cell ranked: column c holds value 9 - c, so a deposit in column c sits behind c columns and shares
+    its own column's 10 cells (of 90: the analysis raster's nodata column is not area)."""
+    _, deposits, analysis = evaluation_inputs
+    surface = tmp_path / "favourability.tif"
+    values = np.tile(9.0 - np.arange(10, dtype="float32"), (10, 1))
+    with rasterio.open(surface, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM,
+                       transform=Affine(10, 0, 0, 0, -10, 100), nodata=-9999) as ds:
+        ds.write(values, 1)
+    result = run("lodestar:evaluate", {"PROSPECTIVITY": str(surface), "DEPOSITS": deposits, "ANALYSIS_RASTER": analysis,
+                                       "THRESHOLD": 7.5, "OUTPUT_TABLE": str(tmp_path / "curve.csv"),
+                                       "OUTPUT_PLOT": str(tmp_path / "curve.png")})
+    # deposits in columns 1, 2, 3 and 6: mean area share (15 + 25 + 35 + 65) / 4 / 90
+    assert result["AUC"] == pytest.approx(1 - 140 / 360)
+    assert (result["CAPTURE_2"], result["CAPTURE_5"], result["CAPTURE_10"]) == (0.0, 0.0, 0.0)
+    assert result["CAPTURE_20"] == pytest.approx(0.8)  # 0.2 reaches 80 % into column 1's tie group
+    assert (result["OUTSIDE"], result["FOUND"]) == (2, 1)  # above the threshold: columns 0 and 1
+    assert result["RECALL"] == pytest.approx(0.25) and result["AREA_REDUCTION"] == pytest.approx(1 - 20 / 90)
+    rows = list(csv.DictReader(open(result["OUTPUT_TABLE"], encoding="utf-8")))
+    assert [float(r["area_share"]) for r in rows] == pytest.approx([0, 1 / 9, 2 / 9, 3 / 9, 4 / 9, 6 / 9, 7 / 9, 1],
+                                                                  abs=1e-6)
+    assert [int(r["found"]) for r in rows] == [0, 0, 1, 2, 3, 3, 4, 4]
+    assert open(result["OUTPUT_PLOT"], "rb").read(4) == b"\x89PNG"
+
+
+def test_evaluate_scores_an_empty_result_as_finding_nothing(tmp_path, evaluation_inputs, run):
+    _, deposits, analysis = evaluation_inputs
+    empty = tmp_path / "empty.gpkg"
+    gpd.GeoDataFrame({"rank": []}, geometry=gpd.GeoSeries([], crs=UTM), crs=UTM).to_file(
+        empty, driver="GPKG", schema={"geometry": "Polygon", "properties": {"rank": "int"}})
+    result = run("lodestar:evaluate", {"PROSPECTIVITY": str(empty), "DEPOSITS": deposits, "ANALYSIS_RASTER": analysis,
+                                       "OUTPUT_TABLE": str(tmp_path / "curve.csv")})
+    assert (result["RECALL"], result["AUC"], result["FOUND"]) == (0.0, 0.0, 0)
+    assert math.isnan(result["AREA_REDUCTION"])
+    assert [result[f"CAPTURE_{share}"] for share in (2, 5, 10, 20)] == [0.0, 0.0, 0.0, 0.0]
