@@ -1,63 +1,83 @@
-"""The HTML report of a run: answer, reasoning chain with evidence images, verdicts, votes, maps.
+"""The HTML report of a run: a summary first (answer, prospectivity map with ranked targets, evidence
+weights, validation against known deposits), then the reasoning chain, then a technical appendix.
 
-One self-contained file (images embedded as PNG data URLs), built only from the run record and the
-image files it names, so a replayed run writes the same bytes. Every text that came from inputs or
-models is HTML-escaped.
+One self-contained file (images embedded as PNG data URLs), built only from the run record and the files
+it names in the report's folder; the map and the success-rate plot are also written there as PNGs
+(FIGURES), so a replayed run writes the same bytes. Every text that came from inputs or models is
+HTML-escaped.
 """
 from __future__ import annotations
 
-import base64
-import html
-import json
 from pathlib import Path
 
+from ..errors import LodestarError
 from ..files import write_text_atomic
+from .contract import FAILED, INSUFFICIENT
+from .report_appendix import backend_section, inputs_section, localization_section, usage_section
+from .report_curves import draw_curves
+from .report_map import draw_record_map
+from .report_prospectivity import (
+    auc_text,
+    fitted,
+    map_section,
+    map_title,
+    targets_section,
+    validation_rows,
+    validation_section,
+    weights_section,
+)
+from .report_text import bullets, e, humanize, image, number, table, words
+
+FIGURES = {"map": "favourability.png", "curves": "success_rate.png"}
+"""The report's figures, written beside it."""
 
 _STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222}
-h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-h3{font-size:1.05em;margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;color:#222;
+padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.25em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.8em}
+h3{font-size:1.05em;margin:1.2em 0 .3em}h4{font-size:.95em;margin:.8em 0 .2em}
+table{border-collapse:collapse;margin:.5em 0;font-size:.92em}
 td,th{border:1px solid #ccc;padding:.25em .5em;vertical-align:top;text-align:left}th{background:#f3f3f3}
-.answer{font-size:1.3em;padding:.6em 1em;border-radius:6px;display:inline-block}
-.valid{background:#e3f4e3}.voted{background:#fff4d6}.failed{background:#f8dede}
+.answer{font-size:1.3em;padding:.6em 1em;border-radius:6px;border-left:6px solid;display:inline-block}
+.valid{background:#e3f4e3;border-color:#2e8b3a}.voted{background:#fff4d6;border-color:#d9a400}
+.failed{background:#f8dede;border-color:#b22222}.insufficient{background:#e8e4f6;border-color:#5b45a8}
 .step{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:.8em 0}
 .yes{color:#17702a;font-weight:bold}.no{color:#9a1c1c;font-weight:bold}
-img{max-width:100%;border:1px solid #ccc}.muted{color:#666;font-size:.9em}pre{white-space:pre-wrap}
+img{max-width:100%;border:1px solid #ccc}img.figure{display:block;margin:.6em 0}
+.muted{color:#666;font-size:.9em}pre{white-space:pre-wrap}
+tr.fitted td{background:#f4f4f4;color:#555;font-style:italic}tr.fitted b{color:#9a1c1c}
+table.weights td:last-child,table.targets td:last-child{min-width:24em}
+table.targets td:nth-child(-n+4),table.validation td:nth-child(n+3),table.fit td:nth-child(n+2){white-space:nowrap}
 """
-
-
-def _e(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
-
-
-def _image(path, alt: str) -> str:
-    if not path or not Path(path).exists():
-        return ""
-    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
-    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
-
-
-def _table(rows: list[list], header: list[str]) -> str:
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
 
 
 def _inference(word: str) -> str:
     css = "yes" if word == "Yes" else "no"
-    return f'<span class="{css}">{_e(word)}</span>'
+    return f'<span class="{css}">{e(word)}</span>'
+
+
+def _last_verdict(record: dict) -> dict:
+    rounds = record.get("rounds") or []
+    return (rounds[-1].get("verdict") or {}) if rounds else {}
 
 
 def _answer_block(record: dict) -> str:
     result = record.get("result", {})
-    answer = result.get("answer", "Failed")
+    answer = result.get("answer", FAILED)
+    if answer == INSUFFICIENT:
+        missing = _last_verdict(record).get("missing") or []
+        needs = f": no layer of {' or '.join(words(m) for m in missing)}" if missing else ""
+        return (f'<div class="answer insufficient">Answer: <b>{e(INSUFFICIENT)}</b>{e(needs)}</div>'
+                "<p class=\"muted\">The deposit model's critical evidence cannot be tested with these layers, so the "
+                "deposit can be neither confirmed nor ruled out; the favourability surface and targets below are "
+                "drawn from what is there. Add such a layer to answer the question.</p>")
     text = record.get("choices", {}).get(answer, "")
-    css = "failed" if answer == "Failed" else ("valid" if result.get("valid") else "voted")
+    css = "failed" if answer == FAILED else ("valid" if result.get("valid") else "voted")
     how = ("accepted by the verifier" if result.get("valid") else
            "from the majority vote over the rounds" if result.get("voted") else "no candidate answer")
     shown = f"{answer}. {text}" if text else answer
-    return (f'<div class="answer {css}">Answer: <b>{_e(shown)}</b></div>'
-            f'<p class="muted">{_e(how)}; {_e(result.get("rounds", 0))} verification round(s).</p>')
+    return (f'<div class="answer {css}">Answer: <b>{e(shown)}</b></div>'
+            f'<p class="muted">{e(how)}; {e(result.get("rounds", 0))} verification round(s).</p>')
 
 
 def _verdicts(record: dict) -> str:
@@ -65,22 +85,27 @@ def _verdicts(record: dict) -> str:
     for entry in record.get("rounds", []):
         verdict = entry.get("verdict")
         if verdict is None:
-            parts.append(f"<h3>Round {_e(entry['round'])}: no verdict</h3><p>{_e(entry.get('error'))}</p>")
+            parts.append(f"<h3>Round {e(entry['round'])}: no verdict</h3><p>{e(entry.get('error'))}</p>")
             continue
         flag = "valid" if verdict["valid"] else "invalid"
-        parts.append(f"<h3>Round {_e(entry['round'])}: {flag}, candidate answer {_e(verdict.get('answer'))}</h3>")
-        parts.append(f"<p>{_e(verdict.get('rationale'))}</p>")
-        rows = [[k, "critical", "supported" if v else "not supported"] for k, v in verdict.get("critical", {}).items()]
-        rows += [[k, "secondary", "present" if v else "absent"] for k, v in verdict.get("secondary", {}).items()]
+        answer = verdict.get("answer") or ("none: " + INSUFFICIENT.lower() if verdict.get("missing") else "none")
+        parts.append(f"<h3>Round {e(entry['round'])}: {flag}, candidate answer {e(answer)}</h3>")
+        parts.append(f"<p>{e(humanize(verdict.get('rationale')))}</p>")
+        rows = [[words(k), "critical", "supported" if v else "not supported"]
+                for k, v in verdict.get("critical", {}).items()]
+        rows += [[words(k), "secondary", "present" if v else "absent"] for k, v in verdict.get("secondary", {}).items()]
         if rows:
-            parts.append(_table(rows, ["evidence", "level", "assessment"]))
+            parts.append(table(rows, ["evidence", "level", "assessment"]))
+        if verdict.get("missing"):
+            parts.append(f"<p>Missing: a layer of {e(' or '.join(words(m) for m in verdict['missing']))}.</p>")
         if verdict.get("feedback"):
-            parts.append(_table([[k, v] for k, v in verdict["feedback"].items()], ["step", "corrective feedback"]))
+            parts.append(table([[k, humanize(v)] for k, v in verdict["feedback"].items()],
+                               ["step", "corrective feedback"]))
         if entry.get("reexecuted"):
-            parts.append(f"<p class=\"muted\">Re-executed steps: {_e(', '.join(map(str, entry['reexecuted'])))}</p>")
+            parts.append(f"<p class=\"muted\">Re-executed steps: {e(', '.join(map(str, entry['reexecuted'])))}</p>")
     votes = record.get("result", {}).get("votes") or {}
     if votes:
-        parts.append("<h3>Votes</h3>" + _table([[k, v] for k, v in votes.items()], ["answer", "rounds"]))
+        parts.append("<h3>Votes</h3>" + table([[k, v] for k, v in votes.items()], ["answer", "rounds"]))
     return "".join(parts) or "<p>No verification round ran.</p>"
 
 
@@ -89,89 +114,102 @@ def _chain(record: dict, folder: Path) -> str:
     for node in record.get("chain", []):
         step, obs = node["step"], node["observation"]
         parts.append('<div class="step">')
-        parts.append(f"<h3>Step {_e(step['index'])}: {_e(step['purpose'])}</h3>")
-        rows = [["layers", ", ".join(step.get("layers", [])) or "-", step.get("layers_why", "")],
-                ["tool", step.get("tool", ""), step.get("tool_why", "")],
+        parts.append(f"<h3>Step {e(step['index'])}: {e(humanize(step['purpose']))}</h3>")
+        rows = [["layers", ", ".join(step.get("layers", [])) or "-", humanize(step.get("layers_why", ""))],
+                ["tool", step.get("tool", ""), humanize(step.get("tool_why", ""))],
                 ["expected", step.get("expected", ""), ""]]
         if step.get("evidence"):
-            rows.append(["evidence item", step["evidence"], step.get("level", "")])
-        parts.append(_table(rows, ["", "choice", "why"]))
+            rows.append(["evidence item", words(step["evidence"]), step.get("level", "")])
+        parts.append(table(rows, ["", "choice", "why"]))
         parts.append(f"<p>Sub_Inference: {_inference(obs.get('sub_inference'))} &middot; Global_Inference: "
-                     f"{_e(obs.get('global_inference'))}</p><p>{_e(obs.get('rationale'))}</p>")
+                     f"{e(obs.get('global_inference'))}</p><p>{e(humanize(obs.get('rationale')))}</p>")
         if obs.get("error"):
-            parts.append(f"<p class=\"no\">Error: {_e(obs['error'])}</p>")
+            parts.append(f"<p class=\"no\">Error: {e(humanize(obs['error']))}</p>")
         controller = obs.get("controller", [])
         if controller:
             rows = []
             for verdict in controller:
-                messages = "; ".join(e.get("message", "") for e in verdict.get("errors", [])) or "all checks passed"
-                rows.append([verdict.get("attempt"), "pass" if verdict.get("ok") else "fail", messages])
-            parts.append(_table(rows, ["attempt", "controller", "findings"]))
+                messages = "; ".join(x.get("message", "") for x in verdict.get("errors", [])) or "all checks passed"
+                rows.append([verdict.get("attempt"), "pass" if verdict.get("ok") else "fail", humanize(messages)])
+            parts.append(table(rows, ["attempt", "controller", "findings"]))
         if obs.get("zone_ids"):
-            parts.append(f"<p class=\"muted\">Zones: {_e(', '.join(obs['zone_ids']))}</p>")
+            parts.append(f"<p class=\"muted\">Zones: {e(', '.join(obs['zone_ids']))}</p>")
         evidence = obs.get("evidence_png")
         if evidence:
-            parts.append(_image(folder / Path(evidence).name, f"evidence of step {step['index']}"))
+            parts.append(image(folder / Path(evidence).name, f"evidence of step {step['index']}"))
         parts.append("</div>")
     return "".join(parts) or "<p>No step was executed.</p>"
 
 
-def _inputs(record: dict) -> str:
-    rows = [[i["name"], i["role"], i["kind"], i["crs"], "x".join(map(str, i.get("size") or [])) or "-",
-             i["sha256"][:12]] for i in record.get("inputs", [])]
-    return _table(rows, ["layer", "role", "kind", "CRS", "size", "sha256"])
+def _deposit_models(record: dict) -> str:
+    rows = [[k.get("name"), number(k.get("score", 0), 3), ", ".join(words(t) for t in k.get("testable", []))]
+            for k in record.get("knowledge", [])]
+    return table(rows, ["model", "retrieval score", "testable evidence"]) if rows else "<p>No deposit model.</p>"
 
 
-def _usage(record: dict) -> str:
-    rows = [[role, u.get("calls", 0), u.get("prompt_tokens", 0), u.get("completion_tokens", 0),
-             f"{float(u.get('seconds', 0.0)):.2f}"] for role, u in sorted(record.get("usage", {}).items())]
-    return _table(rows, ["role", "model calls", "prompt tokens", "completion tokens", "seconds"])
-
-
-def _localization(record: dict, map_png) -> str:
-    loc = record.get("localization", {})
-    parts = [f"<p>{_e(loc.get('note', ''))}</p>"]
-    if loc.get("params"):
-        parts.append(f"<p class=\"muted\">Parameters ({_e(loc.get('source'))}):</p>"
-                     f"<pre>{_e(json.dumps(loc['params'], indent=1, sort_keys=True))}</pre>")
-    polygons = loc.get("polygons", [])
-    if polygons:
-        parts.append(_table([[p["rank"], f"{p['score']:.3f}", p["roles"], p["n_zones"], f"{p['area_m2']:.4g}"]
-                             for p in polygons], ["rank", "score", "roles", "zones", "area"]))
-    metrics = record.get("metrics") or {}
-    if metrics:
-        parts.append(_table([[k, v] for k, v in sorted(metrics.items()) if not isinstance(v, (list, dict))],
-                            ["metric", "value"]))
-    parts.append(_image(map_png, "prospectivity map"))
-    return "".join(parts)
-
-
-def render_report(record: dict, evidence_dir, map_png=None) -> str:
-    """The report HTML of a record; evidence images are read from `evidence_dir`."""
+def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None = None) -> str:
+    """The report HTML of a record; evidence images are read from `evidence_dir`. `figures`: the map and
+    curves PNGs (FIGURES keys) and a "note" on the map; without a surface map the evidence map `map_png`
+    is shown."""
+    figures = figures or {}
     folder = Path(evidence_dir)
     title = f"Lodestar analysis {record.get('case_id') or ''}".strip()
-    settings = record.get("backend", {})
+    notes = record.get("result", {}).get("notes") or []
+    shown_map = figures.get("map") or map_png
+    validation = validation_rows(record)
     sections = [
-        f"<h1>{_e(title)}</h1>",
-        f"<p><b>Question:</b> {_e(record.get('question'))}</p>",
-        "<p><b>Choices:</b> " + _e("; ".join(f"{k}. {v}" for k, v in record.get("choices", {}).items())) + "</p>",
+        f"<h1>{e(title)}</h1>",
+        f"<p><b>Question:</b> {e(record.get('question'))}</p>",
+        "<p><b>Choices:</b> " + e("; ".join(f"{k}. {v}" for k, v in record.get("choices", {}).items())) + "</p>",
         _answer_block(record),
-        "<h2>Deposit model</h2>",
-        _table([[k.get("name"), f"{k.get('score', 0):.2f}", ", ".join(k.get("testable", []))]
-                for k in record.get("knowledge", [])], ["model", "retrieval score", "testable evidence"]),
+        bullets(notes),
+        "<h2>Prospectivity map</h2>", map_section(record, shown_map, figures.get("note", "")),
+        "<h3>Targets</h3>", targets_section(record),
+        "<h2>Evidence weights</h2>", weights_section(record),
+    ]
+    if validation:
+        sections += ["<h2>Validation against known deposits</h2>",
+                     validation_section(validation, record, figures.get("curves"))]
+    sections += [
+        "<h2>Deposit model</h2>", _deposit_models(record),
         "<h2>Verification</h2>", _verdicts(record),
         "<h2>Reasoning chain</h2>", _chain(record, folder),
-        "<h2>Localization</h2>", _localization(record, map_png),
-        "<h2>Inputs</h2>", _inputs(record),
-        f"<p class=\"muted\">Analysis CRS: {_e(record.get('analysis', {}).get('crs'))}. "
-        + _e(" ".join(record.get("analysis", {}).get("log", []))) + "</p>",
-        "<h2>Back-end and model use</h2>",
-        f"<pre>{_e(json.dumps(settings, indent=1, sort_keys=True))}</pre>", _usage(record),
+        "<h2>Technical appendix</h2>",
+        "<h3>Localization</h3>", localization_section(record),
+        "<h3>Inputs</h3>", inputs_section(record),
+        "<h3>Back-end settings</h3>", backend_section(record.get("backend") or {}),
+        "<h3>Model use</h3>", usage_section(record),
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>\n"
-            + "\n".join(sections) + "\n</body></html>\n")
+            f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>\n"
+            + "\n".join(s for s in sections if s) + "\n</body></html>\n")
+
+
+def write_figures(record: dict, folder) -> dict:
+    """Write the report's map and success-rate plot into `folder` (FIGURES names): {"map", "curves", "note"}."""
+    folder = Path(folder)
+    figures = {}
+    try:
+        figures["map"], figures["note"] = draw_record_map(record, folder, folder / FIGURES["map"],
+                                                          map_title(record.get("favourability") or {}))
+    except LodestarError as exc:
+        figures["note"] = f"The prospectivity map could not be drawn: {exc}"
+    rows = validation_rows(record)
+    if rows:
+        series = [(row["key"], _curve_label(row), row["points"]) for row in rows if row["points"]]
+        figures["curves"] = draw_curves(series, folder / FIGURES["curves"])
+    return figures
+
+
+_CURVE_NAMES = {"cv": "cross-validated", "knowledge": "knowledge-driven", "fitted": "full fit", "targets": "targets"}
+
+
+def _curve_label(row: dict) -> str:
+    auc = f" (AUC {auc_text(row['auc'], 2)})" if row.get("auc") is not None else ""
+    return f"{_CURVE_NAMES[row['key']]}{auc}" + (": fitted, not a skill figure" if fitted(row) else "")
 
 
 def write_report(record: dict, path, evidence_dir, map_png=None) -> Path:
-    return write_text_atomic(path, render_report(record, evidence_dir, map_png))
+    """Write the report's figures beside `path`, then the report itself."""
+    figures = write_figures(record, Path(path).parent)
+    return write_text_atomic(path, render_report(record, evidence_dir, map_png, figures))

@@ -1,0 +1,187 @@
+"""The report's summary sections on prospectivity: the map, the targets, the evidence weights and the
+validation against known deposits, from the record's favourability section and metrics."""
+from __future__ import annotations
+
+from .report_text import Html, bullets, e, humanize, image, km2, number, percent, table, words
+
+SHOWN_TARGETS = 20
+"""Targets listed in the table (all are in the prospectivity layer)."""
+
+_PLAN_COLUMNS = ("layer", "role", "transformation", "membership", "weight", "why")
+_FIT_HEADERS = {"method": "method", "pattern": "pattern", "area_share": "pattern area",
+                "deposits_in_pattern": "deposits in pattern", "w_plus": "W+", "s_w_plus": "s(W+)", "w_minus": "W−",
+                "s_w_minus": "s(W−)", "coefficient": "coefficient", "contrast": "contrast C", "s_contrast": "s(C)",
+                "studentised_contrast": "studentised C", "basis": "basis"}
+_METHODS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "wofe": "weights of evidence",
+            "logistic": "logistic regression"}
+_PLANNERS = {"offline": "the offline rule-based planner"}
+_CAPTURE_KEYS = ("0.02", "0.05", "0.1", "0.2")
+
+
+def method_label(section: dict) -> str:
+    """How the surface was made, in words: 'weighted overlay', 'weights of evidence (full fit)'."""
+    method = str(section.get("method") or "")
+    if method.startswith("calibrated (") and method.endswith(")"):
+        name, _, rest = method[len("calibrated ("):-1].partition(",")
+        return f"{_METHODS.get(name.strip(), name.strip())}{f' ({rest.strip()})' if rest.strip() else ''}"
+    return _METHODS.get(method, method or "-")
+
+
+def map_title(section: dict) -> str:
+    return f"Favourability ({section.get('basis') or 'surface'}): {method_label(section)}"
+
+
+def map_section(record: dict, map_png, note: str) -> str:
+    section = record.get("favourability") or {}
+    parts = [image(map_png, "favourability map with the ranked targets", css="figure")]
+    if map_png:
+        cv = (" The cross-validated (out-of-fold) surface is favourability_cv.tif."
+              if section.get("basis") == "calibrated" else "")
+        parts.append(f'<p class="muted">The map shows favourability.tif, the surface the targets are drawn from.{cv} '
+                     "Open it in QGIS to threshold it at another share of the area.</p>")
+    if note:
+        parts.append(f'<p class="muted">{e(humanize(note))}</p>')
+    return "".join(parts)
+
+
+def targets_section(record: dict) -> str:
+    targets = sorted((record.get("favourability") or {}).get("targets") or [], key=lambda t: t.get("rank", 0))
+    if not targets:
+        return "<p>No targets were drawn.</p>"
+    total = sum(float(t.get("area_m2") or 0.0) for t in targets)
+    rows = [[t.get("rank"), km2(t.get("area_m2")), number(t.get("fav_mean"), 2), number(t.get("score"), 3),
+             humanize(t.get("why"))] for t in targets[:SHOWN_TARGETS]]
+    head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, ranked by the evidence they hold "
+            "(favourability summed over their area, in favourability-weighted km²).</p>")
+    more = ""
+    if len(targets) > SHOWN_TARGETS:
+        more = (f'<p class="muted">Ranks {SHOWN_TARGETS + 1}-{len(targets)} are not listed here; all targets are in '
+                "prospectivity.gpkg.</p>")
+    return head + table(rows, ["rank", "area", "mean favourability", "evidence held", "why"], css="targets") + more
+
+
+def weights_section(record: dict) -> str:
+    section = record.get("favourability") or {}
+    rows = section.get("weights") or []
+    basis = section.get("basis") or "-"
+    source = section.get("source") or "-"
+    parts = [f"<p><b>Basis:</b> {e(basis)}{e(_basis_note(basis))} &middot; <b>Evidence plan chosen by:</b> "
+             f"{e(_PLANNERS.get(source, source))} &middot; <b>Combined by:</b> {e(method_label(section))}</p>"]
+    if rows:
+        parts.append(table([[r.get("layer"), words(r.get("role")), humanize(r.get("transformation")),
+                             humanize(r.get("membership")), number(r.get("weight"), 3), humanize(r.get("why"))]
+                            for r in rows], list(_PLAN_COLUMNS), css="weights"))
+    else:
+        parts.append("<p>No layer could be turned into evidence, so there is no surface.</p>")
+    fit_columns = [k for k in _extra_columns(rows) if any(r.get(k) is not None for r in rows)]
+    if fit_columns:
+        parts.append(_calibration(section, rows, fit_columns))
+    parts.append("<h3>Layers left out of the surface</h3>")
+    parts.append(_reasons(section.get("left_out"), "Every layer given is in the surface."))
+    parts.append("<h3>Layers used nowhere</h3>")
+    parts.append(_reasons(section.get("unused"), "Every layer given feeds the surface or a step of the chain."))
+    return "".join(parts)
+
+
+def _calibration(section: dict, rows: list, columns: list) -> str:
+    """The fitted weights: columns whose value is the same on every row are said once above the table."""
+    calibration = section.get("calibration") or {}
+    common = [k for k in columns if len(rows) > 1 and len({str(r.get(k)) for r in rows}) == 1]
+    shown = [k for k in columns if k not in common]
+    common = [k for k in common if k != "method"]  # the heading names it
+    said = "; ".join(f"{_FIT_HEADERS.get(k, words(k))}: {_fit_value(k, rows[0].get(k))}" for k in common)
+    basis = str(calibration.get("basis") or "")
+    return (f"<h3>Calibration: {e(_METHODS.get(calibration.get('method'), calibration.get('method')))}</h3>"
+            + (f"<p>{e(basis[:1].upper() + basis[1:])}.</p>" if basis else "")
+            + (f"<p>{e(said[:1].upper() + said[1:])}.</p>" if said else "")
+            + table([[r.get("layer")] + [_fit_value(k, r.get(k)) for k in shown] for r in rows],
+                    ["layer"] + [_FIT_HEADERS.get(k, words(k)) for k in shown], css="fit")
+            + bullets(calibration.get("log") or []))
+
+
+def _basis_note(basis: str) -> str:
+    return {"knowledge-driven": " (weights from the deposit model; no deposit data used)",
+            "calibrated": " (fitted on the known deposits with spatial block cross-validation)"}.get(basis, "")
+
+
+def _extra_columns(rows: list) -> list:
+    columns: list = []
+    for row in rows:
+        columns += [k for k in row if k not in _PLAN_COLUMNS and k not in columns]
+    return columns
+
+
+def _fit_value(key: str, value) -> str:
+    if value is None:
+        return "-"
+    if key == "area_share":
+        return percent(value, 3)
+    return number(value, 3) if isinstance(value, (int, float)) else humanize(value)
+
+
+def _reasons(rows, empty: str) -> str:
+    if not rows:
+        return f"<p>{e(empty)}</p>"
+    return table([[r.get("layer"), humanize(r.get("reason"))] for r in rows], ["layer", "reason"])
+
+
+def validation_rows(record: dict) -> list:
+    """The surfaces and the targets scored against known deposits, cross-validated first: dicts with key,
+    name, basis, auc, capture ({"0.02": n, ...}), inside and points [(area share, deposit share), ...]."""
+    section = record.get("favourability") or {}
+    validation = section.get("validation") or {}
+    calibrated = "cv" in validation
+    names = {"cv": "calibrated surface, cross-validated (favourability_cv.tif)",
+             "knowledge": "knowledge-driven surface" + ("" if calibrated else " (favourability.tif)"),
+             "fitted": "calibrated surface, full fit (favourability.tif)"}
+    rows = []
+    for key in ("cv", "knowledge", "fitted"):
+        if key in validation:
+            v = validation[key]
+            rows.append({"key": key, "name": names[key], "basis": v.get("basis", ""), "auc": v.get("auc"),
+                         "capture": v.get("capture") or {}, "inside": v.get("deposits"),
+                         "points": [(c["area_share"], c["deposit_share"]) for c in v.get("curve") or []]})
+    metrics = record.get("metrics") or {}
+    if metrics.get("curve") and section.get("targets"):
+        basis = ("drawn from the full fit: fitted on these deposits, not a skill figure" if calibrated
+                 else "drawn from the knowledge-driven surface: no deposit data used")
+        rows.append({"key": "targets", "name": f"targets ({len(section['targets'])} polygons, by rank)",
+                     "basis": basis, "auc": metrics.get("auc"), "capture": metrics.get("capture") or {},
+                     "inside": metrics.get("inside"),
+                     "points": [(c["area_share"], c["deposit_share"]) for c in metrics["curve"]]})
+    return rows
+
+
+def fitted(row: dict) -> bool:
+    """Whether a validation row scores something fitted on the deposits it is scored against."""
+    return "not a skill figure" in str(row.get("basis", ""))
+
+
+def validation_section(rows: list, record: dict, curves_png) -> str:
+    metrics = record.get("metrics") or {}
+    inside, outside = metrics.get("inside", rows[0].get("inside")), metrics.get("outside")
+    where = f" ({outside} outside it, not counted)" if outside else ""
+    parts = [f"<p>{e(inside)} known deposit(s) lie in the analysed area{e(where)}. Capture: the deposits within the "
+             "most favourable 2, 5, 10 and 20 % of the area (cells of equal value counted as expected values); AUC "
+             "0.5 is chance. Quote the cross-validated figures as skill; a row fitted on these deposits is not.</p>"]
+    body, css = [], []
+    for row in rows:
+        basis = Html(f"<b>{e(row['basis'])}</b>") if fitted(row) else row["basis"]
+        body.append([row["name"], basis] + [_capture(row["capture"].get(k), row["inside"]) for k in _CAPTURE_KEYS]
+                    + [auc_text(row["auc"], 3)])
+        css.append("fitted" if fitted(row) else "")
+    parts.append(table(body, ["surface", "basis", "2 %", "5 %", "10 %", "20 %", "AUC"], css="validation",
+                       row_css=css))
+    parts.append(image(curves_png, "success-rate curves", css="figure"))
+    return "".join(parts)
+
+
+def auc_text(auc, decimals: int) -> str:
+    return "-" if auc is None else f"{float(auc):.{decimals}f}"
+
+
+def _capture(value, inside) -> str:
+    if value is None:
+        return "-"
+    share = f" ({percent(float(value) / inside, 2)})" if inside else ""
+    return f"{number(value, 3)}{share}"
