@@ -1,7 +1,7 @@
 """The Lodestar dock panel: choose layers and roles, ask, watch the reasoning, judge and export the result.
 
-The parts live beside it (layer_table, reasoning_view, results_view); this module wires them, checks the
-inputs, builds the request with the core's one builder and runs it in a background task.
+The parts live beside it (layer_table, map_options, reasoning_view, results_view); this module wires them, checks
+the inputs, builds the request with the core's one builder and runs it in a background task.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.request import build_request
 from .layer_table import LayerTable
+from .map_options import MapOptions
 from .reasoning_view import ReasoningView
 from .results_view import ResultsView
 from .settings_dialog import WHERE, PluginSettings, SettingsDialog, slug
@@ -42,9 +43,9 @@ BACKENDS = (("offline", "Offline rule-based reasoner (no network)"), ("openai", 
 
 
 class LodestarDock(QgsDockWidget):
-    """The panel. Public for tests and scripts: its parts `layers`, `reasoning`, `results`; `input_problem`,
-    `build_request`, `run`, `cancel_run`, `task`, `run_folder`, `run_name`, `result`, `run_group`, `run_layers`,
-    `shutdown`."""
+    """The panel. Public for tests and scripts: its parts `layers`, `map_options`, `reasoning`, `results`;
+    `input_problem`, `build_request`, `run`, `cancel_run`, `task`, `run_folder`, `run_name`, `result`, `run_group`,
+    `run_layers`, `shutdown`."""
 
     def __init__(self, iface, parent=None):
         super().__init__("Lodestar", parent)
@@ -66,6 +67,7 @@ class LodestarDock(QgsDockWidget):
         self.layers = LayerTable(self.ui.layerTree)
         self.reasoning = ReasoningView(self.ui.reasoningTree)
         self.results = ResultsView(self.ui, iface)
+        self.map_options = MapOptions(self.ui)
         self._setup_widgets()
         self.layers.refresh()
         self.validate()
@@ -84,6 +86,7 @@ class LodestarDock(QgsDockWidget):
         ui.questionEdit.textChanged.connect(self.validate)
         ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
         self.layers.changed.connect(self.validate)
+        self.map_options.changed.connect(self.validate)
         self.layers.project_changed.connect(self.results.forget_removed_layers)  # result layers the user removed
         ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.layers.refresh)
@@ -133,7 +136,8 @@ class LodestarDock(QgsDockWidget):
             return problem
         if not self.ui.questionEdit.toPlainText().strip():
             return "Type a question, or pick one from the list above it."
-        return PluginSettings.load().run_problem(self.backend(), self.ui.samCheck.isChecked())
+        problem = self.map_options.problem(self.layers.named_specs())
+        return problem or PluginSettings.load().run_problem(self.backend(), self.ui.samCheck.isChecked())
 
     def validate(self) -> bool:
         """Enable Run only when the inputs are complete; keep one message in the bar saying what is missing."""
@@ -171,7 +175,8 @@ class LodestarDock(QgsDockWidget):
         return build_request(self.layers.specs(folder / "inputs"), question, folder,
                              settings.backend_values(self.backend()), max_rounds=settings.max_rounds,
                              case_id=slug(label), refine_with_sam=sam,
-                             sam_checkpoint=settings.sam_checkpoint if sam else None, where=WHERE)
+                             sam_checkpoint=settings.sam_checkpoint if sam else None,
+                             **self.map_options.request_values(folder / "inputs"), where=WHERE)
 
     def run(self) -> AnalysisTask | None:
         """Start the analysis in a background task; returns the task (None when inputs are invalid)."""
@@ -227,6 +232,7 @@ class LodestarDock(QgsDockWidget):
                        self.ui.settingsButton, self.ui.refreshButton):
             widget.setEnabled(not running)
         self.ui.samCheck.setEnabled(not running and PluginSettings.load().sam_available)
+        self.map_options.set_enabled(not running)
         self.validate()
 
     def _status(self, text: str) -> None:

@@ -8,6 +8,7 @@ from qgis.core import QgsCoordinateTransform, QgsProject, QgsRasterLayer, QgsVec
 from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
 from qgis.PyQt.QtWidgets import QComboBox, QHeaderView, QTreeWidgetItem
 
+from ..plugin.request import evidence_spec
 from ..plugin.roles import ROLES, guess_favourable
 from ..processing.layer_export import guessed_role, layer_spec, source_file
 from . import layers as result_layers
@@ -214,3 +215,10 @@ class LayerTable(QObject):
         """The checked layers as analysis layers (a layer that is not a whole file is written into `folder`)."""
         return [layer_spec(r["layer"], r["combo"].currentText(), folder, self.favourable(r["id"]))
                 for r in self.checked_rows()]
+
+    def named_specs(self) -> list:
+        """The checked layers with a role as analysis layers named as the request will name them, without writing
+        anything (for checks while the user types: a layer that is not a whole file gets a placeholder path)."""
+        return [evidence_spec(source_file(r["layer"]) or Path(r["layer"].name()), r["combo"].currentText(),
+                              r["layer"].name(), self.favourable(r["id"]))
+                for r in self.checked_rows() if r["combo"].currentText() != CHOOSE_ROLE]

@@ -1,4 +1,5 @@
-"""Result layers in the project: one styled group per run, and zooming the map to zones."""
+"""Result layers in the project: one styled group per run (vector outputs above the favourability surface), and
+zooming the map to zones."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,6 +8,7 @@ from qgis.core import (
     QgsCoordinateTransform,
     QgsFeatureRequest,
     QgsProject,
+    QgsRasterLayer,
     QgsRectangle,
     QgsVectorLayer,
 )
@@ -21,7 +23,10 @@ RESULT_LAYERS = (  # output key, layer name, style file, shown when added; top o
     ("nodes", "Graph nodes", "graph_nodes.qml", False),
     ("prospectivity", "Prospectivity", "prospectivity.qml", True),
     ("zones", "Candidate zones", "zones.qml", True),
+    ("favourability", "Favourability", "favourability.qml", True),
+    ("favourability_cv", "Favourability (cross-validated)", "favourability.qml", False),
 )
+RASTER_SUFFIXES = (".tif", ".tiff")
 
 
 def unique_group_name(name: str, project: QgsProject | None = None) -> str:
@@ -34,9 +39,10 @@ def unique_group_name(name: str, project: QgsProject | None = None) -> str:
     return candidate
 
 
-def load_styled_layer(path: Path, name: str, style: str) -> QgsVectorLayer:
-    """Open a vector output and apply its style; raise if either fails."""
-    layer = QgsVectorLayer(str(path), name, "ogr")
+def load_styled_layer(path: Path, name: str, style: str):
+    """Open a vector or raster (GeoTIFF) output and apply its style; raise if either fails."""
+    raster = path.suffix.lower() in RASTER_SUFFIXES
+    layer = QgsRasterLayer(str(path), name) if raster else QgsVectorLayer(str(path), name, "ogr")
     if not layer.isValid():
         raise LodestarError(f"QGIS cannot open the result layer {path}; the run folder may have been moved.")
     message, ok = layer.loadNamedStyle(str(STYLES / style))
@@ -52,7 +58,7 @@ def is_result_layer(layer) -> bool:
 
 
 def add_result_layers(outputs: dict, group_name: str, project: QgsProject | None = None):
-    """Add the run's vector outputs, styled, in a new group at the top of the layer tree.
+    """Add the run's outputs, styled, in a new group at the top of the layer tree.
 
     All layers are opened and styled before any is added, so a failure adds nothing.
     Returns (group, {output key: layer}).
@@ -68,7 +74,7 @@ def add_result_layers(outputs: dict, group_name: str, project: QgsProject | None
         except LodestarError:
             # An empty output may be written with a placeholder geometry type its style cannot take;
             # it has nothing to show, so it is left out. A non-empty one that fails is a real error.
-            if QgsVectorLayer(str(path), name, "ogr").featureCount() != 0:
+            if Path(path).suffix.lower() in RASTER_SUFFIXES or QgsVectorLayer(str(path), name, "ogr").featureCount():
                 raise
     if not layers:
         raise LodestarError("The run produced no result layers to add.")

@@ -1,7 +1,9 @@
-"""The dock's results: the answer banner, the usage table, the final chain, the run's layers in the project, and
-what acts on them (zoom to a step's zones, export the prospectivity polygons, open the report)."""
+"""The dock's results: the answer banner, the usage table, the final chain, the evidence weights and the validation
+against known deposits, the run's layers in the project, and what acts on them (zoom to a step's zones, export the
+prospectivity polygons, open the report)."""
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from qgis.core import QgsProject
@@ -10,13 +12,17 @@ from qgis.PyQt.QtGui import QDesktopServices
 from qgis.PyQt.QtWidgets import QFileDialog, QHeaderView, QListWidgetItem, QTableWidgetItem
 
 from ..plugin.analysis import AnalysisResult
+from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.vector_io import write_vector
 from . import layers as result_layers
+from .evidence_view import EvidenceView
 from .reasoning_view import ZONES_ROLE, tone_colour
+from .validation_view import ValidationView
 
-FAILED = "Failed"  # the engine's answer when no round gave one
+BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUFFICIENT: "#d1c4e9"}
+"""Answer banner backgrounds: verified, voted, no answer, and the third outcome (critical evidence untestable)."""
 
 
 def targets_line(prospectivity) -> str:
@@ -57,6 +63,8 @@ class ResultsView:
         self.open_url = QDesktopServices.openUrl  # replaceable (tests)
         self.group = None
         self.layers: dict = {}
+        self.evidence = EvidenceView(ui)
+        self.validation = ValidationView(ui)
         ui.usageTable.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         ui.usageTable.verticalHeader().setVisible(False)
 
@@ -65,26 +73,31 @@ class ResultsView:
         ui = self.ui
         ui.chainList.clear()
         ui.usageTable.setRowCount(0)
+        self.evidence.clear()
+        self.validation.clear()
         ui.answerBanner.setVisible(False)
         ui.exportButton.setEnabled(False)
         ui.reportButton.setEnabled(False)
         ui.runFolderLabel.clear()
 
     def show(self, result: AnalysisResult, run_folder: Path | None, run_name: str) -> None:
-        """The answer; the result layers in a new group named `run_name`; the chain, the usage, the run folder and
-        the buttons that act on the result."""
+        """The answer; the result layers in a new group named `run_name`; the chain, the evidence weights, the
+        validation, the usage, the run folder and the buttons that act on the result."""
         self.result = result
         self.show_answer(result)
         if result.answer == FAILED:
             self.ui.messageBar.pushWarning("Lodestar", "No answer: " + (" ".join(map(str, result.notes))
                                                                         or "see the run record."))
         self.group, self.layers = None, {}
-        if len(result.zones) or len(result.prospectivity):
+        surface = result.answer != FAILED and result.outputs.get("favourability")  # none from a run that failed
+        if len(result.zones) or len(result.prospectivity) or surface:
             try:
                 self.group, self.layers = result_layers.add_result_layers(result.outputs, run_name)
             except LodestarError as exc:
                 self.ui.messageBar.pushCritical("Lodestar", str(exc))
         self.show_chain(result)
+        self.evidence.show(result.weights, result.unused)
+        self.validation.show(result.validation)
         ui = self.ui
         ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
         report = result.outputs.get("report")
@@ -98,16 +111,20 @@ class ResultsView:
             ui.runFolderLabel.setText(text)
 
     def show_answer(self, result: AnalysisResult) -> None:
-        text = result.answer_text
+        headline = f"<b>Answer {result.answer}</b>" + (f": {result.answer_text}" if result.answer_text else "")
         if result.answer == FAILED:
-            colour, how = "#ffcdd2", "no round produced an answer"
+            colour, how = BANNER_COLOURS[FAILED], "no round produced an answer"
+        elif result.answer == INSUFFICIENT:  # the engine's note names the missing roles
+            headline, colour = f"<b>{INSUFFICIENT}</b>", BANNER_COLOURS[INSUFFICIENT]
+            how = next((str(n).split(": ", 1)[1] for n in result.notes if str(n).startswith(INSUFFICIENT + ": ")),
+                       "the critical evidence cannot be tested with these layers")
         elif result.valid:
-            colour, how = "#c8e6c9", "the verifier accepted the chain"
+            colour, how = BANNER_COLOURS["yes"], "the verifier accepted the chain"
         else:
-            colour, how = "#ffe0b2", "no chain was accepted; answer by majority vote"
+            colour, how = BANNER_COLOURS["voted"], "no chain was accepted; answer by majority vote"
         rounds = f"{result.rounds} round{'s' if result.rounds != 1 else ''}"
         banner = self.ui.answerBanner
-        banner.setText(f"<b>Answer {result.answer}</b>{': ' + text if text else ''}<br><small>{how} ({rounds})</small>")
+        banner.setText(f"{headline}<br><small>{escape(how)} ({rounds})</small>")
         banner.setStyleSheet(f"background:{colour}; padding:6px; border-radius:4px;")
         banner.setVisible(True)
         self.show_usage(result.usage or {})

@@ -20,7 +20,9 @@ from ..processing import secrets
 
 PREFIX = "lodestar/"
 WHERE = {"base_url": "in Lodestar settings (the gear button)", "planner": "in Lodestar settings (the gear button)",
-         "question": "in the question box", "sam_checkpoint": "in Lodestar settings (the gear button)"}
+         "question": "in the question box", "sam_checkpoint": "in Lodestar settings (the gear button)",
+         "favourable_units": "Favourable units", "deposits": "the known deposits (a point layer)",
+         "area_share": "the share the targets cover"}
 """How the request builder's messages name the places of the dock and this dialog."""
 FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("settings_dialog.ui")))
 

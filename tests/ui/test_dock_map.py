@@ -1,0 +1,204 @@
+"""The dock's prospectivity map: the Ask tab's options (target area share, known deposits, calibration, favourable
+units) reach the request; after a run the Results tab shows the weights table, the unused layers and the
+validation (capture table, success-rate curves), and the styled surface sits in the run's group below the targets."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+from qgis.core import QgsApplication, QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorLayer
+from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+from lodestar.plugin.analysis import AnalysisResult
+from lodestar.plugin.engine.contract import INSUFFICIENT
+from lodestar.ui.dock import LodestarDock
+from lodestar.ui.evidence_view import cell_text
+from lodestar.ui.task import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
+GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
+RUN_TIMEOUT_S = 240
+# fixtures runs_dir, sample and dock: tests/ui/conftest.py
+
+
+def _set_case_roles(panel, case, layers):
+    for spec in case.layers:
+        panel.layers.set_role(layers[spec.name].id(), spec.role)
+
+
+def _bar_texts(panel):
+    return [item.text() for item in panel.ui.messageBar.items()]
+
+
+def _run_to_end(panel):
+    task = panel.run()
+    assert task is not None, panel.input_problem()
+    assert wait_for(task, RUN_TIMEOUT_S)
+    QgsApplication.processEvents()
+    assert panel.result is not None, _bar_texts(panel)
+    return panel.result
+
+
+def _table(widget) -> list[list[str]]:
+    return [[widget.item(r, c).text() for c in range(widget.columnCount())] for r in range(widget.rowCount())]
+
+
+def _headers(widget) -> list[str]:
+    return [widget.horizontalHeaderItem(c).text() for c in range(widget.columnCount())]
+
+
+def _points(name: str, crs: str, points) -> QgsVectorLayer:
+    layer = QgsVectorLayer(f"Point?crs={crs}", name, "memory")
+    features = []
+    for x, y in points:
+        feature = QgsFeature()
+        feature.setGeometry(QgsGeometry.fromPointXY(QgsPointXY(x, y)))
+        features.append(feature)
+    layer.dataProvider().addFeatures(features)
+    return layer
+
+
+def test_map_options_reach_the_request(dock, sample):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    deposits = QgsVectorLayer(str(SAMPLE / "deposits.geojson"), "known deposits", "ogr")
+    QgsProject.instance().addMapLayer(deposits)
+    combo = dock.ui.depositsCombo
+    assert [combo.layer(i) for i in range(combo.count())] == [None, deposits]  # points only; faults are lines
+    assert "known deposits" not in [row["layer"].name() for row in dock.layers.rows()]  # not an evidence layer
+    request = dock.build_request()
+    assert (request.deposits, request.calibrate, request.area_share, request.favourable_units) == (None, "", 0.10, {})
+
+    dock.map_options.set_calibration("logistic")
+    assert dock.ui.calibrationCombo.isEnabled() and not dock.ui.runButton.isEnabled()
+    assert _bar_texts(dock) == ["Pick the known deposits (a point layer) to calibrate with, or untick the calibration."]
+    dock.map_options.set_deposits(deposits)
+    dock.ui.areaShareSpin.setValue(5)
+    dock.ui.unitsEdit.setText("granite, porphyry")  # one categorical map: its name may be left out
+    assert dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+    request = dock.build_request()
+    assert request.deposits == SAMPLE / "deposits.geojson" and request.calibrate == "logistic"
+    assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["granite", "porphyry"]}
+
+    dock.ui.unitsEdit.setText("lithology: granite")
+    assert not dock.ui.runButton.isEnabled()
+    assert _bar_texts(dock) == ["Favourable units: 'lithology' is not among the input layers; name one of the "
+                                "categorical maps: geological map."]
+    dock.ui.unitsEdit.clear()
+    dock.map_options.set_calibration("")
+    assert not dock.ui.calibrationCombo.isEnabled()
+    centre = layers["geological map"].extent().center()
+    sketched = _points("sketched deposits", layers["geological map"].crs().authid(), [(centre.x(), centre.y())])
+    QgsProject.instance().addMapLayer(sketched)
+    dock.map_options.set_deposits(sketched)
+    request = dock.build_request()
+    assert request.deposits.parent == request.output_dir / "inputs" and len(gpd.read_file(request.deposits)) == 1
+    assert request.calibrate == ""  # deposits without calibration: the knowledge-driven surface is validated
+
+
+def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample):
+    case, layers = sample
+    _set_case_roles(dock, case, layers)
+    dock.ui.questionEdit.setPlainText(case.question)
+    deposits = QgsVectorLayer(str(SAMPLE / "deposits.geojson"), "known deposits", "ogr")
+    QgsProject.instance().addMapLayer(deposits)
+    dock.map_options.set_deposits(deposits)
+    result = _run_to_end(dock)
+
+    # weights table: one row per evidence layer, the knowledge columns
+    table = dock.ui.weightsTable
+    assert _headers(table) == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
+    keys = ["layer", "role", "transformation", "membership", "weight", "why"]
+    assert _table(table) == [[cell_text(row[k]) for k in keys] for row in result.weights] and result.weights
+    assert table.item(0, 5).toolTip() == result.weights[0]["why"]
+    for row in result.unused:
+        assert row["layer"] in dock.ui.unusedLabel.text()
+
+    # validation: the knowledge-driven surface against the picked deposit (no calibration)
+    knowledge = result.validation["knowledge"]
+    capture = knowledge["capture"]
+    assert _table(dock.ui.validationTable) == [["Knowledge-driven", f"{knowledge['auc']:.3f}",
+                                                *(f"{round(capture[s], 1):g}" for s in ("0.02", "0.05", "0.1", "0.2"))]]
+    assert "no deposit data used" in dock.ui.validationNote.text()
+    assert not dock.ui.curveLabel.pixmap().isNull() and dock.ui.curveLabel.pixmap().width() > 200
+
+    # the surface: styled, with a legend, in the run's group below the targets
+    surface = dock.run_layers["favourability"]
+    assert isinstance(surface, QgsRasterLayer) and surface.source() == str(result.outputs["favourability"])
+    assert surface.renderer().type() == "singlebandpseudocolor"
+    assert [label for label, _ in surface.renderer().legendSymbologyItems()] == [
+        "0.0 - 0.2 very low", "0.2 - 0.4 low", "0.4 - 0.6 moderate", "0.6 - 0.8 high", "0.8 - 1.0 very high"]
+    order = [node.layer().name() for node in dock.run_group.findLayers()]
+    assert order.index("Favourability") > order.index("Prospectivity") and order[-1] == "Favourability"
+    assert "favourability_cv" not in dock.run_layers
+
+
+@pytest.fixture
+def great_basin(qgis_new_project):
+    """The Great Basin layers in the project, named as a user would load them (the case's names unknown)."""
+    files = {"geologia.tif": "geological_map", "as_rcl.tif": "geochemistry", "sb_rcl.tif": "geochemistry",
+             "falha_rcl.tif": "structure"}
+    layers = {name: QgsRasterLayer(str(GREAT_BASIN / name), Path(name).stem) for name in files}
+    deposits = QgsVectorLayer(str(GREAT_BASIN / "TrainGP.gpkg"), "TrainGP", "ogr")
+    QgsProject.instance().addMapLayers([*layers.values(), deposits])
+    yield {layer.id(): files[name] for name, layer in layers.items()}, deposits
+    QgsProject.instance().removeAllMapLayers()
+    QgsProject.instance().layerTreeRoot().removeAllChildren()
+
+
+@pytest.fixture
+def basin_dock(qgis_iface, great_basin, runs_dir):
+    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
+    yield panel
+    panel.shutdown()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+
+
+def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_basin):
+    roles, deposits = great_basin
+    for layer_id, role in roles.items():
+        basin_dock.layers.set_role(layer_id, role)
+    assert basin_dock.layers.favourable(next(i for i, r in roles.items() if r == "structure")) == "high"
+    basin_dock.layers.set_favourable_low(next(i for i, r in roles.items() if r == "structure"), True)
+    basin_dock.ui.questionEdit.setPlainText("Where are Carlin-type gold deposits likely?")
+    basin_dock.ui.unitsEdit.setText("LPZE, UPZC, LPZ")  # the legend holds bare codes
+    basin_dock.map_options.set_deposits(deposits)
+    basin_dock.map_options.set_calibration("wofe")
+    result = _run_to_end(basin_dock)
+
+    rows = _table(basin_dock.ui.validationTable)
+    assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Fitted on the deposits"]
+    assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
+    assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("cross-validated")
+    assert "of 31 known deposits" in basin_dock.ui.validationNote.text()
+    headers = _headers(basin_dock.ui.weightsTable)
+    assert headers[:6] == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
+    assert {"W+", "W-", "Contrast", "Studentised contrast"} <= set(headers) and "Coefficient" not in headers
+    table = _table(basin_dock.ui.weightsTable)
+    geology = next(row for row in table if row[0] == "geologia")
+    assert geology[2] == "favourable units: LPZE, UPZC, LPZ"
+    w_plus = {row["layer"]: row["w_plus"] for row in result.weights}
+    assert {row[0]: row[headers.index("W+")] for row in table} == {k: cell_text(v) for k, v in w_plus.items()}
+    cv = basin_dock.run_layers["favourability_cv"]
+    node = QgsProject.instance().layerTreeRoot().findLayer(cv.id())
+    assert cv.renderer().type() == "singlebandpseudocolor" and not node.isVisible()
+
+
+def test_insufficient_evidence_has_its_own_banner(dock):
+    empty = gpd.GeoDataFrame(geometry=[])
+    note = ("Insufficient evidence: the critical evidence needs a layer with role iron_oxide or geophysics; add one to "
+            "answer the question.")
+    result = AnalysisResult(INSUFFICIENT, INSUFFICIENT, True, False, 1, empty, empty, empty, empty, notes=[note])
+    dock.results.show_answer(result)
+    banner = dock.ui.answerBanner
+    assert banner.text() == ("<b>Insufficient evidence</b><br><small>the critical evidence needs a layer with role "
+                             "iron_oxide or geophysics; add one to answer the question. (1 round)</small>")
+    assert "#d1c4e9" in banner.styleSheet()
+    colours = {}
+    for answer, valid in (("A", True), ("A", False), ("Failed", False)):
+        dock.results.show_answer(AnalysisResult(answer, "Yes", valid, not valid, 1, empty, empty, empty, empty))
+        colours[(answer, valid)] = banner.styleSheet()
+    assert len({*colours.values(), "background:#d1c4e9; padding:6px; border-radius:4px;"}) == 4

@@ -1,0 +1,72 @@
+"""The Results tab's evidence weights: one row per evidence layer of the favourability surface (layer, role,
+transformation, membership, weight, why, and the fitted figures when calibrated), and the layers left unused with
+their reasons."""
+from __future__ import annotations
+
+from html import escape
+
+from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
+
+COLUMNS = (("layer", "Layer"), ("role", "Role"), ("transformation", "Transformation"), ("membership", "Membership"),
+           ("weight", "Weight"), ("why", "Why"))
+CALIBRATION_COLUMNS = (("method", "Fitted by"), ("pattern", "Pattern"), ("area_share", "Area share"),
+                       ("deposits_in_pattern", "Deposits in pattern"), ("w_plus", "W+"), ("s_w_plus", "s(W+)"),
+                       ("w_minus", "W-"), ("s_w_minus", "s(W-)"), ("contrast", "Contrast"),
+                       ("s_contrast", "s(contrast)"), ("studentised_contrast", "Studentised contrast"),
+                       ("coefficient", "Coefficient"), ("basis", "Basis"))
+"""Columns of a calibrated table, shown when any row has a value in them."""
+
+
+def cell_text(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 1e-3 and value else f"{value:.3f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def columns_of(rows: list) -> list:
+    """(key, header) of the table: the knowledge columns, then the calibration columns some row fills."""
+    filled = [(key, header) for key, header in CALIBRATION_COLUMNS
+              if any(row.get(key) not in (None, "") for row in rows)]
+    return list(COLUMNS) + filled
+
+
+def unused_text(unused: list) -> str:
+    """'Not used: <b>layer</b>: reason; ...' for the label under the table ('' when every layer was used)."""
+    if not unused:
+        return ""
+    items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(str(row.get('reason', '')))}</li>"
+                    for row in unused)
+    return f"<b>Layers not used</b><ul style='margin:0'>{items}</ul>"
+
+
+class EvidenceView:
+    """The weights table (`ui.weightsTable`) and the unused layers (`ui.unusedLabel`) of the dock's form `ui`."""
+
+    def __init__(self, ui):
+        self.ui = ui
+        ui.weightsTable.verticalHeader().setVisible(False)
+        ui.weightsTable.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
+
+    def clear(self) -> None:
+        self.ui.weightsTable.setRowCount(0)
+        self.ui.weightsTable.setColumnCount(0)
+        self.ui.unusedLabel.clear()
+
+    def show(self, weights: list, unused: list) -> None:
+        table = self.ui.weightsTable
+        columns = columns_of(weights)
+        table.setColumnCount(len(columns))
+        table.setHorizontalHeaderLabels([header for _, header in columns])
+        table.setRowCount(len(weights))
+        for row, values in enumerate(weights):
+            for col, (key, _) in enumerate(columns):
+                item = QTableWidgetItem(cell_text(values.get(key)))
+                item.setToolTip(cell_text(values.get("why")) if key in ("layer", "why") else item.text())
+                table.setItem(row, col, item)
+        table.resizeColumnsToContents()
+        why = [key for key, _ in columns].index("why")
+        table.setColumnWidth(why, min(table.columnWidth(why), 320))
+        empty = "" if weights else "<b>No favourability surface</b>: no layer could be turned into evidence.<br>"
+        self.ui.unusedLabel.setText(empty + unused_text(unused))

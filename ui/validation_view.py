@@ -1,0 +1,94 @@
+"""The Results tab's validation against known deposits: per surface (cross-validated first), its basis, the
+success-rate AUC and the deposits captured in the most favourable 2, 5, 10 and 20 % of the analysed area, and the
+success-rate curves drawn with matplotlib (Agg) into a picture."""
+from __future__ import annotations
+
+from io import BytesIO
+
+from qgis.PyQt.QtGui import QPixmap
+from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
+
+SURFACES = (("cv", "Cross-validated"), ("knowledge", "Knowledge-driven"), ("fitted", "Fitted on the deposits"))
+"""Validation keys in the order shown (the honest figure first), with their short names."""
+SHARES = ("0.02", "0.05", "0.1", "0.2")
+HEADERS = ("Surface", "AUC", "Top 2 %", "Top 5 %", "Top 10 %", "Top 20 %")
+COLOURS = {"cv": "#1b5e20", "knowledge": "#1565c0", "fitted": "#9e9e9e"}
+NO_DEPOSITS = "Pick a known deposits layer on the Ask tab to validate the favourability surface against it."
+
+
+def captured(value) -> str:
+    """A capture count (an expected count where ties are shared out) as shown: '18', '14.4'."""
+    return "" if value is None else f"{round(float(value), 1):g}"
+
+
+def shown_surfaces(validation: dict) -> list:
+    """(key, short name, scores) of the surfaces validated, in the order shown."""
+    return [(key, name, validation[key]) for key, name in SURFACES if validation.get(key)]
+
+
+def curves_png(validation: dict, width_px: int = 380) -> bytes:
+    """The success-rate curves of the validated surfaces (with the chance line), as PNG bytes."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width_px / 90, width_px / 90 * 0.8), dpi=90)
+    canvas = FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    axes.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=0.8, label="chance")
+    for key, name, scores in shown_surfaces(validation):
+        curve = scores.get("curve") or []
+        auc = f" (AUC {scores['auc']:.2f})" if scores.get("auc") is not None else ""
+        axes.plot([c["area_share"] for c in curve], [c["deposit_share"] for c in curve], color=COLOURS[key],
+                  linewidth=1.6 if key == "cv" else 1.0, label=name + auc)
+    axes.set_xlim(0, 1)
+    axes.set_ylim(0, 1.02)
+    axes.set_xlabel("share of the analysed area (most favourable first)", fontsize=8)
+    axes.set_ylabel("share of known deposits", fontsize=8)
+    axes.tick_params(labelsize=7)
+    axes.legend(loc="lower right", fontsize=7)
+    figure.tight_layout()
+    buffer = BytesIO()
+    canvas.print_png(buffer)
+    return buffer.getvalue()
+
+
+class ValidationView:
+    """The capture table (`ui.validationTable`), its note (`ui.validationNote`) and the curves (`ui.curveLabel`)."""
+
+    def __init__(self, ui):
+        self.ui = ui
+        table = ui.validationTable
+        table.setColumnCount(len(HEADERS))
+        table.setHorizontalHeaderLabels(list(HEADERS))
+        table.verticalHeader().setVisible(False)
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+
+    def clear(self) -> None:
+        self.ui.validationTable.setRowCount(0)
+        self.ui.validationNote.clear()
+        self.ui.curveLabel.clear()
+
+    def show(self, validation: dict) -> None:
+        surfaces = shown_surfaces(validation or {})
+        table = self.ui.validationTable
+        table.setRowCount(len(surfaces))
+        if not surfaces:
+            self.ui.validationNote.setText(NO_DEPOSITS)
+            self.ui.curveLabel.clear()
+            return
+        for row, (_, name, scores) in enumerate(surfaces):
+            auc = scores.get("auc")
+            capture = scores.get("capture") or {}
+            values = [name, "" if auc is None else f"{auc:.3f}", *(captured(capture.get(s)) for s in SHARES)]
+            for col, value in enumerate(values):
+                item = QTableWidgetItem(value)
+                item.setToolTip(scores.get("basis", ""))
+                table.setItem(row, col, item)
+        deposits = surfaces[0][2].get("deposits", 0)
+        bases = "".join(f"<br><b>{name}</b>: {scores.get('basis', '')}" for _, name, scores in surfaces)
+        self.ui.validationNote.setText(f"Deposits captured in the most favourable share of the analysed area, of "
+                                       f"{deposits} known deposits inside it; AUC 0.5 is chance.{bases}")
+        pixmap = QPixmap()
+        pixmap.loadFromData(curves_png(validation))
+        self.ui.curveLabel.setPixmap(pixmap)
