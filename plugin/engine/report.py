@@ -80,7 +80,18 @@ def _answer_block(record: dict) -> str:
             f'<p class="muted">{e(how)}; {e(result.get("rounds", 0))} verification round(s).</p>')
 
 
+def evidence_terms(record: dict) -> set:
+    """The identifiers of the deposit models' evidence items named in the record (to write as words)."""
+    terms = {t for k in record.get("knowledge", []) for t in k.get("testable", [])}
+    terms |= {s.get("evidence") for s in record.get("plan", []) if s.get("evidence")}
+    for entry in record.get("rounds", []):
+        verdict = entry.get("verdict") or {}
+        terms |= set(verdict.get("critical", {})) | set(verdict.get("secondary", {}))
+    return terms
+
+
 def _verdicts(record: dict) -> str:
+    terms = evidence_terms(record)
     parts = []
     for entry in record.get("rounds", []):
         verdict = entry.get("verdict")
@@ -90,7 +101,7 @@ def _verdicts(record: dict) -> str:
         flag = "valid" if verdict["valid"] else "invalid"
         answer = verdict.get("answer") or ("none: " + INSUFFICIENT.lower() if verdict.get("missing") else "none")
         parts.append(f"<h3>Round {e(entry['round'])}: {flag}, candidate answer {e(answer)}</h3>")
-        parts.append(f"<p>{e(humanize(verdict.get('rationale')))}</p>")
+        parts.append(f"<p>{e(humanize(verdict.get('rationale'), terms))}</p>")
         rows = [[words(k), "critical", "supported" if v else "not supported"]
                 for k, v in verdict.get("critical", {}).items()]
         rows += [[words(k), "secondary", "present" if v else "absent"] for k, v in verdict.get("secondary", {}).items()]
@@ -99,7 +110,7 @@ def _verdicts(record: dict) -> str:
         if verdict.get("missing"):
             parts.append(f"<p>Missing: a layer of {e(' or '.join(words(m) for m in verdict['missing']))}.</p>")
         if verdict.get("feedback"):
-            parts.append(table([[k, humanize(v)] for k, v in verdict["feedback"].items()],
+            parts.append(table([[k, humanize(v, terms)] for k, v in verdict["feedback"].items()],
                                ["step", "corrective feedback"]))
         if entry.get("reexecuted"):
             parts.append(f"<p class=\"muted\">Re-executed steps: {e(', '.join(map(str, entry['reexecuted'])))}</p>")
@@ -110,27 +121,29 @@ def _verdicts(record: dict) -> str:
 
 
 def _chain(record: dict, folder: Path) -> str:
+    terms = evidence_terms(record)
     parts = []
     for node in record.get("chain", []):
         step, obs = node["step"], node["observation"]
         parts.append('<div class="step">')
-        parts.append(f"<h3>Step {e(step['index'])}: {e(humanize(step['purpose']))}</h3>")
-        rows = [["layers", ", ".join(step.get("layers", [])) or "-", humanize(step.get("layers_why", ""))],
-                ["tool", step.get("tool", ""), humanize(step.get("tool_why", ""))],
+        parts.append(f"<h3>Step {e(step['index'])}: {e(humanize(step['purpose'], terms))}</h3>")
+        rows = [["layers", ", ".join(step.get("layers", [])) or "-", humanize(step.get("layers_why", ""), terms)],
+                ["tool", step.get("tool", ""), humanize(step.get("tool_why", ""), terms)],
                 ["expected", step.get("expected", ""), ""]]
         if step.get("evidence"):
             rows.append(["evidence item", words(step["evidence"]), step.get("level", "")])
         parts.append(table(rows, ["", "choice", "why"]))
         parts.append(f"<p>Sub_Inference: {_inference(obs.get('sub_inference'))} &middot; Global_Inference: "
-                     f"{e(obs.get('global_inference'))}</p><p>{e(humanize(obs.get('rationale')))}</p>")
+                     f"{e(obs.get('global_inference'))}</p><p>{e(humanize(obs.get('rationale'), terms))}</p>")
         if obs.get("error"):
-            parts.append(f"<p class=\"no\">Error: {e(humanize(obs['error']))}</p>")
+            parts.append(f"<p class=\"no\">Error: {e(humanize(obs['error'], terms))}</p>")
         controller = obs.get("controller", [])
         if controller:
             rows = []
             for verdict in controller:
                 messages = "; ".join(x.get("message", "") for x in verdict.get("errors", [])) or "all checks passed"
-                rows.append([verdict.get("attempt"), "pass" if verdict.get("ok") else "fail", humanize(messages)])
+                rows.append([verdict.get("attempt"), "pass" if verdict.get("ok") else "fail",
+                             humanize(messages, terms)])
             parts.append(table(rows, ["attempt", "controller", "findings"]))
         if obs.get("zone_ids"):
             parts.append(f"<p class=\"muted\">Zones: {e(', '.join(obs['zone_ids']))}</p>")
@@ -162,7 +175,7 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
         f"<p><b>Question:</b> {e(record.get('question'))}</p>",
         "<p><b>Choices:</b> " + e("; ".join(f"{k}. {v}" for k, v in record.get("choices", {}).items())) + "</p>",
         _answer_block(record),
-        bullets(notes),
+        bullets(notes, evidence_terms(record)),
         "<h2>Prospectivity map</h2>", map_section(record, shown_map, figures.get("note", "")),
         "<h3>Targets</h3>", targets_section(record),
         "<h2>Evidence weights</h2>", weights_section(record),
@@ -190,10 +203,12 @@ def write_figures(record: dict, folder) -> dict:
     folder = Path(folder)
     figures = {}
     try:
-        figures["map"], figures["note"] = draw_record_map(record, folder, folder / FIGURES["map"],
-                                                          map_title(record.get("favourability") or {}))
+        drawn, figures["note"] = draw_record_map(record, folder, folder / FIGURES["map"],
+                                                 map_title(record.get("favourability") or {}))
     except LodestarError as exc:
-        figures["note"] = f"The prospectivity map could not be drawn: {exc}"
+        drawn, figures["note"] = None, f"The prospectivity map could not be drawn: {exc}"
+    if drawn is not None:
+        figures["map"] = drawn
     rows = validation_rows(record)
     if rows:
         series = [(row["key"], _curve_label(row), row["points"]) for row in rows if row["points"]]

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from .report_text import e, humanize, number, table, words
 
-_SETTING_NAMES = {"backend": "back-end", "base_url": "server address", "timeout_s": "timeout (s)",
-                  "retry_backoff_s": "retry back-off (s)", "max_calls": "model call budget",
+_SETTING_NAMES = {"backend": "back-end", "base_url": "server address", "max_calls": "model call budget",
                   "max_tokens": "token budget", "max_retries": "retries"}
+_UNITS = (("_m2", "m²"), ("_km", "km"), ("_m", "m"), ("_s", "s"), ("_px", "pixels"))
+
+
+def setting_name(key: str) -> str:
+    """A setting's key in words, its unit suffix in brackets: 'timeout_s' -> 'timeout (s)'."""
+    if key in _SETTING_NAMES:
+        return _SETTING_NAMES[key]
+    for suffix, unit in _UNITS:
+        if key.endswith(suffix):
+            return f"{words(key[:-len(suffix)])} ({unit})"
+    return words(key)
 
 
 def value_text(value) -> str:
@@ -29,7 +39,7 @@ def settings_rows(settings: dict) -> list:
         if key == "models" and isinstance(value, dict):
             rows += [[f"{words(k)} model", value_text(v)] for k, v in value.items()]
         else:
-            rows.append([_SETTING_NAMES.get(key, words(key)), value_text(value)])
+            rows.append([setting_name(key), value_text(value)])
     return rows
 
 

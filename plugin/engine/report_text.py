@@ -29,9 +29,13 @@ def words(name) -> str:
     return _ROLE_WORDS.get(name, name.replace("_", " "))
 
 
-def humanize(text) -> str:
-    """Text with the role identifiers in it written as words and numbers in exponent notation written out."""
+def humanize(text, terms=()) -> str:
+    """Text with the role identifiers in it (and the identifiers in `terms`, e.g. a deposit model's evidence
+    items) written as words, and numbers in exponent notation written out."""
     text = _ROLE_PATTERN.sub(lambda m: words(m.group(1)), str(text or ""))
+    terms = sorted({t for t in terms if "_" in str(t)}, key=len, reverse=True)
+    if terms:
+        text = re.sub(r"\b(" + "|".join(map(re.escape, terms)) + r")\b", lambda m: words(m.group(1)), text)
     return _EXPONENT.sub(lambda m: number(float(m.group(0))), text)
 
 
@@ -93,6 +97,7 @@ def image(path, alt: str, css: str = "") -> str:
     return f'<img{klass} alt="{e(alt)}" src="data:image/png;base64,{data}">'
 
 
-def bullets(items) -> str:
-    items = [humanize(i) for i in items if str(i or "").strip()]
+def bullets(items, terms=()) -> str:
+    """An HTML list of texts (humanized; see `humanize`); empty when there are none."""
+    items = [humanize(i, terms) for i in items if str(i or "").strip()]
     return "<ul>" + "".join(f"<li>{e(i)}</li>" for i in items) + "</ul>" if items else ""

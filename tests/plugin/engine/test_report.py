@@ -1,0 +1,203 @@
+"""The HTML report as a geologist reads it: the favourability map (a 900 px PNG beside the report and embedded
+in it), the weights table, validation rows labelled by basis, the ranked targets in km², the third outcome's
+banner, and no raw identifiers, exponent numbers or JSON."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from affine import Affine
+from PIL import Image
+
+from lodestar.plugin.analysis import AnalysisRequest
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.contract import INSUFFICIENT
+from lodestar.plugin.engine.report import FIGURES, render_report, write_figures
+from lodestar.plugin.engine.report_map import NODATA_COLOUR, WIDTH_PX
+from lodestar.plugin.engine.report_text import humanize, km2, number, percent
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.raster_io import LayerSpec
+
+ROOT = Path(__file__).resolve().parents[3]
+GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
+CARBONATES = {"geology (DDS-41 lithotectonic units)": ["LPZE", "UPZC", "LPZ"]}
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+def _text(fragment: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment)).strip()
+
+
+def _rows(page: str, css: str) -> list:
+    """(row class, [cell texts]) of the data rows of the first table with class `css`."""
+    body = re.search(rf'<table class="{css}">(.*?)</table>', page, re.S)
+    assert body, f"no table of class {css}"
+    rows = re.findall(r'<tr(?: class="([^"]*)")?>(.*?)</tr>', body.group(1), re.S)
+    return [(klass, [_text(c) for c in re.findall(r"<td>(.*?)</td>", cells, re.S)]) for klass, cells in rows[1:]]
+
+
+def _read(result) -> tuple[str, dict]:
+    page = result.outputs["report"].read_text(encoding="utf-8")
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    return page, record
+
+
+def _embedded(page: str, path: Path) -> bool:
+    return base64.b64encode(path.read_bytes()).decode("ascii") in page
+
+
+def _plain(page: str, record: dict) -> None:
+    """No raw role or evidence identifiers, exponent numbers, m² areas or JSON settings in what a reader sees."""
+    seen = _text(re.sub(r'src="data:[^"]+"', "", re.sub(r"<style>.*?</style>", "", page, flags=re.S)))
+    evidence = {t for k in record["knowledge"] for t in k["testable"]}
+    assert evidence
+    for raw in ("hydrothermal_alteration", "geological_map", "false_color_composite", "area_m2", "<pre>", *evidence):
+        assert raw not in seen, raw
+    assert not re.search(r"\d[eE][+-]\d", seen)
+    assert '"temperature"' not in page and "{" not in seen
+
+
+# ---------------------------------------------------------------------------------------------------- text
+def test_numbers_and_areas_read_as_a_person_writes_them():
+    assert km2(6.245e6) == "6.25 km²" and km2(1e6) == "1 km²" and km2(3_470_562_500.0) == "3,471 km²"
+    assert km2(62_500.0) == "0.0625 km²" and km2(None) == "-"
+    assert number(1.87959) == "1.88" and number(-0.495235) == "-0.495" and number(0) == "0" and number(None) == "-"
+    assert number(14.410394) == "14.4" and number(25.0) == "25" and percent(0.12348) == "12 %"
+    assert humanize("needs a layer with role hydrothermal_alteration or false_color_composite") == \
+        "needs a layer with role hydrothermal alteration or false-colour composite"
+    assert humanize("over 1.23e+03 km2; as_rcl stays") == "over 1,230 km2; as_rcl stays"
+
+
+# ------------------------------------------------------------------------------------ Great Basin, calibrated
+@pytest.fixture(scope="module")
+def great_basin(tmp_path_factory):
+    case = read_case(GREAT_BASIN)
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path_factory.mktemp("gb"),
+                                          dict(case.choices), case_id=case.id, deposits=case.deposits,
+                                          favourable_units=CARBONATES, calibrate="wofe"))
+    return result, *_read(result)
+
+
+def test_the_report_holds_the_favourability_map(great_basin):
+    result, page, record = great_basin
+    folder = result.outputs["report"].parent
+    png = folder / FIGURES["map"]
+    image = Image.open(png)
+    assert image.format == "PNG" and image.width == WIDTH_PX and 700 < image.height < 1100
+    assert _embedded(page, png) and 'alt="favourability map with the ranked targets"' in page
+    # the surface is drawn with its colour map, nodata in grey, targets outlined in red
+    pixels = np.asarray(image.convert("RGB")).reshape(-1, 3)
+    grey = tuple(int(NODATA_COLOUR[i:i + 2], 16) for i in (1, 3, 5))
+    assert (pixels == grey).all(axis=1).sum() > 10_000
+    assert ((pixels[:, 0] > 200) & (pixels[:, 1] < 60) & (pixels[:, 2] < 90)).sum() > 500
+    assert "Favourability (calibrated): weights of evidence (full fit)" not in page  # the title is in the image
+    assert "favourability_cv.tif" in page
+
+
+def test_weights_table_has_every_evidence_layer_and_the_fit(great_basin):
+    _, page, record = great_basin
+    section = record["favourability"]
+    plan = _rows(page, "weights")
+    assert [cells[0] for _, cells in plan] == [w["layer"] for w in section["weights"]]
+    geology = dict(zip(["layer", "role", "transformation", "membership", "weight", "why"], plan[0][1]))
+    assert geology["role"] == "geological map" and "LPZE" in geology["transformation"]
+    assert geology["weight"] == number(section["weights"][0]["weight"])
+    fit = _rows(page, "fit")
+    assert [cells[0] for _, cells in fit] == [w["layer"] for w in section["weights"]]
+    header = re.search(r'<table class="fit"><tr>(.*?)</tr>', page).group(1)
+    assert ["W+", "s(W+)", "W−", "s(W−)"] == [_text(h) for h in re.findall(r"<th>(.*?)</th>", header)][4:8]
+    assert fit[0][1][4] == number(section["weights"][0]["w_plus"])
+    assert "Basis:</b> calibrated" in page and "the offline rule-based planner" in page
+    left_out = section["left_out"]
+    assert left_out and f"<td>{html.escape(left_out[0]['layer'])}</td>" in page
+
+
+def test_validation_rows_are_labelled_by_basis_cross_validated_first(great_basin):
+    result, page, record = great_basin
+    validation = record["favourability"]["validation"]
+    rows = _rows(page, "validation")
+    names = [cells[0] for _, cells in rows]
+    assert names[0].startswith("calibrated surface, cross-validated") and names[1].startswith("knowledge-driven")
+    assert names[2].startswith("calibrated surface, full fit") and names[3].startswith("targets")
+    assert rows[0][1][1] == validation["cv"]["basis"] and rows[0][0] == ""
+    assert rows[2][0] == "fitted" and rows[2][1][1] == "fitted on these deposits: not a skill figure"
+    assert rows[3][0] == "fitted" and "not a skill figure" in rows[3][1][1]  # targets come from the full fit
+    inside = validation["cv"]["deposits"]
+    cv = validation["cv"]["capture"]
+    assert rows[0][1][2:6] == [f"{number(cv[k])} ({percent(cv[k] / inside)})" for k in ("0.02", "0.05", "0.1", "0.2")]
+    assert rows[0][1][6] == f"{validation['cv']['auc']:.3f}"
+    curves = result.outputs["report"].parent / FIGURES["curves"]
+    assert Image.open(curves).width == 900 and _embedded(page, curves)
+
+
+def test_targets_are_listed_by_rank_in_km2(great_basin):
+    result, page, record = great_basin
+    targets = sorted(record["favourability"]["targets"], key=lambda t: t["rank"])
+    rows = _rows(page, "targets")
+    assert [int(cells[0]) for _, cells in rows] == list(range(1, min(20, len(targets)) + 1))
+    assert [cells[1] for _, cells in rows] == [km2(t["area_m2"]) for t in targets[:len(rows)]]
+    assert all(re.fullmatch(r"[\d,]+(\.\d+)? km²", cells[1]) for _, cells in rows)
+    if len(targets) > 20:
+        assert f"Ranks 21-{len(targets)} are not listed here" in page
+    _plain(page, record)
+
+
+# ------------------------------------------------------------------------------- synthetic, knowledge-driven
+def test_synthetic_case_knowledge_driven_report(tmp_path):
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import synthetic_cases
+
+    case = read_case(synthetic_cases.make_case(tmp_path / "case", 11, "porphyry", size=90, mixed_crs=False))
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
+                                          case_id=case.id, deposits=case.deposits))
+    page, record = _read(result)
+    assert Image.open(result.outputs["report"].parent / FIGURES["map"]).width == WIDTH_PX
+    assert {cells[0] for _, cells in _rows(page, "weights")} == {w["layer"] for w in record["favourability"]["weights"]}
+    rows = _rows(page, "validation")
+    assert [cells[1] for _, cells in rows][0] == "knowledge-driven: no deposit data used"
+    assert not any(klass == "fitted" for klass, _ in rows)  # nothing was fitted on the deposits
+    assert 'class="fit"' not in page
+    assert "<h3>Back-end settings</h3>" in page and "<td>temperature</td><td>0.05</td>" in page
+    assert "<td>timeout (s)</td><td>60</td>" in page
+    assert "No model was called" in page
+    _plain(page, record)
+
+
+# ------------------------------------------------------------------------------------- insufficient evidence
+def test_insufficient_evidence_banner_names_the_missing_role(tmp_path):
+    rows, cols = np.mgrid[0:60, 0:60]
+    value = 1.0 + 0.3 * np.exp(-((cols - 30) ** 2 + (rows - 30) ** 2) / 72.0)
+    profile = dict(driver="GTiff", width=60, height=60, count=1, dtype="float32", crs="EPSG:32612",
+                   transform=Affine(30, 0, 500000, 0, -30, 4000000), nodata=-9999)
+    with rasterio.open(tmp_path / "silica.tif", "w", **profile) as ds:
+        ds.write(value.astype("float32"), 1)
+    result = run_analysis(AnalysisRequest([LayerSpec(tmp_path / "silica.tif", "silicification", "silica")],
+                                          "Can porphyry copper deposits be detected? A. Yes B. No", tmp_path / "out"))
+    page, record = _read(result)
+    assert result.answer == INSUFFICIENT
+    banner = re.search(r'<div class="answer insufficient">(.*?)</div>', page).group(1)
+    assert _text(banner) == ("Answer: Insufficient evidence: no layer of hydrothermal alteration or argillic "
+                             "alteration")
+    assert 'class="answer valid"' not in page and "needs a layer with role hydrothermal alteration" in page
+    assert Image.open(result.outputs["report"].parent / FIGURES["map"]).width == WIDTH_PX
+    assert "Validation against known deposits" not in page  # no deposits were given
+    _plain(page, record)
+
+
+def test_a_record_without_a_surface_says_so_and_shows_the_evidence_map(tmp_path):
+    evidence_map = tmp_path / "map.png"
+    Image.new("RGB", (40, 30), (10, 20, 30)).save(evidence_map)
+    record = {"question": "Where?", "choices": {"A": "Yes", "B": "No"}, "result": {"answer": "A", "valid": True},
+              "favourability": {"basis": "knowledge-driven", "weights": [], "targets": []}}
+    figures = write_figures(record, tmp_path)
+    assert "map" not in figures and "No favourability surface was written" in figures["note"]
+    page = render_report(record, tmp_path, evidence_map, figures)
+    assert _embedded(page, evidence_map) and "No favourability surface was written" in page
+    assert "No layer could be turned into evidence" in page and "No targets were drawn" in page
