@@ -2,7 +2,9 @@
 
 Run under a virtual display:  xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python scripts/screenshot_dock.py
 It builds a small QGIS main window (map canvas, Layers panel, the real Lodestar dock), loads the
-sample case's layers, runs the offline reasoner through the dock as a user would, and grabs the window.
+sample case's layers (and its known deposits, picked in the dock so that the Results tab validates the
+favourability surface against them), runs the offline reasoner through the dock as a user would, and grabs
+the window.
 An isolated QGIS profile under build/ is used; runs are written to a temporary folder.
 """
 from __future__ import annotations
@@ -47,6 +49,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--tab", choices=("inputs", "reasoning", "results"), default="reasoning",
                         help="the dock tab shown in the screenshot")
+    parser.add_argument("--page", choices=("chain", "weights", "validation"), default="chain",
+                        help="the page of the Results tab shown")
     args = parser.parse_args(argv)
     _import_path()
 
@@ -113,12 +117,17 @@ def _screenshot(app, args) -> None:
         layer = project.mapLayersByName(spec.name)[0]
         dock.layers.set_role(layer.id(), spec.role)
     dock.ui.questionEdit.setPlainText(case.question)
+    if case.deposits is not None:
+        deposits = QgsVectorLayer(str(case.deposits), "known deposits", "ogr")
+        project.addMapLayer(deposits)
+        dock.map_options.set_deposits(deposits)
     task = dock.run()
     if task is None:
         raise SystemExit("the dock refused to run: " + dock.input_problem())
     if not wait_for(task, args.timeout) or dock.result is None:
         raise SystemExit("the run did not finish: " + dock.ui.statusLabel.text())
     dock.ui.tabs.setCurrentWidget(getattr(dock.ui, args.tab + "Tab"))
+    dock.ui.resultsToolBox.setCurrentWidget(getattr(dock.ui, args.page + "Page"))
     for node in root.findLayers():
         node.setExpanded(False)
     dock.run_group.setExpanded(True)

@@ -25,17 +25,19 @@ BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUF
 """Answer banner backgrounds: verified, voted, no answer, and the third outcome (critical evidence untestable)."""
 
 
-def targets_line(prospectivity) -> str:
-    """'Targets: #1 (score 0.83, 3.1 km2), ...' for the results tab ('' when there are none)."""
+def targets_line(prospectivity, shown: int = 5) -> str:
+    """'Targets: #1 (score 0.83, 3.1 km2), ... (12 in all)' for the results tab: the best `shown` of them ('' when
+    there are none)."""
     if prospectivity is None or not len(prospectivity):
         return ""
     parts = []
-    for row in prospectivity.sort_values("rank").itertuples():
+    for row in prospectivity.sort_values("rank").head(shown).itertuples():
         area = getattr(row, "area_m2", None)
         size = f", {area / 1e6:.2g} km2" if area is not None and prospectivity.crs is not None else ""
         score = getattr(row, "score", None)
         parts.append(f"#{row.rank} (score {score:.2f}{size})" if score is not None else f"#{row.rank}")
-    return "<b>Targets:</b> " + ", ".join(parts) + "<br>"
+    more = f", ... ({len(prospectivity)} in all)" if len(prospectivity) > shown else ""
+    return "<b>Targets:</b> " + ", ".join(parts) + more + "<br>"
 
 
 def zone_ids(item) -> list:

@@ -3,6 +3,7 @@ success-rate AUC and the deposits captured in the most favourable 2, 5, 10 and 2
 success-rate curves drawn with matplotlib (Agg) into a picture."""
 from __future__ import annotations
 
+from html import escape
 from io import BytesIO
 
 from qgis.PyQt.QtGui import QPixmap
@@ -11,7 +12,7 @@ from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
 SURFACES = (("cv", "Cross-validated"), ("knowledge", "Knowledge-driven"), ("fitted", "Fitted on the deposits"))
 """Validation keys in the order shown (the honest figure first), with their short names."""
 SHARES = ("0.02", "0.05", "0.1", "0.2")
-HEADERS = ("Surface", "AUC", "Top 2 %", "Top 5 %", "Top 10 %", "Top 20 %")
+HEADERS = ("Surface", "AUC", "2 %", "5 %", "10 %", "20 %")
 COLOURS = {"cv": "#1b5e20", "knowledge": "#1565c0", "fitted": "#9e9e9e"}
 NO_DEPOSITS = "Pick a known deposits layer on the Ask tab to validate the favourability surface against it."
 
@@ -26,7 +27,7 @@ def shown_surfaces(validation: dict) -> list:
     return [(key, name, validation[key]) for key, name in SURFACES if validation.get(key)]
 
 
-def curves_png(validation: dict, width_px: int = 380) -> bytes:
+def curves_png(validation: dict, width_px: int = 330) -> bytes:
     """The success-rate curves of the validated surfaces (with the chance line), as PNG bytes."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -62,7 +63,7 @@ class ValidationView:
         table.setHorizontalHeaderLabels(list(HEADERS))
         table.verticalHeader().setVisible(False)
         table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        table.horizontalHeader().setStretchLastSection(True)
 
     def clear(self) -> None:
         self.ui.validationTable.setRowCount(0)
@@ -86,9 +87,9 @@ class ValidationView:
                 item.setToolTip(scores.get("basis", ""))
                 table.setItem(row, col, item)
         deposits = surfaces[0][2].get("deposits", 0)
-        bases = "".join(f"<br><b>{name}</b>: {scores.get('basis', '')}" for _, name, scores in surfaces)
-        self.ui.validationNote.setText(f"Deposits captured in the most favourable share of the analysed area, of "
-                                       f"{deposits} known deposits inside it; AUC 0.5 is chance.{bases}")
+        bases = "".join(f"<br>&bull; {escape(scores.get('basis', ''))}" for _, _, scores in surfaces)
+        self.ui.validationNote.setText(f"Known deposits captured in the most favourable 2, 5, 10 and 20 % of the "
+                                       f"analysed area (of {deposits} inside it); AUC 0.5 is chance.{bases}")
         pixmap = QPixmap()
         pixmap.loadFromData(curves_png(validation))
         self.ui.curveLabel.setPixmap(pixmap)

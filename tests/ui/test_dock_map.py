@@ -173,7 +173,7 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Fitted on the deposits"]
     assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
     assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("cross-validated")
-    assert "of 31 known deposits" in basin_dock.ui.validationNote.text()
+    assert "(of 31 inside it)" in basin_dock.ui.validationNote.text()
     headers = _headers(basin_dock.ui.weightsTable)
     assert headers[:6] == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
     assert {"W+", "W-", "Contrast", "Studentised contrast"} <= set(headers) and "Coefficient" not in headers
@@ -202,3 +202,16 @@ def test_insufficient_evidence_has_its_own_banner(dock):
         dock.results.show_answer(AnalysisResult(answer, "Yes", valid, not valid, 1, empty, empty, empty, empty))
         colours[(answer, valid)] = banner.styleSheet()
     assert len({*colours.values(), "background:#d1c4e9; padding:6px; border-radius:4px;"}) == 4
+
+
+def test_targets_line_shows_the_best_five():
+    from shapely.geometry import box
+
+    from lodestar.ui.results_view import targets_line
+
+    frame = gpd.GeoDataFrame({"rank": [3, 1, 2, 4, 5, 6, 7], "score": [0.5, 0.9, 0.7, 0.4, 0.3, 0.2, 0.1],
+                              "area_m2": [2e6] * 7}, geometry=[box(0, 0, 1, 1)] * 7, crs="EPSG:32633")
+    assert targets_line(frame) == ("<b>Targets:</b> #1 (score 0.90, 2 km2), #2 (score 0.70, 2 km2), #3 (score 0.50, "
+                                   "2 km2), #4 (score 0.40, 2 km2), #5 (score 0.30, 2 km2), ... (7 in all)<br>")
+    assert targets_line(frame.head(2)) == "<b>Targets:</b> #1 (score 0.90, 2 km2), #3 (score 0.50, 2 km2)<br>"
+    assert targets_line(frame.iloc[:0]) == ""
