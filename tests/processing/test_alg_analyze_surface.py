@@ -126,3 +126,32 @@ def test_new_parameters_are_documented(lodestar_registry, tmp_path):
     for key in NEW_KEYS:
         assert f"{key}: {params[key].description()}\n\t{params[key].help()}" in done.stdout, key
     assert "- 1: weights of evidence" in done.stdout
+
+
+def test_surfaces_get_their_style_and_unwritten_ones_are_not_loaded(qgis_processing, tmp_path):
+    """What Processing loads is styled with favourability.qml; an output the run did not make is not loaded."""
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback, QgsProject, QgsRasterLayer
+
+    from lodestar.processing.mapping_params import OUTPUTS, write_mapping_outputs
+
+    surface = tmp_path / "run" / "favourability.tif"
+    surface.parent.mkdir()
+    with rasterio.open(surface, "w", driver="GTiff", width=4, height=3, count=1, dtype="float32", nodata=-9999.0,
+                       crs="EPSG:32633", transform=rasterio.transform.from_origin(0, 30, 10, 10)) as ds:
+        ds.write(np.linspace(0, 1, 12, dtype="float32").reshape(1, 3, 4))
+    (tmp_path / "run" / "weights.csv").write_text("layer,weight\nas,1\n", encoding="utf-8")
+    context, feedback = QgsProcessingContext(), QgsProcessingFeedback()
+    paths = {key: str(tmp_path / "out" / name) for key, (_, name) in OUTPUTS.items()}
+    for key in ("OUTPUT_FAVOURABILITY", "OUTPUT_FAVOURABILITY_CV"):
+        context.addLayerToLoadOnCompletion(paths[key], QgsProcessingContext.LayerDetails(key, QgsProject.instance(),
+                                                                                         key))
+    written = write_mapping_outputs(paths, {"favourability": surface, "weights": tmp_path / "run" / "weights.csv"},
+                                    context, feedback)
+    assert set(written) == {"OUTPUT_FAVOURABILITY", "OUTPUT_WEIGHTS"}
+    assert list(context.layersToLoadOnCompletion()) == [paths["OUTPUT_FAVOURABILITY"]]
+    assert Path(paths["OUTPUT_WEIGHTS"]).read_text(encoding="utf-8") == "layer,weight\nas,1\n"
+    layer = QgsRasterLayer(paths["OUTPUT_FAVOURABILITY"], "favourability")
+    processor = context.layerToLoadOnCompletionDetails(paths["OUTPUT_FAVOURABILITY"]).postProcessor()
+    processor.postProcessLayer(layer, context, feedback)
+    assert layer.renderer().type() == "singlebandpseudocolor"
+    assert layer.renderer().legendSymbologyItems()[-1][0] == "0.8 - 1.0 very high"
