@@ -87,8 +87,8 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
     n_targets = _draw_targets(axes, targets) if targets is not None and len(targets) else 0
     if len(points):
         xy = np.asarray(points, dtype=float)
-        axes.scatter(xy[:, 0], xy[:, 1], marker="+", s=90, linewidths=3.2, color="black", zorder=5)
-        axes.scatter(xy[:, 0], xy[:, 1], marker="+", s=70, linewidths=1.4, color="white", zorder=6)
+        axes.scatter(xy[:, 0], xy[:, 1], marker="P", s=75, facecolors="white", edgecolors="black", linewidths=1.0,
+                     zorder=6)
     box = (left / WIDTH_PX, _MARGIN["bottom"] / fig_h, map_w / WIDTH_PX, map_h / fig_h)
     across = _scale_bar(figure, axes, grid, box)
     bar_left = (left + map_w + 22) / WIDTH_PX
@@ -137,13 +137,16 @@ _OFFSETS = ((9, 9), (9, -19), (-23, 9), (-23, -19), (18, -5), (-32, -5), (0, 22)
 
 
 def _label(axes, xy, text: str, placed: list) -> None:
-    """A rank label near `xy`, at the first offset (points) that keeps it 18 pixels from labels placed before."""
+    """A rank label near `xy`, at the first offset (pixels) that keeps it inside the map and 18 pixels from the
+    labels placed before (else the first offset inside the map)."""
     x, y = axes.transData.transform(xy)
-    for dx, dy in _OFFSETS:
-        spot = (x + dx + 7, y + dy + 7)
-        if all((spot[0] - px) ** 2 + (spot[1] - py) ** 2 >= 18 ** 2 for px, py in placed):
-            break
-    placed.append(spot)
+    box = axes.get_window_extent()
+    inside = [(dx, dy) for dx, dy in _OFFSETS
+              if box.x0 + 2 <= x + dx and x + dx + 22 <= box.x1 and box.y0 + 2 <= y + dy and y + dy + 18 <= box.y1]
+    candidates = inside or list(_OFFSETS)
+    dx, dy = next((o for o in candidates if all((x + o[0] - px) ** 2 + (y + o[1] - py) ** 2 >= 18 ** 2
+                                                for px, py in placed)), candidates[0])
+    placed.append((x + dx, y + dy))
     axes.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset pixels", fontsize=10, weight="bold",
                   color="black", zorder=7, bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": TARGET_COLOUR,
                                                  "lw": 1.0},
@@ -228,8 +231,8 @@ def _legend(figure, n_targets: int, n_points: int, has_nodata: bool) -> None:
     if n_targets:
         handles.append(Line2D([], [], color=TARGET_COLOUR, lw=1.6, label="target, labelled by rank"))
     if n_points:
-        handles.append(Line2D([], [], color="black", marker="+", markersize=10, markeredgewidth=1.6, linestyle="",
-                              label="known deposit"))
+        handles.append(Line2D([], [], marker="P", markersize=9, markerfacecolor="white", markeredgecolor="black",
+                              linestyle="", label="known deposit"))
     if has_nodata:
         handles.append(Patch(facecolor=NODATA_COLOUR, edgecolor="#999999", label="outside the analysed area"))
     if handles:

@@ -161,9 +161,11 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
     metrics = record.get("metrics") or {}
     inside, outside = metrics.get("inside", rows[0].get("inside")), metrics.get("outside")
     where = f" ({outside} outside it, not counted)" if outside else ""
+    caution = ("Quote the cross-validated figures as skill; a row fitted on these deposits is not."
+               if any(fitted(row) for row in rows) else "No figure here was fitted on these deposits.")
     parts = [f"<p>{e(inside)} known deposit(s) lie in the analysed area{e(where)}. Capture: the deposits within the "
              "most favourable 2, 5, 10 and 20 % of the area (cells of equal value counted as expected values); AUC "
-             "0.5 is chance. Quote the cross-validated figures as skill; a row fitted on these deposits is not.</p>"]
+             f"0.5 is chance. {caution}</p>"]
     body, css = [], []
     for row in rows:
         basis = Html(f"<b>{e(row['basis'])}</b>") if fitted(row) else row["basis"]
