@@ -351,8 +351,8 @@ def _random_fault(world: World, rng: np.random.Generator, through=None, angle=No
     return pts
 
 
-def _near_fault(world: World, rng: np.random.Generator, box: tuple) -> tuple[float, float]:
-    """A point within 0-400 m of a fault, inside `box` (half sizes) if possible."""
+def _near_fault(world: World, rng: np.random.Generator, box: tuple) -> tuple[float, float] | None:
+    """A point within 0-400 m of a fault, inside `box` (half sizes); None when no fault crosses the box."""
     for _ in range(200):
         line = world.faults[int(rng.integers(len(world.faults)))]
         i = int(rng.integers(len(line) - 1))
@@ -364,14 +364,20 @@ def _near_fault(world: World, rng: np.random.Generator, box: tuple) -> tuple[flo
         y = y0 + t * (y1 - y0) + off * (x1 - x0) / length
         if abs(x) <= box[0] and abs(y) <= box[1]:
             return x, y
-    return rng.uniform(-box[0], box[0]), rng.uniform(-box[1], box[1])
+    return None
 
 
 def _place(world: World, rng: np.random.Generator, margin: float, near_fault: bool) -> tuple[float, float]:
     box = (max(world.width / 2 - margin, 0.0), max(world.height / 2 - margin, 0.0))
-    if near_fault and world.faults:
-        return _near_fault(world, rng, box)
-    return rng.uniform(-box[0], box[0]), rng.uniform(-box[1], box[1])
+    spot = _near_fault(world, rng, box) if near_fault and world.faults else None
+    if spot is not None:
+        return spot
+    x, y = rng.uniform(-box[0], box[0]), rng.uniform(-box[1], box[1])
+    if near_fault:  # no mapped fault crosses the box: a fault of its own passes 0-300 m away
+        angle, off = rng.uniform(0, math.pi), rng.uniform(-300, 300)
+        world.faults.append(_random_fault(world, rng, through=(x - off * math.sin(angle), y + off * math.cos(angle)),
+                                          angle=angle))
+    return x, y
 
 
 def _margin(world: World, radius: float) -> float:
@@ -414,13 +420,25 @@ def populate_porphyry(world: World, rng: np.random.Generator, roles: list) -> No
         hi = max(lo + 300, min(first.halo, second.halo) + 500)
         margin = _margin(world, 1.5 * second.core)
         box = (world.width / 2 - margin, world.height / 2 - margin)
-        for _ in range(100):
+        spot = None
+        for _ in range(300):  # on or near a mapped fault, if one passes at the right distance
+            near = _near_fault(world, rng, box)
+            if near is not None and lo <= math.hypot(near[0] - first.x, near[1] - first.y) <= hi:
+                spot = near
+                break
+        for _ in range(100 if spot is None else 0):  # else anywhere at that distance, on a fault of its own
             d, a = rng.uniform(lo, hi), rng.uniform(0, 2 * math.pi)
             x, y = first.x + d * math.cos(a), first.y + d * math.sin(a)
             if abs(x) <= box[0] and abs(y) <= box[1]:
-                second.x, second.y = x, y
-                world.systems.append(second)
+                spot = (x, y)
+                angle = rng.uniform(0, math.pi)
+                off = rng.uniform(-300, 300)
+                world.faults.append(_random_fault(world, rng, through=(x - off * math.sin(angle),
+                                                                       y + off * math.cos(angle)), angle=angle))
                 break
+        if spot is not None:
+            second.x, second.y = spot
+            world.systems.append(second)
     for system in world.systems:
         if rng.random() < 0.35:  # a fault cuts the system and offsets the zones on one side
             angle = rng.uniform(0, math.pi)
@@ -471,19 +489,20 @@ def _blob(rng, role, x, y, radius, contrast, key, shape="blob") -> Blob:
 def populate_decoupled(world: World, rng: np.random.Generator, roles: list) -> bool:
     """One anomaly per evidence layer, every pair at least FOOTPRINT_M apart; False when they do not fit."""
     evidence = [r for r in roles if r in EVIDENCE_ROLES]
-    radii = [rng.uniform(250, 900) for _ in evidence]
+    radii = [rng.uniform(250, 800) for _ in evidence]
     for _ in range(300):
         spots = []
         for radius in radii:
             for _ in range(60):
                 x, y = _place(world, rng, _margin(world, radius), near_fault=rng.random() < 0.5)
-                if all(math.hypot(x - sx, y - sy) >= FOOTPRINT_M + 200 for sx, sy in spots):
-                    spots.append((x, y))
+                # every point of one anomaly more than a footprint from every point of another
+                if all(math.hypot(x - sx, y - sy) >= FOOTPRINT_M + radius + sr + 100 for sx, sy, sr in spots):
+                    spots.append((x, y, radius))
                     break
             else:
                 break
         if len(spots) == len(evidence):
-            for i, (role, radius, (x, y)) in enumerate(zip(evidence, radii, spots)):
+            for i, (role, (x, y, radius)) in enumerate(zip(evidence, spots)):
                 world.blobs.append(_blob(rng, role, x, y, radius, rng.uniform(4.5, 7.0), f"a{i}"))
             return True
     return False
@@ -499,7 +518,7 @@ def populate_lithology_clay(world: World, rng: np.random.Generator) -> None:
     shares = {i + 1: float((codes == i + 1).mean()) for i in range(len(world.geology["strata"]))}
     present = {c: s for c, s in shares.items() if s > 0.03} or shares
     world.clay_unit = min(present, key=lambda c: (abs(present[c] - target), c))
-    world.clay_contrast = rng.uniform(3.0, 5.5)
+    world.clay_contrast = rng.uniform(4.0, 6.0)
 
 
 def populate_single_layer(world: World, rng: np.random.Generator, roles: list) -> None:
@@ -538,7 +557,7 @@ def build_world(seed: int, index: int, kind: str, region: tuple, extent_km: floa
     extent = extent_km * 1000.0
     if kind == "decoupled":
         n_evidence = sum(r in EVIDENCE_ROLES for r in roles)
-        extent = max(extent, DECOUPLED_MIN_KM * 1000.0, min(EXTENT_KM[1], 6.5 * math.sqrt(n_evidence)) * 1000.0)
+        extent = max(extent, DECOUPLED_MIN_KM * 1000.0, min(EXTENT_KM[1], 8.0 * math.sqrt(n_evidence)) * 1000.0)
     for attempt in range(12):
         width, height = (extent, extent * aspect) if rng.random() < 0.5 else (extent * aspect, extent)
         world = World(seed=seed, index=index, kind=kind, region=name, epsg=epsg, alternatives=alternatives,
@@ -884,10 +903,12 @@ def write_case(world: World, roles: list, style: dict, folder: Path, case_id: st
                      "fault_offset_m": None if s.fault is None else s.fault[4]} for s in world.systems],
         "contrast": {r: c for r, c in sorted(world.contrast.items())},
         "anomalies": [{"role": b.role, "x": b.x, "y": b.y, "lonlat": list(world.lonlat(b.x, b.y)),
-                       "radius_m": b.radius, "shape": b.shape, "contrast": b.contrast} for b in world.blobs],
+                       "radius_m": b.radius, "shape": b.shape, "contrast": b.contrast, "aspect": b.aspect,
+                       "angle_deg": math.degrees(b.angle)} for b in world.blobs],
         "clay_unit": world.clay_unit, "clay_contrast": world.clay_contrast,
         "clay_unit_name": None if world.clay_unit is None else world.geology["strata"][world.clay_unit - 1],
         "deposits": deposits, "layers": truth_layers,
+        "faults": [[list(world.lonlat(x, y)) for x, y in line] for line in world.faults],
     }
     (folder / ".worlds_b.json").write_text(json.dumps(_round(truth, 6), indent=1) + "\n", encoding="utf-8")
     return truth

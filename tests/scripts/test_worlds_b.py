@@ -10,6 +10,7 @@ import csv
 import hashlib
 import itertools
 import json
+import os
 from collections import Counter
 
 import numpy as np
@@ -22,8 +23,9 @@ from lodestar.plugin.case import read_case
 from lodestar.plugin.raster_io import RasterSet
 from lodestar.plugin.vector_io import read_vector
 
-COUNT = 30
-SEED = 777
+# another suite: LODESTAR_WORLDS_B_TEST_CASES=60 LODESTAR_WORLDS_B_TEST_SEED=5 pytest tests/scripts/test_worlds_b.py
+COUNT = int(os.environ.get("LODESTAR_WORLDS_B_TEST_CASES", "30"))
+SEED = int(os.environ.get("LODESTAR_WORLDS_B_TEST_SEED", "777"))
 GEOD = Geod(ellps="WGS84")
 
 
@@ -151,6 +153,31 @@ def test_positive_deposits_lie_in_their_core_anomalies(suite):
                 assert GEOD.inv(*blob["lonlat"], *system["lonlat"])[2] > truth["footprint_m"]
 
 
+def _metres_to_faults(folder, truth, lon, lat) -> float:
+    """Ground distance from a point to the case's faults, read from its structure layer when it has one."""
+    layer = next((layer for layer in truth["layers"] if layer["role"] == "structure"), None)
+    if layer is not None and layer["path"].endswith(".tif"):
+        data, row, col = _pixel(folder / layer["path"], lon, lat)
+        return float(data[0, row, col])
+    if layer is not None:
+        lines = read_vector(folder / layer["path"], crs=f"EPSG:{truth['epsg']}")
+    else:
+        from shapely.geometry import LineString
+        to = Transformer.from_crs("EPSG:4326", f"EPSG:{truth['epsg']}", always_xy=True)
+        lines = [LineString([to.transform(*p) for p in line]) for line in truth["faults"]]
+        lines = type("Lines", (), {"geometry": lines})
+    from shapely.geometry import Point
+    x, y = Transformer.from_crs("EPSG:4326", f"EPSG:{truth['epsg']}", always_xy=True).transform(lon, lat)
+    return min(line.distance(Point(x, y)) for line in lines.geometry) / truth["scale_k"]
+
+
+def test_systems_sit_on_or_near_faults(suite):
+    for folder, truth in _of_kind(suite, "porphyry"):
+        for system in truth["systems"]:
+            gap = _metres_to_faults(folder, truth, *system["lonlat"])
+            assert gap <= max(450.0, 0.85 * system["core_m"]) + 2 * truth["style"]["pixel"], (truth["id"], gap)
+
+
 def test_systems_are_sized_in_metres_whatever_the_extent(suite):
     systems = [(max(t["width_m"], t["height_m"]), s) for _, t in _of_kind(suite, "porphyry") for s in t["systems"]]
     lo, hi = worlds_b.CORE_RADIUS_M
@@ -177,9 +204,9 @@ def test_decoupled_anomalies_are_farther_apart_than_a_system_footprint(suite):
             anomaly = anomalies[layer["role"]]
             assert _anomalous(folder / layer["path"], *anomaly["lonlat"]), (truth["id"], layer["path"])
         for a, b in itertools.combinations(truth["anomalies"], 2):
-            gap = GEOD.inv(*a["lonlat"], *b["lonlat"])[2]
+            # every point of one anomaly farther than a system's footprint from every point of the other
+            gap = GEOD.inv(*a["lonlat"], *b["lonlat"])[2] - a["radius_m"] - b["radius_m"]
             assert gap > truth["footprint_m"] >= worlds_b.HALO_M[1], (truth["id"], a["role"], b["role"], gap)
-            assert gap - a["radius_m"] - b["radius_m"] > 2 * worlds_b.HALO_M[0]
 
 
 def test_single_layer_negatives_have_one_anomalous_layer(suite):
@@ -190,8 +217,8 @@ def test_single_layer_negatives_have_one_anomalous_layer(suite):
         anomaly = truth["anomalies"][0]
         layer = next(layer for layer in _rasters(folder, truth) if layer["role"] == anomaly["role"])
         lon, lat = anomaly["lonlat"]
-        if anomaly["shape"] == "ring":  # the ring itself, not its hollow centre
-            lon, lat = GEOD.fwd(lon, lat, 90.0, 0.75 * anomaly["radius_m"])[:2]
+        if anomaly["shape"] == "ring":  # the ring itself (along its long axis), not its hollow centre
+            lon, lat = GEOD.fwd(lon, lat, 90.0 - anomaly["angle_deg"], 0.75 * anomaly["radius_m"])[:2]
         assert _anomalous(folder / layer["path"], lon, lat), truth["id"]
 
 
@@ -214,7 +241,7 @@ def test_lithology_clay_follows_a_unit_outline(suite):
             if data.shape[0] >= 3:
                 rgb = data[:3].filled(0)
                 high = (rgb.max(axis=0) - rgb.min(axis=0)) > 60
-                assert high[unit & valid].mean() > 0.4, truth["id"]
+                assert high[unit & valid].mean() > 0.3, truth["id"]
                 assert high[~unit & valid].mean() < 0.1, truth["id"]
             else:
                 band = data[0]
