@@ -44,7 +44,7 @@ td,th{border:1px solid #ccc;padding:.25em .5em;vertical-align:top;text-align:lef
 .step{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;margin:.8em 0}
 .yes{color:#17702a;font-weight:bold}.no{color:#9a1c1c;font-weight:bold}
 img{max-width:100%;border:1px solid #ccc}img.figure{display:block;margin:.6em 0}
-.muted{color:#666;font-size:.9em}pre{white-space:pre-wrap}
+.muted{color:#666;font-size:.9em}
 tr.fitted td{background:#f4f4f4;color:#555;font-style:italic}tr.fitted b{color:#9a1c1c}
 table.weights td:last-child,table.targets td:last-child{min-width:24em}
 table.targets td:nth-child(-n+4),table.validation td:nth-child(n+3),table.fit td:nth-child(n+2){white-space:nowrap}

@@ -51,7 +51,7 @@ def draw_record_map(record: dict, folder: Path, path: Path, title: str) -> tuple
     """The map of a run's favourability surface written to `path`: (path or None, note for the reader)."""
     surface = output_file(record, folder, "favourability")
     if surface is None:
-        return None, "No favourability surface was written, so there is no prospectivity map."
+        return None, "No favourability surface was written (no layer could be turned into evidence)."
     targets_file = output_file(record, folder, "prospectivity")
     targets = read_vector(targets_file) if targets_file is not None else None
     reader = RasterReader(surface)
