@@ -14,7 +14,8 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
 - observer: judges a tool result from the zones' contrast, size and cross-layer coincidence;
 - verifier: evaluates the deposit model's evidence items around each candidate core zone (the
   strongest anomaly of a critical item): anomaly, coincidence with another alteration family,
-  halo, structure and host unit, each within a fraction of the extent's diagonal. The answer is
+  halo, structure and host unit, each within the deposit model's distance in metres (at least two
+  pixels of the analysis grid; in pixel space a pixel counts as NOMINAL_PIXEL_M). The answer is
   "Yes" only when every testable critical item is supported and at least one secondary item is
   present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
   inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
@@ -24,8 +25,10 @@ from __future__ import annotations
 
 import math
 
+from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
+from ..plugin.engine.workspace import NOMINAL_PIXEL_M
 
 FAMILY = {
     "hydrothermal_alteration": "clay",
@@ -45,9 +48,9 @@ FAMILY = {
 ZONE_KINDS_STRUCTURE = ("fault", "lineament_density", "contact")
 
 
-def _diagonal(ws) -> float:
-    xmin, ymin, xmax, ymax = ws.raster_set.grid.bounds
-    return math.hypot(xmax - xmin, ymax - ymin)
+def _per_metre(ws) -> float:
+    """Map units per metre on the ground (analysis grids are projected in metres; pixel space: 1 / 30 m)."""
+    return 1.0 if ws.raster_set.grid.crs is not None else 1.0 / NOMINAL_PIXEL_M
 
 
 class OfflineReasoner:
@@ -55,17 +58,17 @@ class OfflineReasoner:
 
     name = "offline"
 
-    def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_fraction: float = 0.002,
+    def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 90.0, fault_buffer: float = 0.004):
+                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
-        self.min_area_fraction = float(min_area_fraction)
+        self.min_area_m2 = float(min_area_m2)
         self.max_regions = int(max_regions)
         self.marginal_factor = float(marginal_factor)
         self.refine_factor = float(refine_factor)
         self.geochem_percentile = float(geochem_percentile)
-        self.fault_buffer = float(fault_buffer)
+        self.fault_buffer_m = float(fault_buffer_m)
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -73,9 +76,9 @@ class OfflineReasoner:
 
     def public_settings(self) -> dict:
         return {"backend": self.name, "anomaly_sigma": self.anomaly_sigma, "colour_level": self.colour_level,
-                "min_area_fraction": self.min_area_fraction, "max_regions": self.max_regions,
+                "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
                 "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
-                "geochem_percentile": self.geochem_percentile, "fault_buffer": self.fault_buffer}
+                "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m}
 
     def prompt_hashes(self) -> dict:
         return {}
@@ -168,22 +171,30 @@ class OfflineReasoner:
         if tool == "feature_regions":
             return {"mode": "auto", "max_zones": self.max_regions}
         if tool == "vector_evidence":
-            return {"max_zones": self.max_regions, "buffer_m": round(self.fault_buffer * _diagonal(ws), 3)}
-        return self._colour_params(info, self.anomaly_sigma)
+            return {"max_zones": self.max_regions, "buffer_m": self.fault_buffer_m}
+        return self._colour_params(ws, info, self.anomaly_sigma)
 
-    def _colour_params(self, info, sigma: float) -> dict:
-        params = {"max_regions": self.max_regions, "min_area_fraction": self.min_area_fraction, "smooth_px": 1.5}
+    def _min_area(self, ws) -> float:
+        """The smallest zone that counts, in square map units (at least four pixels)."""
+        return max(self.min_area_m2 * _per_metre(ws) ** 2, 4 * ws.raster_set.grid.pixel_area)
+
+    def _colour_params(self, ws, info, sigma: float) -> dict:
+        """color_regions parameters: renderings by colour level; classed layers (and structure indices) by their top
+        share; measured indices against their background model, `sigma` spreads above its centre."""
+        min_px = int(math.ceil(self._min_area(ws) / ws.raster_set.grid.pixel_area))
+        params = {"max_regions": self.max_regions, "min_area_px": min_px, "min_area_fraction": 0.0, "smooth_px": 1.5}
+        stats = info.stats or {}
         if info.kind == "rgb":
             params.update(mode="rgb", level=round(self.colour_level, 4))
         elif info.role == "structure":
             params.update(mode="index", method="percentile", percentile=85.0)
-        elif info.role == "geochemistry":
-            # geochemical anomalies are relative to the survey: its top few percent (also for class rasters)
+        elif stats.get("model") == "classed" or (info.role == "geochemistry" and "bg_sigma" not in stats):
+            # ordered classes carry no spread to test against: the survey's top classes
             params.update(mode="index", method="percentile", percentile=self.geochem_percentile)
-        elif info.stats:
-            spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
+        elif "bg_sigma" in stats:
             sign = -1.0 if info.favourable == "low" else 1.0
-            params.update(mode="index", method="value", value=round(info.stats["p50"] + sign * sigma * spread, 6))
+            level = from_measure(stats["bg_centre"] + sign * sigma * stats["bg_sigma"], stats)
+            params.update(mode="index", method="value", value=round(level, 6))
         else:
             params.update(mode="index", method="sigma", k_sigma=round(sigma, 4))
         return params
@@ -216,11 +227,11 @@ class OfflineReasoner:
             if refining:
                 sigma *= self.refine_factor
                 around = self._core_bounds(ws, step)
-                params = self._colour_params(info, sigma)
+                params = self._colour_params(ws, info, sigma)
                 if around is not None:
                     params["bounds"] = around
             elif attempt > 1:
-                params = self._colour_params(info, sigma + 0.75 * (attempt - 1))
+                params = self._colour_params(ws, info, sigma + 0.75 * (attempt - 1))
                 if info.kind == "rgb":
                     params["level"] = round(min(0.9, self.colour_level + 0.15 * (attempt - 1)), 4)
                 params["max_regions"] = max(1, self.max_regions - (attempt - 1))
@@ -234,8 +245,8 @@ class OfflineReasoner:
         if best is None:
             return None
         geometry = best[0]["geometry"]
-        reach = self._reach(ws, max((i.get("near_frac", 0.1) for i in ws.deposit_model.get("evidence", [])),
-                                    default=0.1))
+        reach = self._reach(ws, max((i.get("near_m", 1000.0) for i in ws.deposit_model.get("evidence", [])),
+                                    default=1000.0))
         xmin, ymin, xmax, ymax = geometry.bounds
         pad = max(xmax - xmin, ymax - ymin) + reach
         gx0, gy0, gx1, gy1 = ws.raster_set.grid.bounds
@@ -271,8 +282,9 @@ class OfflineReasoner:
         share = zone["area_m2"] / max(ws.valid_area, 1e-9)
         if info.kind == "rgb":
             measure = f", colour level {float(zone['score_mean']):.2f}"
-        elif info.kind == "index" and info.role not in ("structure", "geochemistry") and info.stats:
-            measure = f", {self._contrast(ws, zone):.1f} sigma above background"
+        elif info.kind == "index" and info.role != "structure" and "bg_sigma" in (info.stats or {}):
+            unit = " (log units)" if info.stats["model"] == "lognormal" else ""
+            measure = f", {self._contrast(ws, zone):.1f} sigma above background{unit}"
         else:
             measure = ""
         return f"{zone['zone_id']} ({zone['position']}, {share:.1%} of the area{measure})"
@@ -285,28 +297,29 @@ class OfflineReasoner:
         return sorted(roles)
 
     def _contrast(self, ws, zone: dict) -> float:
-        """Zone mean above the layer background in robust sigmas (colour fraction for renderings)."""
+        """Zone mean above the layer's background in background spreads (colour fraction for renderings)."""
         info = ws.layer(zone["layer"])
-        if info.kind == "rgb":
+        stats = info.stats or {}
+        if info.kind == "rgb" or "bg_sigma" not in stats:
             return float(zone["score_mean"])
-        if not info.stats:
-            return float(zone["score_mean"])
-        spread = info.stats.get("sigma_bg") or info.stats["sigma"] or info.stats["std"] or 1.0
-        # score_mean is on the evidence scale (the value, negated for favourable-low layers); so is the median
+        # score_mean is on the evidence scale (the value, negated for favourable-low layers)
         sign = -1.0 if info.favourable == "low" else 1.0
-        return (float(zone["score_mean"]) - sign * info.stats["p50"]) / spread
+        measure = to_measure(sign * float(zone["score_mean"]), stats)
+        if measure != measure:  # not positive on a lognormal layer: no departure upwards
+            return 0.0
+        return sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
 
     def _strength(self, ws, zone: dict) -> float:
         """1.0 or more for a clear zone of its kind (contrast relative to the clear-anomaly level)."""
         info = ws.layer(zone["layer"])
-        if zone["area_m2"] < self.min_area_fraction * ws.valid_area * 0.999:
+        if zone["area_m2"] < self._min_area(ws) * 0.999:
             return 0.0
         if zone.get("kind") in ZONE_KINDS_STRUCTURE or info.role in ("structure", "geological_map"):
             return 1.0
         if info.kind == "rgb":
             return float(zone["score_mean"]) / self.colour_level
-        if info.kind in ("vector", "categorical") or not info.stats or info.role == "geochemistry":
-            return 1.0
+        if info.kind in ("vector", "categorical") or "bg_sigma" not in (info.stats or {}):
+            return 1.0  # classed and vector evidence: present or not, no significance to measure
         return self._contrast(ws, zone) / (self.anomaly_sigma * self.refine_factor)
 
     # -- verifier ------------------------------------------------------------------------------------
@@ -317,8 +330,10 @@ class OfflineReasoner:
         rows = zones.to_dict("records")
         return [z for z in rows if z["geometry"] is not None and not z["geometry"].is_empty]
 
-    def _reach(self, ws, fraction: float) -> float:
-        return float(fraction) * _diagonal(ws)
+    @staticmethod
+    def _reach(ws, metres: float) -> float:
+        """A ground distance in map units, never under two pixels of the analysis grid."""
+        return max(float(metres) * _per_metre(ws), 2 * max(abs(v) for v in ws.raster_set.grid.pixel_size))
 
     def _cores(self, ws) -> list[dict]:
         """Candidate core zones: clear zones of the deposit model's first critical anomaly item."""
@@ -356,7 +371,7 @@ class OfflineReasoner:
                 out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
                                    "zones": [core["zone_id"]]}
                 continue
-            reach = self._reach(ws, item.get("near_frac", 0.1))
+            reach = self._reach(ws, item.get("near_m", 1000.0))
             best_gap, best_zone = math.inf, None
             for zone in zones:
                 if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
@@ -367,6 +382,8 @@ class OfflineReasoner:
                     continue
                 if item["kind"] == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
                     gap = 0.0
+                elif item["kind"] == "coincidence":
+                    gap = self._centre_gap(core["geometry"], zone["geometry"])
                 else:
                     gap = float(core["geometry"].distance(zone["geometry"]))
                 if gap < best_gap:
@@ -383,6 +400,16 @@ class OfflineReasoner:
                                "gap": None if best_zone is None else round(best_gap, 3),
                                "zones": [best_zone] if best_zone else []}
         return out
+
+    @staticmethod
+    def _centre_gap(core, zone) -> float:
+        """How far a partner anomaly's centre lies beyond the core (0 when it overlaps a third of the smaller
+        of the two): centres hardly move when a threshold or the pixel size grows both outlines, while the
+        gap between outlines closes, so two anomalies kilometres apart never become neighbours that way."""
+        if core.intersects(zone) and core.intersection(zone).area >= min(core.area, zone.area) / 3:
+            return 0.0
+        radius = math.sqrt(core.area / math.pi)
+        return max(0.0, float(core.centroid.distance(zone.centroid)) - radius)
 
     def _best_core(self, ws):
         """(core zone, assessment) of the candidate core with the most support, or None."""

@@ -28,6 +28,8 @@ from ..progress import SILENT, Progress
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
                   "why")
 CALIBRATION_METHODS = ("wofe", "logistic")
+MIN_TARGET_CELLS = 4
+"""Patches of the top share smaller than this many cells are specks, not targets: left out (and said)."""
 
 
 @dataclass
@@ -104,9 +106,10 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     if draw_targets:
         progress.check()
         targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share)
-        notes.append(f"{len(targets)} target(s): the top {area_share:.0%} of the analysed area on the "
-                     f"{'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
-                     "they hold.")
+        covered = float(targets["area_m2"].sum()) / max(float(surface.values.count()) * surface.grid.pixel_area, 1e-12)
+        notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
+                     f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
+                     f"they hold (patches under {MIN_TARGET_CELLS} cells left out as specks).")
     else:
         notes.append("No targets: the answer rules the deposit out; the favourability surface is still written.")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
@@ -204,6 +207,7 @@ def calibrated(raster_set, specs: list, deposit_xy: list, method: str, progress:
 def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float) -> gpd.GeoDataFrame:
     """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph."""
     polygons = surface_polygons(Surface(values, grid, crs), area_share)
+    polygons = polygons[polygons["area_m2"] >= MIN_TARGET_CELLS * grid.pixel_area * 0.999]
     nodes = graph.nodes
     index = nodes.sindex if len(nodes) else None
     rows = []
@@ -234,9 +238,20 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
     return frame[list(TARGET_COLUMNS) + ["geometry"]]
 
 
+def _plain(value: float) -> str:
+    """A number as people write it: no exponent, digits by size (12,345 / 123 / 12.3 / 1.23 / 0.0123)."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 1:
+        return f"{value:.3g}"
+    return f"{value:.2g}" if value > 0 else "0"
+
+
 def _why(held: float, fav_mean: float, area_m2: float, zone_ids: list, roles: list, on_chain: bool, best_zone: str,
          graph_score: float) -> str:
-    text = f"evidence {held:.3g} (mean favourability {fav_mean:.2f} over {area_m2 / 1e6:.3g} km2)"
+    text = f"evidence {_plain(held)} (mean favourability {fav_mean:.2f} over {_plain(area_m2 / 1e6)} km2)"
     if not zone_ids:
         return text + "; no zone of the chain lies here (the surface alone selects it)"
     text += f"; holds {len(zone_ids)} zone(s) of {', '.join(r.replace('_', ' ') for r in roles)}"

@@ -23,6 +23,9 @@ from ..zones import zone_record, zones_frame
 from .contract import TOOLSET, ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
+COINCIDENCE_REACH_M = 10_000.0
+"""How far (metres on the ground) a new zone's neighbours of other layers are looked for; in pixel space
+(no georeferencing) a quarter of the image's diagonal."""
 OUTLINE_COLOURS = ((0, 229, 255), (255, 64, 160), (120, 255, 80), (255, 200, 0), (255, 255, 255))
 
 
@@ -186,12 +189,13 @@ def coincidence(ws: Workspace, step_index: int, zones: gpd.GeoDataFrame) -> list
 
     pool = gpd.GeoDataFrame(pd.concat(others, ignore_index=True), geometry="geometry", crs=ws.raster_set.crs)
     index = pool.sindex
-    diagonal = math.hypot(*(np.subtract(ws.raster_set.grid.bounds[2:], ws.raster_set.grid.bounds[:2])))
+    grid = ws.raster_set.grid
+    reach = COINCIDENCE_REACH_M if grid.crs is not None else math.hypot(grid.width, grid.height) / 4
     rows = []
     for zone_id, layer, geometry in zip(zones["zone_id"], zones["layer"], zones.geometry):
         entry: dict = {"zone_id": zone_id, "overlap": {}, "gap": {}}
         area = geometry.area or 1.0
-        near = index.query(geometry.buffer(diagonal * 0.25), predicate="intersects")
+        near = index.query(geometry.buffer(reach), predicate="intersects")
         for j in near:
             other = pool.iloc[int(j)]
             if other["layer"] == layer:

@@ -15,8 +15,11 @@ import numpy as np
 from ..raster_io import RasterSet, crs_label
 from ..tools.categorical import read_legend
 from ..zones import zones_frame
+from .background import background_model
 from .contract import TOOLSET, ChainNode
 
+NOMINAL_PIXEL_M = 30.0
+"""Ground size of a pixel when no layer is georeferenced (MineBench-style images): ASTER's VNIR/SWIR scale."""
 _MAX_UNITS = 40  # legend units listed per categorical layer
 
 
@@ -31,7 +34,8 @@ class LayerInfo:
     crs: str = ""
     size: list = field(default_factory=list)  # [width, height] of the source, [] for vectors
     stats: dict = field(default_factory=dict)  # index layers: min, p2, p10, p50, p90, p98, max, mean, std,
-    # sigma (1.4826 MAD) and sigma_bg (the same from the unfavourable half only: the background's spread)
+    # sigma (1.4826 MAD), sigma_bg (the same from the unfavourable half only: the background's spread) and the
+    # background model (background.py: model, distinct, bg_centre, bg_sigma)
     units: dict = field(default_factory=dict)  # categorical layers: code -> legend name
 
     def to_dict(self) -> dict:
@@ -70,6 +74,7 @@ def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
                               "mean": float(values.mean()), "std": float(values.std()),
                               "sigma": 1.4826 * mad, "sigma_bg": 1.4826 * background}
                 info.stats = {k: round(v, 6) for k, v in info.stats.items()}
+                info.stats.update(background_model(raster_set.read(spec.name)[0], spec.favourable))
         infos.append(info)
     return infos
 

@@ -221,7 +221,7 @@ def evidence_threshold(sample: np.ndarray, params: ColorRegionParams, sign: floa
     return otsu_threshold(sample)
 
 
-def _smoothed(block: np.ma.MaskedArray, sigma: float) -> np.ndarray:
+def smoothed(block: np.ma.MaskedArray, sigma: float) -> np.ndarray:
     """Gaussian-smoothed evidence; nodata does not bleed in (normalised convolution); nodata stays NaN."""
     mask = np.ma.getmaskarray(block)
     values = block.filled(0).astype("float32", copy=False)
@@ -310,7 +310,7 @@ def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, stri
         top, bottom = max(0, r0 - halo), min(rows, r1 + halo)
         block = source.block(top, bottom)
         valid += int(np.count_nonzero(~np.ma.getmaskarray(block)[r0 - top:r0 - top + (r1 - r0)]))
-        smooth = _smoothed(block, sigma)[r0 - top:r0 - top + (r1 - r0)]
+        smooth = smoothed(block, sigma)[r0 - top:r0 - top + (r1 - r0)]
         with np.errstate(invalid="ignore"):
             if strict:   # above the lowest value by more than float rounding of the smoothing
                 np.greater(smooth, threshold + 1e-6 * max(1.0, abs(threshold)), out=mask[r0:r1])

@@ -398,11 +398,11 @@ def test_offline_verifier_asks_for_a_zoomed_look_at_a_marginal_coincidence(two_l
 
     ws = _workspace(two_layers, tmp_path)
     reasoner = OfflineReasoner()
-    # extent 500000-502400 x 3997600-4000000: diagonal 3394 m, coincidence reach 0.04 x 3394 = 136 m
+    # the porphyry model's coincidence reach is 450 m on the ground (marginal up to twice that)
     ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
                                        (501000, 3998600, 501400, 3999000), 1.25))
     ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
-                                         (501600, 3998600, 501900, 3999000), 1.25))  # 200 m away: marginal
+                                         (502000, 3998600, 502300, 3999000), 1.25))  # 600 m away: marginal
     verdict = reasoner.verify(ws, ws.chain)
     assert not verdict.valid and verdict.answer == "B"
     assert list(verdict.feedback) == [2] and "marginal" in verdict.feedback[2]
@@ -498,14 +498,17 @@ def test_offline_contrast_of_a_favourable_low_layer():
 
     from lodestar.models.offline import OfflineReasoner
 
-    info = SimpleNamespace(kind="index", favourable="low", stats={"p50": 10.0, "sigma_bg": 1.0, "sigma": 1.0,
-                                                                  "std": 1.0})
+    info = SimpleNamespace(kind="index", favourable="low", stats={"model": "normal", "bg_centre": 10.0,
+                                                                  "bg_sigma": 1.0})
     ws = SimpleNamespace(layer=lambda name: info)
     reasoner = OfflineReasoner()
     assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -2.0}) == pytest.approx(8.0)
     assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
+    # a lognormal background is measured in log units: e^3 on a background centred at log 1 with spread 0.5 is 4 sigma
     info.favourable = "high"
     assert reasoner._contrast(ws, {"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
+    info.stats = {"model": "lognormal", "bg_centre": 1.0, "bg_sigma": 0.5}
+    assert reasoner._contrast(ws, {"layer": "as", "score_mean": float(np.exp(3.0))}) == pytest.approx(4.0)
 
 
 def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, tmp_path):

@@ -66,3 +66,14 @@ def test_an_empty_graph_still_gives_ranked_targets():
     empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
     targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()), 16 / 1575)
     assert len(targets) == 1 and targets.iloc[0]["fav_mean"] == 0.9 and targets.iloc[0]["zones"] == ""
+
+
+def test_specks_of_the_top_share_are_not_targets():
+    grid = _grid()
+    values = np.full((40, 40), 0.1, dtype="float32")
+    values[10, 10] = 0.95  # one cell: a speck
+    values[20:23, 20:23] = 0.9  # nine cells
+    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+    targets = rank_targets(np.ma.masked_array(values), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
+                           10 / 1600)
+    assert len(targets) == 1 and targets.iloc[0]["area_m2"] == 9 * 100 * 100
