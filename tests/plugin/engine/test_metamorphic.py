@@ -38,7 +38,7 @@ def _generator():
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     made = {}
-    for name, (kind, seed, answer) in CASES.items():
+    for name, (kind, seed, _answer) in CASES.items():
         path = _generator().make_case(tmp_path_factory.mktemp(name), seed, kind, size=110, colour=(),
                                       mixed_crs=False, structure="vector", geology_style="categorical")
         made[name] = Path(path).parent
