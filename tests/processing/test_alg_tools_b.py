@@ -13,9 +13,7 @@ from rasterio.transform import from_origin
 from shapely.geometry import LineString
 
 X0, Y0, PX = 500_000.0, 4_000_000.0, 30.0
-GREAT_BASIN = Path("/work/shared/realdata/great-basin-gold")
-if not GREAT_BASIN.exists():
-    GREAT_BASIN = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "great-basin-gold"
+GREAT_BASIN = Path(__file__).resolve().parents[2] / "tests" / "data" / "great-basin-gold"
 
 
 def write_tif(path, data, crs="EPSG:32611", nodata=None):
@@ -119,7 +117,6 @@ def test_alteration_indices_writes_tagged_rasters(tmp_path, run):
         run("lodestar:alteration_indices", {"INPUT": source, "SENSOR": 0, "OUTPUT_FOLDER": str(tmp_path / "x")})
 
 
-@pytest.mark.skipif(not GREAT_BASIN.exists(), reason="Great Basin real data not available")
 def test_unit_regions_on_great_basin_geology(tmp_path, run):
     out = tmp_path / "lpze.gpkg"
     result = run("lodestar:unit_regions", {"INPUT": str(GREAT_BASIN / "geologia.tif"),

@@ -1,12 +1,12 @@
-"""The real Great Basin gold case folder: valid case, 32 deposits inside the study area, and
-rebuildable from the shared source data."""
+"""The real Great Basin gold case folder: a valid case whose known deposits lie in the study area.
+
+(Rebuilding it from the source data outside the repository is checked by
+`python scripts/make_great_basin_case.py --check`, not here: the suite reads only the repository.)"""
 from __future__ import annotations
 
 from pathlib import Path
 
-import make_great_basin_case
 import numpy as np
-import pytest
 
 from lodestar.plugin.case import read_case
 from lodestar.plugin.raster_io import RasterSet
@@ -26,16 +26,11 @@ def test_great_basin_case_reads_and_its_deposits_lie_in_the_study_area():
     geology = rs.read(case.layers[0].name)[0]
     deposits = read_vector(case.deposits, crs=rs.crs)
     assert len(deposits) == 32
-    cols, rows = rs.grid.map_to_pixel(deposits.geometry.x.values, deposits.geometry.y.values)
-    assert not np.ma.getmaskarray(geology)[rows.astype(int), cols.astype(int)].any()
+    cols, rows = (np.floor(v).astype(int) for v in rs.grid.map_to_pixel(deposits.geometry.x.values,
+                                                                         deposits.geometry.y.values))
+    on_grid = (cols >= 0) & (cols < rs.grid.width) & (rows >= 0) & (rows < rs.grid.height)
+    assert int(on_grid.sum()) == 31  # one deposit lies about 1.5 km north of the common analysis grid
+    assert not np.ma.getmaskarray(geology)[rows[on_grid], cols[on_grid]].any()
     legend = (CASE / "geologia_legend.csv").read_text().splitlines()
     assert legend[0] == "value,name,cells" and "13,Q,392848" in legend
-
-
-@pytest.mark.skipif(not make_great_basin_case.SOURCE.exists(), reason="shared source data not present")
-def test_great_basin_case_is_rebuilt_identically(tmp_path):
-    make_great_basin_case.build(make_great_basin_case.SOURCE, tmp_path)
-    built = sorted(tmp_path.iterdir())
-    assert len(built) == 9
-    for path in built:
-        assert path.read_bytes() == (CASE / path.name).read_bytes(), path.name
+    assert case.favourable_units == {"geology (DDS-41 lithotectonic units)": ["LPZE", "UPZC", "LPZ"]}
