@@ -35,12 +35,16 @@ class ControllerLimits:
     max_regions: int = 5
     max_total_fraction: float = 0.7    # union of all regions / reference area
     max_attempts: int = 3
+    min_area_m2: float | None = None   # on a georeferenced grid: a speck is smaller than this on the ground
+    # (replaces min_area_fraction there, so the verdict does not depend on how much ground the map shows)
 
     def __post_init__(self):
         if not 0 <= self.min_area_fraction < self.max_area_fraction <= 1:
             raise LodestarError("Controller limits: need 0 <= min_area_fraction < max_area_fraction <= 1.")
         if not 0 < self.max_overlap <= 1 or not 0 < self.max_total_fraction <= 1:
             raise LodestarError("Controller limits: max_overlap and max_total_fraction must lie in (0, 1].")
+        if self.min_area_m2 is not None and self.min_area_m2 < 0:
+            raise LodestarError("Controller limits: min_area_m2 must be zero or positive.")
         if self.max_regions < 1 or self.max_attempts < 1:
             raise LodestarError("Controller limits: max_regions and max_attempts must be at least 1.")
 
@@ -161,6 +165,24 @@ def _centre_fractions(geometry: BaseGeometry, grid: RasterGrid) -> tuple[float, 
     return float(fx), float(fy)
 
 
+def _ground(grid: RasterGrid, limits: ControllerLimits) -> bool:
+    return limits.min_area_m2 is not None and grid.crs is not None
+
+
+def _too_small(area: float, fraction: float, grid: RasterGrid, limits: ControllerLimits) -> bool:
+    return area < limits.min_area_m2 if _ground(grid, limits) else fraction < limits.min_area_fraction
+
+
+def _speck_size(grid: RasterGrid, limits: ControllerLimits) -> str:
+    return f"{limits.min_area_m2 / 1e6:.3g} km2" if _ground(grid, limits) else f"{limits.min_area_fraction:.1%}"
+
+
+def _small_message(zone_id: str, area: float, fraction: float, grid: RasterGrid, limits: ControllerLimits) -> str:
+    if _ground(grid, limits):
+        return f"Region {zone_id} covers only {area / 1e6:.3g} km2 (at least {_speck_size(grid, limits)})."
+    return f"Region {zone_id} covers only {fraction:.2%} of the image (at least {_speck_size(grid, limits)})."
+
+
 def validate(regions, grid: RasterGrid, attempt: int = 1, limits: ControllerLimits | None = None,
              reference_area: float | None = None) -> Verdict:
     """Check proposed regions (a list of Region or a zones GeoDataFrame) on the analysis grid.
@@ -184,11 +206,9 @@ def validate(regions, grid: RasterGrid, attempt: int = 1, limits: ControllerLimi
             errors.append(ControllerError(
                 "too_large", (region.zone_id,),
                 f"Region {region.zone_id} covers {fraction:.1%} of the image (limit {limits.max_area_fraction:.0%})."))
-        elif fraction < limits.min_area_fraction:
-            errors.append(ControllerError(
-                "too_small", (region.zone_id,),
-                f"Region {region.zone_id} covers only {fraction:.2%} of the image "
-                f"(at least {limits.min_area_fraction:.1%})."))
+        elif _too_small(area, fraction, grid, limits):
+            errors.append(ControllerError("too_small", (region.zone_id,), _small_message(region.zone_id, area, fraction,
+                                                                                          grid, limits)))
         errors.extend(_location_errors(region, grid))
     sized = [r for r in regions if r.geometry is not None and r.geometry.area > 0]
     for i, first in enumerate(sized):
@@ -209,7 +229,7 @@ def validate(regions, grid: RasterGrid, attempt: int = 1, limits: ControllerLimi
             "total_area", tuple(r.zone_id for r in sized),
             f"The regions together cover {total:.0%} of the image (limit {limits.max_total_fraction:.0%})."))
     final = attempt >= limits.max_attempts
-    feedback = compose_feedback(errors, attempt, limits)
+    feedback = compose_feedback(errors, attempt, limits, _speck_size(grid, limits))
     return Verdict(not errors, errors, feedback, attempt, final,
                    {"area_fractions": fractions, "total_fraction": total, "regions": len(regions)})
 
@@ -246,7 +266,7 @@ def _location_errors(region: Region, grid: RasterGrid) -> list[ControllerError]:
         f"({actual}).")]
 
 
-def compose_feedback(errors: list[ControllerError], attempt: int, limits: ControllerLimits) -> str:
+def compose_feedback(errors: list[ControllerError], attempt: int, limits: ControllerLimits, speck: str) -> str:
     """Feedback for the proposer: general (attempt 1), operational (later), checklist + reference (last)."""
     if not errors:
         return "All regions pass the checks."
@@ -258,7 +278,7 @@ def compose_feedback(errors: list[ControllerError], attempt: int, limits: Contro
         lines = [
             "This is your final attempt. Make sure that:",
             f"1. every region is neither too large (over {limits.max_area_fraction:.0%} of the image) nor a tiny "
-            f"speck (under {limits.min_area_fraction:.1%});",
+            f"speck (under {speck});",
             f"2. there are at most {limits.max_regions} regions, none overlapping another by more than "
             f"{limits.max_overlap:.0%}, together covering less than {limits.max_total_fraction:.0%} of the image;",
             "3. each location word matches its box ([ymin, xmin, ymax, xmax], (0, 0) at the top-left);",
@@ -365,7 +385,7 @@ def enforce(regions, grid: RasterGrid, limits: ControllerLimits | None = None,
         area = region.geometry.area if region.geometry is not None else 0.0
         if area <= 0:
             dropped[region.zone_id] = "empty_region"
-        elif area / reference < limits.min_area_fraction:
+        elif _too_small(area, area / reference, grid, limits):
             dropped[region.zone_id] = "too_small"
         elif area / reference > limits.max_area_fraction:
             dropped[region.zone_id] = "too_large"

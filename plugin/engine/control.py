@@ -12,12 +12,18 @@ from ..controller import ControllerLimits, Region, enforce, validate
 from .contract import ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
+SPECK_M2 = 50_000.0
+"""On a georeferenced grid a region under 0.05 km2 (about 225 m across) is a speck, whatever the map's extent."""
 
-def limits_from(settings: dict | None, max_attempts: int) -> ControllerLimits:
-    """Controller limits from the run's settings (paper defaults for what is not given)."""
+
+def limits_from(settings: dict | None, max_attempts: int, georeferenced: bool = True) -> ControllerLimits:
+    """Controller limits from the run's settings (paper defaults for what is not given; specks measured on the
+    ground when the analysis grid is georeferenced, as a share of the image otherwise)."""
     known = set(ControllerLimits.__dataclass_fields__)
     values = {k: v for k, v in (settings or {}).items() if k in known}
     values["max_attempts"] = max_attempts
+    if georeferenced:
+        values.setdefault("min_area_m2", SPECK_M2)
     return ControllerLimits(**values)
 
 

@@ -77,7 +77,7 @@ class Engine:
         self.max_attempts = max(1, int(max_attempts))
         self.progress = progress
         self._emit = emit
-        self.limits = limits_from(controller, self.max_attempts)
+        self.limits = limits_from(controller, self.max_attempts, ws.raster_set.grid.crs is not None)
         self.budget_spent = False
         self.trace: list[dict] = []  # every model decision in call order (for records and replay)
         self.timings: dict = {"tools_s": 0.0, "tool_calls": 0}

@@ -188,3 +188,19 @@ def test_enforce_on_a_zones_frame_returns_a_frame():
     assert isinstance(result.regions, gpd.GeoDataFrame)
     assert list(result.regions.zone_id) == ["L:2", "L:3"] and result.dropped == {"L:1": "overlap"}
     assert list(result.regions.columns) == list(frame.columns)
+
+
+def test_specks_are_measured_on_the_ground_when_a_ground_size_is_given():
+    """A 200 m x 200 m region is 0.04 % of this 100 km2 grid: a speck by the image rule (0.2 %), and by a
+    0.05 km2 ground rule too; a 300 m x 300 m one is a speck by the image rule only."""
+    small = Region("small", box(501_000, 3_995_000, 501_200, 3_995_200), location="center-left")
+    medium = Region("medium", box(505_000, 3_995_000, 505_300, 3_995_300), location="center")
+    image = validate([small, medium], GRID)
+    assert [e.zone_ids for e in image.errors if e.code == "too_small"] == [("small",), ("medium",)]
+    ground = ControllerLimits(min_area_m2=50_000.0)
+    verdict = validate([small, medium], GRID, limits=ground)
+    assert [e.zone_ids for e in verdict.errors if e.code == "too_small"] == [("small",)]
+    assert "covers only 0.04 km2 (at least 0.05 km2)" in verdict.errors[0].message
+    assert [r.zone_id for r in enforce([small, medium], GRID, ground).regions] == ["medium"]
+    pixel_space = RasterGrid(GRID.transform, 1000, 1000, None)  # no CRS: the image rule applies
+    assert "too_small" in validate([medium], pixel_space, limits=ground).codes

@@ -216,7 +216,7 @@ def test_controller_retries_with_escalating_feedback(two_layers, tmp_path):
 def test_final_attempt_enforces_the_limits(two_layers, tmp_path):
     ws = _workspace(two_layers, tmp_path)
     step = PlanStep(1, "mark", ["aloh"], "", "mark_boxes", "", "", {})
-    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.08, 0.15] for i in range(8)]
+    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.09, 0.2] for i in range(8)]
     reasoner = Scripted([step], calls={1: [ToolCall("mark_boxes", ["aloh"], boxes=boxes)]},
                         verdicts=[Verdict(True, "A")])
     _engine(reasoner, ws).run()
@@ -523,7 +523,7 @@ def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, t
 
     ws = _workspace(two_layers, tmp_path)
     step = PlanStep(1, "mark", ["aloh"], "", "mark_boxes", "", "", {})
-    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.08, 0.15] for i in range(8)]
+    boxes = [[0.1 * i, 0.05, 0.1 * i + 0.09, 0.2] for i in range(8)]
     reasoner = FailsAfterFirst([step], calls={1: [ToolCall("mark_boxes", ["aloh"], boxes=boxes)]},
                                verdicts=[Verdict(True, "A")])
     _engine(reasoner, ws).run()
