@@ -189,3 +189,17 @@ def test_verifier_candidates_count_in_the_vote_when_refinement_runs_out(case, tm
     assert (result.answer, result.valid, result.voted, result.rounds) == ("B", False, True, 2)
     assert len(result.prospectivity) == 0  # a negative answer proposes no deposit area
     assert QUARTZ in {node["step"]["layers"][0] for node in result.chain if node["step"]["layers"]}
+
+
+def test_a_model_that_only_names_unknown_tools_is_never_verified(case, tmp_path):
+    """Every executor call names a tool that does not exist, so every step fails and no zone is marked; the
+    verifier still says "A, verified". The engine checks that claim against the chain and refuses it."""
+    script = porphyry_script([ACCEPT_A, ACCEPT_A, ACCEPT_A],
+                             act_prefix=tuple({"tool": "magic_wand", "layers": [ALOH]} for _ in range(40)))
+    with FakeOpenAIServer(script) as server:
+        result = _run(case, tmp_path, server)
+    assert all(node["observation"]["error"] for node in result.chain) and len(result.zones) == 0
+    assert not (result.answer == "A" and result.valid)
+    assert result.answer == "Failed" and not result.voted
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert all("every step of the chain failed" in r["verdict"]["rationale"] for r in record["rounds"])

@@ -73,6 +73,19 @@ def test_choices_are_read_from_the_question(run, tmp_path):
     assert record["question"] == question
     assert record["choices"] == {"A": "Argillic (clay, sericite)", "B": "Propylitic", "C": "Silicification",
                                  "D": "None"}
+    # answered offline with an alteration, in the question's own choices (not "Yes")
+    assert result["ANSWER"] == record["result"]["answer"] == "C" and result["VALID"] == 1
+
+
+@pytest.mark.parametrize("question", [
+    "Given these layers, can mineral deposits be detected in this area? Answer: A. Yes B. No.",
+    "Where in this area are mineral deposits most likely, and is any part of it worth exploring? Answer: A. Yes, "
+    "there are targets worth exploring B. No, nothing stands out.",
+])
+def test_the_yes_no_presets_are_answered_with_targets(run, tmp_path, question):
+    result = run("lodestar:analyze", {"CASE": str(SAMPLE / "case.json"), "QUESTION": question, **_outputs(tmp_path)})
+    assert result["ANSWER"] == "A" and result["VALID"] == 1
+    assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
 
 
 def test_favourable_low_names_or_positions_replace_the_guess(run, tmp_path):
