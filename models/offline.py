@@ -171,7 +171,9 @@ class OfflineReasoner:
         if tool == "feature_regions":
             return {"mode": "auto", "max_zones": self.max_regions}
         if tool == "vector_evidence":
-            return {"max_zones": self.max_regions, "buffer_m": self.fault_buffer_m}
+            pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)  # a corridor at least a pixel wide
+            buffer = max(self.fault_buffer_m * _per_metre(ws), pixel)
+            return {"max_zones": self.max_regions, "buffer_m": round(buffer, 3)}
         return self._colour_params(ws, info, self.anomaly_sigma)
 
     def _min_area(self, ws) -> float:

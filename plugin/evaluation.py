@@ -384,9 +384,11 @@ def plot_success_curve(metrics: dict, path, title: str = "Success-rate curve") -
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
     axes.plot([0, 1], [0, 1], linestyle="--", color="grey", label="chance")
+    ranked_all = xs[-2] >= 0.999  # a surface ranks every cell; polygons leave an unranked remainder
     axes.plot(xs[:-1], ys[:-1], marker="o" if len(xs) < 60 else None, color="firebrick",
-              label="selected areas by rank")
-    axes.plot(xs[-2:], ys[-2:], linestyle=":", color="firebrick", label="unselected remainder")
+              label="cells by surface value" if ranked_all else "selected areas by rank")
+    if not ranked_all:
+        axes.plot(xs[-2:], ys[-2:], linestyle=":", color="firebrick", label="unselected remainder")
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1.02)
     axes.set_xlabel("share of the analysed area")
