@@ -69,6 +69,7 @@ class OfflineReasoner:
         self.refine_factor = float(refine_factor)
         self.geochem_percentile = float(geochem_percentile)
         self.fault_buffer_m = float(fault_buffer_m)
+        self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -165,7 +166,9 @@ class OfflineReasoner:
         if tool == "categorical":
             wants_units = any(i["kind"] == "host_unit" for i in items)
             wants_contacts = any(i["kind"] == "structure" for i in items)
-            units = favourable_units(info, ws.deposit_model) if (wants_units and legend_informative(info)) else []
+            named = list(ws.favourable_units.get(info.name) or [])
+            units = named or (favourable_units(info, ws.deposit_model) if legend_informative(info) else [])
+            units = units if wants_units else []
             output = "both" if (units and wants_contacts) else ("contacts" if wants_contacts else "units")
             return {"units": units, "output": output}
         if tool == "feature_regions":
@@ -390,6 +393,10 @@ class OfflineReasoner:
                     gap = float(core["geometry"].distance(zone["geometry"]))
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
+            if item["kind"] == "structure":
+                for layer, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
+                    if gap < best_gap:
+                        best_gap, best_zone = gap, f"{layer} (nearest of all its features)"
             if best_zone is None:
                 status = "missing"
             elif best_gap <= reach:
@@ -402,6 +409,23 @@ class OfflineReasoner:
                                "gap": None if best_zone is None else round(best_gap, 3),
                                "zones": [best_zone] if best_zone else []}
         return out
+
+    def _feature_gaps(self, ws, geometry, roles) -> list:
+        """(layer, distance) from `geometry` to the nearest feature of each vector layer of `roles`: whether
+        the core lies near a fault does not depend on which few faults a step marked as zones."""
+        from ..plugin.vector_io import read_vector
+
+        gaps = []
+        for info in ws.layers:
+            if info.kind != "vector" or info.role not in roles or ws.raster_set.crs is None:
+                continue
+            if info.name not in self._features:
+                frame = read_vector(ws.raster_set.spec(info.name).path, crs=ws.raster_set.crs)
+                self._features[info.name] = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
+            frame = self._features[info.name]
+            if len(frame):
+                gaps.append((info.name, float(frame.distance(geometry).min())))
+        return gaps
 
     @staticmethod
     def _centre_gap(core, zone) -> float:
@@ -427,7 +451,8 @@ class OfflineReasoner:
     @staticmethod
     def _units_named(ws) -> bool:
         """Whether some categorical map's legend names rock types (not only unit codes)."""
-        return any(legend_informative(info) for info in ws.layers if info.kind == "categorical")
+        return any(legend_informative(info) or ws.favourable_units.get(info.name)
+                   for info in ws.layers if info.kind == "categorical")
 
     @staticmethod
     def _score(assessment: dict) -> tuple:
@@ -585,8 +610,13 @@ def _roles_of(ws, item_ids: list) -> set:
 
 
 def legend_informative(info) -> bool:
-    """Whether a categorical layer's unit names describe rocks ('Cretaceous limestone'), not bare codes ('LPZ')."""
-    return any(len(str(name).split()) > 1 for name in info.units.values())
+    """Whether a categorical layer's unit names describe rocks ('Cretaceous limestone', 'Monzonite'), not bare
+    codes ('LPZ'): some name has several words or a known lithology word."""
+    from ..plugin.favourability.transforms import lithology_groups
+
+    words = {w for group in lithology_groups().values() for w in group} | set(lithology_groups())
+    return any(len(str(name).split()) > 1 or str(name).strip().lower().rstrip("s") in words
+               for name in info.units.values())
 
 
 def favourable_units(info, model: dict) -> list[str]:

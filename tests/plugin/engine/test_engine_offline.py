@@ -546,3 +546,25 @@ def test_every_given_layer_feeds_a_step_or_is_listed_with_its_reason(two_layers,
     assert {w["layer"] for w in result.weights} == {"aloh", "silica"}
     # a "where" question always gets a surface and targets, whatever the yes / no verdict
     assert result.outputs["favourability"].is_file() and len(result.prospectivity) >= 1
+
+
+def test_a_one_word_rock_name_is_an_informative_legend_and_bare_codes_are_not():
+    from types import SimpleNamespace
+
+    from lodestar.models.offline import legend_informative
+
+    assert legend_informative(SimpleNamespace(units={1: "Monzonite", 2: "Alluvium"}))
+    assert legend_informative(SimpleNamespace(units={1: "Limestones"}))
+    assert not legend_informative(SimpleNamespace(units={1: "LPZ", 2: "UPZC", 3: "Q"}))
+
+
+def test_great_basin_faults_and_named_host_units_are_tested_offline(tmp_path):
+    """Fault control is measured to the nearest of all 1,674 mapped faults (not to the five a step marked), and
+    the host units the case names (LPZE, UPZC, LPZ: its legend is bare codes) make the host-unit item testable."""
+    case = read_case(ROOT / "tests" / "data" / "great-basin-gold")
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path, dict(case.choices), case_id=case.id,
+                                          favourable_units=case.favourable_units))
+    verdict = json.loads(result.outputs["record"].read_text(encoding="utf-8"))["rounds"][-1]["verdict"]
+    assert result.answer == "A" and result.valid
+    assert verdict["critical"] == {"pathfinder_geochemistry": True, "fault_control": True}
+    assert verdict["secondary"].get("carbonate_host") is True
