@@ -13,7 +13,6 @@ from lodestar.ui.dock import LodestarDock
 from lodestar.ui.settings_dialog import PluginSettings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"
-MASTER_PASSWORD = "lodestar-test-master"
 
 
 @pytest.fixture
@@ -52,23 +51,3 @@ def dock(qgis_iface, sample, runs_dir):
     panel.shutdown()
     panel.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-
-
-@pytest.fixture
-def auth_ready(qgis_app):
-    """The test profile's auth database unlocked with a known master password (never a real profile), with no
-    stored Lodestar key before or after."""
-    from qgis.core import QgsApplication
-
-    from lodestar.processing import secrets
-
-    profile = Path(QgsApplication.qgisSettingsDirPath()).resolve()
-    assert ".qgis-settings" in profile.parts, f"not pytest-qgis's test profile: {profile}"
-    manager = QgsApplication.authManager()
-    assert not manager.isDisabled()
-    if not manager.setMasterPassword(MASTER_PASSWORD, True):
-        manager.eraseAuthenticationDatabase(False)
-        assert manager.setMasterPassword(MASTER_PASSWORD, True)
-    secrets.clear_api_key()
-    yield manager
-    secrets.clear_api_key()

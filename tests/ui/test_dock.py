@@ -14,6 +14,7 @@ from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsVectorLayer
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt
 from rasterio.transform import from_origin
 
+from lodestar.tests.ui.dock_steps import RUN_TIMEOUT_S, bar_texts, run_to_end, set_case_roles
 from lodestar.ui import results_view
 from lodestar.ui.dock import PRESETS
 from lodestar.ui.layer_table import CHOOSE_ROLE, LOW_COLUMN
@@ -24,26 +25,10 @@ from lodestar.ui.task import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
-RUN_TIMEOUT_S = 240
 # fixtures runs_dir, sample, dock and auth_ready: tests/ui/conftest.py
 
 
-def _set_case_roles(panel, case, layers):
-    for spec in case.layers:
-        panel.layers.set_role(layers[spec.name].id(), spec.role)
 
-
-def _bar_texts(panel):
-    return [item.text() for item in panel.ui.messageBar.items()]
-
-
-def _run_to_end(panel):
-    task = panel.run()
-    assert task is not None, panel.input_problem()
-    assert wait_for(task, RUN_TIMEOUT_S)
-    QgsApplication.processEvents()
-    assert panel.task is None
-    return task
 
 
 def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
@@ -58,9 +43,9 @@ def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
         "mapped faults": "structure",
     }
     assert all(row["item"].checkState(0) == Qt.Checked for row in dock.layers.rows())
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     assert dock.layers.role(layers["ASTER AlOH (sericite) index"].id()) == "hydrothermal_alteration"
-    assert dock.input_problem() == "" and dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+    assert dock.input_problem() == "" and dock.ui.runButton.isEnabled() and bar_texts(dock) == []
     request = dock.build_request()
     assert sorted((s.name, s.role) for s in request.layers) == sorted((s.name, s.role) for s in case.layers)
     legends = {s.name: s.legend for s in request.layers}
@@ -177,10 +162,10 @@ def test_faults_digitised_in_a_scratch_layer_are_an_input(dock, sample):
 
 def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_path):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
 
     def problem():
-        return dock.ui.runButton.isEnabled(), _bar_texts(dock)
+        return dock.ui.runButton.isEnabled(), bar_texts(dock)
 
     for layer in layers.values():
         dock.layers.set_checked(layer.id(), False)
@@ -233,13 +218,13 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
 
 def test_missing_optional_packages_say_what_to_install(dock, sample, tmp_path, monkeypatch):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     real_find_spec = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name in ("openai", "torch") else real_find_spec(name, *a))
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
     assert not dock.ui.runButton.isEnabled()
-    assert "python -m pip install openai" in _bar_texts(dock)[0]
+    assert "python -m pip install openai" in bar_texts(dock)[0]
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("offline"))
     checkpoint = tmp_path / "sam.pth"
     checkpoint.write_bytes(b"weights")
@@ -247,16 +232,16 @@ def test_missing_optional_packages_say_what_to_install(dock, sample, tmp_path, m
     dock._apply_sam_setting(PluginSettings.load())
     dock.ui.samCheck.setChecked(True)
     assert not dock.ui.runButton.isEnabled()
-    assert _bar_texts(dock) == ["Segment Anything refinement needs torch: install with QGIS's Python "
+    assert bar_texts(dock) == ["Segment Anything refinement needs torch: install with QGIS's Python "
                                 "(python -m pip install torch segment-anything), or untick the refinement."]
     dock.ui.samCheck.setChecked(False)
-    assert dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+    assert dock.ui.runButton.isEnabled() and bar_texts(dock) == []
 
 
 def test_choices_are_read_from_the_question(dock, sample):
     """Presets and free questions alike: the request's choices are the ones the question lists."""
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     dock.ui.presetCombo.setCurrentIndex(2)
     assert dock.build_request().choices == {"A": "Argillic or phyllic (clay, sericite)",
                                             "B": "Propylitic (chlorite, epidote)", "C": "Silicification", "D": "None"}
@@ -268,7 +253,7 @@ def test_choices_are_read_from_the_question(dock, sample):
 
 def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample, tmp_path, qgis_iface):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     dock.ui.questionEdit.setPlainText(case.question)
     opened = []
     dock.results.open_url = opened.append
@@ -281,7 +266,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     assert wait_for(task, RUN_TIMEOUT_S)
     QgsApplication.processEvents()
     result = dock.result
-    assert result is not None, _bar_texts(dock)
+    assert result is not None, bar_texts(dock)
 
     # answer banner
     assert result.answer == case.answer
@@ -364,7 +349,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
 
 def test_cancel_midway_adds_nothing(dock, sample):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     before_layers = set(QgsProject.instance().mapLayers())
     before_tree = [node.name() for node in QgsProject.instance().layerTreeRoot().children()]
     task = dock.run()
@@ -400,7 +385,7 @@ def test_plugin_unload_during_a_run_cancels_it(qgis_iface, sample, runs_dir):
     plugin.initGui()
     plugin.action.trigger()
     panel = plugin.dock
-    _set_case_roles(panel, case, layers)
+    set_case_roles(panel, case, layers)
     task = panel.run()
     assert task is not None
     folder = panel.run_folder
@@ -417,7 +402,7 @@ def test_plugin_unload_during_a_run_cancels_it(qgis_iface, sample, runs_dir):
 
 def test_closing_the_dock_cancels_the_run(dock, sample):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     before = set(QgsProject.instance().mapLayers())
     task = dock.run()
     dock.close()
@@ -474,14 +459,14 @@ def test_refused_key_is_a_message_without_the_key(dock, sample, openai_settings,
     settings, key = openai_settings
     settings.base_url = refusing_server
     settings.save()
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
     assert dock.input_problem() == ""
     logged = []
     QgsApplication.messageLog().messageReceived.connect(lambda msg, tag, level: logged.append(msg))
     before = set(QgsProject.instance().mapLayers())
-    _run_to_end(dock)
-    texts = _bar_texts(dock)
+    run_to_end(dock)
+    texts = bar_texts(dock)
     assert dock.result.answer == "Failed" and "<b>Answer Failed</b>" in dock.ui.answerBanner.text()
     [message] = texts
     assert message.startswith("No answer: No plan:") and "(HTTP 401)" in message
@@ -499,7 +484,7 @@ def test_unanswering_endpoint_shows_retries_and_cancels_during_back_off(dock, sa
     settings, _ = openai_settings
     settings.base_url = "http://127.0.0.1:9/v1"  # the discard port: nothing answers
     settings.save()
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
     task = dock.run()
     assert task is not None

@@ -7,38 +7,28 @@ from pathlib import Path
 
 import geopandas as gpd
 import pytest
-from qgis.core import QgsApplication, QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorLayer
+from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorLayer
 from qgis.PyQt.QtCore import QCoreApplication, QEvent
 
 from lodestar.plugin.analysis import AnalysisResult
 from lodestar.plugin.engine.contract import INSUFFICIENT
+from lodestar.tests.ui.dock_steps import bar_texts, run_to_end, set_case_roles
 from lodestar.ui.dock import LodestarDock
 from lodestar.ui.evidence_view import cell_text
-from lodestar.ui.task import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
-RUN_TIMEOUT_S = 240
 # fixtures runs_dir, sample and dock: tests/ui/conftest.py
 
 
-def _set_case_roles(panel, case, layers):
-    for spec in case.layers:
-        panel.layers.set_role(layers[spec.name].id(), spec.role)
-
-
-def _bar_texts(panel):
-    return [item.text() for item in panel.ui.messageBar.items()]
-
-
-def _run_to_end(panel):
-    task = panel.run()
-    assert task is not None, panel.input_problem()
-    assert wait_for(task, RUN_TIMEOUT_S)
-    QgsApplication.processEvents()
-    assert panel.result is not None, _bar_texts(panel)
+def _run_for_result(panel):
+    run_to_end(panel)
+    assert panel.result is not None, bar_texts(panel)
     return panel.result
+
+
+
 
 
 def _table(widget) -> list[list[str]]:
@@ -62,7 +52,7 @@ def _points(name: str, crs: str, points) -> QgsVectorLayer:
 
 def test_map_options_reach_the_request(dock, sample):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     deposits = QgsVectorLayer(str(SAMPLE / "deposits.geojson"), "known deposits", "ogr")
     QgsProject.instance().addMapLayer(deposits)
     combo = dock.ui.depositsCombo
@@ -73,18 +63,18 @@ def test_map_options_reach_the_request(dock, sample):
 
     dock.map_options.set_calibration("logistic")
     assert dock.ui.calibrationCombo.isEnabled() and not dock.ui.runButton.isEnabled()
-    assert _bar_texts(dock) == ["Pick the known deposits (a point layer) to calibrate with, or untick the calibration."]
+    assert bar_texts(dock) == ["Pick the known deposits (a point layer) to calibrate with, or untick the calibration."]
     dock.map_options.set_deposits(deposits)
     dock.ui.areaShareSpin.setValue(5)
     dock.ui.unitsEdit.setText("granite, porphyry")  # one categorical map: its name may be left out
-    assert dock.ui.runButton.isEnabled() and _bar_texts(dock) == []
+    assert dock.ui.runButton.isEnabled() and bar_texts(dock) == []
     request = dock.build_request()
     assert request.deposits == SAMPLE / "deposits.geojson" and request.calibrate == "logistic"
     assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["granite", "porphyry"]}
 
     dock.ui.unitsEdit.setText("lithology: granite")
     assert not dock.ui.runButton.isEnabled()
-    assert _bar_texts(dock) == ["Favourable units: 'lithology' is not among the input layers; name one of the "
+    assert bar_texts(dock) == ["Favourable units: 'lithology' is not among the input layers; name one of the "
                                 "categorical maps: geological map."]
     dock.ui.unitsEdit.clear()
     dock.map_options.set_calibration("")
@@ -100,12 +90,12 @@ def test_map_options_reach_the_request(dock, sample):
 
 def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample):
     case, layers = sample
-    _set_case_roles(dock, case, layers)
+    set_case_roles(dock, case, layers)
     dock.ui.questionEdit.setPlainText(case.question)
     deposits = QgsVectorLayer(str(SAMPLE / "deposits.geojson"), "known deposits", "ogr")
     QgsProject.instance().addMapLayer(deposits)
     dock.map_options.set_deposits(deposits)
-    result = _run_to_end(dock)
+    result = _run_for_result(dock)
 
     # weights table: one row per evidence layer, the knowledge columns
     table = dock.ui.weightsTable
@@ -167,7 +157,7 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     basin_dock.ui.unitsEdit.setText("LPZE, UPZC, LPZ")  # the legend holds bare codes
     basin_dock.map_options.set_deposits(deposits)
     basin_dock.map_options.set_calibration("wofe")
-    result = _run_to_end(basin_dock)
+    result = _run_for_result(basin_dock)
 
     rows = _table(basin_dock.ui.validationTable)
     assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Fitted on the deposits"]
