@@ -120,14 +120,16 @@ def _number(metrics: dict, *keys):
 
 
 def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: BackendSettings, max_rounds: int,
-                 progress: Progress, analyse: Callable, localization: dict | None = None) -> CaseOutcome:
-    """Run one read case and fill its table row (errors of the engine propagate to the caller)."""
+                 progress: Progress, analyse: Callable, localization: dict | None = None,
+                 surface: dict | None = None) -> CaseOutcome:
+    """Run one read case and fill its table row (errors of the engine propagate to the caller).
+    `surface`: {"calibrate", "area_share"} of the favourability surface (AnalysisRequest's defaults when absent)."""
     row = CaseOutcome(case_id=case.id, truth=case.answer or "", case_path=str(case_path),
                       output_dir=str(output_dir))
     request = AnalysisRequest(layers=case.layers, question=case.question, output_dir=output_dir,
                               choices=dict(case.choices), settings=settings, max_rounds=max_rounds,
                               case_id=case.id, deposits=case.deposits, localization=localization,
-                              favourable_units=dict(case.favourable_units))
+                              favourable_units=dict(case.favourable_units), **(surface or {}))
     start = time.perf_counter()
     result = analyse(request, progress)
     row.seconds = round(time.perf_counter() - start, 3)
@@ -154,10 +156,11 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
 
 def run_batch(source, output_dir, settings: BackendSettings | None = None, max_rounds: int = 3,
               progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
-              table_name: str = "results.csv") -> BatchResult:
+              table_name: str = "results.csv", surface: dict | None = None) -> BatchResult:
     """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
     and write `<output_dir>/<table_name>` and the summary figures beside it (`<table stem>_summary.json`);
-    returns the rows and the summary."""
+    returns the rows and the summary. `surface`: the calibration method and target area share of every
+    case's favourability surface (a case without deposits cannot be calibrated and is recorded as an error)."""
     paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -184,7 +187,7 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
             progress.log(f"[{i + 1}/{len(paths)}] {case.id}")
             start = time.perf_counter()
             try:
-                row = analyse_case(case, path, case_out, settings, max_rounds, step, analyse, localization)
+                row = analyse_case(case, path, case_out, settings, max_rounds, step, analyse, localization, surface)
             except Cancelled:
                 raise
             except Exception as exc:  # one broken case must not stop the batch

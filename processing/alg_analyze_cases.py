@@ -19,8 +19,10 @@ from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.batch import BATCH_COLUMNS, CaseOutcome, run_batch
 from ..plugin.errors import LodestarError
+from ..plugin.request import CALIBRATIONS
 from . import backend_params
 from .base import Group, LodestarAlgorithm
+from .mapping_params import AREA_SHARE, CALIBRATE, surface_parameters
 from .params import folder_destination, output_path
 
 NUMERIC = {"rounds": QVariant.Int, "model_calls": QVariant.Int, "prompt_tokens": QVariant.Int,
@@ -88,7 +90,7 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         table = QgsProcessingParameterFeatureSink(self.OUTPUT_TABLE, "Results table", QgsProcessing.TypeVector,
                                                   optional=True, createByDefault=True)
         table.setHelp("The results table as a layer without geometry (one row per case).")
-        for param in (cases, *backend_inputs, folder, table):
+        for param in (cases, *backend_inputs, *surface_parameters(), folder, table):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputFile(self.OUTPUT_CSV, "Results table (CSV)"))
         self.addOutput(QgsProcessingOutputString(self.SUMMARY, "Summary figures (JSON)"))
@@ -102,7 +104,9 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         output = output_path(self, parameters, self.OUTPUT_FOLDER, context, "lodestar-cases")
         rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)
         settings = backend_params.backend_settings(self, parameters, context)
-        result = run_batch(source, output, settings, rounds, progress)
+        surface = {"calibrate": CALIBRATIONS[self.parameterAsEnum(parameters, CALIBRATE, context)][0],
+                   "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0}
+        result = run_batch(source, output, settings, rounds, progress, surface=surface)
         outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),
                    self.SUMMARY: json.dumps(result.summary, default=float), self.CASE_COUNT: len(result.outcomes),
                    self.ERRORS: result.summary["errors"]}

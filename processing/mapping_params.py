@@ -43,19 +43,6 @@ def mapping_parameters() -> list:
                      "AUC and deposits captured in the top 2, 5, 10 and 20 % of the area, in the report and the "
                      "record), and CALIBRATE fits the evidence weights on them. With a CASE, empty takes the case's "
                      "deposits.")
-    calibrate = QgsProcessingParameterEnum(CALIBRATE, "Calibrate with known deposits",
-                                           options=[label for _, label in CALIBRATIONS], defaultValue=0)
-    calibrate.setHelp("0: none: the surface is knowledge-driven (the planner's transformations and weights from the "
-                      "deposit model, no deposit data used). 1: weights of evidence (W+, W-, contrast, studentised "
-                      "contrast). 2: logistic regression (needs scikit-learn). Calibration needs DEPOSITS (or a case "
-                      "with deposits) and fits on them with spatial block cross-validation: OUTPUT_FAVOURABILITY "
-                      "gets the full fit, OUTPUT_FAVOURABILITY_CV the out-of-fold prediction. qgis_process takes the "
-                      "number.")
-    low, high = AREA_SHARE_RANGE
-    share = number_parameter(AREA_SHARE, "Target area share (% of the analysed area)",
-                             QgsProcessingParameterNumber.Double, 10.0, 100 * low, 100 * high,
-                             f"The prospectivity targets are the most favourable cells covering this percentage of the "
-                             f"analysed area ({100 * low:g} to {100 * high:g}; default 10).")
     units = QgsProcessingParameterString(FAVOURABLE_UNITS, "Favourable units of categorical maps", optional=True)
     units.setHelp("Units you call favourable on a categorical map (a geological map, or a layer with a legend), "
                   "e.g. 'geology: LPZE, UPZC, LPZ; other map: limestone': the layer's name, a colon, its unit codes "
@@ -73,7 +60,25 @@ def mapping_parameters() -> list:
                                "One row per evidence layer: layer, role, transformation, membership, weight and why; "
                                "with CALIBRATE also the fitted figures (W+, W-, contrast, studentised contrast, or the "
                                "regression coefficient).")
-    return [deposits, calibrate, share, units, favourability, cv, weights]
+    return [deposits, *surface_parameters(), units, favourability, cv, weights]
+
+
+def surface_parameters() -> list:
+    """CALIBRATE and AREA_SHARE, with help (lodestar:analyze and lodestar:analyze_cases)."""
+    calibrate = QgsProcessingParameterEnum(CALIBRATE, "Calibrate with known deposits",
+                                           options=[label for _, label in CALIBRATIONS], defaultValue=0)
+    calibrate.setHelp("0: none: the surface is knowledge-driven (the planner's transformations and weights from the "
+                      "deposit model, no deposit data used). 1: weights of evidence (W+, W-, contrast, studentised "
+                      "contrast). 2: logistic regression (needs scikit-learn). Calibration needs DEPOSITS (or a case "
+                      "with deposits) and fits on them with spatial block cross-validation: OUTPUT_FAVOURABILITY "
+                      "gets the full fit, OUTPUT_FAVOURABILITY_CV the out-of-fold prediction. qgis_process takes the "
+                      "number.")
+    low, high = AREA_SHARE_RANGE
+    share = number_parameter(AREA_SHARE, "Target area share (% of the analysed area)",
+                             QgsProcessingParameterNumber.Double, 10.0, 100 * low, 100 * high,
+                             f"The prospectivity targets are the most favourable cells covering this percentage of the "
+                             f"analysed area ({100 * low:g} to {100 * high:g}; default 10).")
+    return [calibrate, share]
 
 
 def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=None) -> dict:

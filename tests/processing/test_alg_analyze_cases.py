@@ -62,3 +62,28 @@ def test_every_parameter_has_help(run):
     for param in model.parameterDefinitions():
         if not param.isDestination():
             assert help_content.get(param.name()), f"prospectivity_chain.{param.name()} has no help text"
+
+
+def test_analyze_cases_calibrates_each_case_on_its_deposits_and_refuses_a_case_without(run, tmp_path):
+    """CALIBRATE=1 (weights of evidence) and AREA_SHARE reach every case: the Great Basin case gets its
+    cross-validated surface and targets at the asked share; a case without deposits is an error row saying why."""
+    import shutil
+    from pathlib import Path
+
+    import rasterio
+
+    cases = tmp_path / "cases"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "great-basin-gold", cases / "gb")
+    synthetic_cases.make_case(cases / "neg", 8, "barren", 120, case_id="neg")
+    result = run("lodestar:analyze_cases", {"CASES": str(cases), "BACKEND": 0, "MAX_ROUNDS": 1, "CALIBRATE": 1,
+                                            "AREA_SHARE": 5, "OUTPUT_FOLDER": str(tmp_path / "out")})
+    with open(result["OUTPUT_CSV"], newline="") as fh:
+        rows = {row["case_id"]: row for row in csv.DictReader(fh)}
+    assert rows["neg"]["answer"] == "Error" and "Calibration needs known deposits" in rows["neg"]["error"]
+    assert rows["great-basin-gold"]["answer"] == "A" and rows["great-basin-gold"]["error"] == ""
+    record = json.loads((tmp_path / "out" / "great-basin-gold" / "record.json").read_text(encoding="utf-8"))
+    assert record["parameters"]["favourability"]["calibrate"] == "wofe"
+    assert record["parameters"]["favourability"]["area_share"] == pytest.approx(0.05)
+    assert record["favourability"]["validation"]["cv"]["basis"].startswith("cross-validated")
+    with rasterio.open(tmp_path / "out" / "great-basin-gold" / "favourability_cv.tif") as ds:
+        assert ds.dtypes[0] == "float32" and 0.0 <= float(ds.read(1, masked=True).max()) <= 1.0
