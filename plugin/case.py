@@ -59,9 +59,12 @@ def read_case(path) -> Case:
     for i, entry in enumerate(data["layers"]):
         if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
             raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
-        layer_path = folder / entry["path"]
+        layer_path = _inside(path, folder, entry["path"], f"layer {i + 1}'s 'path'")
         if not layer_path.exists():
             raise LodestarError(f"{path}: layer file {entry['path']} does not exist in {folder}.")
+        for key in ("role", "name", "favourable"):
+            if entry.get(key) is not None and not isinstance(entry[key], str):
+                raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
         legend = entry.get("legend")
         units = entry.get("favourable_units")
         if units is not None and (not isinstance(units, list) or not all(isinstance(u, str) and u for u in units)):
@@ -72,7 +75,7 @@ def read_case(path) -> Case:
             role=entry["role"],
             name=entry.get("name") or "",
             favourable=entry.get("favourable") or "high",
-            legend=folder / legend if legend else None,
+            legend=_inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None,
         ))
         if units:
             favourable_units[layers[-1].name] = list(units)
@@ -87,10 +90,22 @@ def read_case(path) -> Case:
         layers=layers,
         choices={str(k): str(v) for k, v in choices.items()},
         answer=answer,
-        deposits=folder / deposits if deposits else None,
+        deposits=_inside(path, folder, deposits, "'deposits'") if deposits else None,
         folder=folder,
         favourable_units=favourable_units,
     )
+
+
+def _inside(case_json: Path, folder: Path, relative, what: str) -> Path:
+    """`relative` resolved in the case folder; a case may only name files inside its own folder (a shared case
+    must not make Lodestar read, or send to a model, files elsewhere on the machine)."""
+    if not isinstance(relative, str) or not relative.strip():
+        raise LodestarError(f"{case_json}: {what} must be a file name relative to the case folder, not {relative!r}.")
+    target = (folder / relative).resolve()
+    if Path(relative).is_absolute() or not target.is_relative_to(folder.resolve()):
+        raise LodestarError(f"{case_json}: {what} {relative!r} lies outside the case folder {folder}; a case may only "
+                            "name files inside its folder: copy the file there and name it relative to case.json.")
+    return folder / relative
 
 
 def write_case(case: Case, folder) -> Path:

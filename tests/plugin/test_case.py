@@ -67,3 +67,27 @@ def test_favourable_units_named_on_a_layer_round_trip_and_bad_ones_are_refused(t
     (tmp_path / "case.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(LodestarError, match="'favourable_units' must be a list of unit codes or names"):
         read_case(tmp_path)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("path", "../outside.tif", "layer 1's 'path' '../outside.tif' lies outside the case folder"),
+    ("path", "/etc/passwd", "layer 1's 'path' '/etc/passwd' lies outside the case folder"),
+    ("path", 7, "layer 1's 'path' must be a file name relative to the case folder, not 7"),
+    ("legend", "../../secret.csv", "layer 1's 'legend' '../../secret.csv' lies outside the case folder"),
+    ("role", 3, "layer 1's 'role' must be text, not 3"),
+    ("deposits", "../deposits.geojson", "'deposits' '../deposits.geojson' lies outside the case folder"),
+])
+def test_a_case_may_only_name_files_inside_its_folder(tmp_path, field, value, message):
+    """A shared case must not make Lodestar read (or send to a model) files elsewhere on the machine."""
+    folder = tmp_path / "case"
+    folder.mkdir()
+    _tif(folder / "a.tif")
+    _tif(tmp_path / "outside.tif")
+    (tmp_path / "secret.csv").write_text("value,name\n1,secret\n")
+    layer = {"path": "a.tif", "role": "geological_map"}
+    data = {"format": "lodestar-case/1", "id": "x", "question": "q", "layers": [layer]}
+    (data if field == "deposits" else layer)[field] = value
+    (folder / "case.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(LodestarError) as caught:
+        read_case(folder)
+    assert message in str(caught.value)
