@@ -35,6 +35,9 @@ from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
 
+MAX_QUESTION_CHARS = 4000
+"""The longest question a run takes (a question is words, not data: a 10 MB question once became one
+request of 2.6 M prompt tokens)."""
 OUTPUT_FILES = {
     "zones": "zones.gpkg",
     "nodes": "nodes.gpkg",
@@ -88,11 +91,21 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                             "detected here? A. Yes B. No'.")
     if len(choices) < 2:
         raise LodestarError("Give at least two answer choices (e.g. A: Yes, B: No).")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise LodestarError(f"The question is {len(question):,} characters long; keep it under "
+                            f"{MAX_QUESTION_CHARS:,} (a question, its choices and any context a geologist would "
+                            "write), and put data into layers.")
     if source is None and getattr(roles.verifier, "name", "") == "offline" and answer_form(choices) is None:
         raise LodestarError("The offline reasoner answers yes / no questions (A. Yes B. No) and which-alteration "
                             "questions (choices naming argillic, propylitic, silicification, iron oxide or none); "
                             "these choices are neither: " + ", ".join(f"{k}. {v}" for k, v in choices.items())
                             + ". Rephrase the question or use a model server.")
+    progress.set(1)
+    raster_set = RasterSet(layers)
+    for line in raster_set.log:
+        progress.log(line)
+    deposit_xy = _deposit_points(deposits, raster_set.crs)  # read before the first model call and before any file
+    # is written: no token is spent, and no folder left, for a run whose deposits cannot be read
     out = Path(request.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     evidence_dir = out / "evidence"
@@ -105,10 +118,6 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         if on_event is not None:
             on_event(event)
 
-    progress.set(1)
-    raster_set = RasterSet(layers)
-    for line in raster_set.log:
-        progress.log(line)
     knowledge = retrieve(question, [spec.role for spec in layers])
     ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
                    favourable_units=mapping_parameters["favourable_units"])
@@ -128,7 +137,6 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     graph, scores = localization.pop("graph"), localization.pop("scores")
     if sam_note:
         localization["note"] = f"{localization['note']} {sam_note}".strip()
-    deposit_xy = _deposit_points(deposits, raster_set.crs)
     mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
                                 deposit_xy=deposit_xy, progress=progress.scaled(92, 97))
@@ -278,15 +286,18 @@ def _map_layers(ws: Workspace) -> list[str]:
 
 
 def _deposit_points(deposits, crs) -> list:
-    """(x, y) of the known deposits in the analysis CRS, to draw on the map ([] when they cannot be read)."""
+    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read is refused."""
     if not deposits:
         return []
     from ..evaluation import deposit_points
 
+    if not Path(deposits).is_file():
+        raise LodestarError(f"The known deposits file {deposits} does not exist (or is a folder): give a point layer "
+                            "(GeoPackage, Shapefile or GeoJSON), or leave the deposits out.")
     try:
         return [(p.x, p.y) for p in deposit_points(deposits, crs, [])]
-    except LodestarError:
-        return []
+    except LodestarError as exc:
+        raise LodestarError(f"The known deposits {deposits} cannot be read: {exc}") from exc
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,

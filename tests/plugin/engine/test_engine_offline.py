@@ -568,3 +568,24 @@ def test_great_basin_faults_and_named_host_units_are_tested_offline(tmp_path):
     assert result.answer == "A" and result.valid
     assert verdict["critical"] == {"pathfinder_geochemistry": True, "fault_control": True}
     assert verdict["secondary"].get("carbonate_host") is True
+
+
+@pytest.mark.parametrize("deposits, message", [
+    ("missing.gpkg", r"does not exist \(or is a folder\)"),
+    ("folder.gpkg", r"does not exist \(or is a folder\)"),
+    ("broken.geojson", "cannot be read"),
+])
+def test_unreadable_deposits_are_refused_before_anything_runs_or_is_written(two_layers, tmp_path, deposits, message):
+    (tmp_path / "folder.gpkg").mkdir()
+    (tmp_path / "broken.geojson").write_text("{not json", encoding="utf-8")
+    with pytest.raises(LodestarError, match=message):
+        run_analysis(AnalysisRequest(two_layers, "Where are porphyry copper deposits likely?", tmp_path / "out",
+                                     deposits=tmp_path / deposits))
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_overlong_question_is_refused_with_the_limit(two_layers, tmp_path):
+    with pytest.raises(LodestarError, match="characters long; keep it under 4,000"):
+        run_analysis(AnalysisRequest(two_layers, "Is there copper? " * 1000 + "Answer: A. Yes B. No",
+                                     tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
