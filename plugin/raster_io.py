@@ -22,6 +22,10 @@ from rasterio.windows import Window
 
 from .errors import LodestarError
 
+MIN_ANALYSIS_PIXELS = 64
+"""Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
+OVERLAP_WARNING_SHARE = 0.25
+"""When the layers' common extent is under this share of the largest layer, the run says so."""
 DEFAULT_MAX_PIXELS = 4_000_000
 """Default pixel budget of one analysis grid (about 16 MB per float32 layer)."""
 
@@ -241,6 +245,7 @@ class RasterSet:
     layers: list[LayerSpec]
     max_pixels: int = DEFAULT_MAX_PIXELS
     log: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the user must hear (also in `log`)
 
     def __post_init__(self):
         if not self.layers:
@@ -295,10 +300,12 @@ class RasterSet:
                             f"{crs_label(crs)} so areas and distances are in metres.")
         xmin, ymin, xmax, ymax = -math.inf, -math.inf, math.inf, math.inf
         res = math.inf
+        areas = {}
         for name, reader in referenced.items():
             if not reader.grid.crs.equals(crs):
                 self.log.append(f"{name} is in {crs_label(reader.grid.crs)}; reprojected to {crs_label(crs)}.")
             b = transform_bounds(reader.grid.crs, crs, *reader.grid.bounds, densify_pts=21)
+            areas[name] = (b[2] - b[0]) * (b[3] - b[1])
             xmin, ymin, xmax, ymax = max(xmin, b[0]), max(ymin, b[1]), min(xmax, b[2]), min(ymax, b[3])
             res = min(res, math.sqrt((b[2] - b[0]) * (b[3] - b[1]) / (reader.grid.width * reader.grid.height)))
         if xmin >= xmax or ymin >= ymax:
@@ -307,8 +314,28 @@ class RasterSet:
             )
         width = max(1, int(round((xmax - xmin) / res)))
         height = max(1, int(round((ymax - ymin) / res)))
+        self._check_overlap(areas, (xmax - xmin) * (ymax - ymin), width * height)
         grid = RasterGrid(Affine(res, 0, xmin, 0, -res, ymax), width, height, crs)
         return self._budget(grid)
+
+    def _check_overlap(self, areas: dict, common: float, pixels: int) -> None:
+        """When the layers' overlap is a small part of the largest layer: refuse it if it leaves too few pixels to
+        analyse, else say what is left out (a small layer silently shrinking the analysis looks like a barren area)."""
+        smallest = min(areas, key=areas.get)
+        largest = max(areas, key=areas.get)
+        share = common / areas[largest]
+        if share >= OVERLAP_WARNING_SHARE:
+            return
+        if pixels < MIN_ANALYSIS_PIXELS:
+            raise LodestarError(
+                f"The layers overlap in only {pixels} pixel(s) ({common / 1e6:.3g} km2): {smallest} covers "
+                f"{areas[smallest] / 1e6:.3g} km2 against {areas[largest] / 1e6:.3g} km2 for {largest}. Leave the "
+                "small layer out, or check its georeferencing.")
+        note = (f"Warning: the analysis covers only where all layers overlap: {common / 1e6:.3g} km2, "
+                f"{share:.1%} of {largest}; the rest of it is not analysed (the smallest layer, {smallest}, covers "
+                f"{areas[smallest] / 1e6:.3g} km2).")
+        self.log.append(note)
+        self.warnings.append(note)
 
     def _budget(self, grid: RasterGrid) -> RasterGrid:
         if grid.width * grid.height <= self.max_pixels:

@@ -144,8 +144,8 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
           "source": localization["source"], "basis": mapping.basis})
     metrics = _evaluate(prospectivity, deposits, raster_set, progress)
-    notes = list(outcome.notes) + mapping.notes + [f"{row['layer']} was not used: {row['reason']}"
-                                                   for row in mapping.unused]
+    unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
+    notes = list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
 
     record = {
         "format": records.FORMAT,

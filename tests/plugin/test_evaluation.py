@@ -269,4 +269,5 @@ def test_map_deposits_are_read_like_the_evaluated_ones(tmp_path):
     frame.to_crs("EPSG:4326").to_file(tmp_path / "d.geojson", driver="GeoJSON")
     points = _deposit_points(tmp_path / "d.geojson", CRS.from_string(UTM))
     assert np.allclose(points, [(10, 10), (60, 60), (30, 90)], atol=1e-3)
-    assert _deposit_points(tmp_path / "missing.gpkg", CRS.from_string(UTM)) == []
+    with pytest.raises(LodestarError, match="does not exist"):  # refused before a run starts, not drawn as none
+        _deposit_points(tmp_path / "missing.gpkg", CRS.from_string(UTM))

@@ -69,3 +69,19 @@ def test_decimated_magnitudes_are_averaged_not_picked(tmp_path):
     assert (rs.grid.width, rs.grid.height) == (50, 50)
     data = rs.read("stripes")[0]
     assert float(data.mean()) == pytest.approx(0.5, abs=0.01) and float(data.std()) < 0.05
+
+
+def test_a_tiny_layer_cannot_silently_shrink_the_analysis(tmp_path):
+    """A 1 x 1 raster among 100 x 100 ones would make the analysis one pixel: refused, naming the layers; a
+    layer covering a quarter of the others is analysed with a warning that says what is left out."""
+    big = write_geotiff(tmp_path / "big.tif", np.ones((100, 100), "float32"), from_origin(500_000, 4_000_000, 30, 30))
+    tiny = write_geotiff(tmp_path / "tiny.tif", np.ones((1, 1), "float32"), from_origin(501_000, 3_999_000, 30, 30))
+    with pytest.raises(LodestarError, match=r"only 1 pixel\(s\).*tiny covers 0.0009 km2 against 9 km2 for big"):
+        RasterSet([LayerSpec(big, "hydrothermal_alteration", "big"), LayerSpec(tiny, "silicification", "tiny")])
+    quarter = write_geotiff(tmp_path / "quarter.tif", np.ones((40, 40), "float32"),
+                            from_origin(500_000, 4_000_000, 30, 30))
+    rs = RasterSet([LayerSpec(big, "hydrothermal_alteration", "big"), LayerSpec(quarter, "silicification", "q")])
+    assert (rs.grid.width, rs.grid.height) == (40, 40)
+    assert rs.warnings == ["Warning: the analysis covers only where all layers overlap: 1.44 km2, 16.0% of big; the "
+                           "rest of it is not analysed (the smallest layer, q, covers 1.44 km2)."]
+    assert rs.warnings[0] in rs.log
