@@ -86,6 +86,18 @@ def read_record(path) -> dict:
     return record
 
 
+def _check_beside(entry: dict, path: Path, legend: Path | None) -> None:
+    """A layer's legend and sidecar files must be as recorded too (a changed legend renames units)."""
+    recorded = dict(entry.get("sidecars") or {})
+    if legend is not None and entry.get("legend_sha256"):
+        recorded[str(legend)] = entry["legend_sha256"]
+    for name, digest in recorded.items():
+        file = Path(name) if Path(name).is_absolute() else path.with_name(name)
+        if not file.exists() or sha256_file(file) != digest:
+            raise LodestarError(f"{file.name}, beside input {entry['name']}, is missing or changed since the run was "
+                                "recorded; replay needs the same files.")
+
+
 def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
     """The record's inputs as LayerSpecs; with `check`, each file must still have its recorded checksum."""
     layers = []
@@ -97,5 +109,7 @@ def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
             raise LodestarError(f"Input {entry['name']} ({path}) changed since the run was recorded; "
                                 "replay needs the same files.")
         legend = Path(entry["legend"]) if entry.get("legend") else None
+        if check:
+            _check_beside(entry, path, legend)
         layers.append(LayerSpec(path, entry["role"], entry["name"], entry.get("favourable", "high"), legend))
     return layers

@@ -21,7 +21,8 @@ from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 KEY = "sk-replay-SECRET-424242424242"
-COMPARED = ("zones.gpkg", "nodes.gpkg", "edges.gpkg", "prospectivity.gpkg", "report.html", "map.png")
+COMPARED = ("zones.gpkg", "nodes.gpkg", "edges.gpkg", "prospectivity.gpkg", "favourability.tif", "weights.csv",
+            "report.html", "map.png")
 
 
 def _digests(folder: Path) -> dict:
@@ -87,6 +88,18 @@ def test_replay_refuses_changed_inputs(case, tmp_path):
         fh.seek(-1, 2)
         fh.write(bytes([last[0] ^ 1]))
     with pytest.raises(LodestarError, match="changed since the run was recorded"):
+        run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=first.outputs["record"]))
+
+
+def test_replay_refuses_a_changed_legend(case, tmp_path):
+    """A legend names the units the chain selected: changed after the run, it would rename zones silently."""
+    folder = tmp_path / "copy"
+    shutil.copytree(case.folder, folder)
+    copy = read_case(folder)
+    first = run_analysis(AnalysisRequest(copy.layers, copy.question, tmp_path / "run", dict(copy.choices)))
+    legend = next(spec.legend for spec in copy.layers if spec.legend is not None)
+    legend.write_text(legend.read_text(encoding="utf-8").replace("limestone", "basalt"), encoding="utf-8")
+    with pytest.raises(LodestarError, match=f"{legend.name}, beside input .* is missing or changed"):
         run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=first.outputs["record"]))
 
 
