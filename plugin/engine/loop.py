@@ -79,6 +79,7 @@ class Engine:
         self._emit = emit
         self.limits = limits_from(controller, self.max_attempts, ws.raster_set.grid.crs is not None)
         self.budget_spent = False
+        self.stop_reason = ""  # why no further model calls are made (a spent budget, a server that refused)
         self.trace: list[dict] = []  # every model decision in call order (for records and replay)
         self.timings: dict = {"tools_s": 0.0, "tool_calls": 0}
         self._percent = 0.0
@@ -93,7 +94,7 @@ class Engine:
     def _ask(self, role: str, method: str, *args):
         """One model call through a role's reasoner, cancellation checked before and after."""
         if self.budget_spent:
-            raise BudgetExhausted("The model budget of this run is spent.")
+            raise BudgetExhausted(self.stop_reason or "No further model calls in this run.")
         self.progress.check()
         reasoner = getattr(self.roles, role)
         try:
@@ -103,6 +104,7 @@ class Engine:
         except LodestarError as exc:
             if isinstance(exc, BudgetExhausted):
                 self.budget_spent = True
+                self.stop_reason = str(exc)
                 self.trace.append({"role": role, "method": method, "error": str(exc), "budget": True})
                 raise BudgetExhausted(str(exc)) from exc
             self.trace.append({"role": role, "method": method, "error": str(exc)})
@@ -147,7 +149,7 @@ class Engine:
             try:
                 call = self._ask("executor", "propose", step, current, attempt)
             except BudgetExhausted:
-                error = "The model budget ran out before this step could be executed."
+                error = f"Not executed: no further model calls ({self.stop_reason})."
                 break
             except ReasonerError as exc:
                 error = f"The executor gave no usable tool call: {exc}"
@@ -249,7 +251,8 @@ class Engine:
         self.build_chain(plan, 0)
         for round_no in range(1, self.max_rounds + 1):
             if self.budget_spent:
-                outcome.notes.append("The model budget ran out; the answer is settled from the rounds done.")
+                outcome.notes.append(f"No further model calls ({self.stop_reason}); the answer is settled from the "
+                                     "rounds done.")
                 break
             outcome.rounds = round_no
             self._step_progress(65 + 25 * (round_no - 1) / self.max_rounds)

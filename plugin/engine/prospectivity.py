@@ -150,8 +150,8 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
     defaults, left_out = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
     rules = f"deposit model rules ({ws.deposit_model.get('name', 'no model')})"
     if engine.budget_spent:
-        return defaults, left_out, rules, ["The model budget was spent: the evidence weights follow the deposit "
-                                           "model's rules."]
+        return defaults, left_out, rules, [f"No further model calls ({engine.stop_reason}): the evidence weights "
+                                           "follow the deposit model's rules."]
     try:
         specs = list(engine.ask_evidence_plan())
     except (LodestarError, TypeError, ValueError) as exc:

@@ -165,12 +165,13 @@ def test_budget_cap_stops_asking_and_settles(case, tmp_path):
         result = _run(case, tmp_path, server, rounds, **overrides)
         assert len(server.chat_requests) == 5
     assert (result.answer, result.valid, result.rounds) == ("Failed", False, 0)
-    assert result.chain[2]["observation"]["error"] == "The model budget ran out before this step could be executed."
+    assert result.chain[2]["observation"]["error"].startswith(
+        "Not executed: no further model calls (The run reached its budget of 5 model calls")
     record = result.outputs["record"].read_text(encoding="utf-8")
     assert "The run reached its budget of 5 model calls" in record
     assert sum(_calls(result).values()) == 5
     assert result.notes == json.loads(record)["result"]["notes"]
-    assert any("budget ran out" in note for note in result.notes)
+    assert any("no further model calls (the run reached its budget" in note.lower() for note in result.notes)
 
 
 def test_token_budget(case, tmp_path):
@@ -203,3 +204,15 @@ def test_a_model_that_only_names_unknown_tools_is_never_verified(case, tmp_path)
     assert result.answer == "Failed" and not result.voted
     record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
     assert all("every step of the chain failed" in r["verdict"]["rationale"] for r in record["rounds"])
+
+
+def test_a_server_refusal_is_said_as_such_not_as_a_spent_budget(case, tmp_path):
+    """HTTP 403 at the first call: the notes carry the server's own words and no line says the budget ran out."""
+    from lodestar.tests.fakes.openai_server import Reply
+
+    with FakeOpenAIServer(lambda request: Reply(status=403, error="forbidden: model not allowed")) as server:
+        result = _run(case, tmp_path, server)
+    assert result.answer == "Failed"
+    assert "refused the request (HTTP 403): forbidden: model not allowed" in result.notes[0]
+    assert any(note.startswith("No further model calls (") and "HTTP 403" in note for note in result.notes)
+    assert not any("budget" in note.lower() for note in result.notes)
