@@ -90,13 +90,17 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
                      "for each).")
         return ProspectivityMap(None, None, None, [], left_out, unused, empty, source, notes=notes)
     progress.check()
-    knowledge = favourability_surface(ws.raster_set, specs, extra=extra)
+    maps = {}
+    for spec in specs:  # made once: the knowledge-driven surface and a calibration both combine them
+        progress.check()
+        maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
+    knowledge = favourability_surface(ws.raster_set, specs, maps=maps)
     surface, cv, weights, section = knowledge, None, knowledge.table(), {}
     if calibrate:
         if len(deposit_xy or []) < 2:
             raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                                 "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
-        full, out_of_fold, table, section = calibrated(ws.raster_set, specs, deposit_xy, calibrate, progress, extra)
+        full, out_of_fold, table, section = calibrated(maps, ws.raster_set.grid, deposit_xy, calibrate)
         surface = Surface(full, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, full fit)")
         cv = Surface(out_of_fold, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, out of fold)")
         fitted = {row["layer"]: row for row in table}
@@ -186,19 +190,14 @@ def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
     return out
 
 
-def calibrated(raster_set, specs: list, deposit_xy: list, method: str, progress: Progress = SILENT,
-               extra: dict | None = None):
+def calibrated(maps: dict, grid, deposit_xy: list, method: str):
     """(full-fit values, out-of-fold values, weights rows, record section) fitted on known deposits over the
-    membership maps of `specs`."""
+    evidence layers' membership maps."""
     from ..favourability.calibration import calibrate
 
     if method not in CALIBRATION_METHODS:
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
-    maps = {}
-    for spec in specs:
-        progress.check()
-        maps[spec.layer] = membership_map(raster_set, spec, extra)
-    fit = calibrate(maps, raster_set.grid, deposit_xy, method=method)
+    fit = calibrate(maps, grid, deposit_xy, method=method)
     section = {"method": method, "basis": "fitted on known deposits; the cross-validated surface is the skill figure",
                "folds": fit.folds.summary(), "log": list(fit.log), "independence": fit.independence}
     return fit.full, fit.cv, fit.table, section

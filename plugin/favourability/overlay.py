@@ -76,15 +76,16 @@ class Surface:
 
 
 def favourability_surface(raster_set: RasterSet, specs: list[EvidenceSpec], method: str = "weighted",
-                          gamma: float = 0.8, extra: dict | None = None) -> Surface:
-    """Membership maps of `specs` combined by `method` over the analysed area (raster_set.valid_mask())."""
+                          gamma: float = 0.8, extra: dict | None = None, maps: dict | None = None) -> Surface:
+    """Membership maps of `specs` combined by `method` over the analysed area (raster_set.valid_mask());
+    `maps` ({layer: membership}) when they were already made for these specs (calibration reuses them)."""
     if not specs:
         raise LodestarError("No evidence layer to combine; give at least one usable layer.")
     layers = [s.layer for s in specs]
     if len(set(layers)) != len(layers):
         raise LodestarError(f"Each layer may enter the surface once; repeated: "
                             f"{', '.join(sorted({n for n in layers if layers.count(n) > 1}))}.")
-    maps = {s.layer: membership_map(raster_set, s, extra) for s in specs}
+    maps = maps if maps is not None else {s.layer: membership_map(raster_set, s, extra) for s in specs}
     values = combine(maps, {s.layer: s.weight for s in specs}, method, gamma)
     values = np.ma.masked_where(~raster_set.valid_mask(), values)
     return Surface(values, raster_set.grid, raster_set.crs, list(specs), method, gamma if method == "gamma" else None)
