@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsSettings, QgsVectorLayer
-from qgis.PyQt.QtCore import QCoreApplication, QEvent
 
 from lodestar.plugin.case import read_case
-from lodestar.ui.dock import LodestarDock
+from lodestar.tests.ui.dock_steps import open_dock
 from lodestar.ui.settings_dialog import PluginSettings
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"
@@ -46,8 +45,4 @@ def sample(qgis_new_project):
 
 @pytest.fixture
 def dock(qgis_iface, sample, runs_dir):
-    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
-    yield panel
-    panel.shutdown()
-    panel.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    yield from open_dock(qgis_iface)

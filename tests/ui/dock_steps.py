@@ -25,3 +25,16 @@ def run_to_end(panel):
     QgsApplication.processEvents()
     assert panel.task is None
     return task
+
+
+def open_dock(qgis_iface):
+    """A dock panel for a fixture: yields it, then shuts it down and lets Qt delete it."""
+    from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+    from lodestar.ui.dock import LodestarDock
+
+    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
+    yield panel
+    panel.shutdown()
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)

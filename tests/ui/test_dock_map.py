@@ -8,12 +8,10 @@ from pathlib import Path
 import geopandas as gpd
 import pytest
 from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorLayer
-from qgis.PyQt.QtCore import QCoreApplication, QEvent
 
 from lodestar.plugin.analysis import AnalysisResult
 from lodestar.plugin.engine.contract import INSUFFICIENT
-from lodestar.tests.ui.dock_steps import bar_texts, run_to_end, set_case_roles
-from lodestar.ui.dock import LodestarDock
+from lodestar.tests.ui.dock_steps import bar_texts, open_dock, run_to_end, set_case_roles
 from lodestar.ui.evidence_view import cell_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,11 +138,7 @@ def great_basin(qgis_new_project):
 
 @pytest.fixture
 def basin_dock(qgis_iface, great_basin, runs_dir):
-    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
-    yield panel
-    panel.shutdown()
-    panel.deleteLater()
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    yield from open_dock(qgis_iface)
 
 
 def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_basin):
