@@ -5,7 +5,8 @@ cd "$(dirname "$0")/.."
 
 QGIS_PY=/usr/bin/python3
 DEB_PACKAGES="qgis python3-qgis qgis-providers python3-rasterio python3-geopandas python3-shapely \
-python3-networkx python3-pyproj python3-scipy python3-matplotlib python3-sklearn python3-venv xvfb"
+python3-networkx python3-pyproj python3-scipy python3-matplotlib python3-sklearn python3-dask \
+python3-distributed python3-venv xvfb"
 
 missing=""
 for pkg in $DEB_PACKAGES; do
@@ -24,7 +25,8 @@ Debian/Ubuntu (it installs them with apt-get), or, with your own QGIS, create th
 yourself from the Python that QGIS uses:
     <qgis-python> -m venv --system-site-packages .venv
     .venv/bin/pip install -r requirements.txt -r requirements-dev.txt
-and make sure rasterio, geopandas, shapely, networkx, pyproj and scipy import in QGIS's Python.
+and make sure rasterio, geopandas, shapely, networkx, pyproj, scipy, dask and distributed import in QGIS's
+Python.
 MSG
     exit 1
   fi
