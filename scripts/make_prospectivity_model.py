@@ -72,6 +72,10 @@ def build_model():
         step.setPosition(QPointF(x, y))
         for key, value in sources.items():
             step.addParameterSources(key, value if isinstance(value, list) else [value])
+        # Every mandatory parameter gets a source, as the Model Designer gives it when a step is added: its
+        # default as a static value (a step without one is drawn red and the model does not validate).
+        for key, value in _mandatory_defaults(algorithm_id, sources).items():
+            step.addParameterSources(key, [static(value)])
         return step
 
     def outputs(step, *items):
@@ -122,6 +126,25 @@ def build_model():
     model.addChildAlgorithm(evaluate)
     model.setHelpContent(help_content)
     return model
+
+
+def _mandatory_defaults(algorithm_id: str, given) -> dict:
+    """The defaults of the mandatory input parameters of a registered algorithm that `given` leaves out."""
+    from qgis.core import QgsApplication, QgsProcessingParameterDefinition
+
+    algorithm = QgsApplication.processingRegistry().algorithmById(algorithm_id)
+    if algorithm is None:
+        raise SystemExit(f"{algorithm_id} is not registered: register the Lodestar provider first.")
+    defaults = {}
+    for definition in algorithm.parameterDefinitions():
+        if (definition.name() in given or definition.isDestination()
+                or definition.flags() & QgsProcessingParameterDefinition.FlagOptional):
+            continue
+        if definition.defaultValue() is None:
+            raise SystemExit(f"{algorithm_id}: the mandatory parameter {definition.name()} has no default; "
+                             "give it a source in build_model().")
+        defaults[definition.name()] = definition.defaultValue()
+    return defaults
 
 
 def _roles() -> list[str]:

@@ -66,6 +66,59 @@ def test_the_model_runs_on_a_synthetic_porphyry_case(lodestar_registry, tmp_path
     assert 0.5 < metrics["area_reduction"] < 1.0
 
 
+def test_the_shipped_model_validates_with_no_issue(lodestar_registry):
+    """The file as shipped opens in the Model Designer with no red step: every mandatory parameter of every step
+    has a source, and Run does not ask about an invalid model."""
+    from qgis.core import QgsProcessingModelAlgorithm
+
+    from lodestar.processing.provider import model_files
+
+    model = QgsProcessingModelAlgorithm()
+    assert model.fromFile(str(model_files()[0]))
+    valid, issues = model.validate()
+    assert issues == []
+    assert valid is True
+    for child_id in model.childAlgorithms():
+        ok, step_issues = model.validateChildAlgorithm(child_id)
+        assert ok and step_issues == [], (child_id, step_issues)
+    # the thresholds that were missing are there, at the algorithms' defaults
+    graph = model.childAlgorithm("graph")
+    iou = graph.algorithm().parameterDefinition("IOU_THRESHOLD").defaultValue()
+    assert [s.staticValue() for s in graph.parameterSources()["IOU_THRESHOLD"]] == [iou]
+    evaluate = model.childAlgorithm("evaluate")
+    threshold = evaluate.algorithm().parameterDefinition("THRESHOLD").defaultValue()
+    assert [s.staticValue() for s in evaluate.parameterSources()["THRESHOLD"]] == [threshold]
+
+
+def test_the_shipped_model_runs_unchanged_on_the_sample_case(lodestar_registry, tmp_path):
+    """The model file itself (not the registered copy) run on resources/sample/porphyry-demo, as the Model
+    Designer's Run would: the demo deposit is captured."""
+    from qgis.core import QgsProcessingContext, QgsProcessingFeedback, QgsProcessingModelAlgorithm
+
+    from lodestar.processing.provider import MODELS_DIR, model_files
+
+    model = QgsProcessingModelAlgorithm()
+    assert model.fromFile(str(model_files()[0]))
+    assert model.validate()[0]
+    case = read_case(MODELS_DIR.parent / "sample" / "porphyry-demo" / "case.json")
+    path = {spec.role: str(spec.path) for spec in case.layers}
+    context = QgsProcessingContext()
+    results, ok = model.run({
+        "HYDROTHERMAL": path["hydrothermal_alteration"], "SILICIFICATION": path["silicification"],
+        "PROPYLITIC": path["propylitic_alteration"], "DEPOSITS": str(case.deposits), "PERCENTILE": 90.0,
+        "localize:prospectivity": str(tmp_path / "prospectivity.gpkg"),
+        "evaluate:success_table": str(tmp_path / "success.csv"),
+        "evaluate:success_plot": str(tmp_path / "success.png"),
+    }, context, QgsProcessingFeedback())
+    assert ok
+    polygons = read_vector(results["localize:prospectivity"])
+    assert len(polygons) >= 1 and list(polygons["rank"]) == sorted(polygons["rank"])
+    with open(results["evaluate:success_table"], newline="") as fh:
+        curve = list(csv.DictReader(fh))
+    deposits = gpd.read_file(case.deposits)
+    assert int(curve[-1]["found"]) == len(deposits) >= 1
+
+
 def test_a_model_file_that_does_not_load_is_skipped_and_said(lodestar_registry, tmp_path, monkeypatch):
     from qgis.core import QgsApplication
 
