@@ -1,9 +1,13 @@
 """Shared base of Lodestar Processing algorithms: ids, groups, help, errors and feedback."""
 from __future__ import annotations
 
+import re
 from enum import Enum
+from pathlib import Path
 
 from qgis.core import QgsProcessingAlgorithm, QgsProcessingException
+from qgis.PyQt.QtCore import QUrl
+from qgis.PyQt.QtGui import QIcon
 
 from ..plugin.errors import LodestarError
 from ..plugin.progress import Progress
@@ -25,6 +29,51 @@ class Group(Enum):
     @property
     def label(self) -> str:
         return self.value[1]
+
+
+PLUGIN_DIR = Path(__file__).resolve().parents[1]
+ICONS_DIR = PLUGIN_DIR / "resources" / "icons"
+README = PLUGIN_DIR / "README.md"
+DEFAULT_ICON = ICONS_DIR / "lodestar.svg"
+
+_EXECUTOR_TOOLS = "Executor tools (each a core function and a Processing algorithm)"
+_GRAPH = "Spatial graph, localization, evaluation"
+# The README section (its heading) that documents each algorithm, by algorithm id.
+HELP_SECTIONS = {
+    "analyze": "The reasoning engine (`lodestar:analyze`)",
+    "analyze_cases": "Batch runs and the graphical model",
+    "alteration_indices": _EXECUTOR_TOOLS,
+    "color_regions": _EXECUTOR_TOOLS,
+    "controller_check": _EXECUTOR_TOOLS,
+    "evidence_view": _EXECUTOR_TOOLS,
+    "feature_regions": _EXECUTOR_TOOLS,
+    "unit_regions": _EXECUTOR_TOOLS,
+    "spatial_graph": _GRAPH,
+    "localize": _GRAPH,
+    "evaluate": _GRAPH,
+    "refine_zones_sam": "Segment Anything refinement",
+}
+FALLBACK_SECTION = "What it does"
+
+
+def readme_anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's rule) gives a heading: lower case, punctuation dropped, spaces
+    as hyphens ("Spatial graph, localization, evaluation" -> "spatial-graph-localization-evaluation")."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def icon_path(algorithm_id: str) -> Path:
+    """The algorithm's own icon, `resources/icons/alg_<id>.svg` (the Lodestar star where it has none)."""
+    path = ICONS_DIR / f"alg_{algorithm_id}.svg"
+    return path if path.is_file() else DEFAULT_ICON
+
+
+def help_url(algorithm_id: str) -> str:
+    """A file:// URL of the installed plugin's README.md at the section that documents the algorithm: it works
+    offline and always matches the installed version (the README ships in the plugin zip)."""
+    url = QUrl.fromLocalFile(str(README))
+    url.setFragment(readme_anchor(HELP_SECTIONS.get(algorithm_id, FALLBACK_SECTION)))
+    return url.toString()
 
 
 class LodestarAlgorithm(QgsProcessingAlgorithm):
@@ -63,6 +112,15 @@ class LodestarAlgorithm(QgsProcessingAlgorithm):
 
     def shortHelpString(self):  # noqa: N802 (QGIS API name)
         return self.HELP
+
+    def icon(self):
+        return QIcon(str(icon_path(self.ALGORITHM_ID)))
+
+    def svgIconPath(self):  # noqa: N802 (QGIS API name)
+        return str(icon_path(self.ALGORITHM_ID))
+
+    def helpUrl(self):  # noqa: N802 (QGIS API name)
+        return help_url(self.ALGORITHM_ID)
 
     def createInstance(self):  # noqa: N802 (QGIS API name)
         return type(self)()
