@@ -116,3 +116,16 @@ def model_by_id(model_id: str, models: list[dict] | None = None) -> dict:
         if model["id"] == model_id:
             return dict(model)
     raise LodestarError(f"No deposit model {model_id!r} in the knowledge base.")
+
+
+def score_parts(question: str, roles, models: list[dict] | None = None) -> dict:
+    """Why `retrieve` ranks each model as it does: {model id: {"keywords": matched keywords of the question,
+    "critical": share of critical evidence testable with `roles`, "secondary": the same for secondary}}."""
+    models = models if models is not None else load_knowledge()
+    text, roles = _words(question), set(roles)
+    parts = {}
+    for model in models:
+        critical, secondary = _coverage(model, roles)
+        parts[model["id"]] = {"keywords": [k for k in model["keywords"] if _words(k) in text],
+                              "critical": critical, "secondary": secondary}
+    return parts
