@@ -57,6 +57,7 @@ class AnalysisRequest:
     case_id: str = ""
     deposits: Path | None = None
     localization: dict | None = None  # overrides of localization parameters
+    controller: dict | None = None  # overrides of the controller's limits (ControllerLimits field -> value)
     refine_with_sam: bool = False
     sam_checkpoint: Path | None = None
     sam_device: str = "cpu"

@@ -76,12 +76,14 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         question, choices = source["question"], dict(source["choices"])
         max_rounds = int(source["parameters"]["max_rounds"])
         localization_overrides = source["parameters"].get("localization")
+        controller = source["parameters"].get("controller")
         case_id = source.get("case_id", "")
         deposits = Path(source["parameters"]["deposits"]) if source["parameters"].get("deposits") else None
         mapping_parameters = source["parameters"]["favourability"]
     else:
         layers, question, choices = list(request.layers), request.question, dict(request.choices)
         max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
+        controller = request.controller
         deposits = request.deposits
         mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
                               "area_share": float(request.area_share)}
@@ -122,7 +124,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
                    favourable_units=mapping_parameters["favourable_units"])
     progress.check()
-    engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit)
+    engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit, controller=controller)
     outcome = engine.run()
     progress.set(90)
 
