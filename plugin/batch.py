@@ -4,6 +4,11 @@ Used by `lodestar:analyze_cases` and by the benchmark. Each case writes its outp
 `<output folder>/<case id>/`; a case that fails (bad case.json, missing layer, engine error) is
 recorded with its error and the batch goes on. Cancellation stops the batch.
 
+With a Dask scheduler address (`scheduler`, e.g. tcp://host:8786) the cases go to that cluster, one
+task per case (plugin.cluster): the table keeps the cases' order and says which worker ran each; a
+case whose worker dies is retried once elsewhere, then recorded as failed with the reason. Empty runs
+the cases here, one after another.
+
 Scoring (plugin.evaluation.classification_metrics): answers are compared as yes / no (each case's
 own 'yes' letter); an answer that is not one of the choices ("Failed", or an error) counts as wrong.
 """
@@ -55,6 +60,7 @@ class CaseOutcome:
     timings: str = ""  # per role seconds, "planner=0.1; executor=1.2; ..."
     output_dir: str = ""
     case_path: str = ""
+    worker: str = ""  # the Dask worker that ran the case ("" when run here)
     error: str = ""
 
 
@@ -154,60 +160,108 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
     return row
 
 
-def run_batch(source, output_dir, settings: BackendSettings | None = None, max_rounds: int = 3,
-              progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
-              table_name: str = "results.csv", surface: dict | None = None) -> BatchResult:
-    """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
-    and write `<output_dir>/<table_name>` and the summary figures beside it (`<table stem>_summary.json`);
-    returns the rows and the summary. `surface`: the calibration method and target area share of every
-    case's favourability surface (a case without deposits cannot be calibrated and is recorded as an error)."""
-    paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
-    output_dir = Path(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    settings = settings or BackendSettings()
-    analyse = analyse or _default_analyse
-    outcomes: list[CaseOutcome] = []
-    used = set()
-    for i, path in enumerate(paths):
-        progress.check()
-        step = progress.scaled(100.0 * i / len(paths), 100.0 * (i + 1) / len(paths))
+def run_case_file(path: Path, case_out: Path, settings: BackendSettings, max_rounds: int, progress: Progress,
+                  analyse: Callable | None = None, localization: dict | None = None,
+                  surface: dict | None = None) -> CaseOutcome:
+    """Read and run one case.json into `case_out` and return its row; any failure but a cancel becomes an error
+    row (with error.txt beside the outputs for an unexpected one). The unit of work of a batch, here or on a
+    cluster worker."""
+    path, case_out = Path(path), Path(case_out)
+    label = path.parent.name if path.name == "case.json" else path.stem
+    try:
+        case = read_case(path)
+    except LodestarError as exc:
+        return CaseOutcome(case_id=label, answer=ERROR, case_path=str(path), error=str(exc))
+    start = time.perf_counter()
+    try:
+        return analyse_case(case, path, case_out, settings, max_rounds, progress, analyse or _default_analyse,
+                            localization, surface)
+    except Cancelled:
+        raise
+    except Exception as exc:  # one broken case must not stop the batch
+        detail = str(exc) if isinstance(exc, LodestarError) else f"{type(exc).__name__}: {exc}"
+        row = CaseOutcome(case_id=case.id, answer=ERROR, truth=case.answer or "", case_path=str(path),
+                          output_dir=str(case_out), error=detail, seconds=round(time.perf_counter() - start, 3))
+        if case.answer:
+            row.correct = "no"
+        if not isinstance(exc, LodestarError):
+            case_out.mkdir(parents=True, exist_ok=True)
+            (case_out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
+        return row
+
+
+def failed_row(path: Path, case_out: Path, error: str, worker: str = "") -> CaseOutcome:
+    """The error row of a case that could not be run (its id and ground truth from its case.json when readable)."""
+    path = Path(path)
+    row = CaseOutcome(case_id=path.parent.name if path.name == "case.json" else path.stem, answer=ERROR,
+                      case_path=str(path), output_dir=str(case_out), worker=worker, error=error)
+    try:
+        case = read_case(path)
+    except LodestarError:
+        return row
+    row.case_id, row.truth = case.id, case.answer or ""
+    row.correct = "no" if case.answer else ""
+    return row
+
+
+def plan_cases(paths: list, output_dir: Path) -> list[tuple[Path, Path, CaseOutcome | None, str]]:
+    """(case.json, its output folder, error row or None, case id) per case in order: folders named after the case ids,
+    made unique; a case.json that cannot be read has its error row already."""
+    planned, used = [], set()
+    for path in paths:
         label = path.parent.name if path.name == "case.json" else path.stem
+        row = None
         try:
-            case = read_case(path)
-            label = case.id
+            label = read_case(path).id
         except LodestarError as exc:
-            case = None
             row = CaseOutcome(case_id=label, answer=ERROR, case_path=str(path), error=str(exc))
         name = safe_name(label)
         while name in used:
             name += "_"
         used.add(name)
-        if case is not None:
-            case_out = output_dir / name
-            progress.log(f"[{i + 1}/{len(paths)}] {case.id}")
-            start = time.perf_counter()
-            try:
-                row = analyse_case(case, path, case_out, settings, max_rounds, step, analyse, localization, surface)
-            except Cancelled:
-                raise
-            except Exception as exc:  # one broken case must not stop the batch
-                detail = str(exc) if isinstance(exc, LodestarError) else f"{type(exc).__name__}: {exc}"
-                row = CaseOutcome(case_id=case.id, answer=ERROR, truth=case.answer or "", case_path=str(path),
-                                  output_dir=str(case_out), error=detail,
-                                  seconds=round(time.perf_counter() - start, 3))
-                if case.answer:
-                    row.correct = "no"
-                if not isinstance(exc, LodestarError):
-                    case_out.mkdir(parents=True, exist_ok=True)
-                    (case_out / "error.txt").write_text(traceback.format_exc(), encoding="utf-8")
-        progress.log(f"    answer {row.answer}" + (f" (truth {row.truth})" if row.truth else "")
-                     + (f"; error: {row.error}" if row.error else ""))
-        outcomes.append(row)
-        step.set(100)
+        planned.append((path, output_dir / name, row, label))
+    return planned
+
+
+def run_batch(source, output_dir, settings: BackendSettings | None = None, max_rounds: int = 3,
+              progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
+              table_name: str = "results.csv", surface: dict | None = None, scheduler: str = "") -> BatchResult:
+    """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
+    and write `<output_dir>/<table_name>` and the summary figures beside it (`<table stem>_summary.json`);
+    returns the rows and the summary. `surface`: the calibration method and target area share of every
+    case's favourability surface (a case without deposits cannot be calibrated and is recorded as an error).
+    `scheduler`: a Dask scheduler address to send the cases to (one task per case; the case folders and the
+    output folder must be at the same paths on every worker); empty runs them here, one after another."""
+    paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    settings = settings or BackendSettings()
+    planned = plan_cases(paths, output_dir)
+    if (scheduler or "").strip():
+        from .cluster import run_cases_on_cluster
+
+        outcomes = run_cases_on_cluster(scheduler.strip(), planned, settings, max_rounds, progress, analyse,
+                                        localization, surface)
+    else:
+        outcomes = []
+        for i, (path, case_out, row, label) in enumerate(planned):
+            progress.check()
+            step = progress.scaled(100.0 * i / len(planned), 100.0 * (i + 1) / len(planned))
+            if row is None:
+                progress.log(f"[{i + 1}/{len(planned)}] {label}")
+                row = run_case_file(path, case_out, settings, max_rounds, step, analyse, localization, surface)
+            log_outcome(progress, row)
+            outcomes.append(row)
+            step.set(100)
     table = write_table(outcomes, output_dir / table_name)
     summary = summarize(outcomes, paths)
     write_text_atomic(table.with_name(table.stem + "_summary.json"), json.dumps(summary, indent=1) + "\n")
     return BatchResult(outcomes, table, summary)
+
+
+def log_outcome(progress: Progress, row: CaseOutcome) -> None:
+    progress.log(f"    answer {row.answer}" + (f" (truth {row.truth})" if row.truth else "")
+                 + (f" on {row.worker}" if row.worker else "") + (f"; error: {row.error}" if row.error else ""))
 
 
 def write_table(outcomes: list[CaseOutcome], path) -> Path:
