@@ -2,11 +2,15 @@
 
 `describe(event)` gives entries: each a line of text (with an optional detail, tooltip, tone and lines under
 it) and its place in the chain (the line of a plan step, a line under a step, or a line of its own).
-`log_lines` flattens them into the Processing log; the dock lays them out as a tree.
+`log_lines` flattens them into the Processing log; the dock lays them out as a tree. Tools, roles, evidence
+items and parameters are written in words (plugin/labels.py), never as identifiers.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+from .labels import humanize, number, role_label, tool_label, words
 
 GOOD, BAD, WARN, NEUTRAL, PLAIN = "good", "bad", "warn", "neutral", ""
 TOP, STEP, UNDER, SUFFIX = "top", "step", "under", "suffix"
@@ -72,25 +76,38 @@ def _round(event: dict, form: str) -> str:
     return form.format(event["round"]) if event.get("round") else ""
 
 
+_IDENTIFIER = re.compile(r"\b[a-z0-9]+(?:_[a-z0-9]+)+\b")
+
+
+def _plain(text) -> str:
+    """Free text with every snake_case identifier in it written as words."""
+    return _IDENTIFIER.sub(lambda m: words(m.group(0)), humanize(text))
+
+
 def _plan(event: dict) -> list[Entry]:
     entries = []
-    for step in event.get("steps") or []:
+    steps = event.get("steps") or []
+    terms = {step.get("evidence") for step in steps if step.get("evidence")}
+    for step in steps:
         level = f" [{step['level']}]" if step.get("level") else ""
-        text = (f"Step {step.get('index')}{level}: {step.get('purpose', '')} "
-                f"({step.get('tool', '')} on {', '.join(step.get('layers') or [])})")
-        tip = (f"{step.get('purpose', '')}\nWhy these layers: {step.get('layers_why', '')}\n"
-               f"Why this tool: {step.get('tool_why', '')}\nExpected: {step.get('expected', '')}")
+        layers = ", ".join(str(layer) for layer in step.get("layers") or [] if str(layer).strip())
+        where = f" on {layers}" if layers else " across all layers"
+        purpose = humanize(step.get("purpose", ""), terms)
+        text = f"Step {step.get('index')}{level}: {purpose} ({tool_label(step.get('tool', ''))}{where})"
+        tip = (f"{purpose}\nWhy these layers: {humanize(step.get('layers_why', ''), terms)}\n"
+               f"Why this tool: {humanize(step.get('tool_why', ''), terms)}\n"
+               f"Expected: {humanize(step.get('expected', ''), terms)}")
         entries.append(Entry(text, tip=tip, place=STEP, step=step.get("index")))
-    entries.extend(Entry(f"Plan note: {note}") for note in event.get("notes") or [])
+    entries.extend(Entry(f"Plan note: {humanize(note, terms)}") for note in event.get("notes") or [])
     return entries
 
 
 def _controller(event: dict) -> list[Entry]:
     verdict = event.get("verdict") or {}
     errors = [e.get("message", str(e)) if isinstance(e, dict) else str(e) for e in verdict.get("errors") or []]
-    detail = "; ".join(errors) if errors else "output accepted"
+    detail = humanize("; ".join(errors)) if errors else "output accepted"
     if verdict.get("feedback") and not verdict.get("ok"):
-        detail += f" -> feedback: {verdict['feedback']}"
+        detail += f" -> feedback: {humanize(verdict['feedback'])}"
     return [Entry(f"controller ({_round(event, 'round {}, ')}attempt {event.get('attempt')})", detail, tip=detail,
                   tone=GOOD if verdict.get("ok") else BAD, place=UNDER, step=event.get("step"))]
 
@@ -98,8 +115,10 @@ def _controller(event: dict) -> list[Entry]:
 def _step(event: dict) -> list[Entry]:
     obs = event.get("observation") or {}
     supports = obs.get("sub_inference") == "Yes"
-    return [Entry(f"{obs.get('tool', '')}{_round(event, ' (round {})')}: {'supports' if supports else 'no support'}",
-                  obs.get("error") or obs.get("rationale", ""), tip=obs.get("rationale", ""),
+    rationale = humanize(obs.get("rationale", ""))
+    return [Entry(f"{tool_label(obs.get('tool', ''))}{_round(event, ' (round {})')}: "
+                  f"{'supports' if supports else 'no support'}",
+                  humanize(obs.get("error")) or rationale, tip=rationale,
                   tone=GOOD if supports else NEUTRAL, place=UNDER, step=event.get("step", obs.get("step")),
                   image=str(obs.get("evidence_png") or ""), zone_ids=[str(z) for z in obs.get("zone_ids") or []],
                   supports=supports)]
@@ -115,11 +134,14 @@ def _verdict(event: dict) -> list[Entry]:
     if verdict is None:
         return [Entry(f"Round {round_no} verdict: no verdict ({event.get('error', '')})", tone=BAD)]
     valid = bool(verdict.get("valid"))
-    rows = [(f"{group} evidence", f"{name}: {'supported' if ok else 'missing'}")
+    terms = set(verdict.get("critical") or {}) | set(verdict.get("secondary") or {})
+    rows = [(f"{group} evidence", f"{words(name)}: {'supported' if ok else 'missing'}")
             for group in ("critical", "secondary") for name, ok in (verdict.get(group) or {}).items()]
-    rows += [(f"feedback to step {step}", str(text)) for step, text in (verdict.get("feedback") or {}).items()]
+    rows += [(f"feedback to step {step}", humanize(text, terms))
+             for step, text in (verdict.get("feedback") or {}).items()]
     return [Entry(f"Round {round_no} verdict: {'valid' if valid else 'not valid'}; candidate answer "
-                  f"{verdict.get('answer') or '-'}", tip=verdict.get("rationale", ""), tone=GOOD if valid else WARN,
+                  f"{verdict.get('answer') or '-'}", tip=humanize(verdict.get("rationale", ""), terms),
+                  tone=GOOD if valid else WARN,
                   rows=rows, unfolded=True)]
 
 
@@ -128,10 +150,23 @@ def _vote(event: dict) -> list[Entry]:
     return [Entry(f"Majority vote: {tally} -> {event.get('answer', '-')}")]
 
 
+def _value(value) -> str:
+    """A parameter value in words: numbers with sensible digits, role weights as 'Hydrothermal alteration 1.8'."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return number(value, 4)
+    if isinstance(value, dict):
+        return ", ".join(f"{role_label(k)} {_value(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value(v) for v in value) or "-"
+    return _plain(value)
+
+
 def _localization(event: dict) -> list[Entry]:
-    rows = [(name, str(value)) for name, value in (event.get("params") or {}).items()]
+    rows = [(words(name), _value(value)) for name, value in (event.get("params") or {}).items()]
     return [Entry(f"Localization: {event.get('polygons', 0)} prospectivity polygons "
-                  f"(parameters from {event.get('source', '?')})", rows=rows)]
+                  f"(parameters from {_plain(event.get('source', '?'))})", rows=rows)]
 
 
 _RENDERERS = {"plan": _plan, "controller": _controller, "step": _step, "skipped": _skipped, "verdict": _verdict,

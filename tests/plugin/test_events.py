@@ -20,16 +20,16 @@ VERDICT = {"kind": "verdict", "round": 1, "verdict": {
 def test_plan_names_each_step_and_its_notes():
     steps = describe(PLAN)
     assert [(e.place, e.step) for e in steps] == [(STEP, 1), (STEP, 2), (TOP, None)]
-    assert steps[0].text == "Step 1 [regional]: Find alteration (color_regions on aloh, si)"
+    assert steps[0].text == "Step 1 [regional]: Find alteration (colour / anomaly regions on aloh, si)"
     assert "Why these layers: both index maps" in steps[0].tip
-    assert steps[1].text == "Step 2: Check faults (vector_evidence on faults)"
+    assert steps[1].text == "Step 2: Check faults (mapped features on faults)"
     assert steps[2].text == "Plan note: geology first"
     assert status_line(PLAN) == "Planned 2 steps."
 
 
 def test_step_and_controller_lines_sit_under_their_step():
     [step] = describe(STEP_EVENT)
-    assert (step.place, step.step, step.text, step.detail) == (UNDER, 1, "color_regions (round 2): supports",
+    assert (step.place, step.step, step.text, step.detail) == (UNDER, 1, "colour / anomaly regions (round 2): supports",
                                                                "two strong zones")
     assert (step.tone, step.supports, step.zone_ids, step.image) == (GOOD, True, ["aloh:1", "7"], "/tmp/e.png")
     assert status_line(STEP_EVENT) == "Step 1 done (round 2)."
@@ -61,9 +61,9 @@ def test_verdicts_votes_skips_and_localization():
 
 
 def test_log_lines_flatten_the_same_entries():
-    assert log_lines(PLAN) == ["Step 1 [regional]: Find alteration (color_regions on aloh, si)",
-                               "Step 2: Check faults (vector_evidence on faults)", "Plan note: geology first"]
-    assert log_lines(STEP_EVENT) == ["Step 1, color_regions (round 2): supports: two strong zones"]
+    assert log_lines(PLAN) == ["Step 1 [regional]: Find alteration (colour / anomaly regions on aloh, si)",
+                               "Step 2: Check faults (mapped features on faults)", "Plan note: geology first"]
+    assert log_lines(STEP_EVENT) == ["Step 1, colour / anomaly regions (round 2): supports: two strong zones"]
     assert log_lines({"kind": "skipped", "steps": [3]}) == ["Step 3 - skipped: an earlier step concluded the chain"]
     assert log_lines(VERDICT) == ["Round 1 verdict: not valid; candidate answer A",
                                   "    critical evidence: alteration: supported",
@@ -74,3 +74,34 @@ def test_log_lines_flatten_the_same_entries():
 def test_events_outside_the_reasoning_give_nothing():
     for event in ({"kind": "usage", "usage": {}}, {"kind": "done"}, {}, "not an event", None):
         assert describe(event) == [] and log_lines(event) == [] and status_line(event) == ""
+
+
+def test_no_identifier_or_empty_layer_list_is_shown():
+    """Step 7 of the sample run read "(spatial_relations on )"; evidence items, roles and parameters were raw."""
+    plan = {"kind": "plan", "steps": [
+        {"index": 7, "level": "critical", "purpose": "Relate the zones of all layers", "tool": "spatial_relations",
+         "layers": [], "evidence": "zoned_alteration"},
+        {"index": 1, "purpose": "Mark hydrothermal_alteration anomalies (phyllic_core: a core)",
+         "tool": "color_regions", "layers": ["aloh"], "evidence": "phyllic_core"}]}
+    lines = log_lines(plan)
+    assert lines == ["Step 7 [critical]: Relate the zones of all layers (spatial relations across all layers)",
+                     "Step 1: Mark hydrothermal alteration anomalies (phyllic core: a core) (colour / anomaly regions "
+                     "on aloh)"]
+    step = describe({"kind": "step", "step": 4, "observation": {
+        "tool": "integrate_evidence", "sub_inference": "Yes", "rationale": "Coincides with iron_oxide, 2e+03 km2."}})[0]
+    assert (step.text, step.detail) == ("evidence integration: supports", "Coincides with iron oxide, 2,000 km2.")
+    [verdict] = describe({"kind": "verdict", "round": 1, "verdict": {
+        "valid": True, "answer": "A", "critical": {"phyllic_core": True}, "secondary": {"structural_control": False},
+        "feedback": {"5": "buffer the structural_control faults"}}})
+    assert verdict.rows == [("critical evidence", "phyllic core: supported"),
+                            ("secondary evidence", "structural control: missing"),
+                            ("feedback to step 5", "buffer the structural control faults")]
+    [local] = describe({"kind": "localization", "polygons": 2, "source": "offline (over deposit model porphyry_cu)",
+                        "params": {"degree_centrality_weight": 1.5, "clip_ratio": 1.0,
+                                   "area_type_weights": {"hydrothermal_alteration": 1.8, "structure": 1.2}}})
+    assert local.text == ("Localization: 2 prospectivity polygons (parameters from offline (over deposit model "
+                          "porphyry cu))")
+    assert local.rows == [("degree centrality weight", "1.5"), ("clip ratio", "1"),
+                          ("area type weights", "Hydrothermal alteration 1.8, Structure (faults, lineaments) 1.2")]
+    assert log_lines({"kind": "localization", "polygons": 2, "source": "defaults", "params": {"hop2_width": 1}}) == [
+        "Localization: 2 prospectivity polygons (parameters from defaults)", "    hop2 width: 1"]
