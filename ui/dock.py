@@ -9,10 +9,9 @@ import shutil
 import time
 from pathlib import Path
 
-from qgis.core import Qgis
 from qgis.gui import QgsDockWidget
 from qgis.PyQt import uic
-from qgis.PyQt.QtCore import QTimer, QUrl
+from qgis.PyQt.QtCore import Qt, QTimer, QUrl
 from qgis.PyQt.QtWidgets import QWidget
 
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
@@ -21,6 +20,7 @@ from ..plugin.events import status_line
 from ..plugin.request import build_request
 from .layer_table import LayerTable
 from .map_options import MapOptions
+from .messages import MessagePanel
 from .reasoning_view import ReasoningView
 from .results_view import ResultsView
 from .settings_dialog import WHERE, PluginSettings, SettingsDialog, slug
@@ -39,7 +39,11 @@ PRESETS = (  # label, question (its choices are read from it, as every question'
      "B. Propylitic (chlorite, epidote) C. Silicification D. None."),
     ("Free question...", ""),
 )
-BACKENDS = (("offline", "Offline rule-based reasoner (no network)"), ("openai", "OpenAI-compatible model server"))
+BACKENDS = (("offline", "Offline rules (no network)", "Offline rule-based reasoner: no network, no model server"),
+            ("openai", "Model server", "An OpenAI-compatible model server (set it up in Settings...)"))
+"""Reasoner key, its label (short enough for the dock's default width), its tooltip."""
+DEFAULT_WIDTH = 420
+"""The dock's width when first opened (dock.ui); every message and label fits or wraps at it."""
 
 
 class LodestarDock(QgsDockWidget):
@@ -54,6 +58,8 @@ class LodestarDock(QgsDockWidget):
         self.body = QWidget(self)
         self.ui = FORM_CLASS()
         self.ui.setupUi(self.body)
+        self.ui.messageBar = MessagePanel(self.body)  # every message in full, word-wrapped
+        self.ui.mainLayout.insertWidget(0, self.ui.messageBar)
         self.setWidget(self.body)
         self.task: AnalysisTask | None = None
         self.run_folder: Path | None = None
@@ -77,8 +83,9 @@ class LodestarDock(QgsDockWidget):
         ui = self.ui
         for label, _ in PRESETS:
             ui.presetCombo.addItem(label)
-        for key, label in BACKENDS:
+        for key, label, tip in BACKENDS:
             ui.backendCombo.addItem(label, key)
+            ui.backendCombo.setItemData(ui.backendCombo.count() - 1, tip, Qt.ToolTipRole)
         settings = PluginSettings.load()
         ui.backendCombo.setCurrentIndex(max(0, ui.backendCombo.findData(settings.backend)))
         ui.questionEdit.setPlainText(PRESETS[0][1])
@@ -146,8 +153,7 @@ class LodestarDock(QgsDockWidget):
         if problem != self._problem:
             self._clear_problem()
             if problem and not running:
-                self._problem_item = self.ui.messageBar.createMessage("Lodestar", problem)
-                self.ui.messageBar.pushWidget(self._problem_item, Qgis.Warning)
+                self._problem_item = self.ui.messageBar.pushWarning("", problem)
             self._problem = problem
         self.ui.runButton.setEnabled(not problem and not running)
         self.ui.runButton.setToolTip(problem or "Run the analysis")

@@ -8,6 +8,7 @@ from qgis.core import QgsCoordinateTransform, QgsProject, QgsRasterLayer, QgsVec
 from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
 from qgis.PyQt.QtWidgets import QComboBox, QHeaderView, QTreeWidgetItem
 
+from ..plugin.labels import role_label
 from ..plugin.request import evidence_spec
 from ..plugin.roles import ROLES, guess_favourable
 from ..processing.layer_export import guessed_role, layer_spec, source_file
@@ -99,7 +100,7 @@ class LayerTable(QObject):
 
     def refresh(self) -> None:
         """List the project's evidence layers, keeping check states, roles and Low ticks already set."""
-        previous = {row["id"]: (row["item"].checkState(0), row["combo"].currentText()) for row in self.rows()}
+        previous = {row["id"]: (row["item"].checkState(0), row["combo"].currentData()) for row in self.rows()}
         previous_low = {row["id"]: row["item"].checkState(LOW_COLUMN) for row in self.rows()
                         if row["item"].data(LOW_COLUMN, LOW_SET_ROLE)}
         tree = self.tree
@@ -116,11 +117,14 @@ class LayerTable(QObject):
             item.setCheckState(0, checked)
             tree.addTopLevelItem(item)
             combo = QComboBox(tree)
-            combo.addItems([CHOOSE_ROLE, *ROLES])
+            combo.addItem(CHOOSE_ROLE, CHOOSE_ROLE)
+            for key in ROLES:
+                combo.addItem(role_label(key), key)
+                combo.setItemData(combo.count() - 1, key, Qt.ToolTipRole)
             if not role:
                 guess = guessed_role(layer)
                 role = guess if guess != "other" else CHOOSE_ROLE
-            combo.setCurrentText(role)
+            combo.setCurrentIndex(max(0, combo.findData(role)))
             combo.currentIndexChanged.connect(partial(self._role_changed, layer.id()))
             tree.setItemWidget(item, 1, combo)
             if isinstance(layer, QgsRasterLayer):  # vectors get no Low box: they have no values to rank
@@ -144,7 +148,7 @@ class LayerTable(QObject):
         item = row["item"]
         if isinstance(row["layer"], QgsRasterLayer) and not item.data(LOW_COLUMN, LOW_SET_ROLE):
             self.tree.blockSignals(True)
-            self._guess_low(item, row["layer"], row["combo"].currentText())
+            self._guess_low(item, row["layer"], row["combo"].currentData())
             self.tree.blockSignals(False)
         self.changed.emit()
 
@@ -176,10 +180,16 @@ class LayerTable(QObject):
         self.row(layer_id)["item"].setCheckState(0, Qt.Checked if checked else Qt.Unchecked)
 
     def set_role(self, layer_id: str, role: str) -> None:
-        self.row(layer_id)["combo"].setCurrentText(role)
+        """Choose a role (its key, e.g. 'structure', or CHOOSE_ROLE), as the user would pick its label."""
+        combo = self.row(layer_id)["combo"]
+        index = combo.findData(role)
+        if index < 0:
+            raise KeyError(f"unknown role {role!r}")
+        combo.setCurrentIndex(index)
 
     def role(self, layer_id: str) -> str:
-        return self.row(layer_id)["combo"].currentText()
+        """The role key chosen for a layer (CHOOSE_ROLE when none)."""
+        return self.row(layer_id)["combo"].currentData()
 
     def set_favourable_low(self, layer_id: str, low: bool) -> None:
         """Tick or clear a raster's Low box, as the user would."""
@@ -199,7 +209,7 @@ class LayerTable(QObject):
             return "Check at least one raster layer in the Layers list (add rasters to the project first if none)."
         if not any(isinstance(r["layer"], QgsRasterLayer) for r in rows):
             return "Check at least one raster layer: vector layers (faults, units) need a raster to define the area."
-        unset = [r["layer"].name() for r in rows if r["combo"].currentText() == CHOOSE_ROLE]
+        unset = [r["layer"].name() for r in rows if r["combo"].currentData() == CHOOSE_ROLE]
         if unset:
             return f"Choose a role for {', '.join(unset)} in the Role column."
         names = [r["layer"].name() for r in rows]
@@ -213,12 +223,12 @@ class LayerTable(QObject):
 
     def specs(self, folder) -> list:
         """The checked layers as analysis layers (a layer that is not a whole file is written into `folder`)."""
-        return [layer_spec(r["layer"], r["combo"].currentText(), folder, self.favourable(r["id"]))
+        return [layer_spec(r["layer"], r["combo"].currentData(), folder, self.favourable(r["id"]))
                 for r in self.checked_rows()]
 
     def named_specs(self) -> list:
         """The checked layers with a role as analysis layers named as the request will name them, without writing
         anything (for checks while the user types: a layer that is not a whole file gets a placeholder path)."""
-        return [evidence_spec(source_file(r["layer"]) or Path(r["layer"].name()), r["combo"].currentText(),
+        return [evidence_spec(source_file(r["layer"]) or Path(r["layer"].name()), r["combo"].currentData(),
                               r["layer"].name(), self.favourable(r["id"]))
-                for r in self.checked_rows() if r["combo"].currentText() != CHOOSE_ROLE]
+                for r in self.checked_rows() if r["combo"].currentData() != CHOOSE_ROLE]

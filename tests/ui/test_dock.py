@@ -33,7 +33,11 @@ SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
 
 def test_project_layers_listed_with_guessed_editable_roles(dock, sample):
     case, layers = sample
-    listed = {row["layer"].name(): row["combo"].currentText() for row in dock.layers.rows()}
+    listed = {row["layer"].name(): row["combo"].currentData() for row in dock.layers.rows()}
+    shown = {row["layer"].name(): row["combo"].currentText() for row in dock.layers.rows()}
+    assert shown["ASTER AlOH (sericite) index"] == "Argillic alteration"  # roles in words, keys behind them
+    assert shown["mapped faults"] == "Structure (faults, lineaments)"
+    assert all("_" not in text for text in shown.values())
     assert listed == {
         "geological map": "geological_map",
         "ASTER AlOH (sericite) index": "argillic_alteration",  # 'sericite' wins; the case says otherwise
@@ -279,7 +283,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     # live reasoning view
     assert events[0] == "plan" and "step" in events and "verdict" in events
     tree = dock.ui.reasoningTree
-    tops = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    tops = [dock.reasoning.full_text(tree.topLevelItem(i), 0) for i in range(tree.topLevelItemCount())]
     assert tops[0].startswith("Step 1")
     assert any(t.startswith("Round 1 verdict") for t in tops)
     thumbnails = [tree.topLevelItem(i).child(j) for i in range(tree.topLevelItemCount())

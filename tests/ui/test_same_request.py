@@ -59,7 +59,7 @@ def test_dock_and_analyze_build_the_same_request(dock, sample, run, monkeypatch)
 
     rows = dock.layers.checked_rows()
     from_analyze = _analyze_request(run, monkeypatch, {
-        "RASTERS": [row["id"] for row in rows], "ROLES": ",".join(row["combo"].currentText() for row in rows),
+        "RASTERS": [row["id"] for row in rows], "ROLES": ",".join(row["combo"].currentData() for row in rows),
         "FAVOURABLE_LOW": LOW, "QUESTION": QUESTION, "BACKEND": 1, "BASE_URL": "http://127.0.0.1:9/v1",
         "PLANNER_MODEL": "big-model", "TEMPERATURE": 0.2, "MAX_TOKENS": 50_000, "MAX_ROUNDS": 2,
         "DEPOSITS": deposits.id(), "CALIBRATE": 1, "AREA_SHARE": 7.5, "FAVOURABLE_UNITS": UNITS})
