@@ -27,6 +27,10 @@ class BackendSettings:
     max_calls: int = 80
     max_tokens: int = 400_000
     cache_dir: Path | None = None
+    deadline_s: float = 180.0  # the longest one model call may take, every attempt and back-off wait included
+    answer_tokens: dict = field(default_factory=dict)  # role -> max_tokens of one answer; 0 or absent: from its schema
+    vision: dict = field(default_factory=dict)  # role -> "auto" (ask the server, else try), "yes" or "no" (text evidence)
+    structured: str = "auto"  # "auto" (the schema, else JSON mode), "json_schema", "json_object" or "off"
 
     def public(self) -> dict:
         """Settings as recorded in run records and reports (no API key)."""
@@ -41,6 +45,10 @@ class BackendSettings:
             "retry_backoff_s": self.retry_backoff_s,
             "max_calls": self.max_calls,
             "max_tokens": self.max_tokens,
+            "deadline_s": self.deadline_s,
+            "answer_tokens": dict(self.answer_tokens),
+            "vision": dict(self.vision),
+            "structured": self.structured,
         }
 
 

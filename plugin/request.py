@@ -39,6 +39,8 @@ class BackendValues:
     models: dict = field(default_factory=dict)  # role -> model name; a role left empty takes the planner's
     temperature: float = 0.05
     max_tokens: int | None = None  # None: the engine's default budget
+    calls: dict = field(default_factory=dict)  # model-call settings as BackendSettings fields (timeout_s, max_retries,
+    # deadline_s, answer_tokens, vision, structured); absent: the engine's defaults
 
 
 def backend_problem(values: BackendValues, where: dict | None = None) -> str:
@@ -68,7 +70,7 @@ def backend_settings(values: BackendValues, where: dict | None = None, *, checke
     planner = str(values.models.get("planner") or "").strip()
     models = {role: str(values.models.get(role) or "").strip() or planner for role in ROLES_OF_MODELS}
     return BackendSettings(backend=values.backend, base_url=values.base_url.strip(), api_key=values.api_key.strip(),
-                           models=models, temperature=float(values.temperature), **budget)
+                           models=models, temperature=float(values.temperature), **budget, **dict(values.calls))
 
 
 def legend_beside(path) -> Path | None:
