@@ -14,7 +14,7 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
-from ..processing.styling import STYLES
+from ..processing.styling import apply_style
 
 RESULT_PROPERTY = "lodestar/result"  # layer custom property marking Lodestar outputs (saved with the project)
 
@@ -45,7 +45,7 @@ def load_styled_layer(path: Path, name: str, style: str):
     layer = QgsRasterLayer(str(path), name) if raster else QgsVectorLayer(str(path), name, "ogr")
     if not layer.isValid():
         raise LodestarError(f"QGIS cannot open the result layer {path}; the run folder may have been moved.")
-    message, ok = layer.loadNamedStyle(str(STYLES / style))
+    message, ok = apply_style(layer, style)
     if not ok:
         raise LodestarError(f"The style {style} could not be applied to {name}: {message}")
     layer.setCustomProperty(RESULT_PROPERTY, True)

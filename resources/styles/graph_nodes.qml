@@ -2,17 +2,17 @@
 <qgis labelsEnabled="0" version="3.22.16-Białowieża" styleCategories="Symbology|Labeling">
   <renderer-v2 referencescale="-1" forceraster="0" symbollevels="0" enableorderby="0" type="categorizedSymbol" attr="role">
     <categories>
-      <category render="true" label="geological map" value="geological_map" symbol="0"/>
-      <category render="true" label="hydrothermal alteration" value="hydrothermal_alteration" symbol="1"/>
-      <category render="true" label="silicification" value="silicification" symbol="2"/>
-      <category render="true" label="propylitic alteration" value="propylitic_alteration" symbol="3"/>
-      <category render="true" label="argillic alteration" value="argillic_alteration" symbol="4"/>
-      <category render="true" label="iron oxide" value="iron_oxide" symbol="5"/>
-      <category render="true" label="false color composite" value="false_color_composite" symbol="6"/>
-      <category render="true" label="structure" value="structure" symbol="7"/>
-      <category render="true" label="geochemistry" value="geochemistry" symbol="8"/>
-      <category render="true" label="geophysics" value="geophysics" symbol="9"/>
-      <category render="true" label="other" value="other" symbol="10"/>
+      <category render="true" label="Geological map" value="geological_map" symbol="0"/>
+      <category render="true" label="Hydrothermal alteration" value="hydrothermal_alteration" symbol="1"/>
+      <category render="true" label="Silicification" value="silicification" symbol="2"/>
+      <category render="true" label="Propylitic alteration" value="propylitic_alteration" symbol="3"/>
+      <category render="true" label="Argillic alteration" value="argillic_alteration" symbol="4"/>
+      <category render="true" label="Iron oxide" value="iron_oxide" symbol="5"/>
+      <category render="true" label="False-colour composite" value="false_color_composite" symbol="6"/>
+      <category render="true" label="Structure (faults, lineaments)" value="structure" symbol="7"/>
+      <category render="true" label="Geochemistry" value="geochemistry" symbol="8"/>
+      <category render="true" label="Geophysics" value="geophysics" symbol="9"/>
+      <category render="true" label="Other" value="other" symbol="10"/>
     </categories>
     <symbols>
       <symbol clip_to_extent="1" force_rhr="0" type="fill" alpha="1" name="0">
