@@ -7,7 +7,16 @@ from __future__ import annotations
 
 import json
 
-from ..plugin.engine.contract import BudgetExhausted, ChainNode, Judgement, PlanStep, ReasonerError, ToolCall, Verdict
+from ..plugin.engine.contract import (
+    BudgetExhausted,
+    ChainNode,
+    Judgement,
+    PlanStep,
+    ReasonerError,
+    ServerRefused,
+    ToolCall,
+    Verdict,
+)
 from ..plugin.favourability.evidence import EvidenceSpec
 
 _DECODE = {
@@ -43,6 +52,8 @@ class ReplayReasoner:
         self._used[key] = position + 1
         entry = entries[position]
         if "error" in entry:
+            if entry.get("server"):
+                raise ServerRefused(entry["error"])
             if entry.get("budget"):
                 raise BudgetExhausted(entry["error"])
             raise ReasonerError(entry["error"])

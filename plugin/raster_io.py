@@ -20,7 +20,8 @@ from rasterio.errors import NotGeoreferencedWarning
 from rasterio.warp import Resampling, reproject, transform_bounds
 from rasterio.windows import Window
 
-from .errors import LodestarError
+from .errors import Cancelled, LodestarError
+from .progress import SILENT, Progress
 
 MIN_ANALYSIS_PIXELS = 64
 """Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
@@ -28,6 +29,15 @@ OVERLAP_WARNING_SHARE = 0.25
 """When the layers' common extent is under this share of the largest layer, the run says so."""
 DEFAULT_MAX_PIXELS = 4_000_000
 """Default pixel budget of one analysis grid (about 16 MB per float32 layer)."""
+BLOCK_SOURCE_PIXELS = 1 << 22
+"""Source pixels (per band) one block of a read covers: reads go block by block, cancellation checked between
+blocks, so a 20,000 x 20,000 raster stops loading within a fraction of a second of a cancel."""
+INDEX_ROLES = ("hydrothermal_alteration", "silicification", "propylitic_alteration", "argillic_alteration",
+               "iron_oxide", "geochemistry", "geophysics")
+"""Roles whose layer is one band of values (an index, a ratio, a concentration, a field)."""
+RAMP_MAX_COLOURS = 512
+"""An 8-bit RGB image with more colours (5 bits a channel) than this is a composite, not an index rendered through
+a colour ramp (the sample's rendered ferric index holds 159)."""
 
 
 @dataclass(frozen=True)
@@ -111,7 +121,8 @@ def crs_label(crs: CRS | None) -> str:
 
 @dataclass
 class RasterReader:
-    """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols)."""
+    """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols), in physical values:
+    a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2)."""
 
     path: Path
     grid: RasterGrid = field(init=False)
@@ -120,11 +131,15 @@ class RasterReader:
     nodata: float | None = field(init=False)
     descriptions: tuple = field(init=False)
     tags: dict = field(init=False)
+    scales: tuple = field(init=False)
+    offsets: tuple = field(init=False)
 
     def __post_init__(self):
         self.path = Path(self.path)
         if not self.path.exists():
             raise LodestarError(f"Raster not found: {self.path}. Check the path.")
+        if self.path.is_dir():
+            raise LodestarError(f"{self.path} is a folder, not a raster file; give the raster file itself.")
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotGeoreferencedWarning)
@@ -140,7 +155,9 @@ class RasterReader:
                     self.tags = ds.tags()
                     self.band_tags = [ds.tags(i + 1) for i in range(ds.count)]
                     self.colorinterp = tuple(ci.name for ci in ds.colorinterp)
-        except rasterio.errors.RasterioIOError as exc:
+                    self.scales = tuple(1.0 if s is None else float(s) for s in ds.scales)
+                    self.offsets = tuple(0.0 if o is None else float(o) for o in ds.offsets)
+        except (rasterio.errors.RasterioIOError, rasterio.errors.RasterioError) as exc:
             raise LodestarError(f"GDAL cannot read {self.path}: {exc}. Is it a raster file?") from exc
         if self.grid.transform.b or self.grid.transform.d:
             raise LodestarError(
@@ -153,26 +170,92 @@ class RasterReader:
         return self.path.stem
 
     @property
+    def scaled(self) -> bool:
+        """Whether any band carries a GDAL scale or offset (its pixel values are codes of physical values)."""
+        return any(s != 1.0 for s in self.scales) or any(o != 0.0 for o in self.offsets)
+
+    @property
     def is_rgb(self) -> bool:
         """3- or 4-band 8-bit raster: a rendering (colour anomalies, false colour, coloured map)."""
         return self.count in (3, 4) and self.dtype == "uint8"
 
     @property
     def is_integer(self) -> bool:
-        return np.issubdtype(np.dtype(self.dtype), np.integer)
+        """Whether the values read are whole numbers (codes); a scaled integer band holds physical values."""
+        return np.issubdtype(np.dtype(self.dtype), np.integer) and not self.scaled
+
+    def role_mismatch(self, role: str, name: str = "") -> str:
+        """A sentence when the data cannot be what the role says ('' when they agree): a multi-band image (a
+        false-colour composite) given a one-band role such as an alteration index, or a single band given the
+        false-colour composite role."""
+        name = name or self.name
+        if role in INDEX_ROLES and self.count >= 3:
+            if self.is_rgb:
+                spread = self.colour_spread()
+                if spread <= RAMP_MAX_COLOURS:
+                    return ""  # an index rendered through a colour ramp: its colours stand for values
+                kind = (f"a false-colour composite ({spread} distinct colours, not the few of a colour ramp that "
+                        "renders index values)")
+            else:
+                kind = "a multi-band image (only its first band would be read as the index)"
+            return (f"Warning: {name} has {self.count} bands, {kind}, but its role is {role}, which means one band "
+                    "of index values; zones marked on it are colours, not index values. Give it the role "
+                    "false_color_composite, or compute the index first (Lodestar > Alteration indices).")
+        if role == "false_color_composite" and self.count < 3:
+            return (f"Warning: {name} has {self.count} band(s) of {self.dtype} values, but its role is "
+                    "false_color_composite, which means a 3-band colour image; a single band has no colours. Give "
+                    "it the role of what its values measure (an alteration index, geochemistry, geophysics).")
+        return ""
+
+    def colour_spread(self, max_pixels: int = 1 << 18) -> int:
+        """How many colours (RGB quantised to 5 bits a channel) an RGB image holds: a colour ramp rendering values
+        holds at most a few hundred (a palette has 256 entries), a false-colour composite thousands."""
+        data, _ = self.read_overview(max_pixels, bands=[1, 2, 3], resampling=Resampling.nearest)
+        valid = ~np.ma.getmaskarray(data).any(axis=0)
+        codes = np.clip(data.filled(0), 0, 255).astype(np.int64) >> 3
+        packed = (codes[0] << 10) | (codes[1] << 5) | codes[2]
+        return int(np.unique(packed[valid]).size)
 
     def read(self, bands=None, window: Window | None = None, out_shape: tuple[int, int] | None = None,
-             resampling: Resampling = Resampling.nearest) -> np.ma.MaskedArray:
-        """Read bands (1-based list, default all) of a window, optionally decimated to out_shape."""
+             resampling: Resampling = Resampling.nearest, progress: Progress = SILENT) -> np.ma.MaskedArray:
+        """Read bands (1-based list, default all) of a window, optionally decimated to out_shape, in physical
+        values (scale and offset applied). The read goes block by block of rows (each block covering about
+        BLOCK_SOURCE_PIXELS source pixels, the same values as one read), `progress.check()` between blocks."""
         bands = list(bands) if bands is not None else list(range(1, self.count + 1))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotGeoreferencedWarning)
-            with rasterio.open(self.path) as ds:
-                shape = None if out_shape is None else (len(bands), int(out_shape[0]), int(out_shape[1]))
-                data = ds.read(bands, window=window, out_shape=shape, resampling=resampling, masked=True,
-                               out_dtype="float32")
-        data = np.ma.masked_invalid(data)
-        return data
+        win = window if window is not None else Window(0, 0, self.grid.width, self.grid.height)
+        rows, cols = (int(win.height), int(win.width)) if out_shape is None else (int(out_shape[0]),
+                                                                                  int(out_shape[1]))
+        source_rows_per_row = float(win.height) / max(1, rows)
+        step = max(1, int(BLOCK_SOURCE_PIXELS / max(1.0, float(win.width) * source_rows_per_row)))
+        blocks = []
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", NotGeoreferencedWarning)
+                with rasterio.open(self.path) as ds:
+                    for start in range(0, rows, step):
+                        progress.check()
+                        stop = min(rows, start + step)
+                        if out_shape is None:
+                            part = Window(win.col_off, win.row_off + start, win.width, stop - start)
+                            shape = None
+                        else:
+                            top = win.row_off + start * source_rows_per_row
+                            part = Window(win.col_off, top, win.width, (stop - start) * source_rows_per_row)
+                            shape = (len(bands), stop - start, cols)
+                        blocks.append(ds.read(bands, window=part, out_shape=shape, resampling=resampling,
+                                              masked=True, out_dtype="float32"))
+        except Cancelled:
+            raise
+        except (rasterio.errors.RasterioIOError, rasterio.errors.RasterioError) as exc:
+            raise LodestarError(f"GDAL cannot read the pixels of {self.path.name}: {exc}. The file is damaged or "
+                                "incomplete (a truncated copy or download?): copy or export it again.") from exc
+        progress.check()
+        data = np.ma.concatenate(blocks, axis=1) if len(blocks) != 1 else blocks[0]
+        if self.scaled:
+            scale = np.array([self.scales[b - 1] for b in bands], dtype="float32")[:, None, None]
+            offset = np.array([self.offsets[b - 1] for b in bands], dtype="float32")[:, None, None]
+            data = data * scale + offset
+        return np.ma.masked_invalid(data)
 
     def decimated_shape(self, max_pixels: int, window: Window | None = None) -> tuple[int, int]:
         """Rows and columns of a read of `window` that fits in max_pixels, keeping the aspect ratio."""
@@ -184,10 +267,11 @@ class RasterReader:
         return max(1, int(height / factor)), max(1, int(width / factor))
 
     def read_overview(self, max_pixels: int = DEFAULT_MAX_PIXELS, bands=None, window: Window | None = None,
-                      resampling: Resampling = Resampling.average) -> tuple[np.ma.MaskedArray, RasterGrid]:
+                      resampling: Resampling = Resampling.average,
+                      progress: Progress = SILENT) -> tuple[np.ma.MaskedArray, RasterGrid]:
         """Read under a pixel budget; returns the data and the grid its pixels lie on."""
         shape = self.decimated_shape(max_pixels, window)
-        data = self.read(bands, window=window, out_shape=shape, resampling=resampling)
+        data = self.read(bands, window=window, out_shape=shape, resampling=resampling, progress=progress)
         base = self.grid.window_grid(window) if window is not None else self.grid
         return data, base.resized(shape[1], shape[0])
 
@@ -246,6 +330,7 @@ class RasterSet:
     max_pixels: int = DEFAULT_MAX_PIXELS
     log: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the user must hear (also in `log`)
+    progress: Progress = field(default=SILENT, repr=False, compare=False)  # reads check it between blocks
 
     def __post_init__(self):
         if not self.layers:
@@ -259,6 +344,13 @@ class RasterSet:
         }
         self.grid = self._analysis_grid()
         self._cache: dict[str, np.ma.MaskedArray] = {}
+        self.role_warnings: dict[str, str] = {}  # layer name -> why its data disagree with its role
+        for spec in self.layers:
+            note = self.readers[spec.name].role_mismatch(spec.role, spec.name) if spec.name in self.readers else ""
+            if note:
+                self.role_warnings[spec.name] = note
+                self.log.append(note)
+                self.warnings.append(note)
 
     def spec(self, name: str) -> LayerSpec:
         for spec in self.layers:
@@ -359,7 +451,8 @@ class RasterSet:
         resampling = Resampling.nearest if (categorical or reader.is_rgb) else Resampling.bilinear
         bands = list(bands) if bands is not None else list(range(1, reader.count + 1))
         if self.grid.crs is None:
-            data = reader.read(bands, out_shape=(self.grid.height, self.grid.width), resampling=resampling)
+            data = reader.read(bands, out_shape=(self.grid.height, self.grid.width), resampling=resampling,
+                               progress=self.progress)
         else:
             data = self._warp(reader, bands, resampling)
         self._cache[key] = data
@@ -390,13 +483,20 @@ class RasterSet:
         # neighbour, magnitudes averaged (a decimation by picking pixels would alias fine detail).
         decimation = Resampling.nearest if resampling == Resampling.nearest else Resampling.average
         src, src_grid = reader.read_overview(max(4 * g.width * g.height, 1), bands, window=win,
-                                             resampling=decimation)
+                                             resampling=decimation, progress=self.progress)
         out = np.full((len(bands), g.height, g.width), np.nan, dtype="float32")
         filled = src.filled(np.nan).astype("float32")
+        # Warped in strips of whole rows (the same values as one warp), cancellation checked between strips.
+        step = max(1, BLOCK_SOURCE_PIXELS // 16 // max(1, g.width))
+        src_crs, dst_crs = src_grid.crs.to_wkt(), g.crs.to_wkt()
         for i in range(len(bands)):
-            reproject(filled[i], out[i], src_transform=src_grid.transform, src_crs=src_grid.crs.to_wkt(),
-                      src_nodata=np.nan, dst_transform=g.transform, dst_crs=g.crs.to_wkt(), dst_nodata=np.nan,
-                      resampling=resampling)
+            for start in range(0, g.height, step):
+                self.progress.check()
+                strip = out[i, start:start + step]
+                reproject(filled[i], strip, src_transform=src_grid.transform, src_crs=src_crs, src_nodata=np.nan,
+                          dst_transform=g.transform * Affine.translation(0, start), dst_crs=dst_crs,
+                          dst_nodata=np.nan, resampling=resampling)
+        self.progress.check()
         return np.ma.masked_invalid(out)
 
     def valid_mask(self) -> np.ndarray:

@@ -112,6 +112,11 @@ class BudgetExhausted(ReasonerError):
     """The run's model budget (calls or tokens) is spent: the loop must stop asking."""
 
 
+class ServerRefused(BudgetExhausted):
+    """The model server failed for good (refused the key or the model, kept failing, unreachable): the loop stops
+    asking, as for a spent budget, and the run ends as failed (lodestar:analyze exits non-zero)."""
+
+
 class _Record:
     """JSON round-trip for the dataclasses below."""
 

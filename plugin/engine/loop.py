@@ -40,6 +40,7 @@ from .contract import (
     PlanStep,
     ReasonerError,
     Roles,
+    ServerRefused,
     ToolOutcome,
     Verdict,
 )
@@ -80,6 +81,7 @@ class Engine:
         self.limits = limits_from(controller, self.max_attempts, ws.raster_set.grid.crs is not None)
         self.budget_spent = False
         self.stop_reason = ""  # why no further model calls are made (a spent budget, a server that refused)
+        self.server_refused = False  # the stop was a model server failing for good, not a spent budget
         self.trace: list[dict] = []  # every model decision in call order (for records and replay)
         self.timings: dict = {"tools_s": 0.0, "tool_calls": 0}
         self._percent = 0.0
@@ -105,7 +107,9 @@ class Engine:
             if isinstance(exc, BudgetExhausted):
                 self.budget_spent = True
                 self.stop_reason = str(exc)
-                self.trace.append({"role": role, "method": method, "error": str(exc), "budget": True})
+                self.server_refused = isinstance(exc, ServerRefused)
+                entry = {"role": role, "method": method, "error": str(exc), "budget": True}
+                self.trace.append(dict(entry, server=True) if self.server_refused else entry)
                 raise BudgetExhausted(str(exc)) from exc
             self.trace.append({"role": role, "method": method, "error": str(exc)})
             raise ReasonerError(str(exc)) from exc
@@ -201,6 +205,8 @@ class Engine:
                                controller=verdicts, attempts=len(verdicts), error=error or "no tool call",
                                calls=calls)
         call, run, verdict = accepted
+        mismatch = [self.ws.raster_set.role_warnings[n] for n in call.layers if n in self.ws.raster_set.role_warnings]
+        run.log.extend(note for note in mismatch if note not in run.log)  # the executor judges knowing it
         evidence = ""
         if call.tool in ZONE_TOOLS and not run.error:
             path = self.ws.evidence_dir / f"step{step.index:02d}.png"
@@ -216,7 +222,8 @@ class Engine:
         except (ReasonerError, BudgetExhausted) as exc:
             judgement = Judgement(f"The tool ran but its result could not be judged: {exc}", "No")
             error = error or str(exc)
-        return Observation(step.index, call.tool, list(call.layers), judgement.rationale, zone_ids, evidence,
+        rationale = " ".join(mismatch + [judgement.rationale])  # the step's text says it too
+        return Observation(step.index, call.tool, list(call.layers), rationale, zone_ids, evidence,
                            judgement.sub_inference, judgement.global_inference, verdicts, len(verdicts),
                            error, calls, _small_stats(run.stats))
 
