@@ -97,3 +97,4 @@ class AnalysisResult:
     weights: list = field(default_factory=list)  # weights table: layer, role, transformation, membership, weight, why
     unused: list = field(default_factory=list)  # [{"layer", "reason"}]: given layers that fed no step and no surface
     validation: dict = field(default_factory=dict)  # surface scores against known deposits (cross-validated first)
+    stopped: str = ""  # why model calls stopped when a model server failed for good ('' otherwise): the run failed
