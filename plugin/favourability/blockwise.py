@@ -1,0 +1,588 @@
+"""Full-resolution favourability surfaces, block by block on Dask arrays over windowed raster reads.
+
+The reasoning chain works on its budget grid (raster_io.RasterSet, a few million pixels); the surface it
+chose (its evidence specs, overlay method and weights) is then made again at the layers' finest resolution
+(or a resolution the user sets) over any extent, with memory bounded by the block size, not the raster
+size: each block reads only its window of every layer (plus a margin for the interpolation), and is written
+to a tiled, deflate-compressed GeoTIFF with overviews as soon as it is done.
+
+Pointwise steps (fuzzy memberships, inversion, favourable units, the overlay) are the in-memory functions
+applied to each block. Steps that look at the whole layer get their global figures first, in one blockwise
+pass reduced as a tree:
+- percentile rank and the log percentile stretch: the layer's value distribution, exact (distinct values and
+  counts) on grids up to EXACT_CELLS cells, else a histogram of 2**20 bins over the float32 values' order
+  (a rank within 1/2**20 of the layer's range in order, a percentile within 1/2048 of its value);
+- favourable units: the codes present in the map;
+- distance to features: each block's own distance transform over a window grown until every cell's nearest
+  feature cell provably lies inside it (the same value as the whole-grid transform); a cell whose nearest
+  feature lies beyond MAX_WINDOW_BLOCKS block areas takes the distance from a coarse whole-canvas transform
+  (within one coarse cell).
+Calibrated surfaces (fitted on deposits) stay on the analysis grid; the full-resolution surface is the
+knowledge-driven one.
+
+`schedule`: "" computes on local threads (dask's threaded scheduler), an address (tcp://host:8786) on that
+cluster (the layers must be at the same paths on its workers). Progress reports blocks done; a cancel stops
+submitting blocks and cancels those in flight.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import rasterio
+from affine import Affine
+from rasterio.enums import Resampling
+from rasterio.features import rasterize
+from rasterio.warp import reproject, transform_bounds
+from rasterio.windows import Window
+from scipy import ndimage
+
+from ..errors import Cancelled, LodestarError
+from ..files import atomic_path
+from ..progress import SILENT, Progress
+from ..raster_io import LayerSpec, RasterGrid, RasterSet
+from ..tools.categorical import read_legend
+from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
+from . import transforms as tf
+from .evidence import EvidenceSpec, _membership, _vector
+from .outputs import NODATA
+from .overlay import METHODS, combine
+
+DEFAULT_BLOCK = 1024
+"""Block edge in pixels: a few tens of MB of working memory per block and thread."""
+EXACT_CELLS = 16_000_000
+"""Grids up to this many cells get exact ranks and percentiles; larger ones a 2**20-bin histogram."""
+HIST_SHIFT = 12
+HIST_BINS = 1 << (32 - HIST_SHIFT)
+MAX_WINDOW_BLOCKS = 9
+COARSE_CELLS = 4_000_000
+FULL_TILE = 512
+
+
+def full_resolution_grid(layers: list, resolution: float | None = None) -> tuple[RasterSet, RasterGrid]:
+    """The layers' common extent at their finest resolution (`resolution` map units per pixel when given):
+    a RasterSet for the layers' metadata (nothing is read) and the full-resolution grid."""
+    raster_set = RasterSet([s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in layers], max_pixels=sys.maxsize)
+    grid = raster_set.grid
+    if resolution:
+        if not resolution > 0:
+            raise LodestarError(f"The resolution must be positive, not {resolution}.")
+        xmin, ymin, xmax, ymax = grid.bounds
+        width = max(1, int(round((xmax - xmin) / resolution)))
+        height = max(1, int(round((ymax - ymin) / resolution)))
+        grid = RasterGrid(Affine((xmax - xmin) / width, 0, xmin, 0, -(ymax - ymin) / height, ymax), width, height,
+                          grid.crs)
+    raster_set.grid = grid
+    return raster_set, grid
+
+
+def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.MaskedArray:
+    """One layer on a window of the raster set's grid, float32 masked (bands, rows, cols): only the source pixels
+    that window touches (plus one on each side) are read, resampled as RasterSet.read does."""
+    reader = raster_set.readers.get(name)
+    if reader is None:
+        raise LodestarError(f"{name} is not a raster layer of this analysis.")
+    grid = raster_set.grid
+    block = grid.window_grid(window)
+    spec = raster_set.spec(name)
+    categorical = reader.is_integer and (spec.role == "geological_map" or spec.legend is not None)
+    resampling = Resampling.nearest if (categorical or reader.is_rgb) else Resampling.bilinear
+    bands = list(range(1, reader.count + 1))
+    if grid.crs is None:
+        sy, sx = reader.grid.height / grid.height, reader.grid.width / grid.width
+        src = Window(window.col_off * sx, window.row_off * sy, window.width * sx, window.height * sy)
+        return reader.read(bands, window=src, out_shape=(int(window.height), int(window.width)),
+                           resampling=resampling)
+    src_bounds = transform_bounds(grid.crs, reader.grid.crs, *block.bounds, densify_pts=21)
+    try:
+        win = reader.grid.bounds_window(src_bounds)
+    except LodestarError:
+        return np.ma.masked_all((len(bands), block.height, block.width), dtype="float32")
+    c0, r0 = max(0, int(win.col_off) - 1), max(0, int(win.row_off) - 1)
+    c1 = min(reader.grid.width, int(win.col_off + win.width) + 1)
+    r1 = min(reader.grid.height, int(win.row_off + win.height) + 1)
+    win = Window(c0, r0, c1 - c0, r1 - r0)
+    decimation = Resampling.nearest if resampling == Resampling.nearest else Resampling.average
+    src, src_grid = reader.read_overview(max(4 * grid.width * grid.height, 1), bands, window=win,
+                                         resampling=decimation)
+    out = np.full((len(bands), block.height, block.width), np.nan, dtype="float32")
+    filled = src.filled(np.nan).astype("float32")
+    for i in range(len(bands)):
+        reproject(filled[i], out[i], src_transform=src_grid.transform, src_crs=src_grid.crs.to_wkt(), src_nodata=np.nan,
+                  dst_transform=block.transform, dst_crs=grid.crs.to_wkt(), dst_nodata=np.nan, resampling=resampling)
+    return np.ma.masked_invalid(out)
+
+
+def block_valid(raster_set: RasterSet, window: Window) -> np.ndarray:
+    """Cells of the window where at least one raster layer has data (RasterSet.valid_mask of one block)."""
+    mask = np.zeros((int(window.height), int(window.width)), dtype=bool)
+    for name in raster_set.readers:
+        mask |= ~np.ma.getmaskarray(read_block(raster_set, name, window)).all(axis=0)
+    return mask
+
+
+# -- value distributions (percentile rank, log percentile) --------------------------------------------------
+
+def _sort_keys(values: np.ndarray) -> np.ndarray:
+    """uint32 keys in the order of the float32 values (negative values flipped)."""
+    bits = np.ascontiguousarray(values, dtype="float32").view("uint32")
+    return np.where(bits & 0x80000000, ~bits, bits | 0x80000000).astype("uint32")
+
+
+def _key_values(keys: np.ndarray) -> np.ndarray:
+    keys = np.asarray(keys, dtype="uint32")
+    bits = np.where(keys & 0x80000000, keys & 0x7FFFFFFF, ~keys).astype("uint32")
+    return bits.view("float32").astype("float64")
+
+
+@dataclass
+class Distribution:
+    """The valid values of one layer: exact (sorted distinct values and counts) or a histogram of sort keys."""
+
+    n: int = 0
+    values: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    hist: np.ndarray | None = None
+    min_positive: float = math.inf
+
+    @classmethod
+    def of(cls, data: np.ndarray, exact: bool) -> Distribution:
+        data = np.asarray(data, dtype="float64")
+        positive = data[data > 0]
+        low = float(positive.min()) if positive.size else math.inf
+        if exact:
+            values, counts = np.unique(data, return_counts=True)
+            return cls(int(data.size), values, counts.astype("int64"), None, low)
+        hist = np.bincount(_sort_keys(data) >> HIST_SHIFT, minlength=HIST_BINS).astype("int64")
+        return cls(int(data.size), None, None, hist, low)
+
+    def merge(self, other: Distribution) -> Distribution:
+        low = min(self.min_positive, other.min_positive)
+        if self.hist is not None or other.hist is not None:
+            hist = (self.hist if self.hist is not None else 0) + (other.hist if other.hist is not None else 0)
+            return Distribution(self.n + other.n, None, None, hist, low)
+        values, inverse = np.unique(np.concatenate([self.values, other.values]), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate([self.counts, other.counts]),
+                             minlength=values.size).astype("int64")
+        return Distribution(self.n + other.n, values, counts, None, low)
+
+    @property
+    def exact(self) -> bool:
+        return self.hist is None
+
+    def ranks(self, data: np.ndarray) -> np.ndarray:
+        """percentile_rank of `data` among the layer's values: (average rank - 1) / (n - 1)."""
+        data = np.asarray(data, dtype="float64")
+        if self.n == 1:
+            return np.full(data.shape, 0.5)
+        if self.exact:
+            cum = np.cumsum(self.counts)
+            i = np.searchsorted(self.values, data)
+            i = np.clip(i, 0, self.values.size - 1)
+            before = np.where(i > 0, cum[np.maximum(i - 1, 0)], 0)
+            rank = 0.5 * (cum[i] + before + 1)
+            return (rank - 1.0) / (self.n - 1.0)
+        cum = np.cumsum(self.hist)
+        keys = _sort_keys(data)
+        b = (keys >> HIST_SHIFT).astype("int64")
+        below = np.where(b > 0, cum[np.maximum(b - 1, 0)], 0)
+        within = ((keys & ((1 << HIST_SHIFT) - 1)).astype("float64") + 0.5) / (1 << HIST_SHIFT)
+        rank = below + within * self.hist[b] + 0.5
+        return np.clip((rank - 1.0) / (self.n - 1.0), 0.0, 1.0)
+
+    def order_stat(self, k: int) -> float:
+        """The k-th smallest value (0-based)."""
+        if self.exact:
+            return float(self.values[np.searchsorted(np.cumsum(self.counts), k + 1)])
+        b = int(np.searchsorted(np.cumsum(self.hist), k + 1))
+        return float(_key_values(np.array([(b << HIST_SHIFT) | (1 << (HIST_SHIFT - 1))]))[0])
+
+    def percentile(self, q: float, mapped=None) -> float:
+        """np.percentile (linear) of the values, `mapped` (a non-decreasing function) applied to each first."""
+        mapped = mapped or (lambda v: v)
+        virtual = (self.n - 1) * (q / 100.0)
+        lo = int(math.floor(virtual))
+        hi = min(lo + 1, self.n - 1)
+        t = virtual - lo
+        a, b = mapped(self.order_stat(lo)), mapped(self.order_stat(hi))
+        diff = b - a
+        return float(b - diff * (1 - t)) if t >= 0.5 else float(a + diff * t)
+
+
+def _log_stretch(dist: Distribution, data: np.ndarray, low: float = 2.0, high: float = 98.0) -> np.ndarray:
+    """transforms.log_percentile of `data` given the layer's distribution."""
+    if not math.isfinite(dist.min_positive):
+        raise LodestarError("A log scaling needs positive values (concentrations); this layer has none.")
+    floor = dist.min_positive / 2.0
+
+    def logged(v):
+        return math.log10(v if v > 0 else floor)
+
+    lo, hi = dist.percentile(low, logged), dist.percentile(high, logged)
+    data = np.asarray(data, dtype="float64")
+    values = np.log10(np.where(data > 0, data, floor))
+    if hi <= lo:
+        if dist.exact:
+            merged = Distribution(dist.n, np.unique(np.log10(np.where(dist.values > 0, dist.values, floor))))
+            merged.counts = np.bincount(np.searchsorted(merged.values, np.log10(
+                np.where(dist.values > 0, dist.values, floor))), weights=dist.counts,
+                minlength=merged.values.size).astype("int64")
+            return merged.ranks(values)
+        return dist.ranks(data)
+    return np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+
+
+# -- the plan: what every block needs --------------------------------------------------------------------
+
+@dataclass
+class LayerPlan:
+    """One spec's global figures: a distribution, the selected unit codes, or features to measure from."""
+
+    spec: EvidenceSpec
+    distribution: Distribution | None = None
+    selected: list = field(default_factory=list)
+    legend: dict = field(default_factory=dict)
+    frame_codes: object = None  # unit polygons: (geometries, codes)
+    shapes: list = field(default_factory=list)
+    pads: tuple = (0, 0, 0, 0)  # left, right, top, bottom: the whole-grid distance canvas around the grid
+    coarse: tuple | None = None  # (distances, canvas factor) of a coarse whole-canvas transform
+
+
+def _stats_block(window: Window, raster_set: RasterSet, specs: list, exact: bool) -> dict:
+    out = {}
+    for spec in specs:
+        band = read_block(raster_set, spec.layer, window)[0]
+        if spec.transform == "units":
+            valid = ~np.ma.getmaskarray(band)
+            out[spec.layer] = set(np.unique(np.rint(band.filled(0)[valid])).astype(int).tolist())
+        else:
+            data = np.ma.masked_invalid(np.ma.array(band, dtype="float64"))
+            out[spec.layer] = Distribution.of(data.compressed(), exact)
+    return out
+
+
+def _merge_stats(parts: list) -> dict:
+    out = {}
+    for part in parts:
+        for key, value in part.items():
+            if key not in out:
+                out[key] = value
+            elif isinstance(value, set):
+                out[key] = out[key] | value
+            else:
+                out[key] = out[key].merge(value)
+    return out
+
+
+def _windows(grid: RasterGrid, block: int) -> list:
+    return [Window(c, r, min(block, grid.width - c), min(block, grid.height - r))
+            for r in range(0, grid.height, block) for c in range(0, grid.width, block)]
+
+
+def _distance_plan(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
+    shapes = plan.shapes
+    width, height = grid.pixel_size
+    xmin, ymin, xmax, ymax = grid.bounds
+    fx0 = min(g.bounds[0] for g in shapes)
+    fy0 = min(g.bounds[1] for g in shapes)
+    fx1 = max(g.bounds[2] for g in shapes)
+    fy1 = max(g.bounds[3] for g in shapes)
+    cap = max(grid.width, grid.height) // 4
+
+    def pad(outside: float, size: float) -> int:
+        return min(cap, max(0, math.ceil(outside / size)))
+
+    plan.pads = (pad(xmin - fx0, width), pad(fx1 - xmax, width), pad(fy1 - ymax, height), pad(ymin - fy0, height))
+    left, right, top, bottom = plan.pads
+    rows, cols = grid.height + top + bottom, grid.width + left + right
+    factor = max(1, int(math.ceil(math.sqrt(rows * cols / COARSE_CELLS))))
+    transform = grid.transform * Affine.translation(-left, -top) * Affine.scale(factor)
+    shape = (int(math.ceil(rows / factor)), int(math.ceil(cols / factor)))
+    burnt = rasterize(((g, 1) for g in shapes), out_shape=shape, transform=transform, fill=0, all_touched=True,
+                      dtype="uint8")
+    if not burnt.any():
+        raise LodestarError("No feature lies on or near the analysis area; check the layer's extent and CRS.")
+    if factor > 1 and rows * cols > (MAX_WINDOW_BLOCKS * block * block):
+        plan.coarse = (ndimage.distance_transform_edt(burnt == 0, sampling=(height * factor, width * factor))
+                       .astype("float32"), factor)
+
+
+def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: int) -> np.ndarray:
+    """transforms.distance_to_features_m of the whole grid, on one window: the distance transform of a window
+    grown (doubling a halo) until each cell's nearest feature cell in it is no farther than the window's open
+    sides (so none outside can be nearer)."""
+    left, right, top, bottom = plan.pads
+    ph, pw = grid.pixel_size[1], grid.pixel_size[0]
+    rows, cols = grid.height + top + bottom, grid.width + left + right
+    r0, c0 = int(window.row_off) + top, int(window.col_off) + left
+    h, w = int(window.height), int(window.width)
+    halo = max(16, min(h, w) // 4)
+    limit = MAX_WINDOW_BLOCKS * block * block
+    while True:
+        wr0, wc0 = max(0, r0 - halo), max(0, c0 - halo)
+        wr1, wc1 = min(rows, r0 + h + halo), min(cols, c0 + w + halo)
+        transform = grid.transform * Affine.translation(wc0 - left, wr0 - top)
+        burnt = rasterize(((g, 1) for g in plan.shapes), out_shape=(wr1 - wr0, wc1 - wc0), transform=transform,
+                          fill=0, all_touched=True, dtype="uint8")
+        if burnt.any():
+            dist = ndimage.distance_transform_edt(burnt == 0, sampling=(ph, pw))[r0 - wr0:r0 - wr0 + h,
+                                                                                 c0 - wc0:c0 - wc0 + w]
+        else:
+            dist = np.full((h, w), np.inf)
+        ii = np.arange(h)[:, None] + (r0 - wr0)
+        jj = np.arange(w)[None, :] + (c0 - wc0)
+        bound = np.full((h, w), np.inf)
+        if wr0 > 0:
+            bound = np.minimum(bound, (ii + 1) * ph)
+        if wr1 < rows:
+            bound = np.minimum(bound, ((wr1 - wr0) - ii) * ph)
+        if wc0 > 0:
+            bound = np.minimum(bound, (jj + 1) * pw)
+        if wc1 < cols:
+            bound = np.minimum(bound, ((wc1 - wc0) - jj) * pw)
+        unresolved = dist > bound
+        whole = wr0 == 0 and wc0 == 0 and wr1 == rows and wc1 == cols
+        if not unresolved.any() or whole:
+            return dist.astype("float32")
+        if (wr1 - wr0 + 2 * halo) * (wc1 - wc0 + 2 * halo) > limit and plan.coarse is not None:
+            coarse, factor = plan.coarse
+            rr = np.minimum((np.arange(h)[:, None] + r0) // factor, coarse.shape[0] - 1)
+            cc = np.minimum((np.arange(w)[None, :] + c0) // factor, coarse.shape[1] - 1)
+            return np.where(unresolved, coarse[rr, cc], dist).astype("float32")
+        halo *= 2
+
+
+def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, block: int = DEFAULT_BLOCK,
+                 scheduler: str = "", progress: Progress = SILENT) -> list:
+    """Every spec's global figures (see the module docstring), the statistics computed blockwise."""
+    grid = raster_set.grid
+    exact = grid.width * grid.height <= EXACT_CELLS
+    plans = [LayerPlan(spec) for spec in specs]
+    stats_specs = []
+    for plan in plans:
+        spec = plan.spec
+        given = (extra or {}).get(spec.layer)
+        if spec.transform == "distance_m":
+            geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
+            plan.shapes = [g for g in geometries if g is not None and not g.is_empty]
+            if not plan.shapes:
+                raise LodestarError("There are no features to measure distances from; give a layer with fault lines.")
+            _distance_plan(plan, grid, block)
+        elif given is not None:
+            raise LodestarError(f"{spec.layer}: data given as an array on the analysis grid has no full resolution; "
+                                "give the layer's file.")
+        elif spec.transform == "units":
+            layer = raster_set.spec(spec.layer)
+            plan.legend = read_legend(layer.legend) if layer.legend is not None else {}
+            if layer.is_vector:
+                frame = _vector(raster_set, spec.layer)
+                frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
+                if frame.empty:
+                    raise LodestarError(f"{spec.layer} has no unit polygons.")
+                names = _unit_name_series(frame, layer, VectorEvidenceParams())
+                plan.legend = {i: name for i, name in enumerate(sorted(set(names)), start=1)}
+                index = {name: code for code, name in plan.legend.items()}
+                plan.frame_codes = (list(frame.geometry), [index[n] for n in names])
+                _select_units(plan, sorted(plan.legend))
+            else:
+                stats_specs.append(spec)
+        elif spec.transform in ("percentile_rank", "log_percentile"):
+            stats_specs.append(spec)
+    if stats_specs:
+        progress.log(f"Full resolution: the value distributions of {', '.join(s.layer for s in stats_specs)}")
+        parts = run_blocks(_stats_block, (raster_set, stats_specs, exact), _windows(grid, block), scheduler,
+                           progress.scaled(0, 30), reduce=_merge_stats)
+        for plan in plans:
+            if plan.spec in stats_specs:
+                found = parts.get(plan.spec.layer)
+                if plan.spec.transform == "units":
+                    _select_units(plan, sorted(found or ()))
+                else:
+                    plan.distribution = found if found is not None else Distribution(0, np.array([]), np.array([]))
+    return plans
+
+
+def _select_units(plan: LayerPlan, present: list) -> None:
+    names = {int(c): plan.legend.get(int(c), str(int(c))) for c in present}
+    selected = tf.matched_units(names, plan.spec.params["units"])
+    if not selected:
+        raise LodestarError(f"None of the favourable units {', '.join(map(str, plan.spec.params['units']))} is in "
+                            f"this map; units present: {', '.join(sorted(set(names.values())))}.")
+    plan.selected = sorted(selected)
+
+
+def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, valid: np.ndarray,
+                      block: int) -> np.ma.MaskedArray:
+    spec = plan.spec
+    grid = raster_set.grid
+    if spec.transform == "distance_m":
+        values = np.ma.masked_array(_block_distance(plan, grid, window, block))
+    elif spec.transform == "units":
+        if plan.frame_codes is not None:
+            shapes, codes = plan.frame_codes
+            burnt = rasterize(zip(shapes, codes), out_shape=(int(window.height), int(window.width)),
+                              transform=grid.window_grid(window).transform, fill=0, dtype="int32")
+            data = np.ma.masked_equal(burnt, 0).astype("float64")
+        else:
+            band = read_block(raster_set, spec.layer, window)[0]
+            ok = ~np.ma.getmaskarray(band)
+            data = np.ma.masked_array(np.where(ok, np.rint(band.filled(0)), 0).astype("float64"), mask=~ok)
+        hit = np.isin(np.rint(data.filled(-1)).astype(int), plan.selected)
+        values = np.ma.masked_array(np.where(hit, 1.0, float(spec.params.get("outside", 0.0))).astype("float32"),
+                                    mask=np.ma.getmaskarray(data))
+    else:
+        band = read_block(raster_set, spec.layer, window)[0]
+        data = np.ma.masked_invalid(np.ma.array(band, dtype="float64"))
+        mask = np.ma.getmaskarray(data)
+        if spec.transform == "none":
+            values = data
+        else:
+            out = np.zeros(data.shape, dtype="float64")
+            if spec.transform == "percentile_rank":
+                out[~mask] = plan.distribution.ranks(data.compressed())
+            else:
+                out[~mask] = _log_stretch(plan.distribution, data.compressed())
+            values = np.ma.masked_array(out.astype("float32"), mask=mask)
+    out = _membership(values, spec)
+    mask = np.ma.getmaskarray(out) | ~valid
+    return np.ma.masked_array(np.clip(out.filled(0.0), 0.0, 1.0).astype("float32"), mask=mask)
+
+
+def surface_block(window: Window, raster_set: RasterSet, plans: list, method: str, gamma: float,
+                  block: int) -> np.ndarray:
+    """One block of the surface: float32, NODATA outside the analysed area."""
+    valid = block_valid(raster_set, window)
+    maps = {plan.spec.layer: _block_membership(raster_set, plan, window, valid, block) for plan in plans}
+    values = combine(maps, {plan.spec.layer: plan.spec.weight for plan in plans}, method, gamma)
+    values = np.ma.masked_where(~valid, values)
+    return np.ma.filled(values.astype("float32"), NODATA)
+
+
+# -- running blocks here or on a cluster -------------------------------------------------------------------
+
+def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progress: Progress = SILENT, reduce=None,
+               consume=None):
+    """`function(window, *args)` (a module-level function) over every window as Dask tasks (the arguments sent
+    to a cluster's workers once): reduced with `reduce(list)` (a tree of 8), or each
+    result handed to `consume(window, result)` in completion order. Progress counts blocks; a cancel stops
+    submitting and cancels what is in flight."""
+    import dask
+
+    total = len(windows)
+    if (scheduler or "").strip():
+        from ..cluster import connect, worker_threads
+
+        client = connect(scheduler.strip())
+    else:
+        client = None
+    threads = worker_threads(client) if client is not None else max(1, dask.system.CPU_COUNT)
+    shared = client.scatter(list(args), broadcast=True) if client is not None else list(args)
+    limit = 2 * threads
+    done, partials, pending = 0, [], list(enumerate(windows))
+    in_flight: dict = {}
+    try:
+        while pending or in_flight:
+            if progress.cancelled():
+                raise Cancelled()
+            if client is None:
+                batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
+                results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
+                                       scheduler="threads", num_workers=threads)
+                finished = [(win, res) for (_, win), res in zip(batch, results)]
+            else:
+                while pending and len(in_flight) < limit:
+                    i, win = pending.pop(0)
+                    in_flight[client.submit(function, win, *shared, pure=False)] = win
+                ready = [f for f in in_flight if f.done()]
+                if not ready:
+                    time.sleep(0.05)
+                    continue
+                finished = [(in_flight.pop(f), f.result()) for f in ready]
+            for win, result in finished:
+                if consume is not None:
+                    consume(win, result)
+                else:
+                    partials.append(result)
+                    if reduce is not None and len(partials) >= 8:
+                        partials = [reduce(partials)]
+                done += 1
+            progress.set(100.0 * done / total)
+        if reduce is not None:
+            return reduce(partials) if partials else {}
+        return partials
+    except BaseException:
+        if client is not None and in_flight:
+            client.cancel(list(in_flight), force=True)
+        raise
+    finally:
+        if client is not None:
+            client.close()
+
+
+def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", gamma: float = 0.8,
+                  block: int = DEFAULT_BLOCK):
+    """The surface as a lazy Dask array (float32, NODATA outside the analysed area), one chunk per block."""
+    import dask.array as da
+
+    grid = raster_set.grid
+
+    def chunk(block_info=None):
+        (r0, r1), (c0, c1) = block_info[None]["array-location"]
+        return surface_block(Window(c0, r0, c1 - c0, r1 - r0), raster_set, plans, method, gamma, block)
+
+    rows = tuple(min(block, grid.height - r) for r in range(0, grid.height, block))
+    cols = tuple(min(block, grid.width - c) for c in range(0, grid.width, block))
+    return da.map_blocks(chunk, chunks=(rows, cols), dtype="float32", meta=np.empty((0, 0), dtype="float32"))
+
+
+def _overview_factors(width: int, height: int) -> list:
+    factors, f = [], 2
+    while max(width, height) / f >= 256:
+        factors.append(f)
+        f *= 2
+    return factors or [2]
+
+
+def write_full_resolution(layers: list, specs: list, path, method: str = "weighted", gamma: float = 0.8,
+                          resolution: float | None = None, extra: dict | None = None, block: int = DEFAULT_BLOCK,
+                          scheduler: str = "", progress: Progress = SILENT) -> Path:
+    """The favourability surface of `specs` (combined by `method`) at full resolution, written block by block
+    as a tiled, deflate-compressed float32 GeoTIFF with average overviews and the provenance tags of
+    outputs.write_surface (plus LODESTAR_RESOLUTION)."""
+    if method not in METHODS:
+        raise LodestarError(f"The overlay method must be one of {', '.join(METHODS)}, not {method!r}.")
+    if not specs:
+        raise LodestarError("No evidence layer to combine; give at least one usable layer.")
+    if block < 16:
+        raise LodestarError(f"A block must be at least 16 pixels a side, not {block}.")
+    raster_set, grid = full_resolution_grid(layers, resolution)
+    progress.log(f"Full-resolution surface: {grid.width} x {grid.height} pixels in blocks of {block}")
+    plans = plan_surface(raster_set, specs, extra, block, scheduler, progress)
+    profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
+               "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": FULL_TILE,
+               "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
+    if grid.crs is not None:
+        profile["crs"] = grid.crs.to_wkt()
+    windows = _windows(grid, block)
+    method_text = method + (f" (gamma {gamma:g})" if method == "gamma" else "")
+    path = Path(path)
+    with rasterio.Env(GDAL_CACHEMAX=128), atomic_path(path) as tmp:
+        with rasterio.open(tmp, "w", **profile) as dst:
+            run_blocks(surface_block, (raster_set, plans, method, gamma, block), windows, scheduler,
+                       progress.scaled(30, 90), consume=lambda win, data: dst.write(data, 1, window=win))
+            dst.update_tags(LODESTAR_METHOD=method_text, LODESTAR_LAYERS=", ".join(s.layer for s in specs),
+                            LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in specs}),
+                            LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
+            dst.set_band_description(1, "favourability (0-1), full resolution")
+        progress.check()
+        progress.log("Full-resolution surface: overviews")
+        with rasterio.open(tmp, "r+") as dst:
+            dst.build_overviews(_overview_factors(grid.width, grid.height), Resampling.average)
+            dst.update_tags(ns="rio_overview", resampling="average")
+    progress.set(100)
+    return path
