@@ -125,7 +125,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         metrics = evaluate_localization(prospectivity, deposits, progress=progress, **options)
         ranked = metrics
         if is_raster:
-            ranked = self._surface_metrics(source, deposits, options.get("analysis_raster"), extent, metrics["log"])
+            ranked = self.surface_metrics(source, deposits, options.get("analysis_raster"), extent, metrics["log"])
         for line in metrics["log"]:
             progress.log(line)
         progress.log(f"Deposits: {ranked['deposits']} ({ranked['inside']} inside the analysed area, "
@@ -153,7 +153,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         return result
 
     @staticmethod
-    def _surface_metrics(source: str, deposits, analysis_raster, extent, log: list) -> dict:
+    def surface_metrics(source: str, deposits, analysis_raster, extent, log: list) -> dict:
         """The exact success-rate curve, AUC and capture of a raster's band 1 over its data cells that lie in the
         analysed area (the analysis raster's data cells, else the extent)."""
         reader = RasterReader(source)
