@@ -56,10 +56,12 @@ class ProspectivityMap:
         return "calibrated" if self.cv is not None else "knowledge-driven"
 
     def section(self) -> dict:
-        """The run record's favourability section (JSON values)."""
+        """The run record's favourability section (JSON values); `specs`: the knowledge-driven surface's evidence
+        specs in full (parameters too), from which it can be made again at full resolution."""
         return {"basis": self.basis, "source": self.source, "method": self.surface.method if self.surface else None,
                 "weights": self.weights, "left_out": self.left_out, "unused": self.unused,
                 "calibration": self.calibration, "validation": self.validation, "notes": list(self.notes),
+                "specs": [spec.to_dict() for spec in self.knowledge.specs] if self.knowledge else [],
                 "targets": [{k: v for k, v in row.items() if k != "geometry"}
                             for row in self.targets.drop(columns="geometry").to_dict("records")]}
 
