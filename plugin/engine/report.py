@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..files import write_text_atomic
+from ..labels import tool_label
 from .contract import FAILED, INSUFFICIENT
 from .report_appendix import backend_section, inputs_section, localization_section, usage_section
 from .report_curves import draw_curves
@@ -21,6 +22,7 @@ from .report_prospectivity import (
     fitted,
     map_section,
     map_title,
+    more_targets_section,
     targets_section,
     validation_rows,
     validation_section,
@@ -45,6 +47,9 @@ td,th{border:1px solid #ccc;padding:.25em .5em;vertical-align:top;text-align:lef
 .yes{color:#17702a;font-weight:bold}.no{color:#9a1c1c;font-weight:bold}
 img{max-width:100%;border:1px solid #ccc}img.figure{display:block;margin:.6em 0}
 .muted{color:#666;font-size:.9em}
+nav.contents{margin:1em 0;padding:.4em .8em;background:#f6f6f6;border-radius:4px}
+section{margin-bottom:2.5em}
+section>h2.part{font-size:1.4em;color:#1f3b57;border-bottom:3px solid #1f3b57}
 tr.fitted td{background:#f4f4f4;color:#555;font-style:italic}tr.fitted b{color:#9a1c1c}
 table.weights td:last-child,table.targets td:last-child{min-width:24em}
 table.targets td:nth-child(-n+4),table.validation td:nth-child(n+3),table.fit td:nth-child(n+2){white-space:nowrap}
@@ -127,9 +132,10 @@ def _chain(record: dict, folder: Path) -> str:
         step, obs = node["step"], node["observation"]
         parts.append('<div class="step">')
         parts.append(f"<h3>Step {e(step['index'])}: {e(humanize(step['purpose'], terms))}</h3>")
-        rows = [["layers", ", ".join(step.get("layers", [])) or "-", humanize(step.get("layers_why", ""), terms)],
-                ["tool", step.get("tool", ""), humanize(step.get("tool_why", ""), terms)],
-                ["expected", step.get("expected", ""), ""]]
+        layers = ", ".join(step.get("layers") or []) or "all layers (the zones of every step so far)"
+        rows = [["layers", layers, humanize(step.get("layers_why", ""), terms)],
+                ["tool", tool_label(step.get("tool", "")), humanize(step.get("tool_why", ""), terms)],
+                ["expected", humanize(step.get("expected", ""), terms), ""]]
         if step.get("evidence"):
             rows.append(["evidence item", words(step["evidence"]), step.get("level", "")])
         parts.append(table(rows, ["", "choice", "why"]))
@@ -170,10 +176,16 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
     notes = record.get("result", {}).get("notes") or []
     shown_map = figures.get("map") or map_png
     validation = validation_rows(record)
+    contents = ('<nav class="contents">Contents: <a href="#summary">Summary</a> (answer, map, targets, evidence'
+                + (", validation" if validation else "") + ') &middot; <a href="#reasoning">Reasoning</a> (deposit '
+                'model, verification, the chain step by step) &middot; <a href="#appendix">Technical appendix</a> '
+                "(more targets, localization, inputs, settings, model use)</nav>")
     sections = [
         f"<h1>{e(title)}</h1>",
         f"<p><b>Question:</b> {e(record.get('question'))}</p>",
         "<p><b>Choices:</b> " + e("; ".join(f"{k}. {v}" for k, v in record.get("choices", {}).items())) + "</p>",
+        contents,
+        '<section id="summary">', '<h2 class="part">Summary</h2>',
         _answer_block(record),
         bullets(notes, evidence_terms(record)),
         "<h2>Prospectivity map</h2>", map_section(record, shown_map, figures.get("note", "")),
@@ -183,15 +195,21 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
     if validation:
         sections += ["<h2>Validation against known deposits</h2>",
                      validation_section(validation, record, figures.get("curves"))]
+    more = more_targets_section(record)
     sections += [
+        "</section>",
+        '<section id="reasoning">', '<h2 class="part">Reasoning</h2>',
         "<h2>Deposit model</h2>", _deposit_models(record),
         "<h2>Verification</h2>", _verdicts(record),
         "<h2>Reasoning chain</h2>", _chain(record, folder),
-        "<h2>Technical appendix</h2>",
+        "</section>",
+        '<section id="appendix">', '<h2 class="part">Technical appendix</h2>',
+        *(['<h3 id="more-targets">More targets</h3>', more] if more else []),
         "<h3>Localization</h3>", localization_section(record),
         "<h3>Inputs</h3>", inputs_section(record),
         "<h3>Back-end settings</h3>", backend_section(record.get("backend") or {}),
         "<h3>Model use</h3>", usage_section(record),
+        "</section>",
     ]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>\n"

@@ -69,8 +69,14 @@ def localization_section(record: dict) -> str:
     loc = record.get("localization") or {}
     parts = [f"<p>{e(humanize(loc['note']))}</p>"] if loc.get("note") else []
     if loc.get("params"):
+        source = str(loc.get("source") or "-")
+        if source.startswith("offline"):
+            source = "the offline rule-based planner" + source[len("offline"):]
+        for model in record.get("knowledge") or []:  # a deposit model by its name, not its identifier
+            if model.get("id") and model.get("name"):
+                source = source.replace(f"deposit model {model['id']}", f"the {model['name']} deposit model")
         parts.append(f"<p>The spatial graph of the chain's zones ranks and explains the targets; its parameters "
-                     f"came from {e(loc.get('source') or '-')}.</p>")
+                     f"came from {e(humanize(source))}.</p>")
         parts.append(table(settings_rows(loc["params"]), ["parameter", "value"]))
     return "".join(parts) or "<p>No localization parameters were recorded.</p>"
 

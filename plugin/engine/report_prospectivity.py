@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from .report_text import Html, bullets, e, humanize, image, km2, number, percent, table, words
 
-SHOWN_TARGETS = 20
-"""Targets listed in the table (all are in the prospectivity layer)."""
+SUMMARY_TARGETS = 10
+"""Targets listed in the summary: as many as the map labels with their rank."""
+SHOWN_TARGETS = 50
+"""Targets listed in the report in all (the summary's, then the rest in the appendix); all are in the
+prospectivity layer."""
 
 _PLAN_COLUMNS = ("layer", "role", "transformation", "membership", "weight", "why")
 _FIT_HEADERS = {"method": "method", "pattern": "pattern", "area_share": "pattern area",
@@ -44,20 +47,42 @@ def map_section(record: dict, map_png, note: str) -> str:
     return "".join(parts)
 
 
+def _targets(record: dict) -> list:
+    return sorted((record.get("favourability") or {}).get("targets") or [], key=lambda t: t.get("rank", 0))
+
+
+def _target_rows(targets: list) -> list:
+    return [[t.get("rank"), km2(t.get("area_m2")), number(t.get("fav_mean"), 2), number(t.get("score"), 3),
+             humanize(t.get("why"))] for t in targets]
+
+
+_TARGET_HEADER = ["rank", "area", "mean favourability", "evidence held", "why"]
+
+
 def targets_section(record: dict) -> str:
-    targets = sorted((record.get("favourability") or {}).get("targets") or [], key=lambda t: t.get("rank", 0))
+    """The best SUMMARY_TARGETS targets (those labelled on the map), with where the others are."""
+    targets = _targets(record)
     if not targets:
         return "<p>No targets were drawn.</p>"
     total = sum(float(t.get("area_m2") or 0.0) for t in targets)
-    rows = [[t.get("rank"), km2(t.get("area_m2")), number(t.get("fav_mean"), 2), number(t.get("score"), 3),
-             humanize(t.get("why"))] for t in targets[:SHOWN_TARGETS]]
     head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, ranked by the evidence they hold "
             "(favourability summed over their area, in favourability-weighted km²).</p>")
     more = ""
-    if len(targets) > SHOWN_TARGETS:
-        more = (f'<p class="muted">Ranks {SHOWN_TARGETS + 1}-{len(targets)} are not listed here; all targets are in '
-                "prospectivity.gpkg.</p>")
-    return head + table(rows, ["rank", "area", "mean favourability", "evidence held", "why"], css="targets") + more
+    if len(targets) > SUMMARY_TARGETS:
+        listed = min(len(targets), SHOWN_TARGETS)
+        more = (f'<p class="muted">Ranks {SUMMARY_TARGETS + 1}-{listed} are listed in the '
+                '<a href="#more-targets">technical appendix</a>'
+                + (f"; ranks {SHOWN_TARGETS + 1}-{len(targets)} only " if len(targets) > SHOWN_TARGETS else "; all ")
+                + "in prospectivity.gpkg.</p>")
+    return head + table(_target_rows(targets[:SUMMARY_TARGETS]), _TARGET_HEADER, css="targets") + more
+
+
+def more_targets_section(record: dict) -> str:
+    """The targets ranked after the summary's, up to SHOWN_TARGETS ('' when the summary lists them all)."""
+    targets = _targets(record)[SUMMARY_TARGETS:SHOWN_TARGETS]
+    if not targets:
+        return ""
+    return table(_target_rows(targets), _TARGET_HEADER, css="more-targets")
 
 
 def weights_section(record: dict) -> str:

@@ -20,7 +20,8 @@ from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.engine.report import FIGURES, render_report, write_figures
-from lodestar.plugin.engine.report_map import NODATA_COLOUR, WIDTH_PX
+from lodestar.plugin.engine.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
+from lodestar.plugin.engine.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
 from lodestar.plugin.engine.report_text import humanize, km2, number, percent
 from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import LayerSpec
@@ -62,6 +63,9 @@ def _plain(page: str, record: dict) -> None:
         assert raw not in seen, raw
     assert not re.search(r"\d[eE][+-]\d", seen)
     assert '"temperature"' not in page and "{" not in seen
+
+
+SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo" / "case.json"
 
 
 # ---------------------------------------------------------------------------------------------------- text
@@ -140,12 +144,16 @@ def test_validation_rows_are_labelled_by_basis_cross_validated_first(great_basin
 def test_targets_are_listed_by_rank_in_km2(great_basin):
     result, page, record = great_basin
     targets = sorted(record["favourability"]["targets"], key=lambda t: t["rank"])
-    rows = _rows(page, "targets")
-    assert [int(cells[0]) for _, cells in rows] == list(range(1, min(20, len(targets)) + 1))
+    rows = _rows(page, "targets")  # the summary: as many as the map labels
+    assert [int(cells[0]) for _, cells in rows] == list(range(1, min(LABELLED, len(targets)) + 1))
+    more = _rows(page, "more-targets")  # the appendix: the next ones
+    assert [int(cells[0]) for _, cells in more] == list(range(LABELLED + 1, min(SHOWN_TARGETS, len(targets)) + 1))
+    rows += more
     assert [cells[1] for _, cells in rows] == [km2(t["area_m2"]) for t in targets[:len(rows)]]
     assert all(re.fullmatch(r"[\d,]+(\.\d+)? km²", cells[1]) for _, cells in rows)
-    if len(targets) > 20:
-        assert f"Ranks 21-{len(targets)} are not listed here" in page
+    assert len(targets) > SHOWN_TARGETS  # Great Basin: the note says where the rest are
+    assert (f"Ranks {LABELLED + 1}-{SHOWN_TARGETS} are listed in the <a href=\"#more-targets\">technical appendix</a>; "
+            f"ranks {SHOWN_TARGETS + 1}-{len(targets)} only in prospectivity.gpkg.") in page
     _plain(page, record)
 
 
@@ -201,3 +209,61 @@ def test_a_record_without_a_surface_says_so_and_shows_the_evidence_map(tmp_path)
     page = render_report(record, tmp_path, evidence_map, figures)
     assert _embedded(page, evidence_map) and "No favourability surface was written" in page
     assert "No layer could be turned into evidence" in page and "No targets were drawn" in page
+
+
+# ------------------------------------------------------------------- the sample case, as sent to a colleague
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    case = read_case(SAMPLE)
+    out = tmp_path_factory.mktemp("sample") / "out"
+    result = run_analysis(AnalysisRequest(case.layers, case.question, out, dict(case.choices), case_id=case.id,
+                                          deposits=case.deposits))
+    page, record = _read(result)
+    return result, page, record
+
+
+def _part(page: str, name: str) -> str:
+    found = re.search(rf'<section id="{name}">(.*?)</section>', page, re.S)
+    assert found, name
+    return found.group(1)
+
+
+def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
+    result, page, record = sample
+    assert SUMMARY_TARGETS == LABELLED  # the summary lists the targets the map labels
+    assert [m.group(1) for m in re.finditer(r'<section id="(\w+)">', page)] == ["summary", "reasoning", "appendix"]
+    assert re.search(r'<nav class="contents">.*href="#summary".*href="#reasoning".*href="#appendix"', page)
+    summary, reasoning, appendix = (_part(page, n) for n in ("summary", "reasoning", "appendix"))
+    # the summary: the answer, the map (the 900 px figure with ranked targets), the targets, weights, validation
+    heads = [_text(h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", summary)]
+    assert heads == ["Summary", "Prospectivity map", "Evidence weights", "Validation against known deposits"]
+    assert summary.index('class="answer valid"') < summary.index('alt="favourability map with the ranked targets"')
+    assert _text(re.search(r'<div class="answer valid">(.*?)</div>', summary).group(1)) == "Answer: A. Yes"
+    assert _embedded(summary, result.outputs["report"].parent / FIGURES["map"])
+    assert Image.open(result.outputs["report"].parent / FIGURES["map"]).width == WIDTH_PX == 900
+    targets = sorted(record["favourability"]["targets"], key=lambda t: t["rank"])
+    assert [cells[0] for _, cells in _rows(summary, "targets")] == [str(t["rank"]) for t in targets[:LABELLED]]
+    assert [cells[1] for _, cells in _rows(summary, "targets")] == [km2(t["area_m2"]) for t in targets[:LABELLED]]
+    weights = record["favourability"]["weights"]
+    assert [cells[0] for _, cells in _rows(summary, "weights")] == [w["layer"] for w in weights]
+    validation = _rows(summary, "validation")
+    knowledge = record["favourability"]["validation"]["knowledge"]
+    assert validation[0][1][0] == "knowledge-driven surface (favourability.tif)"
+    assert validation[0][1][6] == f"{knowledge['auc']:.3f}" and validation[1][1][0].startswith("targets (")
+    # the reasoning: deposit model, verification, the chain with its steps in words
+    heads = [_text(h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", reasoning)]
+    assert heads == ["Reasoning", "Deposit model", "Verification", "Reasoning chain"]
+    assert reasoning.count('<div class="step">') == len(record["chain"])
+    tools = [html.unescape(t) for t in re.findall(r"<tr><td>tool</td><td>(.*?)</td>", reasoning)]
+    assert tools[0] == "colour / anomaly regions" and "spatial relations" in tools and "color_regions" not in tools
+    assert len(tools) == len(record["chain"]) and "<td>all layers (the zones of every step so far)</td>" in reasoning
+    assert "Porphyry Cu-Mo-Au" in reasoning
+    # the appendix: key / value tables, the deposit model named, no JSON
+    assert "<h3>Localization</h3>" in appendix and "<h3>Inputs</h3>" in appendix and "<h3>Model use</h3>" in appendix
+    assert "came from the offline rule-based planner (over the Porphyry Cu-Mo-Au deposit model)." in appendix
+    assert "<td>degree centrality weight</td><td>1.5</td>" in appendix
+    assert "<td>temperature</td><td>0.05</td>" in appendix
+    assert [cells[0] for _, cells in _rows(appendix, "more-targets")] == [
+        str(t["rank"]) for t in targets[LABELLED:SHOWN_TARGETS]]
+    assert "No model was called" in appendix
+    _plain(page, record)
