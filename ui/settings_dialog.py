@@ -44,6 +44,7 @@ class PluginSettings:
     max_tokens: int = 400_000
     sam_checkpoint: str = ""
     output_dir: str = ""
+    dask_scheduler: str = ""  # a Dask scheduler address (tcp://host:8786); empty: local threads
 
     @classmethod
     def load(cls) -> PluginSettings:
@@ -58,6 +59,7 @@ class PluginSettings:
             max_tokens=int(s.value(PREFIX + "max_tokens", d.max_tokens)),
             sam_checkpoint=str(s.value(PREFIX + "sam_checkpoint", d.sam_checkpoint)),
             output_dir=str(s.value(PREFIX + "output_dir", d.output_dir)),
+            dask_scheduler=str(s.value(PREFIX + "dask_scheduler", d.dask_scheduler)),
         )
 
     def save(self) -> None:
@@ -71,6 +73,7 @@ class PluginSettings:
         s.setValue(PREFIX + "max_tokens", int(self.max_tokens))
         s.setValue(PREFIX + "sam_checkpoint", self.sam_checkpoint)
         s.setValue(PREFIX + "output_dir", self.output_dir)
+        s.setValue(PREFIX + "dask_scheduler", self.dask_scheduler)
 
     @property
     def sam_available(self) -> bool:
@@ -156,6 +159,7 @@ class SettingsDialog(QDialog, FORM_CLASS):
         self.tokenBudgetSpin.setValue(settings.max_tokens)
         self.samCheckpointWidget.setFilePath(settings.sam_checkpoint)
         self.outputDirWidget.setFilePath(settings.output_dir)
+        self.daskSchedulerEdit.setText(settings.dask_scheduler)
         self.apiKeyEdit.clear()
         self._show_key_state()
 
@@ -179,6 +183,7 @@ class SettingsDialog(QDialog, FORM_CLASS):
             max_tokens=self.tokenBudgetSpin.value(),
             sam_checkpoint=self.samCheckpointWidget.filePath().strip(),
             output_dir=self.outputDirWidget.filePath().strip(),
+            dask_scheduler=self.daskSchedulerEdit.text().strip(),
         )
 
     def accept(self) -> None:
