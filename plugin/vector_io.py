@@ -1,10 +1,12 @@
 """Vector reading and the one writer of vector outputs (any OGR format, written whole or not at all)."""
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import fiona
 import geopandas as gpd
 from pyproj import CRS
 
@@ -42,19 +44,37 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
     return frame
 
 
-def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None) -> Path:
+def check_output_path(path, what: str = "Output", vector: bool = False) -> Path:
+    """Refuse, before any work, an output that cannot be written: a folder where the file should be (a folder
+    named x.gpkg), a vector format no driver writes, a parent that is a file or not writable."""
+    path = Path(path)
+    if path.is_dir():
+        raise LodestarError(f"{what}: {path} is a folder, not a file; give a file name (e.g. {path / path.name}) or "
+                            "remove or rename the folder.")
+    if vector and path.suffix.lower() not in DRIVERS:
+        raise LodestarError(f"{what}: unknown vector format {path.suffix.lower() or '(no extension)'!r} for "
+                            f"{path.name}; use one of {', '.join(sorted(DRIVERS))}.")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise LodestarError(f"{what}: {path} cannot be written: {parent} is a file, not a folder.")
+    if not os.access(parent, os.W_OK):
+        raise LodestarError(f"{what}: {path} cannot be written: no permission to write in {parent}; choose another "
+                            "folder.")
+    return path
+
+
+def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp: str | None = None) -> Path:
     """Write a GeoDataFrame to `path` (driver from the extension), replacing it only once complete.
 
     The file is written in a temporary folder beside the target and moved into place, so a failure
-    never leaves a half-written output (Shapefile sidecar files move together).
+    never leaves a half-written output (Shapefile sidecar files move together). A Shapefile is written in
+    UTF-8 with a .cpg file saying so (any zone id or name survives). `stamp` (ISO 8601 UTC, e.g. a run's
+    created_utc) is the time a GeoPackage records as its last change, so the same content gives the same bytes.
     """
-    path = Path(path)
-    suffix = path.suffix.lower()
-    driver = DRIVERS.get(suffix)
-    if driver is None:
-        raise LodestarError(
-            f"Unknown vector format {suffix!r} for {path.name}; use one of {', '.join(sorted(DRIVERS))}."
-        )
+    path = check_output_path(path, "Output", vector=True)
+    driver = DRIVERS[path.suffix.lower()]
     path.parent.mkdir(parents=True, exist_ok=True)
     frame = _shapefile_safe(frame) if driver == "ESRI Shapefile" else frame
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lodestar-") as tmp:
@@ -62,11 +82,15 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None) -> Pat
         kwargs = {"driver": driver}
         if layer and driver == "GPKG":
             kwargs["layer"] = layer
+        if driver == "ESRI Shapefile":
+            kwargs["encoding"] = "utf-8"
+        env = {"OGR_CURRENT_DATE": _gpkg_date(stamp)} if stamp and driver == "GPKG" else {}
         try:
-            if len(frame) == 0:
-                _write_empty(frame, tmp_path, driver, kwargs)
-            else:
-                frame.to_file(tmp_path, **kwargs)
+            with fiona.Env(**env):
+                if len(frame) == 0:
+                    _write_empty(frame, tmp_path, driver, kwargs)
+                else:
+                    frame.to_file(tmp_path, **kwargs)
         except Exception as exc:
             raise LodestarError(f"Could not write {path}: {exc}") from exc
         parts = [p for p in Path(tmp).iterdir()]
@@ -76,6 +100,12 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None) -> Pat
                 target.unlink()
             shutil.move(str(part), str(target))
     return path
+
+
+def _gpkg_date(stamp: str) -> str:
+    """A run's created_utc ('2026-11-23T20:33:05Z') as the GeoPackage date GDAL takes ('...T20:33:05.000Z')."""
+    text = str(stamp).strip()
+    return text[:-1] + ".000Z" if text.endswith("Z") and "." not in text else text
 
 
 def _write_empty(frame: gpd.GeoDataFrame, tmp_path: Path, driver: str, kwargs: dict) -> None:

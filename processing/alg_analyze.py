@@ -1,11 +1,14 @@
 """lodestar:analyze - the STA-CoT analysis of one question over a case or a set of layers."""
 from __future__ import annotations
 
+import json
+import shutil
 import tempfile
 from pathlib import Path
 
 from qgis.core import (
     QgsProcessing,
+    QgsProcessingException,
     QgsProcessingOutputNumber,
     QgsProcessingOutputString,
     QgsProcessingParameterBoolean,
@@ -23,7 +26,7 @@ from ..plugin.events import log_lines
 from ..plugin.files import write_bytes_atomic
 from ..plugin.request import build_request, replay_request
 from ..plugin.roles import ROLES, check_role
-from ..plugin.vector_io import write_vector
+from ..plugin.vector_io import check_output_path, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
 from .layer_export import guessed_role, layer_spec
@@ -223,29 +226,49 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
 
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:
-        from ..plugin.engine.run import run_analysis
+        from ..plugin.engine.run import RunFailed, run_analysis
 
-        work = Path(tempfile.mkdtemp(prefix="lodestar-analyze-", dir=QgsProcessingUtils.tempFolder()))
         destinations = {key: output_path(self, parameters, key, context, f"{key.lower()}.gpkg")
                         for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,
                                     self.OUTPUT_PROSPECTIVITY)}
         report = output_path(self, parameters, self.OUTPUT_REPORT, context, "report.html")
         record = output_path(self, parameters, self.OUTPUT_RECORD, context, "record.json")
         surfaces = mapping_destinations(self, parameters, context)
-        request = self.request(parameters, context, feedback, work)
+        for key, path in {**destinations, self.OUTPUT_REPORT: report, self.OUTPUT_RECORD: record,
+                          **surfaces}.items():  # before the run: no token is spent on a run that cannot be written
+            check_output_path(path, f"{key} ({self.parameterDefinition(key).description()})",
+                              vector=key in destinations)
+        work = Path(tempfile.mkdtemp(prefix="lodestar-analyze-", dir=QgsProcessingUtils.tempFolder()))
+        try:
+            request = self.request(parameters, context, feedback, work)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
 
         def on_event(event: dict) -> None:
             for line in log_lines(event):
                 feedback.pushInfo(line)
 
-        result = run_analysis(request, progress, on_event)
+        try:
+            result = run_analysis(request, progress, on_event)
+        except RunFailed as exc:  # the engine wrote the run's record before failing: it reaches its destination
+            if exc.record is not None:
+                write_bytes_atomic(record, Path(exc.record).read_bytes())
+            raise QgsProcessingException(" ".join(f"{exc.cause} The run record is {record}.".split())) from exc
+        if result.stopped:  # the model server failed for good: the record and report first, then a non-zero exit
+            for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
+                write_bytes_atomic(target, Path(source).read_bytes())
+            raise QgsProcessingException(" ".join(
+                f"The model server failed, so the run could not finish: {result.stopped} The run record is "
+                f"{record}; the report is {report}.".split()))
+        stamp = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))["created_utc"]
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
                   self.OUTPUT_PROSPECTIVITY: result.prospectivity}
         outputs = {}
         styles = {self.OUTPUT_ZONES: "zones.qml", self.OUTPUT_NODES: "graph_nodes.qml",
                   self.OUTPUT_EDGES: "graph_edges.qml", self.OUTPUT_PROSPECTIVITY: "prospectivity.qml"}
-        for key, path in destinations.items():
-            outputs[key] = str(write_vector(frames[key], path))
+        for key, path in destinations.items():  # stamped with the run's time: a replay writes the same bytes
+            outputs[key] = str(write_vector(frames[key], path, stamp=stamp))
             style_output(context, path, styles[key])
         for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
                                     (self.OUTPUT_RECORD, record, result.outputs["record"])):
@@ -257,4 +280,3 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                           f"{result.rounds} round(s). Run folder: {work}")
         outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
         return outputs
-

@@ -12,14 +12,13 @@ usage, localization, done. `progress.check()` runs between every model call and 
 from __future__ import annotations
 
 import datetime as _dt
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
 
-import fiona
-
 from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
-from ..errors import LodestarError
+from ..errors import Cancelled, LodestarError
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
@@ -103,14 +102,16 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                             "these choices are neither: " + ", ".join(f"{k}. {v}" for k, v in choices.items())
                             + ". Rephrase the question or use a model server.")
     progress.set(1)
-    raster_set = RasterSet(layers)
+    raster_set = RasterSet(layers, progress=progress)
     for line in raster_set.log:
         progress.log(line)
     deposit_xy = _deposit_points(deposits, raster_set.crs)  # read before the first model call and before any file
     # is written: no token is spent, and no folder left, for a run whose deposits cannot be read
     out = Path(request.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     evidence_dir = out / "evidence"
+    made = [folder for folder in (out, evidence_dir) if not folder.exists()]  # removed again if the run is
+    # cancelled, or refused before its first model call
+    out.mkdir(parents=True, exist_ok=True)
     evidence_dir.mkdir(exist_ok=True)
     created = _stamp(source)
     events: list[dict] = []
@@ -121,35 +122,17 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
             on_event(event)
 
     knowledge = retrieve(question, [spec.role for spec in layers])
-    ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
-                   favourable_units=mapping_parameters["favourable_units"])
-    progress.check()
-    engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit, controller=controller)
-    outcome = engine.run()
-    progress.set(90)
-
-    zones = ws.zones
-    sam_note = ""
+    try:  # every raster is read here, block by block (a damaged file is found before any model call)
+        ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
+                       favourable_units=mapping_parameters["favourable_units"])
+        progress.check()
+        engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit, controller=controller)
+    except BaseException:
+        _discard(made)
+        raise
     sam = source["parameters"].get("sam") if source is not None else (
         {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None)
-    if sam:
-        zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress)
-    draw_targets = _draws_targets(question, outcome.answer, choices)
-    localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
-    graph, scores = localization.pop("graph"), localization.pop("scores")
-    if sam_note:
-        localization["note"] = f"{localization['note']} {sam_note}".strip()
-    mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
-                                area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
-                                deposit_xy=deposit_xy, progress=progress.scaled(92, 97))
-    prospectivity = mapping.targets
-    emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
-          "source": localization["source"], "basis": mapping.basis})
-    metrics = _evaluate(prospectivity, deposits, raster_set, progress)
-    unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
-    notes = list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
-
-    record = {
+    head = {
         "format": records.FORMAT,
         "created_utc": created,
         "case_id": case_id,
@@ -168,6 +151,100 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"]}
                       for k in knowledge],
         "layers": [info.to_dict() for info in ws.layers],
+    }
+    try:
+        return _run_engine(engine, head, events, emit, request, progress, started, sam=sam,
+                           deposits=deposits, deposit_xy=deposit_xy, localization_overrides=localization_overrides,
+                           mapping_parameters=mapping_parameters, source=source)
+    except Cancelled:
+        _discard(made)
+        raise
+    except Exception as exc:
+        if progress.cancelled():  # a write that failed because the run was being torn down
+            _discard(made)
+            raise Cancelled() from exc
+        message = str(exc) if isinstance(exc, LodestarError) else f"Unexpected error: {type(exc).__name__}: {exc}"
+        path = _write_failure_record(head, engine, events, out, message, started, request, source)
+        raise RunFailed(message, path) from exc
+
+
+class RunFailed(LodestarError):
+    """A run that reached the engine and failed; `record` is the run record written before raising (what was done,
+    the model decisions and usage up to the failure, and why), None when even that could not be written."""
+
+    def __init__(self, message: str, record: Path | None):
+        where = f" The run record is {record}." if record is not None else ""
+        super().__init__(" ".join(f"{message.rstrip()}{where}".split()))
+        self.cause = message
+        self.record = record
+
+
+def _discard(paths: list) -> None:
+    """Remove what a run made (folders it created, output files), so a cancelled run leaves nothing half-done."""
+    for path in sorted({Path(p) for p in paths}, key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.exists():
+            path.unlink()
+
+
+def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, message: str, started: float,
+                          request: AnalysisRequest, source: dict | None) -> Path | None:
+    """The record of a run that failed after reaching the engine: its inputs and parameters, the decisions and
+    usage up to the failure (nothing spent is lost), and why it failed."""
+    record = dict(head)
+    record.update({
+        "plan": [],
+        "trace": engine.trace,
+        "events": [_relative(e, out) for e in events],
+        "rounds": [],
+        "chain": _relative([n.to_dict() for n in engine.ws.chain], out),
+        "result": {"answer": FAILED, "valid": False, "voted": False, "rounds": 0, "votes": {}, "candidates": [],
+                   "notes": [message], "stopped": engine.stop_reason if engine.server_refused else "",
+                   "error": message},
+        "usage": engine.roles.usage(),
+        "timings": {"total_s": round(time.perf_counter() - started, 3),
+                    "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
+        "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
+    })
+    secrets = (request.settings.api_key,) if request.settings.api_key else ()
+    try:
+        return records.write_record(record, out / OUTPUT_FILES["record"], secrets)
+    except OSError:
+        return None
+
+
+def _run_engine(engine: Engine, head: dict, events: list, emit, request: AnalysisRequest, progress: Progress,
+                started: float, *, sam, deposits, deposit_xy, localization_overrides, mapping_parameters,
+                source) -> AnalysisResult:
+    """The STA-CoT loop, localization, the surface and the outputs of a validated run."""
+    ws, roles, raster_set = engine.ws, engine.roles, engine.ws.raster_set
+    question, choices, out = head["question"], head["choices"], Path(request.output_dir)
+    outcome = engine.run()
+    progress.set(90)
+
+    zones = ws.zones
+    sam_note = ""
+    if sam:
+        zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress)
+    draw_targets = _draws_targets(question, outcome.answer, choices)
+    localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
+    graph, scores = localization.pop("graph"), localization.pop("scores")
+    if sam_note:
+        localization["note"] = f"{localization['note']} {sam_note}".strip()
+    mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
+                                area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
+                                deposit_xy=deposit_xy, progress=progress.scaled(92, 97))
+    prospectivity = mapping.targets
+    emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
+          "source": localization["source"], "basis": mapping.basis})
+    metrics = _evaluate(prospectivity, deposits, raster_set, progress)
+    unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
+    notes = list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
+    stopped = engine.stop_reason if engine.server_refused else ""
+
+    record = dict(head)
+    record.update({
         "plan": [s.to_dict() for s in outcome.plan],
         "trace": engine.trace,
         "events": [_relative(e, out) for e in events],
@@ -176,7 +253,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "result": {"answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
                    "rounds": outcome.rounds, "votes": outcome.votes,
                    "candidates": [{"round": r, "answer": a} for r, a in outcome.candidates],
-                   "notes": notes},
+                   "notes": notes, "stopped": stopped},
         "localization": localization,
         "favourability": records.scrub(jsonable(mapping.section())),
         "metrics": metrics,
@@ -184,7 +261,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "timings": {"total_s": round(time.perf_counter() - started, 3),
                     "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
         "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
-    }
+    })
     outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy)
     progress.set(100)
     emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
@@ -196,7 +273,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         zones=zones, nodes=graph.nodes, edges=graph.edges, prospectivity=prospectivity,
         chain=[n.to_dict() for n in ws.chain], verdicts=outcome.verdicts, usage=record["usage"],
         outputs=outputs, metrics=metrics, notes=notes, weights=list(mapping.weights), unused=list(mapping.unused),
-        validation=record["favourability"]["validation"],
+        validation=record["favourability"]["validation"], stopped=stopped,
     )
 
 
@@ -308,10 +385,9 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
     report."""
     outputs = {}
     prospectivity = mapping.targets
-    with fiona.Env(OGR_CURRENT_DATE=record["created_utc"].replace("Z", ".000Z")):
-        for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
-                            ("prospectivity", prospectivity)):
-            outputs[name] = write_vector(frame, out / OUTPUT_FILES[name])
+    for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
+                        ("prospectivity", prospectivity)):
+        outputs[name] = write_vector(frame, out / OUTPUT_FILES[name], stamp=record["created_utc"])
     if mapping.surface is not None:
         outputs["favourability"] = write_surface(mapping.surface, out / OUTPUT_FILES["favourability"])
         outputs["weights"] = write_weights_csv(mapping.weights, out / OUTPUT_FILES["weights"])
