@@ -27,3 +27,7 @@ package:
 
 clean:
 	rm -rf build dist .pytest_cache
+
+.PHONY: screenshots
+screenshots: setup
+	$(PY) scripts/screenshots.py
