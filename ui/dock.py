@@ -11,18 +11,20 @@ from pathlib import Path
 
 from qgis.gui import QgsDockWidget
 from qgis.PyQt import uic
-from qgis.PyQt.QtCore import Qt, QTimer, QUrl
+from qgis.PyQt.QtCore import Qt, QTimer
 from qgis.PyQt.QtWidgets import QWidget
 
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.request import build_request
+from ..plugin.run_history import events_of, past_run, result_of
 from .layer_table import LayerTable
 from .map_options import MapOptions
 from .messages import MessagePanel
 from .reasoning_view import ReasoningView
 from .results_view import ResultsView
+from .run_history_view import RunHistoryView
 from .settings_dialog import WHERE, PluginSettings, SettingsDialog, slug
 from .task import AnalysisTask, start, wait_for
 
@@ -74,6 +76,7 @@ class LodestarDock(QgsDockWidget):
         self.reasoning = ReasoningView(self.ui.reasoningTree)
         self.results = ResultsView(self.ui, iface)
         self.map_options = MapOptions(self.ui)
+        self.history = RunHistoryView(self.ui.tabs, lambda url: self.results.open_url(url))
         self._setup_widgets()
         self.layers.refresh()
         self.validate()
@@ -103,8 +106,10 @@ class LodestarDock(QgsDockWidget):
         ui.reasoningTree.itemClicked.connect(lambda item, _col: self.results.zoom_to_item(item))
         ui.chainList.itemClicked.connect(self.results.zoom_to_item)
         ui.exportButton.clicked.connect(lambda *_: self.results.export_clicked(self, self.run_folder))
-        ui.reportButton.clicked.connect(self.results.open_report)
-        ui.runFolderLabel.linkActivated.connect(lambda url: self.results.open_url(QUrl(url)))
+        ui.reportButton.clicked.connect(lambda *_: self.results.open_report(self))
+        ui.runFolderLabel.linkActivated.connect(self.results.open_folder)
+        self.results.choices.rerun.connect(self.run)
+        self.history.reopen.connect(self.reopen)
         self._apply_sam_setting(settings)
 
     # ----- question, reasoner, settings
@@ -178,11 +183,15 @@ class LodestarDock(QgsDockWidget):
         folder = settings.new_run_folder(label)
         sam = self.ui.samCheck.isChecked() and settings.sam_available
         # one layer of a GeoPackage (or a filtered layer) is written whole to the run folder for the engine
-        return build_request(self.layers.specs(folder / "inputs"), question, folder,
-                             settings.backend_values(self.backend()), max_rounds=settings.max_rounds,
-                             case_id=slug(label), refine_with_sam=sam,
-                             sam_checkpoint=settings.sam_checkpoint if sam else None,
-                             **self.map_options.request_values(folder / "inputs"), where=WHERE)
+        request = build_request(self.layers.specs(folder / "inputs"), question, folder,
+                                settings.backend_values(self.backend()), max_rounds=settings.max_rounds,
+                                case_id=slug(label), refine_with_sam=sam,
+                                sam_checkpoint=settings.sam_checkpoint if sam else None,
+                                **self.map_options.request_values(folder / "inputs"), where=WHERE)
+        overrides = self.results.choices.overrides()  # thresholds set in the Advanced section
+        request.controller = overrides["controller"] or None
+        request.localization = overrides["localization"] or None
+        return request
 
     def run(self) -> AnalysisTask | None:
         """Start the analysis in a background task; returns the task (None when inputs are invalid)."""
@@ -239,6 +248,7 @@ class LodestarDock(QgsDockWidget):
             widget.setEnabled(not running)
         self.ui.samCheck.setEnabled(not running and PluginSettings.load().sam_available)
         self.map_options.set_enabled(not running)
+        self.history.set_enabled(not running)
         self.validate()
 
     def _status(self, text: str) -> None:
@@ -279,6 +289,27 @@ class LodestarDock(QgsDockWidget):
         self._status(f"Done in {time.monotonic() - self._started:.0f} s: {len(result.prospectivity)} prospectivity "
                      f"polygons, {len(result.zones)} candidate zones.")
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
+        self.history.refresh()
+        self.history.select(self.run_folder)
+
+    def reopen(self, folder) -> AnalysisResult | None:
+        """Show a past run again: its layers in a new group, its reasoning, answer, chain, choices and report."""
+        if self.task is not None:
+            return None
+        try:
+            result, run = result_of(folder), past_run(folder)
+        except LodestarError as exc:
+            self.ui.messageBar.pushCritical("Lodestar", str(exc))
+            return None
+        self.run_folder, self.run_name = Path(folder), f"Lodestar {run.date} - {run.question[:40]}"
+        self.reasoning.clear()
+        for event in events_of(folder):
+            self.reasoning.show(event)
+        self.results.clear()
+        self.results.show(result, self.run_folder, self.run_name)
+        self._status(f"Reopened the run of {run.date} ({Path(folder).name}).")
+        self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
+        return result
 
     # ----- the last result (the results view's, for tests and scripts)
     result = property(lambda self: self.results.result)

@@ -15,10 +15,14 @@ from ..plugin.analysis import AnalysisResult
 from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
+from ..plugin.labels import format_area_km2, usage_rows
 from ..plugin.vector_io import write_vector
 from . import layers as result_layers
+from .choices_view import ChoicesView
+from .deposit_check import DepositCheckView
 from .evidence_view import EvidenceView
 from .reasoning_view import ZONES_ROLE, tone_colour
+from .report_view import open_report
 from .validation_view import ValidationView
 
 BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUFFICIENT: "#d1c4e9"}
@@ -33,7 +37,7 @@ def targets_line(prospectivity, shown: int = 5) -> str:
     parts = []
     for row in prospectivity.sort_values("rank").head(shown).itertuples():
         area = getattr(row, "area_m2", None)
-        size = f", {area / 1e6:.2g} km2" if area is not None and prospectivity.crs is not None else ""
+        size = f", {format_area_km2(area)}" if area is not None and prospectivity.crs is not None else ""
         score = getattr(row, "score", None)
         parts.append(f"#{row.rank} (score {score:.2f}{size})" if score is not None else f"#{row.rank}")
     more = f", ... ({len(prospectivity)} in all)" if len(prospectivity) > shown else ""
@@ -67,6 +71,10 @@ class ResultsView:
         self.layers: dict = {}
         self.evidence = EvidenceView(ui)
         self.validation = ValidationView(ui)
+        self.choices = ChoicesView(ui.resultsToolBox)
+        self.deposit_check = DepositCheckView(ui.validationPage, iface)
+        ui.validationPageLayout.addWidget(self.deposit_check.box)
+        self.report_dialog = None  # the dialog shown when no browser opened the report
         ui.usageTable.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
         ui.usageTable.verticalHeader().setVisible(False)
 
@@ -77,6 +85,8 @@ class ResultsView:
         ui.usageTable.setRowCount(0)
         self.evidence.clear()
         self.validation.clear()
+        self.choices.clear()
+        self.deposit_check.set_result(None, None)
         ui.answerBanner.setVisible(False)
         ui.exportButton.setEnabled(False)
         ui.reportButton.setEnabled(False)
@@ -100,6 +110,8 @@ class ResultsView:
         self.show_chain(result)
         self.evidence.show(result.weights, result.unused)
         self.validation.show(result.validation)
+        self.choices.show(result, Path(result.outputs["record"]) if result.outputs.get("record") else None)
+        self.deposit_check.set_result(result, run_folder)
         ui = self.ui
         ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
         report = result.outputs.get("report")
@@ -132,11 +144,16 @@ class ResultsView:
         self.show_usage(result.usage or {})
 
     def show_usage(self, usage: dict) -> None:
+        """The model calls, tokens and seconds per role; one line saying so when no model was called (offline)."""
         table = self.ui.usageTable
-        table.setRowCount(len(usage))
-        for row, (role, figures) in enumerate(sorted(usage.items())):
-            tokens = int(figures.get("prompt_tokens", 0)) + int(figures.get("completion_tokens", 0))
-            values = (role, str(figures.get("calls", 0)), f"{tokens:,}", f"{float(figures.get('seconds', 0.0)):.1f}")
+        rows, none = usage_rows(usage)
+        table.clearSpans()
+        table.setRowCount(len(rows) or 1)
+        if none:
+            table.setItem(0, 0, QTableWidgetItem(none[:1].upper() + none[1:] + "."))
+            table.setSpan(0, 0, 1, table.columnCount())
+            return
+        for row, values in enumerate(rows):
             for col, value in enumerate(values):
                 table.setItem(row, col, QTableWidgetItem(value))
 
@@ -197,7 +214,20 @@ class ResultsView:
         except LodestarError as exc:
             self.ui.messageBar.pushCritical("Lodestar", str(exc))
 
-    def open_report(self) -> None:
+    def open_folder(self, url: str) -> bool:
+        """Open a folder link in the file manager; when none opens it, say where the folder is."""
+        if self.open_url(QUrl(url)):
+            return True
+        folder = QUrl(url).toLocalFile()
+        self.ui.messageBar.pushWarning("Lodestar", f"No file manager opened the folder; it is {folder}")
+        return False
+
+    def open_report(self, parent=None):
+        """Open the report in the browser; when none opens it, the dialog that offers its path, its folder and a
+        view inside QGIS (returned, and kept in `report_dialog`)."""
         report = self.result.outputs.get("report") if self.result else None
-        if report is not None:
-            self.open_url(QUrl.fromLocalFile(str(report)))
+        if report is None:
+            self.ui.messageBar.pushWarning("Lodestar", "This run wrote no report.")
+            return None
+        self.report_dialog = open_report(report, self.open_url, parent)
+        return self.report_dialog

@@ -29,6 +29,13 @@ def shown_surfaces(validation: dict) -> list:
 
 def curves_png(validation: dict, width_px: int = 330) -> bytes:
     """The success-rate curves of the validated surfaces (with the chance line), as PNG bytes."""
+    return plot_png([(name, COLOURS[key], scores.get("curve") or [], scores.get("auc"), 1.6 if key == "cv" else 1.0)
+                     for key, name, scores in shown_surfaces(validation)], width_px)
+
+
+def plot_png(curves: list, width_px: int = 330) -> bytes:
+    """Success-rate curves [(name, colour, curve points with area_share and deposit_share, AUC or None, line
+    width)] with the chance line, as PNG bytes (matplotlib's Agg, no window)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -36,11 +43,10 @@ def curves_png(validation: dict, width_px: int = 330) -> bytes:
     canvas = FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
     axes.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=0.8, label="chance")
-    for key, name, scores in shown_surfaces(validation):
-        curve = scores.get("curve") or []
-        auc = f" (AUC {scores['auc']:.2f})" if scores.get("auc") is not None else ""
-        axes.plot([c["area_share"] for c in curve], [c["deposit_share"] for c in curve], color=COLOURS[key],
-                  linewidth=1.6 if key == "cv" else 1.0, label=name + auc)
+    for name, colour, curve, auc, width in curves:
+        auc_text = f" (AUC {auc:.2f})" if auc is not None else ""
+        axes.plot([c["area_share"] for c in curve], [c["deposit_share"] for c in curve], color=colour,
+                  linewidth=width, label=name + auc_text)
     axes.set_xlim(0, 1)
     axes.set_ylim(0, 1.02)
     axes.set_xlabel("share of the analysed area (most favourable first)", fontsize=8)

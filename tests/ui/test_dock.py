@@ -14,6 +14,7 @@ from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsVectorLayer
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt
 from rasterio.transform import from_origin
 
+from lodestar.plugin.labels import format_area_km2
 from lodestar.tests.ui.dock_steps import RUN_TIMEOUT_S, bar_texts, run_to_end, set_case_roles
 from lodestar.ui import results_view
 from lodestar.ui.dock import PRESETS
@@ -127,7 +128,9 @@ def test_usage_event_fills_the_usage_table(dock):
     dock.task = object()  # events are shown while a run is on
     try:
         dock.on_event({"kind": "usage", "usage": {}})
-        assert dock.ui.usageTable.rowCount() == 0  # no model calls: no rows (not a row named 'usage')
+        table = dock.ui.usageTable  # no model calls: one line saying so, not a table of zeros
+        assert table.rowCount() == 1 and table.item(0, 0).text() == "Offline: no model calls."
+        assert table.columnSpan(0, 0) == 4
         dock.on_event({"kind": "usage", "usage": {"planner": {"calls": 2, "prompt_tokens": 1000,
                                                               "completion_tokens": 234, "seconds": 1.26}}})
         table = dock.ui.usageTable
@@ -260,7 +263,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     set_case_roles(dock, case, layers)
     dock.ui.questionEdit.setPlainText(case.question)
     opened = []
-    dock.results.open_url = opened.append
+    dock.results.open_url = lambda url: opened.append(url) or True  # a browser took it
     events = []
     before = set(QgsProject.instance().mapLayers())
 
@@ -339,7 +342,7 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
     assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
     best = result.prospectivity.sort_values("rank").iloc[0]
-    assert f"<b>Targets:</b> #1 (score {best['score']:.2f}, {best['area_m2'] / 1e6:.2g} km2)" in \
+    assert f"<b>Targets:</b> #1 (score {best['score']:.2f}, {format_area_km2(best['area_m2'])})" in \
         dock.ui.runFolderLabel.text()
     dock.results.open_report()
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
