@@ -52,6 +52,7 @@ HELP_SECTIONS = {
     "localize": _GRAPH,
     "evaluate": _GRAPH,
     "refine_zones_sam": "Segment Anything refinement",
+    "prospectivity_chain": "Batch runs and the graphical model",  # the shipped graphical model
 }
 FALLBACK_SECTION = "What it does"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from qgis.core import QgsApplication, QgsProcessingProvider
 from qgis.PyQt.QtGui import QIcon
 
-from .base import LodestarAlgorithm
+from .base import LodestarAlgorithm, help_url
 
 ICON_PATH = str(Path(__file__).resolve().parents[1] / "resources" / "icons" / "lodestar.svg")
 MODELS_DIR = Path(__file__).resolve().parents[1] / "resources" / "models"
@@ -33,14 +33,17 @@ def model_files() -> list[Path]:
 
 
 def model_algorithms() -> list:
-    """The shipped models loaded as Processing model algorithms (a file that does not load is skipped, and
-    said so in the Lodestar tab of the log)."""
+    """The shipped models loaded as Processing model algorithms, each with the help link of its README section
+    (a file that does not load is skipped, and said so in the Lodestar tab of the log)."""
     from qgis.core import Qgis, QgsMessageLog, QgsProcessingModelAlgorithm
 
     models = []
     for path in model_files():
         model = QgsProcessingModelAlgorithm()
         if model.fromFile(str(path)):
+            content = model.helpContent()
+            content["HELP_URL"] = help_url(path.stem)
+            model.setHelpContent(content)
             models.append(model)
         else:
             QgsMessageLog.logMessage(f"The model {path} could not be read; reinstall the plugin to restore it.",

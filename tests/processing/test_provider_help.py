@@ -68,6 +68,14 @@ def test_every_algorithm_links_to_its_readme_section(lodestar_registry):
         assert f"lodestar:{cls.ALGORITHM_ID}" in section, cls.ALGORITHM_ID
 
 
+def test_the_shipped_model_links_to_its_readme_section(lodestar_registry):
+    model = lodestar_registry.algorithmById("lodestar:prospectivity_chain")
+    url = urlparse(model.helpUrl())
+    assert url.scheme == "file" and Path(unquote(url.path)) == README
+    assert url.fragment == "batch-runs-and-the-graphical-model" and url.fragment in _readme_anchors()
+    assert "lodestar:prospectivity_chain" in _section(url.fragment)
+
+
 def _section(anchor: str) -> str:
     lines = README.read_text(encoding="utf-8").splitlines()
     start = next(i for i, line in enumerate(lines)
