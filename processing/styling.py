@@ -25,7 +25,10 @@ AREA_KM2 = "area_km2"
 ROLE_NAMES = "role_names"
 """The virtual field added beside a comma-separated `roles` list (targets): the roles in words."""
 _ALIASES = {"area_m2": "Area (m²)", AREA_KM2: "Area (km²)", "role": "Role", "roles": "Roles (keys)",
-            ROLE_NAMES: "Roles"}
+            ROLE_NAMES: "Roles", "zone_id": "Zone", "layer": "Layer", "score_mean": "Mean score",
+            "score_max": "Highest score", "degree_c": "Degree centrality", "between_c": "Betweenness centrality",
+            "comp_roles": "Roles in its component", "fav_mean": "Mean favourability",
+            "fav_max": "Highest favourability", "n_zones": "Zones held"}
 
 
 def apply_style(layer, style: str) -> tuple[str, bool]:

@@ -49,6 +49,7 @@ def test_zone_legend_lists_only_the_roles_present_in_words(qgis_app, tmp_path):
     assert [f[AREA_KM2] for f in layer.getFeatures()] == [6.245, 2000.0, 0.063]
     assert layer.attributeDisplayName(layer.fields().indexOf("area_m2")) == "Area (m²)"
     assert layer.attributeDisplayName(layer.fields().indexOf(AREA_KM2)) == "Area (km²)"
+    assert layer.attributeDisplayName(layer.fields().indexOf("zone_id")) == "Zone"
 
 
 def test_graph_legends_fit_the_layer(qgis_app, tmp_path):
