@@ -158,7 +158,8 @@ class RasterReader:
                     self.scales = tuple(1.0 if s is None else float(s) for s in ds.scales)
                     self.offsets = tuple(0.0 if o is None else float(o) for o in ds.offsets)
         except (rasterio.errors.RasterioIOError, rasterio.errors.RasterioError) as exc:
-            raise LodestarError(f"GDAL cannot read {self.path}: {exc}. Is it a raster file?") from exc
+            raise LodestarError(f"GDAL cannot read {self.path}: {str(exc).rstrip('. ')}. Is it a raster file (a "
+                                "complete copy)?") from exc
         if self.grid.transform.b or self.grid.transform.d:
             raise LodestarError(
                 f"{self.path.name} is rotated or sheared; warp it to a north-up grid first "
@@ -247,8 +248,9 @@ class RasterReader:
         except Cancelled:
             raise
         except (rasterio.errors.RasterioIOError, rasterio.errors.RasterioError) as exc:
-            raise LodestarError(f"GDAL cannot read the pixels of {self.path.name}: {exc}. The file is damaged or "
-                                "incomplete (a truncated copy or download?): copy or export it again.") from exc
+            raise LodestarError(f"GDAL cannot read the pixels of {self.path.name}: {str(exc).rstrip('. ')}. The file "
+                                "is damaged or incomplete (a truncated copy or download?): copy or export it "
+                                "again.") from exc
         progress.check()
         data = np.ma.concatenate(blocks, axis=1) if len(blocks) != 1 else blocks[0]
         if self.scaled:

@@ -71,7 +71,8 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
     The file is written in a temporary folder beside the target and moved into place, so a failure
     never leaves a half-written output (Shapefile sidecar files move together). A Shapefile is written in
     UTF-8 with a .cpg file saying so (any zone id or name survives). `stamp` (ISO 8601 UTC, e.g. a run's
-    created_utc) is the time a GeoPackage records as its last change, so the same content gives the same bytes.
+    created_utc) is the time a GeoPackage (or a Shapefile's .dbf) records as its last change, so the same content
+    gives the same bytes on any day.
     """
     path = check_output_path(path, "Output", vector=True)
     driver = DRIVERS[path.suffix.lower()]
@@ -93,6 +94,8 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
                     frame.to_file(tmp_path, **kwargs)
         except Exception as exc:
             raise LodestarError(f"Could not write {path}: {exc}") from exc
+        if stamp and driver == "ESRI Shapefile":
+            _date_dbf(tmp_path.with_suffix(".dbf"), stamp)
         parts = [p for p in Path(tmp).iterdir()]
         for part in parts:
             target = path.parent / part.name
@@ -106,6 +109,14 @@ def _gpkg_date(stamp: str) -> str:
     """A run's created_utc ('2026-11-23T20:33:05Z') as the GeoPackage date GDAL takes ('...T20:33:05.000Z')."""
     text = str(stamp).strip()
     return text[:-1] + ".000Z" if text.endswith("Z") and "." not in text else text
+
+
+def _date_dbf(dbf: Path, stamp: str) -> None:
+    """Set a .dbf header's date of last update (bytes 1-3: years since 1900, month, day) to the stamp's date."""
+    year, month, day = (int(part) for part in str(stamp)[:10].split("-"))
+    with open(dbf, "r+b") as fh:
+        fh.seek(1)
+        fh.write(bytes((year - 1900, month, day)))
 
 
 def _write_empty(frame: gpd.GeoDataFrame, tmp_path: Path, driver: str, kwargs: dict) -> None:
