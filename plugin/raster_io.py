@@ -208,10 +208,13 @@ class RasterReader:
                     "it the role of what its values measure (an alteration index, geochemistry, geophysics).")
         return ""
 
-    def colour_spread(self, max_pixels: int = 1 << 18) -> int:
-        """How many colours (RGB quantised to 5 bits a channel) an RGB image holds: a colour ramp rendering values
-        holds at most a few hundred (a palette has 256 entries), a false-colour composite thousands."""
-        data, _ = self.read_overview(max_pixels, bands=[1, 2, 3], resampling=Resampling.nearest)
+    def colour_spread(self, size: int = 512) -> int:
+        """How many colours (RGB quantised to 5 bits a channel) the central size x size pixels of an RGB image hold:
+        a colour ramp rendering values holds at most a few hundred (a palette has 256 entries), a false-colour
+        composite thousands. One small window at full resolution: cheap on any size of file."""
+        width, height = min(size, self.grid.width), min(size, self.grid.height)
+        window = Window((self.grid.width - width) // 2, (self.grid.height - height) // 2, width, height)
+        data = self.read([1, 2, 3], window=window)
         valid = ~np.ma.getmaskarray(data).any(axis=0)
         codes = np.clip(data.filled(0), 0, 255).astype(np.int64) >> 3
         packed = (codes[0] << 10) | (codes[1] << 5) | codes[2]
@@ -276,6 +279,29 @@ class RasterReader:
         data = self.read(bands, window=window, out_shape=shape, resampling=resampling, progress=progress)
         base = self.grid.window_grid(window) if window is not None else self.grid
         return data, base.resized(shape[1], shape[0])
+
+
+_MISMATCHES: dict = {}
+
+
+def role_mismatches(specs) -> list[str]:
+    """The warnings of `RasterReader.role_mismatch` for analysis layers, before a run (the dock shows them while
+    the user chooses roles); cached per file state and role, files that cannot be read are left to the run."""
+    notes = []
+    for spec in specs:
+        path = Path(spec.path)
+        if spec.is_vector or not path.is_file():
+            continue
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, spec.role, spec.name)
+        if key not in _MISMATCHES:
+            try:
+                _MISMATCHES[key] = RasterReader(path).role_mismatch(spec.role, spec.name)
+            except LodestarError:
+                _MISMATCHES[key] = ""
+        if _MISMATCHES[key]:
+            notes.append(_MISMATCHES[key])
+    return notes
 
 
 @dataclass

@@ -17,6 +17,7 @@ from qgis.PyQt.QtWidgets import QWidget
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
+from ..plugin.raster_io import role_mismatches
 from ..plugin.request import build_request
 from ..plugin.run_history import events_of, past_run, result_of
 from .layer_table import LayerTable
@@ -161,6 +162,9 @@ class LodestarDock(QgsDockWidget):
                 self._problem_item = self.ui.messageBar.pushWarning("", problem)
             self._problem = problem
         self.ui.runButton.setEnabled(not problem and not running)
+        warnings = [] if running else role_mismatches(self.layers.named_specs())
+        if warnings:  # data that disagree with their role: said before the run, the run still allowed
+            self._status(" ".join(warnings))
         self.ui.runButton.setToolTip(problem or "Run the analysis")
         return not problem
 
