@@ -1,13 +1,28 @@
-"""The one client for OpenAI-compatible chat servers (OpenAI, Azure OpenAI, vLLM, Ollama, LM Studio...).
+"""The one client for OpenAI-compatible chat servers (OpenAI, Azure OpenAI, vLLM, Ollama, LM Studio, llama.cpp...).
 
-`LLMClient.chat_json(role, messages, schema, images)` sends one request for a JSON answer and returns
-the parsed object once it conforms to `schema`, re-asking the model with the validation error a
-bounded number of times. Around every HTTP request it keeps the run's promises: JSON mode where the
-server takes it, temperature and seed from the settings, timeouts, retries with exponential back-off
-on 429 / 5xx / lost connections (honouring Retry-After), a budget of calls and tokens per run, a
-response cache keyed by a hash of the request, token and latency accounting per role, and
-cancellation between calls. The API key is sent in the Authorization header only: it never appears in
-log lines, error messages or cache files.
+`LLMClient.chat_json(role, messages, schema, images, text_messages=...)` sends one request for a JSON
+answer and returns the parsed object once it conforms to `schema`, re-asking the model with the
+validation error a bounded number of times. Around every HTTP request it keeps the run's promises:
+
+- structured output: the role's JSON schema goes with the request (`response_format` json_schema,
+  strict when the schema allows it); what the server accepts is found once per run and model
+  (json_schema, else JSON mode carrying the schema as llama-cpp-python takes it, else plain JSON
+  mode, else nothing) or fixed by the `structured` setting; the repair loop stays behind it;
+- images only for models that see them: the `vision` setting per role, else what the server reports
+  (llama.cpp's /props, Ollama's /api/show), else tried once; a model without vision gets
+  `text_messages`, the evidence as text, and the usage says which form went out;
+- bounded calls: `max_tokens` per role (the setting, else sized from the schema), a timeout per
+  attempt, a number of attempts and a total deadline per call, retries with back-off on 429 / 5xx /
+  lost connections (honouring Retry-After), a token estimate before sending (a request that would
+  pass the run's token budget is refused, or its answer allowance cut to what is left);
+- cancellation within a fraction of a second, also while the server is silent: the request runs in a
+  worker thread and a cancel (or the deadline) shuts the HTTP connection's socket down, so the
+  server sees the client leave;
+- honest messages, one line each: the HTTP status and the server's own error text, timeouts as
+  timeouts, the budget as the budget;
+- temperature and seed from the settings, a response cache keyed by a hash of the request, token and
+  latency accounting per role. The API key is sent in the Authorization header only: it never appears
+  in log lines, error messages or cache files.
 """
 from __future__ import annotations
 
@@ -17,12 +32,15 @@ import email.utils
 import hashlib
 import json
 import re
+import socket
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
 
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
-from ..plugin.errors import LodestarError, require_package
+from ..plugin.errors import Cancelled, LodestarError, require_package
 from ..plugin.files import write_text_atomic
 from ..plugin.json_text import JSONExtractionError, extract_json
 from ..plugin.masking import mask_secrets
@@ -37,21 +55,29 @@ MAX_WAIT_S = 60.0
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _NO_KEY = "none"  # sent as the bearer token to local servers that need no key
+_POLL_S = 0.05  # how often a call in flight looks at the cancel flag and its deadline
 
+STRING_CHARS = 240
+"""The longest free text the schema sent to a server allows (its strings' maxLength): answers stay short
+enough to finish within the answer tokens."""
+MIN_ANSWER_TOKENS, MAX_ANSWER_TOKENS = 256, 4096
+"""Bounds of the answer tokens sized from a schema."""
 
-_OPTIONAL = {"response_format": "JSON mode", "seed": "the seed", "temperature": "the temperature"}
+FORMS = ("json_schema", "json_object_schema", "json_object", "none")
+"""How an answer's format is asked for, strongest first: the schema as structured output (OpenAI, vLLM, Ollama,
+llama.cpp's server, LM Studio), JSON mode carrying the schema (llama-cpp-python's server), plain JSON mode,
+nothing."""
+FORM_WORDS = {"json_schema": "the JSON schema", "json_object_schema": "JSON mode with the schema",
+              "json_object": "JSON mode", "none": "no output format"}
+STRUCTURED = {"auto": FORMS, "json_schema": ("json_schema",), "json_object": ("json_object", "none"),
+              "off": ("none",)}
+"""The `structured` setting -> the forms tried, in order, until the server takes one."""
+
+_OPTIONAL = {"seed": "the seed", "temperature": "the temperature"}
 """Request parameters left out, one at a time, when a server answers 400 to them."""
-
-
-def _refused_parameter(server_text: str, sent: dict) -> str | None:
-    """Which optional parameter to leave out after a 400: the one the server's message names, else JSON mode,
-    then the seed (the temperature only when named, since leaving it out changes the answers)."""
-    text = server_text.lower()
-    named = [name for name in _OPTIONAL if name in sent and (name in text or (name == "response_format"
-                                                                              and "json" in text))]
-    if named:
-        return named[0]
-    return next((name for name in ("response_format", "seed") if name in sent), None)
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar|\bjson\b", re.IGNORECASE)
+_IMAGE_WORDS = re.compile(r"image|vision|multimodal|modalit|mmproj|concatenate str|not \"?list|content.*list",
+                          re.IGNORECASE)
 
 
 class BudgetExceeded(LodestarError):
@@ -62,9 +88,29 @@ class ModelOutputError(LodestarError):
     """A model kept answering with output that could not be used, after the allowed repairs."""
 
 
+class _TimedOut(Exception):
+    """One attempt ran past its time (the client's own clock: the socket was shut down)."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"no answer within {seconds:g} s")
+        self.seconds = seconds
+
+
+class _ImagesRefused(Exception):
+    """The server refused a request because it carried images (a model without vision)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def _empty_usage() -> dict:
     return {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "seconds": 0.0, "cached": 0,
-            "retries": 0, "repairs": 0}
+            "retries": 0, "repairs": 0, "image_calls": 0, "text_calls": 0}
 
 
 def _check_settings(settings: BackendSettings) -> str:
@@ -77,10 +123,50 @@ def _check_settings(settings: BackendSettings) -> str:
     return url
 
 
-def _openai_client(settings: BackendSettings, timeout_s: float):
+class _Connections:
+    """The sockets of one client's HTTP connections, seen through httpx's `trace` request extension, so that a
+    cancel or a deadline can shut them down: the server sees the client leave, and a thread blocked reading
+    from a silent server wakes at once."""
+
+    def __init__(self):
+        self._sockets: list = []
+        self._lock = threading.Lock()
+
+    def hook(self, request) -> None:
+        """httpx request event hook: ask httpcore to report the connections it opens."""
+        request.extensions["trace"] = self._trace
+
+    def _trace(self, event: str, info: dict) -> None:
+        if not event.endswith("connect_tcp.complete"):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if sock is not None:
+            with self._lock:
+                self._sockets = [ref for ref in self._sockets if ref() is not None] + [weakref.ref(sock)]
+
+    def abort(self) -> int:
+        """Shut every open connection down (both directions); how many were open."""
+        with self._lock:
+            sockets = [ref() for ref in self._sockets]
+            self._sockets = []
+        shut = 0
+        for sock in sockets:
+            if sock is None:
+                continue
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+                shut += 1
+            except OSError:  # already closed
+                pass
+        return shut
+
+
+def _openai_client(settings: BackendSettings, timeout_s: float, http_client=None):
     openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
+    extra = {} if http_client is None else {"http_client": http_client}
     return openai.OpenAI(base_url=_check_settings(settings), api_key=settings.api_key or _NO_KEY,
-                         timeout=timeout_s, max_retries=0)
+                         timeout=timeout_s, max_retries=0, **extra)
 
 
 def png_data_url(png: bytes) -> str:
@@ -134,10 +220,91 @@ _DATA_URL = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")
 
 
 def _estimate_tokens(value) -> int:
-    """About four characters a token, plus a fixed price per image, for servers that report no usage."""
+    """About four characters a token, plus a fixed price per image: the estimate of a request before it is
+    sent, and the count for servers that report no usage."""
     text = json.dumps(value, ensure_ascii=False)
     images = len(_DATA_URL.findall(text))
     return max(1, len(_DATA_URL.sub("", text)) // 4) + IMAGE_TOKENS * images
+
+
+# ---- the schema a server is given ----------------------------------------------------------------
+def sent_schema(schema: dict) -> dict:
+    """The schema as sent for structured output: every object closed (additionalProperties false where it
+    lists its properties), free text bounded (maxLength), lists of choices bounded by their choices. What it
+    accepts, `validate(schema)` accepts too."""
+    out = dict(schema)
+    kind = out.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "object" in kinds and out.get("properties"):
+        out["properties"] = {k: sent_schema(v) for k, v in out["properties"].items()}
+        out.setdefault("additionalProperties", False)
+    if "array" in kinds and isinstance(out.get("items"), dict):
+        out["items"] = sent_schema(out["items"])
+        choices = out["items"].get("enum")
+        if choices and "maxItems" not in out:
+            out["maxItems"] = len(choices)
+    if "string" in kinds and "enum" not in out:
+        out.setdefault("maxLength", STRING_CHARS)
+    return out
+
+
+def strict_schema(schema: dict) -> bool:
+    """Whether `schema` meets strict structured output's rules (OpenAI): every object closed with all its
+    properties required, and no free-form object."""
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "object" in kinds:
+        properties = schema.get("properties")
+        if not properties or schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", [])) != set(properties):
+            return False
+        return all(strict_schema(v) for v in properties.values())
+    if "array" in kinds and isinstance(schema.get("items"), dict):
+        return strict_schema(schema["items"])
+    return True
+
+
+def _answer_size(schema: dict) -> float:
+    """Tokens of the longest answer `schema` allows, roughly (three characters a token for JSON)."""
+    if schema.get("enum"):
+        return 2 + max(len(json.dumps(v)) for v in schema["enum"]) / 3
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        properties = schema.get("properties")
+        if not properties:
+            return 40.0  # a free-form object (tool parameters)
+        return 2 + sum(len(k) / 3 + 2 + _answer_size(v) for k, v in properties.items())
+    if kind == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return 2 + schema.get("maxItems", 8) * (1 + _answer_size(items))
+    if kind == "string":
+        return schema.get("maxLength", STRING_CHARS) / 3
+    return 4.0
+
+
+def answer_tokens_for(schema: dict) -> int:
+    """Default `max_tokens` of an answer to `schema`: its longest answer, within 256 and 4096."""
+    return int(min(MAX_ANSWER_TOKENS, max(MIN_ANSWER_TOKENS, 32 + _answer_size(sent_schema(schema)))))
+
+
+def _response_format(form: str, role: str, schema: dict) -> dict | None:
+    if form == "json_schema":
+        sent = sent_schema(schema)
+        return {"type": "json_schema", "json_schema": {"name": f"lodestar_{role}", "schema": sent,
+                                                       "strict": strict_schema(sent)}}
+    if form == "json_object_schema":
+        return {"type": "json_object", "schema": sent_schema(schema)}
+    if form == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _server_root(url: str) -> str:
+    """The server's root for its own (non-OpenAI) endpoints: the base URL without a trailing /v1."""
+    url = url.rstrip("/")
+    return url[:-3] if url.endswith("/v1") else url
 
 
 class LLMClient:
@@ -146,19 +313,28 @@ class LLMClient:
     def __init__(self, settings: BackendSettings, progress: Progress = SILENT, *,
                  max_repairs: int = MAX_REPAIRS, sleep: Callable[[float], None] = time.sleep):
         _check_settings(settings)
+        if settings.structured not in STRUCTURED:
+            raise LodestarError(f"Unknown structured-output mode {settings.structured!r}; use "
+                                f"{', '.join(STRUCTURED)}.")
         self.settings = settings
         self.progress = progress
         self.max_repairs = max_repairs
         self._sleep = sleep
         self._client = None
+        self._httpx = None
+        self._connections = _Connections()
         self._dropped: dict[str, set] = {}  # model -> optional request parameters its server refused
+        self._forms: dict[str, int] = {}  # model -> index into the forms its server is asked in (found once)
+        self._vision: dict[str, bool | None] = {}  # model -> sees images (None: unknown)
         self._usage: dict[str, dict] = {}
+        self.evidence_forms: dict[str, str] = {}  # role -> "image" or "text": how its last evidence went out
         self.waits: list[float] = []  # every back-off wait, in seconds, in order
         self.budget_error: str | None = None  # set once the budget stopped the run
 
     # ---- accounting -------------------------------------------------------------------------
     def usage(self) -> dict:
-        """role -> {calls, prompt_tokens, completion_tokens, seconds, cached, retries, repairs}."""
+        """role -> {calls, prompt_tokens, completion_tokens, seconds, cached, retries, repairs, image_calls,
+        text_calls}."""
         return copy.deepcopy(self._usage)
 
     def totals(self) -> dict:
@@ -171,6 +347,13 @@ class LLMClient:
     def _row(self, role: str) -> dict:
         return self._usage.setdefault(role, _empty_usage())
 
+    def server(self) -> dict:
+        """What was found about the server this run, per model: the output format it takes and whether the
+        model sees images (None: not known)."""
+        models = sorted(set(self._forms) | set(self._vision))
+        return {model: {"response_format": self._form(model) if model in self._forms else None,
+                        "sees_images": self._vision.get(model)} for model in models}
+
     # ---- models ------------------------------------------------------------------------------
     def model_for(self, role: str) -> str:
         """The model configured for `role`; roles without one (e.g. localization) use the planner's,
@@ -182,24 +365,89 @@ class LLMClient:
         raise LodestarError("No model name is set: enter the model for the planner, executor and verifier "
                             "(the same name for all three is fine).")
 
+    def answer_tokens(self, role: str, schema: dict) -> int:
+        """`max_tokens` of one answer for `role`: the setting, else sized from the schema."""
+        wanted = (self.settings.answer_tokens or {}).get(role)
+        try:
+            wanted = int(wanted or 0)
+        except (TypeError, ValueError):
+            raise LodestarError(f"The answer tokens of the {role} must be a whole number, got {wanted!r}.") from None
+        return wanted if wanted > 0 else answer_tokens_for(schema)
+
+    def sees_images(self, role: str, model: str) -> bool | None:
+        """Whether `model` (answering `role`) takes images: the setting, else what the server reports, else None."""
+        wanted = str((self.settings.vision or {}).get(role, "auto")).strip().lower()
+        if wanted in ("yes", "true", "1"):
+            return True
+        if wanted in ("no", "false", "0"):
+            return False
+        if model not in self._vision:
+            self._vision[model] = self._probe_vision(model)
+        return self._vision[model]
+
+    def _probe_vision(self, model: str) -> bool | None:
+        """Ask the server whether `model` sees images: llama.cpp's GET /props (modalities), Ollama's POST
+        /api/show (capabilities). None when it does not say."""
+        root = _server_root(self.settings.base_url)
+        self._http()
+        headers = {"Authorization": f"Bearer {self.settings.api_key or _NO_KEY}"}
+        probes = (("GET", f"{root}/props", None), ("POST", f"{root}/api/show", {"model": model}))
+        for method, url, body in probes:
+            def ask(method=method, url=url, body=body):
+                return self._httpx.request(method, url, json=body, headers=headers, timeout=3.0)
+            try:
+                response = self._in_flight(ask, 3.0)
+                data = response.json() if response.status_code == 200 else None
+            except Cancelled:
+                raise
+            except Exception:  # noqa: BLE001 - a probe is best effort: a server that does not say is not asked again
+                continue
+            if isinstance(data, dict) and isinstance(data.get("modalities"), dict) and \
+                    "vision" in data["modalities"]:
+                return bool(data["modalities"]["vision"])
+            if isinstance(data, dict) and isinstance(data.get("capabilities"), list):
+                return "vision" in data["capabilities"]
+        return None
+
     # ---- the public call ---------------------------------------------------------------------
     def chat_json(self, role: str, messages: list[dict], schema: dict, images: list[bytes] | None = None,
-                  check: Callable[[dict], list[str]] | None = None) -> tuple[dict, dict]:
+                  check: Callable[[dict], list[str]] | None = None,
+                  text_messages: list[dict] | None = None) -> tuple[dict, dict]:
         """The model's JSON answer for `role`, validated against `schema`, and this call's usage.
 
+        `images` go with the last user message to a model that sees images; `text_messages` (the same
+        request with the evidence as text) go to one that does not, or whose server refuses the images.
         `check` may add errors the schema cannot express (e.g. ymin < ymax); they are repaired alike.
         Invalid or cut-off answers are sent back with the problem (at most `max_repairs` times);
         after that a cut-off answer that was completed by hand and conforms is used with a logged
         warning, and anything else raises ModelOutputError.
         """
         model = self.model_for(role)
-        conversation = with_images(messages, images)
+        form, unknown = "none", False
+        conversation = messages
+        if images:
+            sees = self.sees_images(role, model) if text_messages is not None else True
+            if sees is False:
+                conversation, form = text_messages, "text"
+            else:
+                conversation, form, unknown = with_images(messages, images), "image", sees is None
+        elif text_messages is not None:  # the evidence goes as text for every model (e.g. the verifier's chain)
+            conversation, form = text_messages, "text"
         before = copy.deepcopy(self._row(role))
+        answer_tokens = self.answer_tokens(role, schema)
         salvage, problem = None, ""
         for attempt in range(self.max_repairs + 1):
             if attempt:
                 self._row(role)["repairs"] += 1
-            content, finish_reason = self._complete(role, model, conversation)
+            try:
+                content, finish_reason = self._complete(role, model, conversation, schema, answer_tokens, form,
+                                                        unknown and form == "image")
+            except _ImagesRefused as exc:
+                self._vision[model] = False
+                self.progress.log(f"{role}: the server refused images for {model} ({exc.text[:160]}); its evidence "
+                                  "goes as text from now on")
+                conversation, form = text_messages, "text"
+                content, finish_reason = self._complete(role, model, conversation, schema, answer_tokens, form)
             try:
                 extracted = extract_json(content)
             except JSONExtractionError as exc:
@@ -244,7 +492,9 @@ class LLMClient:
         digest = hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode("utf-8"))
         return Path(self.settings.cache_dir) / f"{digest.hexdigest()}.json"
 
-    def _check_budget(self) -> None:
+    def _check_budget(self, role: str, messages: list[dict], answer_tokens: int) -> int:
+        """The answer tokens this request may ask for; BudgetExceeded when the run's calls are spent, or when
+        the request's estimated prompt alone, or with 64 answer tokens, would pass the token budget."""
         total = self.totals()
         used_tokens = total["prompt_tokens"] + total["completion_tokens"]
         message = None
@@ -254,11 +504,24 @@ class LLMClient:
         elif used_tokens >= self.settings.max_tokens:
             message = (f"The run reached its budget of {self.settings.max_tokens} tokens ({used_tokens} used); "
                        "raise 'max tokens' or simplify the question.")
+        else:
+            left = self.settings.max_tokens - used_tokens
+            prompt = _estimate_tokens(messages)
+            if prompt + min(answer_tokens, 64) > left:
+                message = (f"The {role} request was not sent: it needs about {prompt} prompt tokens and the run's "
+                           f"budget of {self.settings.max_tokens} tokens has {left} left; raise the token budget "
+                           "or use fewer or smaller layers.")
+            elif prompt + answer_tokens > left:
+                self.progress.log(f"{role}: answer tokens cut from {answer_tokens} to {left - prompt} to stay "
+                                  f"within the token budget ({left} left)")
+                answer_tokens = left - prompt
         if message:
             self.budget_error = message
             raise BudgetExceeded(message)
+        return answer_tokens
 
-    def _complete(self, role: str, model: str, messages: list[dict]) -> tuple[str, str]:
+    def _complete(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int,
+                  form: str, trying_images: bool = False) -> tuple[str, str]:
         """(content, finish_reason) of one completion, from the cache or the server."""
         self.progress.check()
         cache_path = self._cache_path(model, messages)
@@ -271,8 +534,8 @@ class LLMClient:
             if cached is not None:
                 self._row(role)["cached"] += 1
                 return content, finish_reason
-        self._check_budget()
-        response, seconds = self._request(role, model, messages)
+        answer_tokens = self._check_budget(role, messages, answer_tokens)
+        response, seconds = self._request(role, model, messages, schema, answer_tokens, trying_images)
         choice = response.choices[0] if response.choices else None
         content = (choice.message.content if choice is not None and choice.message is not None else "") or ""
         finish_reason = (choice.finish_reason if choice is not None else None) or "stop"
@@ -286,8 +549,12 @@ class LLMClient:
         row["prompt_tokens"] += int(prompt_tokens)
         row["completion_tokens"] += int(completion_tokens)
         row["seconds"] += seconds
+        if form in ("image", "text"):
+            row[f"{form}_calls"] += 1
+            self.evidence_forms[role] = form
         self.progress.log(f"{role}: {model} answered in {seconds:.1f} s "
-                          f"({prompt_tokens} prompt + {completion_tokens} completion tokens)")
+                          f"({prompt_tokens} prompt + {completion_tokens} completion tokens"
+                          f"{', evidence as ' + form if form in ('image', 'text') else ''})")
         if cache_path is not None:
             self._store(cache_path, model, content, finish_reason, prompt_tokens, completion_tokens)
         return content, finish_reason
@@ -311,32 +578,138 @@ class LLMClient:
             left -= step
         self.progress.check()
 
-    def _request(self, role: str, model: str, messages: list[dict]):
-        """One successful chat completion and its latency; raises LodestarError with a clear message."""
-        openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
+    def _http(self):
+        """The openai client of this run (made on first use, its connections tracked for aborting)."""
         if self._client is None:
-            self._client = _openai_client(self.settings, self.settings.timeout_s)
+            openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
+            timeout_s = float(self.settings.timeout_s) + 5.0  # a backstop: _in_flight keeps the real limits
+            self._httpx = openai.DefaultHttpxClient(timeout=timeout_s,
+                                                    event_hooks={"request": [self._connections.hook]})
+            self._client = _openai_client(self.settings, timeout_s, self._httpx)
+        return self._client
+
+    def close(self) -> None:
+        """Close the run's HTTP connections."""
+        if self._client is not None:
+            self._connections.abort()
+            self._client.close()
+            self._client = self._httpx = None
+
+    def _in_flight(self, work: Callable, limit_s: float):
+        """`work()` run in a worker thread while this thread watches the cancel flag and the time limit; on
+        either, the connections are shut down (Cancelled, or _TimedOut), within about 0.1 s."""
+        outcome: dict = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome["value"] = work()
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=run, name="lodestar-model-call", daemon=True)
+        stop_at = time.monotonic() + max(0.0, limit_s)
+        worker.start()
+        reason = ""
+        while not done.wait(_POLL_S):
+            if self.progress.cancelled():
+                reason = "cancel"
+            elif time.monotonic() >= stop_at:
+                reason = "time"
+            if reason:
+                self._connections.abort()
+                done.wait(0.5)  # the worker wakes on the shut socket; do not wait on one stuck connecting
+                if reason == "cancel":
+                    raise Cancelled()
+                raise _TimedOut(limit_s)
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    def _form(self, model: str) -> str:
+        forms = STRUCTURED[self.settings.structured]
+        return forms[min(self._forms.get(model, 0), len(forms) - 1)]
+
+    def _step_down(self, model: str) -> bool:
+        """Ask `model`'s server in the next weaker output form from now on; False when none is left."""
+        forms = STRUCTURED[self.settings.structured]
+        index = self._forms.get(model, 0)
+        if index + 1 >= len(forms):
+            return False
+        self._forms[model] = index + 1
+        return True
+
+    def _kwargs(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int) -> dict:
+        dropped = self._dropped.setdefault(model, set())
+        kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature}
+        kwargs["max_completion_tokens" if "max_tokens" in dropped else "max_tokens"] = int(answer_tokens)
+        response_format = _response_format(self._form(model), role, schema)
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        if self.settings.seed is not None:
+            kwargs["seed"] = int(self.settings.seed)
+        return {k: v for k, v in kwargs.items() if k not in dropped or k == "max_completion_tokens"}
+
+    def _refused(self, role: str, model: str, text: str, kwargs: dict) -> bool:
+        """After a 400 / 422: leave out or weaken what the server's message names (the output format first when
+        it names nothing); False when nothing is left to try."""
         url = self.settings.base_url.rstrip("/")
+        lowered = text.lower()
+        dropped = self._dropped.setdefault(model, set())
+        if "max_tokens" in lowered and "max_tokens" in kwargs:
+            dropped.add("max_tokens")
+            self.progress.log(f"{role}: {url} refused max_tokens for {model}; sending max_completion_tokens")
+            return True
+        named = [name for name in _OPTIONAL if name in kwargs and name in lowered]
+        if "response_format" in kwargs and (_FORMAT_WORDS.search(text) or not named):
+            was = self._form(model)
+            if self._step_down(model):
+                self.progress.log(f"{role}: {url} refused {FORM_WORDS[was]} for {model}; asking with "
+                                  f"{FORM_WORDS[self._form(model)]} from now on")
+                return True
+        for name in named or [n for n in ("seed",) if n in kwargs]:
+            dropped.add(name)
+            self.progress.log(f"{role}: {url} refused {_OPTIONAL[name]} for {model}; sending none from now on")
+            return True
+        return False
+
+    def _request(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int,
+                 trying_images: bool = False):
+        """One successful chat completion and its latency; raises LodestarError with one clear line, or (when
+        `trying_images`: images sent to a model whose vision is not known) _ImagesRefused when the server
+        refuses them."""
+        openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
+        client = self._http()
+        timeout_s = float(self.settings.timeout_s)
+        deadline = time.monotonic() + float(self.settings.deadline_s)
         failures = 0
+        fault = None
         while True:
             self.progress.check()
-            dropped = self._dropped.setdefault(model, set())
-            kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature,
-                      "response_format": {"type": "json_object"}}
-            if self.settings.seed is not None:
-                kwargs["seed"] = int(self.settings.seed)
-            kwargs = {k: v for k, v in kwargs.items() if k not in dropped}
+            left = deadline - time.monotonic()
+            if left <= 0.05:
+                raise LodestarError(self._final_message(fault, failures, deadline_hit=True)) from None
+            kwargs = self._kwargs(role, model, messages, schema, answer_tokens)
+            limit = min(timeout_s, left)
             started = time.monotonic()
             try:
-                return self._client.chat.completions.create(**kwargs), time.monotonic() - started
+                response = self._in_flight(lambda sent=kwargs: client.chat.completions.create(**sent), limit)
+                return response, time.monotonic() - started
+            except _TimedOut as exc:
+                fault = exc
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                refused = _refused_parameter(self._server_text(exc), kwargs)
-                if refused is None:
+                text = self._server_text(exc)
+                if trying_images and _IMAGE_WORDS.search(text):
+                    raise _ImagesRefused(f"HTTP {exc.status_code}: {text}") from None
+                if not self._refused(role, model, text, kwargs):
                     raise LodestarError(self._status_message(exc, model)) from None
-                dropped.add(refused)
-                self.progress.log(f"{role}: {url} refused {_OPTIONAL[refused]} for {model}; sending none from now on")
                 continue
             except (openai.RateLimitError, openai.APIConnectionError, openai.APIStatusError) as exc:
+                if trying_images and isinstance(exc, openai.APIStatusError) \
+                        and exc.status_code in (500, 501) and _IMAGE_WORDS.search(self._server_text(exc)):
+                    raise _ImagesRefused(f"HTTP {exc.status_code}: {self._server_text(exc)}") from None
                 retryable = not isinstance(exc, openai.APIStatusError) or exc.status_code == 429 \
                     or exc.status_code >= 500
                 if not retryable:
@@ -350,14 +723,18 @@ class LLMClient:
             self._row(role)["retries"] += 1
             asked = _retry_after(fault)
             wait = asked if asked is not None else self.settings.retry_backoff_s * 2 ** (failures - 1)
+            if wait >= deadline - time.monotonic():
+                raise LodestarError(self._final_message(fault, failures, deadline_hit=True)) from None
             self.progress.log(f"{role}: {self._short(fault)}; retrying in {wait:.2f} s "
                               f"({failures}/{self.settings.max_retries})")
             self._wait(wait)
 
-    # ---- messages ----------------------------------------------------------------------------
+    # ---- messages (one line each) ------------------------------------------------------------
     def _short(self, exc) -> str:
         import openai
 
+        if isinstance(exc, _TimedOut):
+            return str(exc)
         if isinstance(exc, openai.APITimeoutError):
             return f"no answer within {self.settings.timeout_s:g} s"
         if isinstance(exc, openai.APIConnectionError):
@@ -366,25 +743,33 @@ class LLMClient:
             return "malformed response"
         return f"HTTP {getattr(exc, 'status_code', '?')}"
 
-    def _final_message(self, exc, attempts: int) -> str:
+    def _final_message(self, exc, attempts: int, deadline_hit: bool = False) -> str:
         import openai
 
         url = self.settings.base_url.rstrip("/")
-        if isinstance(exc, openai.APITimeoutError):
-            return (f"The model server at {url} did not answer within {self.settings.timeout_s:g} s "
-                    f"({attempts} attempts). Raise the timeout, pick a smaller model, or check the server load.")
+        tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+        if deadline_hit:
+            tried += f", the {self.settings.deadline_s:g} s deadline per call reached"
+        if exc is None:
+            return (f"The model server at {url} got no request within the {self.settings.deadline_s:g} s deadline "
+                    "per call; raise the deadline in the Lodestar settings.")
+        if isinstance(exc, (_TimedOut, openai.APITimeoutError)):
+            seconds = exc.seconds if isinstance(exc, _TimedOut) else self.settings.timeout_s
+            return (f"The model server at {url} did not answer within {seconds:g} s ({tried}): a timeout. Raise the "
+                    "timeout or the deadline in the Lodestar settings, lower the answer tokens, pick a smaller "
+                    "model, or check the server load.")
         if isinstance(exc, openai.APIConnectionError):
-            return (f"Cannot reach the model server at {url} ({attempts} attempts). Check the base URL, "
-                    "that the server is running, and the network or proxy settings.")
+            return (f"Cannot reach the model server at {url} ({tried}). Check the base URL, that the server is "
+                    "running, and the network or proxy settings.")
         if not isinstance(exc, openai.APIStatusError):
             return (f"The model server at {url} kept sending responses that are not valid chat completions "
-                    f"({attempts} attempts). Check that the base URL points at an OpenAI-compatible API.")
+                    f"({tried}). Check that the base URL points at an OpenAI-compatible API.")
         status = exc.status_code
         if status == 429:
-            return (f"The model server at {url} kept refusing requests as too many (HTTP 429, {attempts} "
-                    "attempts). Wait a minute, lower the request rate, or check the account's quota.")
-        return (f"The model server at {url} failed with HTTP {status} ({attempts} attempts): "
-                f"{self._server_text(exc)}. Try again later or check the server's logs.")
+            return (f"The model server at {url} kept refusing requests as too many (HTTP 429, {tried}). Wait a "
+                    "minute, lower the request rate, or check the account's quota.")
+        return (f"The model server at {url} failed with HTTP {status} ({tried}): {self._server_text(exc)}. Try "
+                "again later or check the server's logs.")
 
     def _status_message(self, exc, model: str) -> str:
         url = self.settings.base_url.rstrip("/")
@@ -403,7 +788,7 @@ class LLMClient:
             error = body.get("error", body)
             text = error.get("message") if isinstance(error, dict) else str(error)
         text = text or getattr(exc, "message", None) or str(exc)
-        return mask_secrets(str(text), (self.settings.api_key,), key_shapes=True)[:300]
+        return _one_line(mask_secrets(str(text), (self.settings.api_key,), key_shapes=True))[:300].rstrip(".")
 
 
 def test_connection(settings: BackendSettings) -> str:

@@ -8,6 +8,12 @@ cannot state (box corners in order, one location word per box, no "Yes" on a fai
 answer over unsupported critical evidence); anything wrong is sent back to the model a bounded number
 of times by models/llm_client.py, then fails as a ReasonerError that the loop records in the chain.
 Model output is data: boxes become polygons through the controller, nothing is executed.
+
+A model that sees no images (the settings, what the server reports, or a server that refused them) gets
+the evidence as text instead (`evidence_text`: the layer's statistics and legend units, the zone table
+with position words, sizes and scores, the controller's verdicts, the spatial relations) and no
+`mark_boxes` tool; the verifier always reads the chain's evidence as text. The usage counts which form
+each call sent.
 """
 from __future__ import annotations
 
@@ -94,6 +100,46 @@ def _trim(value, limit: int):
     return value if len(text) <= limit else text[:limit] + " ..."
 
 
+TEXT_FORM_NOTE = ("No image is sent to this model: this section describes the evidence in words and numbers (layer "
+                  "statistics and legend units, zones with their position in the analysis extent, size and "
+                  "scores, the output controller's verdicts, spatial relations between zones).")
+
+
+def _zone_rows(zones, georeferenced: bool, limit: int = 20) -> list[dict]:
+    """Zones as a compact table for a model without vision: id, layer, kind, position word, size, scores."""
+    rows = []
+    for zone in list(zones)[:limit]:
+        area = float(zone.get("area_m2") or 0.0)
+        size = {"area_km2": round(area / 1e6, 3)} if georeferenced else {"area_px": round(area, 1)}
+        rows.append({"id": zone.get("zone_id", ""), "layer": zone.get("layer", ""), "kind": zone.get("kind", ""),
+                     "position": zone.get("position", ""), **size, "score_mean": zone.get("score_mean"),
+                     "score_max": zone.get("score_max"), "description": _trim(zone.get("description", ""), 160)})
+    return rows
+
+
+def _layer_facts(info) -> dict:
+    """What a model without vision reads instead of a rendered layer: role, kind, value statistics, legend units."""
+    facts = {"name": info.name, "role": info.role, "kind": info.kind, "favourable": info.favourable}
+    if info.stats:
+        facts["statistics"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in info.stats.items()
+                               if not isinstance(v, (dict, list))}
+    if info.units:
+        facts["legend_units"] = {str(code): name for code, name in list(info.units.items())[:40]}
+    return facts
+
+
+def _relations(chain: list[ChainNode], limit: int = 30) -> list:
+    """The spatial relations the chain found so far (cross-layer coincidence of each step's zones, and the
+    spatial-relations tool's edges)."""
+    found = []
+    for node in chain:
+        stats = node.observation.stats or {}
+        for key in ("coincidence", "relations"):
+            for entry in stats.get(key) or []:
+                found.append({"step": node.step.index, **entry} if isinstance(entry, dict) else entry)
+    return [_trim(entry, 300) for entry in found[:limit]]
+
+
 class OpenAIReasoner:
     """Every model role through one LLMClient (one budget, cache and usage account per run)."""
 
@@ -108,24 +154,38 @@ class OpenAIReasoner:
     # ---- the Reasoner protocol -------------------------------------------------------------
     def usage(self) -> dict:
         return {role: {k: row[k] for k in ("calls", "prompt_tokens", "completion_tokens", "seconds", "cached",
-                                           "retries", "repairs")}
+                                           "retries", "repairs", "image_calls", "text_calls")}
                 for role, row in self.client.usage().items()}
 
     def public_settings(self) -> dict:
-        return self.settings.public()
+        """The settings, and what this run found: per model the output format its server took and whether it
+        sees images; per role the form its evidence last went in ("image" or "text")."""
+        return {**self.settings.public(), "server": self.client.server(),
+                "evidence_form": dict(sorted(self.client.evidence_forms.items()))}
+
+    def _text_only(self, role: str) -> bool:
+        """Whether `role`'s model gets the evidence as text only (it does not see images)."""
+        return self.client.sees_images(role, self.client.model_for(role)) is False
+
+    def _tools(self, ws, role: str = "executor") -> dict:
+        """The tools `role`'s model may use: all but mark_boxes when the executor sees no images."""
+        if self._text_only(role):
+            return {name: text for name, text in ws.toolset.items() if name != "mark_boxes"}
+        return dict(ws.toolset)
 
     def prompt_hashes(self) -> dict:
         return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in self.prompts.items()}
 
     def plan(self, ws) -> list[PlanStep]:
         names = ws.layer_names()
+        tools = self._tools(ws)
         evidence_ids = [item["id"] for model in ws.knowledge[:2] for item in model.get("evidence", [])]
         step_schema = {
             "type": "object",
             "required": ["purpose", "layers", "tool", "expected"],
             "properties": {
                 "purpose": {"type": "string"}, "layers": _strings(names), "layers_why": {"type": "string"},
-                "tool": {"type": "string", "enum": list(ws.toolset)}, "tool_why": {"type": "string"},
+                "tool": {"type": "string", "enum": list(tools)}, "tool_why": {"type": "string"},
                 "expected": {"type": "string"}, "params": {"type": "object"},
                 "evidence": {"type": "string", "enum": [*evidence_ids, ""]} if evidence_ids else {"type": "string"},
                 "level": {"type": "string", "enum": ["critical", "secondary", ""]},
@@ -141,7 +201,7 @@ class OpenAIReasoner:
         data = {"question": ws.question, "choices": ws.choices,
                 "layers": [info.to_dict() for info in ws.layers],
                 "deposit_models": [_planner_knowledge(m) for m in ws.knowledge[:2]],
-                "tools": ws.toolset}
+                "tools": tools}
         answer = self._ask("planner", "planner", "Plan the analysis of this question.", data, schema, check=check)
         return [PlanStep(index=i, purpose=s["purpose"], layers=list(s["layers"]), layers_why=s.get("layers_why", ""),
                          tool=s["tool"], tool_why=s.get("tool_why", ""), expected=s["expected"],
@@ -151,15 +211,17 @@ class OpenAIReasoner:
     def propose(self, ws, step: PlanStep, feedback: str, attempt: int) -> ToolCall:
         names = ws.layer_names()
         viewed = next((n for n in step.layers if n in names and ws.layer(n).kind != "vector"), None)
+        text_only = viewed is not None and self._text_only("executor")
+        tools = self._tools(ws) if text_only else dict(ws.toolset)
         images = []
-        if viewed is not None:
+        if viewed is not None and not text_only:
             rendered = ws.render_view(viewed, None, max_size=VIEW_SIZE)
             images = [rendered.png_bytes]
         schema = {
             "type": "object",
             "required": ["tool", "layers"],
             "properties": {
-                "tool": {"type": "string", "enum": list(ws.toolset)}, "layers": _strings(names),
+                "tool": {"type": "string", "enum": list(tools)}, "layers": _strings(names),
                 "params": {"type": "object"},
                 "boxes": {"type": "array", "maxItems": MAX_BOXES, "items": {
                     "type": "array", "minItems": 4, "maxItems": 4,
@@ -171,21 +233,36 @@ class OpenAIReasoner:
             },
         }
 
-        def check(answer: dict) -> list[str]:
-            return _call_problems(answer, viewed)
+        sent = {"form": "image"}
 
+        def check(answer: dict) -> list[str]:
+            return _call_problems(answer, viewed if sent["form"] == "image" else None)
+
+        earlier = [n for n in ws.chain if n.step.index < step.index]
         data = {"step": step.to_dict(), "attempt": attempt, "feedback": feedback,
                 "evidence_view": (f"the attached image shows layer {viewed!r} over the whole analysis extent"
                                   if viewed else "no image (the step has no raster layer)"),
-                "previous_steps": _chain_summary([n for n in ws.chain if n.step.index < step.index]),
+                "previous_steps": _chain_summary(earlier),
                 "layers": [info.to_dict() for info in ws.layers if info.name in step.layers] or
                           [info.to_dict() for info in ws.layers],
-                "tools": ws.toolset,
+                "tools": tools,
                 "answer_format": {"tool": "<tool name>", "layers": ["<layer name>"], "params": {},
                                   "boxes": [[0.1, 0.2, 0.3, 0.4]], "locations": ["top-left"],
                                   "description": "..."}}
+        text_data = None
+        if viewed is not None:
+            zones = ws.zones
+            marked = zones[zones["layer"] == viewed].to_dict("records") if len(zones) else []
+            text_data = {**{k: v for k, v in data.items() if k != "evidence_view"},
+                         "tools": {k: v for k, v in tools.items() if k != "mark_boxes"},
+                         "evidence_text": {"note": TEXT_FORM_NOTE, "layer": _layer_facts(ws.layer(viewed)),
+                                           "zones_marked_so_far": _zone_rows(marked, ws.raster_set.grid.georeferenced),
+                                           "relations": _relations(earlier)},
+                         "answer_format": {"tool": "<tool name>", "layers": ["<layer name>"], "params": {},
+                                           "description": "..."}}
         answer = self._ask("executor", "executor", f"Phase act: choose the tool call for step {step.index}.",
-                           data, schema, images=images, check=check, phase="act")
+                           data, schema, images=images, check=check, phase="act", text_data=text_data,
+                           text_only=text_only, sent=sent)
         boxes = [[float(v) for v in box] for box in answer.get("boxes") or []]
         target = answer.get("target_area")
         area = None
@@ -206,21 +283,36 @@ class OpenAIReasoner:
                         "purpose, so sub_inference must be \"No\""]
             return []
 
-        images = []
-        if outcome.evidence_png and Path(outcome.evidence_png).is_file():
-            images = [Path(outcome.evidence_png).read_bytes()]
+        has_image = bool(outcome.evidence_png and Path(outcome.evidence_png).is_file())
+        text_only = has_image and self._text_only("executor")
+        images = [Path(outcome.evidence_png).read_bytes()] if has_image and not text_only else []
         shown = outcome.to_dict()
         shown["zones"] = [_trim(z, 400) for z in outcome.zones[:20]]
         shown["stats"] = _trim(outcome.stats, 3000)
         shown["log"] = outcome.log[-10:]
         shown.pop("evidence_png", None)
+        earlier = [n for n in ws.chain if n.step.index < step.index]
         data = {"step": step.to_dict(), "outcome": shown,
                 "evidence_view": "the attached image shows the step's layer with its zones outlined and numbered"
-                                 if images else "no image",
-                "previous_steps": _chain_summary([n for n in ws.chain if n.step.index < step.index]),
+                                 if has_image else "no image",
+                "previous_steps": _chain_summary(earlier),
                 "answer_format": {"rationale": "...", "sub_inference": "Yes|No", "global_inference": "end|continue"}}
+        text_data = None
+        if has_image:
+            names = ws.layer_names()
+            text_shown = {k: v for k, v in shown.items() if k not in ("zones", "controller")}
+            text_data = {**{k: v for k, v in data.items() if k not in ("evidence_view", "outcome")},
+                         "outcome": text_shown,
+                         "evidence_text": {
+                             "note": TEXT_FORM_NOTE,
+                             "layers": [_layer_facts(ws.layer(n)) for n in outcome.layers if n in names],
+                             "zones": _zone_rows(outcome.zones, ws.raster_set.grid.georeferenced),
+                             "controller": outcome.controller,
+                             "relations": _relations(earlier) + [_trim(entry, 300) for entry in
+                                                                 (outcome.stats.get("coincidence") or [])[:20]]}}
         answer = self._ask("executor", "executor", f"Phase observe: judge the outcome of step {step.index}.", data,
-                           schema, images=images, check=check, phase="observe")
+                           schema, images=images, check=check, phase="observe", text_data=text_data,
+                           text_only=text_only)
         return Judgement(answer["rationale"], answer["sub_inference"], answer["global_inference"])
 
     def verify(self, ws, chain: list[ChainNode]) -> Verdict:
@@ -260,11 +352,17 @@ class OpenAIReasoner:
                     level: [_evidence_item(e) for e in model.get("evidence", []) if e.get("level") == level]
                     for level in ("critical", "secondary")}},
                 "tools": ws.toolset, "chain": _chain_summary(chain),
+                "evidence_text": {"note": TEXT_FORM_NOTE,
+                                  "zones_by_step": {str(n.step.index): _zone_rows(
+                                      ws.zones_of(n.step.index).to_dict("records"), ws.raster_set.grid.georeferenced,
+                                      limit=8) for n in chain if n.observation.zone_ids},
+                                  "relations": _relations(chain)},
                 "answer_format": {"valid": True, "answer": letters[0] if letters else None,
                                   "critical": {i: True for i in items["critical"]},
                                   "secondary": {i: True for i in items["secondary"]},
                                   "feedback": [{"step": 1, "feedback": "..."}], "rationale": "..."}}
-        answer = self._ask("verifier", "verifier", "Verify this reasoning chain.", data, schema, check=check)
+        answer = self._ask("verifier", "verifier", "Verify this reasoning chain.", data, schema, check=check,
+                           text_data=data, text_only=True)
         return Verdict(valid=answer["valid"], answer=answer["answer"],
                        feedback={int(f["step"]): f["feedback"] for f in answer.get("feedback") or []},
                        critical=dict(answer["critical"]), secondary=dict(answer.get("secondary") or {}),
@@ -358,13 +456,28 @@ class OpenAIReasoner:
 
     # ---- one model call ----------------------------------------------------------------------
     def _ask(self, role: str, prompt: str, task: str, data: dict, schema: dict, images=None, check=None,
-             phase: str = "") -> dict:
+             phase: str = "", text_data: dict | None = None, text_only: bool = False, sent: dict | None = None) -> dict:
+        """One model decision. `text_data` is the request with its evidence as text, for a model without vision
+        (`text_only`: it is known to have none, or the evidence is text for every model); `sent["form"]` is set
+        to the form that went out."""
         if self._down is not None:
             raise ServerUnavailable(self._down)
         system = self.prompts[prompt] + (f"\nPhase: {phase}\n" if phase else "")
         messages = [{"role": "system", "content": system}, data_message(task, data)]
+        text_messages = None if text_data is None else [{"role": "system", "content": system},
+                                                         data_message(task, text_data)]
+        if text_only and text_messages is not None:
+            messages, images = text_messages, None
+        sent = sent if sent is not None else {}
+        sent["form"] = "image" if images else "text"
+
+        def checked(answer: dict) -> list[str]:  # the form may change to text when a server refuses the images
+            sent["form"] = self.client.evidence_forms.get(role, sent["form"]) if images else sent["form"]
+            return list(check(answer)) if check is not None else []
+
         try:
-            answer, _ = self.client.chat_json(role, messages, schema, images=images, check=check)
+            answer, _ = self.client.chat_json(role, messages, schema, images=images, check=checked,
+                                              text_messages=text_messages)
         except (Cancelled, BudgetExhausted):
             raise
         except BudgetExceeded as exc:

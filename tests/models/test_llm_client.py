@@ -63,7 +63,11 @@ def test_clean_json_answer_and_request_contents():
     body = request.body
     assert body["model"] == "test-model"
     assert body["temperature"] == 0.05 and body["seed"] == 7
-    assert body["response_format"] == {"type": "json_object"}
+    sent = body["response_format"]  # the schema goes with the request, closed; strict since every key is required
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "lodestar_verifier"
+    assert sent["json_schema"]["strict"] is True
+    assert sent["json_schema"]["schema"] == {**SCHEMA, "additionalProperties": False}
+    assert body["max_tokens"] == llm_client.answer_tokens_for(SCHEMA) == 256
     assert body["messages"] == MESSAGES
     assert request.headers["authorization"] == f"Bearer {KEY}"
     assert KEY not in request.raw.decode("utf-8")
@@ -222,7 +226,7 @@ def test_server_refusing_json_mode_gets_plain_requests_from_then_on():
     replies = [Reply(status=400, error="response_format is not supported"), Reply({"answer": "A", "confidence": 1}),
                Reply({"answer": "B", "confidence": 1})]
     with FakeOpenAIServer(replies) as server:
-        client = _client(server)
+        client = _client(server, structured="json_object")
         client.chat_json("verifier", MESSAGES, SCHEMA)
         client.chat_json("verifier", MESSAGES[:1] + [{"role": "user", "content": "again"}], SCHEMA)
         bodies = [r.body for r in server.chat_requests]
@@ -235,7 +239,7 @@ def test_server_refusing_the_seed_after_json_mode():
     replies = [Reply(status=400, error="bad"), Reply(status=400, error="unknown field seed"),
                Reply({"answer": "A", "confidence": 1})]
     with FakeOpenAIServer(replies) as server:
-        _client(server).chat_json("verifier", MESSAGES, SCHEMA)
+        _client(server, structured="json_object").chat_json("verifier", MESSAGES, SCHEMA)
         last = server.chat_requests[-1].body
     assert "seed" not in last and "response_format" not in last
 
@@ -247,13 +251,13 @@ def test_server_refusing_the_temperature_keeps_json_mode_and_seed():
         _client(server).chat_json("verifier", MESSAGES, SCHEMA)
         last = server.chat_requests[-1].body
     assert "temperature" not in last
-    assert last["response_format"] == {"type": "json_object"} and last["seed"] == 7
+    assert last["response_format"]["type"] == "json_schema" and last["seed"] == 7
 
 
 def test_a_bad_request_that_no_fallback_fixes_is_one_clear_error():
     with FakeOpenAIServer([Reply(status=400, error="maximum context length exceeded")] * 3) as server:
         with pytest.raises(LodestarError, match=r"refused the request \(HTTP 400\): maximum context length exceeded"):
-            _client(server).chat_json("verifier", MESSAGES, SCHEMA)
+            _client(server, structured="json_object").chat_json("verifier", MESSAGES, SCHEMA)
         assert len(server.chat_requests) == 3  # with JSON mode, without it, without the seed
 
 
