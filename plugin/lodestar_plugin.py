@@ -11,6 +11,8 @@ from qgis.PyQt.QtWidgets import QAction
 from ..processing.provider import LodestarProvider
 
 MENU = "&Lodestar"
+UNLOAD_WAIT_S = 0.9
+"""The longest unloading waits for a running analysis to stop (it is cancelled; QGIS must not freeze on it)."""
 ICON_PATH = str(Path(__file__).resolve().parents[1] / "resources" / "icons" / "lodestar.svg")
 
 
@@ -57,7 +59,7 @@ class LodestarPlugin:
 
     def unload(self):
         if self.dock is not None:
-            self.dock.shutdown()
+            self.dock.shutdown(timeout_s=UNLOAD_WAIT_S)
             self.iface.removeDockWidget(self.dock)
             self.dock.deleteLater()
             self.dock = None

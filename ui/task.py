@@ -77,16 +77,32 @@ class AnalysisTask(QgsTask):
             ensure_vector_outputs(result, self.request.output_dir)
             progress.check()
         except Cancelled:
+            self._forget_run_folder()
             return False
         except LodestarError as exc:
+            if self.isCanceled():  # what failed was torn down by the cancel (the dock gone, its folder removed)
+                self._forget_run_folder()
+                return False
             self.error = self._scrub(str(exc))
             return False
         except Exception as exc:  # an engine bug must reach the user as a message, not kill QGIS
+            if self.isCanceled():
+                self._forget_run_folder()
+                return False
             self.error = self._scrub(f"Lodestar stopped on an unexpected error: {type(exc).__name__}: {exc}")
             self.details = self._scrub(traceback.format_exc())
             return False
         self.result = result
         return True
+
+    def _forget_run_folder(self) -> None:
+        """A cancelled run leaves no empty run folder behind (the engine removed what it wrote into it)."""
+        folder = Path(self.request.output_dir)
+        try:
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        except OSError:
+            pass
 
     def finished(self, ok: bool) -> None:
         if ok and self.result is not None:

@@ -1,0 +1,102 @@
+"""Cancel within a second while a 20,000 x 20,000 raster loads, through the core, the background task and
+unloading the plugin (issue 13, item 2); nothing of the cancelled run stays on disk."""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+
+from lodestar.plugin.analysis import AnalysisRequest
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.errors import Cancelled
+from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_io import LayerSpec
+from lodestar.ui.task import AnalysisTask, start, wait_for
+
+SIZE = 20_000
+QUESTION = "Can porphyry copper deposits be detected here? Answer: A. Yes B. No."
+LOADING_S = 0.4  # when the cancel comes: well inside the load (several seconds without a cancel)
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory):
+    """A 20,000 x 20,000 GeoTIFF made in milliseconds: tiled, compressed, and sparse (no block is stored, every
+    pixel reads as 0), so reading it costs what reading any raster of that size costs."""
+    path = tmp_path_factory.mktemp("large") / "aloh.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=SIZE, height=SIZE, count=1, dtype="uint8",
+                       crs="EPSG:32612", transform=from_origin(500_000, 4_000_000, 30, 30), tiled=True,
+                       blockxsize=512, blockysize=512, compress="deflate", sparse_ok=True):
+        pass
+    assert path.stat().st_size < 100_000
+    return path
+
+
+def _request(large, out) -> AnalysisRequest:
+    return AnalysisRequest([LayerSpec(large, "hydrothermal_alteration")], QUESTION, out)
+
+
+def test_core_cancel_while_a_large_raster_loads(large, tmp_path):
+    flag = threading.Event()
+    outcome = {}
+
+    def work():
+        try:
+            run_analysis(_request(large, tmp_path / "run"), Progress(is_cancelled=flag.is_set))
+        except Cancelled as exc:
+            outcome["stopped"] = time.monotonic()
+            outcome["frames"] = [f.filename.replace("\\", "/") for f in traceback.extract_tb(exc.__traceback__)]
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    time.sleep(LOADING_S)
+    asked = time.monotonic()
+    flag.set()
+    worker.join(30)
+    assert not worker.is_alive() and "stopped" in outcome
+    assert outcome["stopped"] - asked < 1.0
+    assert any(name.endswith("plugin/raster_io.py") for name in outcome["frames"])  # stopped inside the load
+    assert not (tmp_path / "run").exists()
+
+
+def test_task_cancel_while_a_large_raster_loads(qgis_app, large, tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()  # as the dock makes it before the task starts
+    task = AnalysisTask(_request(large, out))
+    cancelled = []
+    task.cancelled.connect(lambda: cancelled.append(time.monotonic()))
+    start(task)
+    time.sleep(LOADING_S)
+    task.cancel()
+    assert wait_for(task, 30)
+    assert cancelled and cancelled[0] - task.cancel_requested_at < 1.0
+    assert task.result is None and task.error == ""
+    assert not out.exists()  # no evidence/, and no empty run folder
+
+
+def test_unloading_the_plugin_during_a_load_does_not_block(qgis_app, qgis_iface, large, tmp_path):
+    import importlib
+
+    from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+    plugin = importlib.import_module("lodestar").classFactory(qgis_iface)
+    plugin.initGui()
+    plugin.action.trigger()  # the dock is open
+    out = tmp_path / "run"
+    out.mkdir()
+    task = AnalysisTask(_request(large, out))
+    plugin.dock.task, plugin.dock.run_folder = task, out  # a run in flight, wired as the dock's Run wires one
+    task.succeeded.connect(plugin.dock._succeeded)
+    task.failed.connect(plugin.dock._failed)
+    task.cancelled.connect(plugin.dock._cancelled)
+    start(task)
+    time.sleep(LOADING_S)
+    asked = time.monotonic()
+    plugin.unload()
+    assert time.monotonic() - asked < 1.0  # QGIS is not held
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    assert wait_for(task, 30)  # and the task itself is gone soon after
+    assert plugin.dock is None and not out.exists()
