@@ -238,10 +238,8 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
     settings = settings or BackendSettings()
     planned = plan_cases(paths, output_dir)
     if (scheduler or "").strip():
-        from .cluster import run_cases_on_cluster
-
-        outcomes = run_cases_on_cluster(scheduler.strip(), planned, settings, max_rounds, progress, analyse,
-                                        localization, surface)
+        outcomes = _run_on_cluster(scheduler.strip(), planned, settings, max_rounds, progress, analyse, localization,
+                                   surface)
     else:
         outcomes = []
         for i, (path, case_out, row, label) in enumerate(planned):
@@ -257,6 +255,42 @@ def run_batch(source, output_dir, settings: BackendSettings | None = None, max_r
     summary = summarize(outcomes, paths)
     write_text_atomic(table.with_name(table.stem + "_summary.json"), json.dumps(summary, indent=1) + "\n")
     return BatchResult(outcomes, table, summary)
+
+
+def _cluster_case(path: str, case_out: str, settings, max_rounds, analyse, localization, surface) -> CaseOutcome:
+    """One case as a cluster task (its progress stays on the worker)."""
+    return run_case_file(Path(path), Path(case_out), settings, max_rounds, SILENT, analyse, localization, surface)
+
+
+def _cluster_gave_up(workers: list, worker: str, path: str, case_out: str, *_) -> CaseOutcome:
+    return failed_row(Path(path), Path(case_out), f"Failed: the worker running it died ({', '.join(workers)}), "
+                                                  "after one retry elsewhere.", worker)
+
+
+def _run_on_cluster(address: str, planned: list, settings, max_rounds, progress: Progress, analyse, localization,
+                    surface) -> list:
+    """The rows of `planned` run on the Dask cluster at `address`, one task per case, in case order."""
+    from .cluster import map_on_cluster
+
+    rows = [row for _, _, row, _ in planned]
+    done = [sum(row is not None for row in rows)]
+
+    def finished(index: int, row: CaseOutcome, worker: str) -> None:
+        row.worker = row.worker or worker
+        rows[index] = row
+        done[0] += 1
+        progress.log(f"[{done[0]}/{len(rows)}] {row.case_id}")
+        log_outcome(progress, row)
+        progress.set(100.0 * done[0] / len(rows))
+
+    def broke(index: int, exc: BaseException) -> None:
+        path, case_out, _, _ = planned[index]
+        finished(index, failed_row(path, case_out, f"Failed on the cluster: {type(exc).__name__}: {exc}"), "")
+
+    calls = [(i, (str(path), str(case_out), settings, max_rounds, analyse, localization, surface))
+             for i, (path, case_out, row, _) in enumerate(planned) if row is None]
+    map_on_cluster(address, _cluster_case, _cluster_gave_up, calls, progress, finished, broke, label="case")
+    return rows
 
 
 def log_outcome(progress: Progress, row: CaseOutcome) -> None:

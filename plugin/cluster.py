@@ -7,10 +7,11 @@ plugin that puts the folder holding the package (this machine's, or the worker's
 on the worker's sys.path, also on workers that join or restart later. Case folders and output folders
 must be at the same paths on every machine (a shared file system).
 
-`run_cases_on_cluster` sends one task per case, keeps at most a few per worker thread in flight (so a
-cancel stops submitting), gathers the rows in case order, records the worker that ran each, and
-survives a worker's death: the scheduler re-runs the case elsewhere once; a case whose second worker
-dies too is recorded as failed with the reason. A cancel cancels every submitted future at once.
+`map_on_cluster` sends one task per item (plugin.batch: one per case), keeps at most a few per worker
+thread in flight (so a cancel stops submitting), hands back each result with the worker that ran it,
+and survives a worker's death: the scheduler re-runs the task elsewhere once; a task whose second
+worker dies too is given up (the batch records the case as failed with the reason). A cancel cancels
+every submitted future at once.
 """
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import os
 import sys
 import time
 import uuid
-from pathlib import Path
 from typing import Callable
 
 from .errors import Cancelled, LodestarError
@@ -28,8 +28,8 @@ CONNECT_TIMEOUT_S = 10
 POLL_S = 0.1
 """How often the client looks at its futures and at the cancel flag (a cancel takes effect within this)."""
 IN_FLIGHT_PER_THREAD = 2
-MAX_WORKERS_PER_CASE = 2
-"""A case is started on at most this many workers: the first, and once more elsewhere after that one died."""
+MAX_WORKERS_PER_TASK = 2
+"""A task is started on at most this many workers: the first, and once more elsewhere after that one died."""
 PATH_ENV = "LODESTAR_PLUGIN_PATH"
 
 
@@ -90,78 +90,63 @@ def worker_threads(client) -> int:
     return max(1, sum(int(w.get("nthreads", 1)) for w in client.scheduler_info().get("workers", {}).values()))
 
 
-def _case_task(path: str, case_out: str, settings, max_rounds: int, analyse, localization, surface,
-               attempts: str):
-    """One case on a worker: (row, worker address). The run's variable `attempts` lists the workers that
-    started the case before; when MAX_WORKERS_PER_CASE already did (each died), the case is not started again
-    and comes back as failed with the reason."""
+def _guarded(function, give_up, attempts: str, *args):
+    """One task on a worker: (function(*args), worker address). The run's variable `attempts` lists the workers
+    that started this task before (each died, or it would not run again); when MAX_WORKERS_PER_TASK already did,
+    `give_up(those workers, this worker, *args)` stands for the result instead."""
     from distributed import Variable, get_worker
-
-    from .batch import failed_row, run_case_file
-    from .progress import SILENT
 
     worker = get_worker().address
     started = Variable(attempts)
     before = list(started.get())
-    if len(before) >= MAX_WORKERS_PER_CASE:
-        return failed_row(path, case_out, f"Failed: the worker running it died ({', '.join(before)}), after one "
-                                          "retry elsewhere.", worker), worker
+    if len(before) >= MAX_WORKERS_PER_TASK:
+        return give_up(before, worker, *args), worker
     started.set(before + [worker])
-    row = run_case_file(Path(path), Path(case_out), settings, max_rounds, SILENT, analyse, localization, surface)
-    row.worker = worker
-    return row, worker
+    return function(*args), worker
 
 
-def run_cases_on_cluster(address: str, planned: list, settings, max_rounds: int, progress: Progress,
-                         analyse: Callable | None = None, localization: dict | None = None,
-                         surface: dict | None = None) -> list:
-    """The rows of `planned` (plugin.batch.plan_cases) run on the cluster at `address`, in case order."""
+def map_on_cluster(address: str, function: Callable, give_up: Callable, calls: list, progress: Progress,
+                   on_result: Callable, on_error: Callable, label: str = "task") -> None:
+    """`function(*args)` for each (index, args) of `calls` as one task each on the cluster at `address`, at most
+    IN_FLIGHT_PER_THREAD per worker thread in flight. In completion order, `on_result(index, result, worker)`,
+    or `on_error(index, exception)` when the task broke (an import error on the worker, the scheduler giving
+    up on it). A task whose worker died runs once more elsewhere; when that worker dies too, `give_up` (see
+    _guarded) gives its result. A cancel stops submitting and cancels every submitted future; the client is
+    closed at the end. `function` and `give_up` must be importable module-level functions."""
     from distributed import Variable
-
-    from .batch import failed_row, log_outcome
 
     client = connect(address)
     run_id = uuid.uuid4().hex[:12]
-    rows: list = [row for _, _, row, _ in planned]
-    todo = [i for i, (_, _, row, _) in enumerate(planned) if row is None]
-    total = len(planned)
-    done = total - len(todo)
+    todo = list(calls)
     in_flight: dict = {}
     variables = []
     try:
         progress.log(f"Dask cluster {address}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
-                     f"{len(todo)} case(s) to run")
+                     f"{len(todo)} {label}(s) to run")
         limit = IN_FLIGHT_PER_THREAD * worker_threads(client)
         while todo or in_flight:
             if progress.cancelled():
                 raise Cancelled()
             while todo and len(in_flight) < limit:
-                i = todo.pop(0)
-                path, case_out, _, label = planned[i]
-                attempts = Variable(f"lodestar-{run_id}-{i}", client=client)
+                index, args = todo.pop(0)
+                attempts = Variable(f"lodestar-{run_id}-{index}", client=client)
                 attempts.set([])
                 variables.append(attempts)
-                key = f"lodestar-case-{run_id}-{i}"
-                future = client.submit(_case_task, str(path), str(case_out), settings, max_rounds, analyse,
-                                       localization, surface, attempts.name, key=key, pure=False)
-                in_flight[future] = i
+                future = client.submit(_guarded, function, give_up, attempts.name, *args,
+                                       key=f"lodestar-{label}-{run_id}-{index}", pure=False)
+                in_flight[future] = index
             finished = [f for f in in_flight if f.done()]
             if not finished:
                 time.sleep(POLL_S)
                 continue
             for future in finished:
-                i = in_flight.pop(future)
-                path, case_out, _, label = planned[i]
+                index = in_flight.pop(future)
                 try:
-                    row, _worker = future.result()
-                except Exception as exc:  # the task itself broke (KilledWorker, an import error on the worker)
-                    row = failed_row(path, case_out, f"Failed on the cluster: {type(exc).__name__}: {exc}")
-                rows[i] = row
-                done += 1
-                progress.log(f"[{done}/{total}] {row.case_id}")
-                log_outcome(progress, row)
-                progress.set(100.0 * done / total)
-        return rows
+                    result, worker = future.result()
+                except Exception as exc:  # noqa: BLE001 (the task broke on the cluster: said by the caller)
+                    on_error(index, exc)
+                else:
+                    on_result(index, result, worker)
     except BaseException:
         if in_flight:
             client.cancel(list(in_flight), force=True)

@@ -32,6 +32,7 @@ from .base import Group, LodestarAlgorithm
 from .layer_export import guessed_role, layer_spec
 from .mapping_params import mapping_destinations, mapping_inputs, mapping_parameters, write_mapping_outputs
 from .params import file_destination, output_path, vector_destination
+from .scale_params import full_resolution_parameters, scheduler_parameter, write_full_resolution_output
 from .styling import style_output
 
 WHERE = {**backend_params.WHERE, **mapping_params.WHERE, "question": "in QUESTION",
@@ -181,6 +182,8 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                                        "The JSON run record (inputs with checksums, parameters, every decision); "
                                        "REPLAY takes it."))
         params += surface_params[4:]
+        params += [scheduler_parameter("OUTPUT_FAVOURABILITY_FULL is made there, block by block."),
+                   *full_resolution_parameters()]
         for param in params:
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputString(self.ANSWER, "Answer (letter, Insufficient evidence or Failed)"))
@@ -275,6 +278,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             write_bytes_atomic(target, Path(source).read_bytes())
             outputs[key] = target
         outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback))
+        outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
                           f"{result.rounds} round(s). Run folder: {work}")

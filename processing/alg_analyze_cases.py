@@ -1,4 +1,5 @@
-"""lodestar:analyze_cases - every case of a folder through the analysis, one after another, into a table."""
+"""lodestar:analyze_cases - every case of a folder through the analysis, here one after another or one task per case
+on a Dask cluster, into a table."""
 from __future__ import annotations
 
 import json
@@ -24,6 +25,7 @@ from . import backend_params
 from .base import Group, LodestarAlgorithm
 from .mapping_params import AREA_SHARE, CALIBRATE, surface_parameters
 from .params import folder_destination, output_path
+from .scale_params import DASK_SCHEDULER, scheduler_parameter, scheduler_value
 
 NUMERIC = {"rounds": QVariant.Int, "model_calls": QVariant.Int, "prompt_tokens": QVariant.Int,
            "completion_tokens": QVariant.Int, "tokens": QVariant.Int, "deposits": QVariant.Int,
@@ -58,10 +60,15 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         "area reduction and success-rate AUC. A case that fails is recorded with its error and the batch goes on. "
         "The summary (also written as results_summary.json) gives accuracy, positive-class F1, macro F1 and MCC "
         "over the cases with ground truth, mean recall, area reduction and success-rate AUC, seconds, model calls "
-        "and tokens per case."
+        "and tokens per case.\n"
+        "DASK_SCHEDULER (tcp://host:8786) sends the cases to a Dask cluster, one task per case: the table keeps the "
+        "cases' order and its worker column says which worker ran each; a case whose worker dies is run once more "
+        "elsewhere, then recorded as failed with the reason. The case folders and the output folder must be at the "
+        "same paths on every worker (a shared file system)."
     )
 
     CASES = "CASES"
+    DASK_SCHEDULER = DASK_SCHEDULER
     # The back-end parameters are those of lodestar:analyze (but the plain-text key), read by the same code.
     BACKEND = backend_params.BACKEND
     BASE_URL = backend_params.BASE_URL
@@ -90,7 +97,8 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         table = QgsProcessingParameterFeatureSink(self.OUTPUT_TABLE, "Results table", QgsProcessing.TypeVector,
                                                   optional=True, createByDefault=True)
         table.setHelp("The results table as a layer without geometry (one row per case).")
-        for param in (cases, *backend_inputs, *surface_parameters(), folder, table):
+        scheduler = scheduler_parameter("The cases run there, one task per case.")
+        for param in (cases, *backend_inputs, *surface_parameters(), scheduler, folder, table):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputFile(self.OUTPUT_CSV, "Results table (CSV)"))
         self.addOutput(QgsProcessingOutputString(self.SUMMARY, "Summary figures (JSON)"))
@@ -106,7 +114,8 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         settings = backend_params.backend_settings(self, parameters, context)
         surface = {"calibrate": CALIBRATIONS[self.parameterAsEnum(parameters, CALIBRATE, context)][0],
                    "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0}
-        result = run_batch(source, output, settings, rounds, progress, surface=surface)
+        result = run_batch(source, output, settings, rounds, progress, surface=surface,
+                           scheduler=scheduler_value(self, parameters, context))
         outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),
                    self.SUMMARY: json.dumps(result.summary, default=float), self.CASE_COUNT: len(result.outcomes),
                    self.ERRORS: result.summary["errors"]}

@@ -481,6 +481,9 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     else:
         client = None
     threads = worker_threads(client) if client is not None else max(1, dask.system.CPU_COUNT)
+    if client is not None:
+        progress.log(f"Dask cluster {scheduler.strip()}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
+                     f"{total} block(s)")
     shared = client.scatter(list(args), broadcast=True) if client is not None else list(args)
     limit = 2 * threads
     done, partials, pending = 0, [], list(enumerate(windows))
@@ -586,3 +589,26 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
             dst.update_tags(ns="rio_overview", resampling="average")
     progress.set(100)
     return path
+
+
+def write_run_surface(record_path, layers: list, zones, path, resolution: float | None = None,
+                      block: int = DEFAULT_BLOCK, scheduler: str = "", progress: Progress = SILENT) -> Path:
+    """The knowledge-driven surface of a finished run (its record's favourability specs) at full resolution:
+    `layers` the run's layers (LayerSpec), `zones` its zones (for the renderings that enter as nearness to the
+    zones marked on them)."""
+    try:
+        record = json.loads(Path(record_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LodestarError(f"Cannot read the run record {record_path}: {exc}.") from exc
+    specs = [EvidenceSpec.from_dict(item) for item in (record.get("favourability") or {}).get("specs") or []]
+    if not specs:
+        raise LodestarError("The run made no favourability surface (no layer could be evidence), so there is none "
+                            "to make at full resolution.")
+    layers = [s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in layers]
+    vectors = {s.name for s in layers if s.is_vector}
+    extra = {}
+    for spec in specs:
+        if spec.transform == "distance_m" and spec.layer not in vectors:
+            extra[spec.layer] = list(zones[zones["layer"] == spec.layer].geometry) if len(zones) else []
+    return write_full_resolution(layers, specs, path, "weighted", resolution=resolution, extra=extra, block=block,
+                                 scheduler=scheduler, progress=progress)

@@ -13,7 +13,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pytest
+import rasterio
 import synthetic_cases
 from distributed import Client
 
@@ -134,3 +136,24 @@ def test_a_cancel_stops_submitting_and_cancels_the_cases_on_the_cluster(cases, c
             time.monotonic() < deadline:
         time.sleep(0.1)
     assert not [key for key in cluster.scheduler.tasks if str(key).startswith("lodestar-case-")]
+
+
+def test_a_full_resolution_surface_made_on_the_cluster_equals_the_local_one(cluster, tmp_path):
+    from lodestar.plugin.case import read_case
+    from lodestar.plugin.favourability import blockwise
+    from lodestar.plugin.favourability.evidence import EvidenceSpec
+
+    case = read_case(synthetic_cases.make_case(tmp_path / "c", 1, "porphyry", 100, mixed_crs=False))
+    names = {layer.path.name: layer.name for layer in case.layers}
+    specs = [EvidenceSpec(names["aloh.tif"], "hydrothermal_alteration", "index", "percentile_rank", "large",
+                          {"midpoint": 0.6, "spread": 4.0}, 2.0),
+             EvidenceSpec(names["faults.geojson"], "structure", "lines", "distance_m", "small",
+                          {"midpoint": 300.0, "spread": 3.0}, 1.0)]
+    lines = []
+    local = blockwise.write_full_resolution(case.layers, specs, tmp_path / "local.tif", block=32)
+    remote = blockwise.write_full_resolution(case.layers, specs, tmp_path / "remote.tif", block=32,
+                                             scheduler=cluster.scheduler_address,
+                                             progress=Progress(on_log=lines.append))
+    with rasterio.open(local) as a, rasterio.open(remote) as b:
+        assert np.array_equal(a.read(1), b.read(1)) and b.overviews(1) == [2]
+    assert any("Dask cluster" in line for line in lines)
