@@ -643,6 +643,7 @@ class LLMClient:
 
     def _kwargs(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int) -> dict:
         dropped = self._dropped.setdefault(model, set())
+        self._forms.setdefault(model, 0)
         kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature}
         kwargs["max_completion_tokens" if "max_tokens" in dropped else "max_tokens"] = int(answer_tokens)
         response_format = _response_format(self._form(model), role, schema)
@@ -663,12 +664,15 @@ class LLMClient:
             self.progress.log(f"{role}: {url} refused max_tokens for {model}; sending max_completion_tokens")
             return True
         named = [name for name in _OPTIONAL if name in kwargs and name in lowered]
-        if "response_format" in kwargs and (_FORMAT_WORDS.search(text) or not named):
+        format_named = "response_format" in kwargs and bool(_FORMAT_WORDS.search(text))
+        if "response_format" in kwargs and (format_named or not named):
             was = self._form(model)
             if self._step_down(model):
                 self.progress.log(f"{role}: {url} refused {FORM_WORDS[was]} for {model}; asking with "
                                   f"{FORM_WORDS[self._form(model)]} from now on")
                 return True
+            if format_named and not named:  # the one form allowed is refused: nothing else would help
+                return False
         for name in named or [n for n in ("seed",) if n in kwargs]:
             dropped.add(name)
             self.progress.log(f"{role}: {url} refused {_OPTIONAL[name]} for {model}; sending none from now on")

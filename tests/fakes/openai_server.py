@@ -9,11 +9,16 @@ being read from the system prompt's "Role: <name>" line. Replies can be errors w
 Retry-After, 500), malformed bodies, cut-off content, or slow. Every request is recorded with its
 headers and body, for asserting on prompts, images, temperature, seed and where the API key went.
 GET /v1/models lists `models` (for a connection test); `api_key` makes the server demand that key.
+`vision` (True / False) makes GET /props answer as llama.cpp's server does ({"modalities": {"vision": ...}});
+None leaves it unknown (404). A slow reply watches its socket: a client that leaves (a cancel, a deadline)
+is seen at once and noted in `disconnects` (time.monotonic() of each), and the reply is dropped.
 """
 from __future__ import annotations
 
 import json
 import re
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -140,13 +145,16 @@ def _approx_tokens(value) -> int:
 class FakeOpenAIServer:
     """The server, listening on 127.0.0.1 on a free port while the context is open."""
 
-    def __init__(self, script: Script = None, models: tuple = ("test-model",), api_key: str | None = None):
+    def __init__(self, script: Script = None, models: tuple = ("test-model",), api_key: str | None = None,
+                 vision: bool | None = None):
         self._script = list(script) if isinstance(script, (list, tuple)) else script
         self._script_is_queue = isinstance(self._script, list) or script is None
         if script is None:
             self._script = []
         self.models = list(models)
         self.api_key = api_key
+        self.vision = vision
+        self.disconnects: list[float] = []  # when a client left while its reply was pending (time.monotonic())
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -262,6 +270,14 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.dumps({"error": {"message": message, "type": "fake_error", "code": status}}).encode("utf-8")
         self._send(status, body, headers)
 
+    def _client_left(self) -> bool:
+        """Whether the client closed or shut down its end (its socket reads as end-of-file)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
     def _authorised(self, request: RecordedRequest) -> bool:
         if self.fake.api_key is None:
             return True
@@ -279,6 +295,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/models"):
             data = [{"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in self.fake.models]
             self._send(200, json.dumps({"object": "list", "data": data}).encode("utf-8"))
+        elif self.path.rstrip("/") == "/props" and self.fake.vision is not None:
+            self._send(200, json.dumps({"modalities": {"vision": self.fake.vision}}).encode("utf-8"))
         else:
             self._error(404, f"fake server: unknown path {self.path}")
 
@@ -296,6 +314,11 @@ class _Handler(BaseHTTPRequestHandler):
             reply = Reply(status=418, error=f"fake server: the script raised {type(exc).__name__}: {exc}")
         deadline = time.monotonic() + reply.delay_s
         while time.monotonic() < deadline and not self.fake._stopping.is_set():
+            if self._client_left():
+                with self.fake._lock:
+                    self.fake.disconnects.append(time.monotonic())
+                self.close_connection = True
+                return
             time.sleep(0.01)
         if reply.raw is not None:
             self._send(reply.status, reply.raw, reply.headers)
