@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import fiona
@@ -126,7 +127,9 @@ def _write_empty(frame: gpd.GeoDataFrame, tmp_path: Path, driver: str, kwargs: d
     schema = infer_schema(frame) if len(frame.columns) > 1 else {"geometry": "Polygon", "properties": {}}
     if schema.get("geometry") in (None, "Unknown"):
         schema["geometry"] = "Polygon"
-    frame.to_file(tmp_path, schema=schema, **kwargs)
+    with warnings.catch_warnings():  # an empty layer with its schema is what is meant here
+        warnings.filterwarnings("ignore", "You are attempting to write an empty DataFrame", UserWarning)
+        frame.to_file(tmp_path, schema=schema, **kwargs)
 
 
 def _shapefile_safe(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
