@@ -282,7 +282,8 @@ class LodestarDock(QgsDockWidget):
 
     def _failed(self, message: str) -> None:
         self._end_run()
-        self._discard_run_folder()
+        if self.run_folder is None or not (self.run_folder / "record.json").is_file():
+            self._discard_run_folder()  # a run that reached the engine keeps its folder: its record says what it did
         self.ui.messageBar.pushCritical("Lodestar", message)
         self._status("Stopped: " + message)
 
