@@ -33,7 +33,7 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
     if not path.exists():
         raise LodestarError(f"Vector file not found: {path}.")
     try:
-        frame = gpd.read_file(path)
+        frame = gpd.read_file(path, **_shapefile_encoding(path))
     except Exception as exc:  # fiona raises many driver-specific types
         raise LodestarError(f"Cannot read {path} as a vector layer: {exc}") from exc
     if frame.crs is None and path.suffix.lower() in (".geojson", ".json"):
@@ -64,6 +64,23 @@ def check_output_path(path, what: str = "Output", vector: bool = False) -> Path:
         raise LodestarError(f"{what}: {path} cannot be written: no permission to write in {parent}; choose another "
                             "folder.")
     return path
+
+
+def _shapefile_encoding(path: Path) -> dict:
+    """The encoding a Shapefile's .cpg names, given to the reader explicitly: inside QGIS, GDAL's SHAPE_ENCODING is
+    set to '' (QGIS recodes itself), and without it UTF-8 text would be read as Latin-1."""
+    cpg = path.with_suffix(".cpg")
+    if path.suffix.lower() != ".shp" or not cpg.is_file():
+        return {}
+    name = cpg.read_text(encoding="ascii", errors="ignore").strip()
+    aliases = {"UTF8": "utf-8", "UTF-8": "utf-8", "65001": "utf-8", "1252": "cp1252", "ANSI 1252": "cp1252",
+               "88591": "latin-1", "8859-1": "latin-1", "ISO-8859-1": "latin-1", "ISO88591": "latin-1"}
+    encoding = aliases.get(name.upper(), name.lower())
+    try:
+        "".encode(encoding)
+    except LookupError:
+        return {}
+    return {"encoding": encoding}
 
 
 def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp: str | None = None) -> Path:
