@@ -98,6 +98,9 @@ def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.Masked
         src = Window(window.col_off * sx, window.row_off * sy, window.width * sx, window.height * sy)
         return reader.read(bands, window=src, out_shape=(int(window.height), int(window.width)),
                            resampling=resampling)
+    aligned = _aligned_window(reader.grid, block)
+    if aligned is not None:  # the same pixels: a plain windowed read, as the warp would give them
+        return reader.read(bands, window=aligned)
     src_bounds = transform_bounds(grid.crs, reader.grid.crs, *block.bounds, densify_pts=21)
     try:
         win = reader.grid.bounds_window(src_bounds)
@@ -118,11 +121,33 @@ def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.Masked
     return np.ma.masked_invalid(out)
 
 
-def block_valid(raster_set: RasterSet, window: Window) -> np.ndarray:
-    """Cells of the window where at least one raster layer has data (RasterSet.valid_mask of one block)."""
-    mask = np.zeros((int(window.height), int(window.width)), dtype=bool)
-    for name in raster_set.readers:
-        mask |= ~np.ma.getmaskarray(read_block(raster_set, name, window)).all(axis=0)
+def _aligned_window(source: RasterGrid, block: RasterGrid) -> Window | None:
+    """The source window holding exactly the block's pixels when both grids share CRS, pixel size and pixel
+    edges and the block lies inside the source; else None."""
+    if source.crs is None or not source.crs.equals(block.crs):
+        return None
+    s, b = source.transform, block.transform
+    if abs(s.a - b.a) > 1e-9 * abs(s.a) or abs(s.e - b.e) > 1e-9 * abs(s.e) or s.b or s.d:
+        return None
+    col, row = (b.c - s.c) / s.a, (b.f - s.f) / s.e
+    if abs(col - round(col)) > 1e-6 or abs(row - round(row)) > 1e-6:
+        return None
+    col, row = int(round(col)), int(round(row))
+    if col < 0 or row < 0 or col + block.width > source.width or row + block.height > source.height:
+        return None
+    return Window(col, row, block.width, block.height)
+
+
+def block_reads(raster_set: RasterSet, window: Window) -> dict:
+    """Every raster layer on the window, read once for the block."""
+    return {name: read_block(raster_set, name, window) for name in raster_set.readers}
+
+
+def block_valid(reads: dict, shape: tuple) -> np.ndarray:
+    """Cells where at least one raster layer has data (RasterSet.valid_mask of one block), from block_reads."""
+    mask = np.zeros(shape, dtype=bool)
+    for data in reads.values():
+        mask |= ~np.ma.getmaskarray(data).all(axis=0)
     return mask
 
 
@@ -321,8 +346,13 @@ def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: in
     rows, cols = grid.height + top + bottom, grid.width + left + right
     r0, c0 = int(window.row_off) + top, int(window.col_off) + left
     h, w = int(window.height), int(window.width)
-    halo = max(16, min(h, w) // 4)
     limit = MAX_WINDOW_BLOCKS * block * block
+    widest = max(16, int((math.sqrt((h - w) ** 2 + 4 * limit) - h - w) / 4))  # (h + 2 halo)(w + 2 halo) <= limit
+    halo = max(16, min(h, w) // 4)
+    if plan.coarse is not None:  # start from the coarse transform's farthest cell of the block
+        coarse, factor = plan.coarse
+        far = float(coarse[r0 // factor:(r0 + h - 1) // factor + 1, c0 // factor:(c0 + w - 1) // factor + 1].max())
+        halo = min(widest, max(16, int(math.ceil(far / min(ph, pw))) + 3 * factor + 2))
     while True:
         wr0, wc0 = max(0, r0 - halo), max(0, c0 - halo)
         wr1, wc1 = min(rows, r0 + h + halo), min(cols, c0 + w + halo)
@@ -349,12 +379,12 @@ def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: in
         whole = wr0 == 0 and wc0 == 0 and wr1 == rows and wc1 == cols
         if not unresolved.any() or whole:
             return dist.astype("float32")
-        if (wr1 - wr0 + 2 * halo) * (wc1 - wc0 + 2 * halo) > limit and plan.coarse is not None:
+        if halo >= widest and plan.coarse is not None:
             coarse, factor = plan.coarse
             rr = np.minimum((np.arange(h)[:, None] + r0) // factor, coarse.shape[0] - 1)
             cc = np.minimum((np.arange(w)[None, :] + c0) // factor, coarse.shape[1] - 1)
             return np.where(unresolved, coarse[rr, cc], dist).astype("float32")
-        halo *= 2
+        halo = min(2 * halo, widest) if plan.coarse is not None else 2 * halo
 
 
 def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, block: int = DEFAULT_BLOCK,
@@ -416,8 +446,8 @@ def _select_units(plan: LayerPlan, present: list) -> None:
     plan.selected = sorted(selected)
 
 
-def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, valid: np.ndarray,
-                      block: int) -> np.ma.MaskedArray:
+def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, valid: np.ndarray, block: int,
+                      reads: dict) -> np.ma.MaskedArray:
     spec = plan.spec
     grid = raster_set.grid
     if spec.transform == "distance_m":
@@ -429,14 +459,14 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
                               transform=grid.window_grid(window).transform, fill=0, dtype="int32")
             data = np.ma.masked_equal(burnt, 0).astype("float64")
         else:
-            band = read_block(raster_set, spec.layer, window)[0]
+            band = reads[spec.layer][0]
             ok = ~np.ma.getmaskarray(band)
             data = np.ma.masked_array(np.where(ok, np.rint(band.filled(0)), 0).astype("float64"), mask=~ok)
         hit = np.isin(np.rint(data.filled(-1)).astype(int), plan.selected)
         values = np.ma.masked_array(np.where(hit, 1.0, float(spec.params.get("outside", 0.0))).astype("float32"),
                                     mask=np.ma.getmaskarray(data))
     else:
-        band = read_block(raster_set, spec.layer, window)[0]
+        band = reads[spec.layer][0]
         data = np.ma.masked_invalid(np.ma.array(band, dtype="float64"))
         mask = np.ma.getmaskarray(data)
         if spec.transform == "none":
@@ -456,8 +486,9 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
 def surface_block(window: Window, raster_set: RasterSet, plans: list, method: str, gamma: float,
                   block: int) -> np.ndarray:
     """One block of the surface: float32, NODATA outside the analysed area."""
-    valid = block_valid(raster_set, window)
-    maps = {plan.spec.layer: _block_membership(raster_set, plan, window, valid, block) for plan in plans}
+    reads = block_reads(raster_set, window)
+    valid = block_valid(reads, (int(window.height), int(window.width)))
+    maps = {plan.spec.layer: _block_membership(raster_set, plan, window, valid, block, reads) for plan in plans}
     values = combine(maps, {plan.spec.layer: plan.spec.weight for plan in plans}, method, gamma)
     values = np.ma.masked_where(~valid, values)
     return np.ma.filled(values.astype("float32"), NODATA)
@@ -514,6 +545,8 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
                     if reduce is not None and len(partials) >= 8:
                         partials = [reduce(partials)]
                 done += 1
+                if done == total or done % max(1, total // 10) == 0:
+                    progress.log(f"    blocks done: {done}/{total}")
             progress.set(100.0 * done / total)
         if reduce is not None:
             return reduce(partials) if partials else {}

@@ -106,3 +106,31 @@ def test_a_coarser_resolution_and_a_cancel(case, tmp_path):
     with pytest.raises(Cancelled):
         blockwise.write_full_resolution(case.layers, specs, tmp_path / "cancelled.tif", block=BLOCK, progress=cancel)
     assert not (tmp_path / "cancelled.tif").exists()
+
+
+def test_block_distances_equal_the_whole_grid_transform_and_far_cells_stay_within_a_coarse_cell(case, monkeypatch):
+    from lodestar.plugin.favourability.transforms import distance_to_features_m
+    from lodestar.plugin.vector_io import read_vector
+
+    full, grid = blockwise.full_resolution_grid(case.layers)
+    faults = next(layer for layer in case.layers if layer.path.name == "faults.geojson")
+    whole = distance_to_features_m(read_vector(faults.path, crs=grid.crs).geometry, grid)
+    spec = [s for s in _specs(case) if s.transform == "distance_m"]
+    windows = blockwise._windows(grid, 16)
+
+    def blocks():
+        plan = blockwise.plan_surface(full, spec, block=16)[0]
+        out = np.zeros_like(whole)
+        for win in windows:
+            rows, cols = win.toslices()
+            out[rows, cols] = blockwise._block_distance(plan, grid, win, 16)
+        return plan, out
+
+    plan, exact = blocks()
+    assert plan.coarse is None and np.array_equal(exact, whole)
+    monkeypatch.setattr(blockwise, "COARSE_CELLS", 400)  # a coarse transform of about 20 x 20 cells
+    monkeypatch.setattr(blockwise, "MAX_WINDOW_BLOCKS", 4)  # windows of at most 32 x 32 pixels
+    plan, bounded = blocks()
+    factor = plan.coarse[1]
+    assert factor > 1 and not np.array_equal(bounded, whole)
+    assert np.abs(bounded - whole).max() <= factor * max(grid.pixel_size) * 1.5
