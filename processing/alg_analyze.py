@@ -278,6 +278,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             write_bytes_atomic(target, Path(source).read_bytes())
             outputs[key] = target
         outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback))
+        for note in result.notes:
+            if note.startswith(("Replay check:", "Warning:")):
+                feedback.pushWarning(note)
         outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "

@@ -98,6 +98,21 @@ def _check_beside(entry: dict, path: Path, legend: Path | None) -> None:
                                 "recorded; replay needs the same files.")
 
 
+def compare_outputs(recorded: dict, written: dict) -> dict:
+    """Which outputs of a replay have the recorded sha256 ('same') and which not ('different'); outputs only one
+    side has are listed apart (e.g. a map the recorded run could not draw)."""
+    both = [name for name in recorded if name in written]
+    return {"same": [n for n in both if recorded[n]["sha256"] == written[n]["sha256"]],
+            "different": [n for n in both if recorded[n]["sha256"] != written[n]["sha256"]],
+            "only_recorded": [n for n in recorded if n not in written],
+            "only_replayed": [n for n in written if n not in recorded]}
+
+
+def replay_note(check: dict) -> str:
+    return ("Replay check: " + ", ".join(check["different"]) + " differ from the recorded run's files (sha256); "
+            "the replay did not reproduce them byte for byte.")
+
+
 def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
     """The record's inputs as LayerSpecs; with `check`, each file must still have its recorded checksum."""
     layers = []

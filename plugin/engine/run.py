@@ -262,7 +262,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
                     "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
         "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
     })
-    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy)
+    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy, source)
     progress.set(100)
     emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
           "rounds": outcome.rounds})
@@ -380,7 +380,7 @@ def _deposit_points(deposits, crs) -> list:
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,
-                   deposit_xy: list) -> dict:
+                   deposit_xy: list, source: dict | None = None) -> dict:
     """Vector layers (fixed GeoPackage timestamp: same content, same bytes), surfaces, weights, map, record,
     report."""
     outputs = {}
@@ -404,6 +404,10 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
         outputs["map"] = map_png
     record["outputs"] = {name: {"file": path.name, "sha256": records.sha256_file(path)}
                          for name, path in outputs.items()}
+    if source is not None:  # a replay checks every output it rewrote against the recorded checksums
+        record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
+        if record["replay_check"]["different"]:
+            record["result"]["notes"].append(records.replay_note(record["replay_check"]))
     secrets = (api_key,) if api_key else ()
     outputs["report"] = write_report(records.scrub(record, secrets), out / OUTPUT_FILES["report"], ws.evidence_dir,
                                      map_png)
