@@ -110,8 +110,11 @@ def alteration_indices(path, out_dir, sensor: str = "auto", indices=None, band_m
     band_map: band label -> 1-based band number, overriding what the metadata says.
     Returns the outputs written, each `<stem>_<index>.tif`, in the preset's index order.
     """
-    reader = RasterReader(path)
+    reader = RasterReader(path)  # reads physical values: a band's GDAL scale / offset is applied
     preset, bands, how = resolve_bands(reader, sensor, band_map)
+    if reader.scaled:
+        progress.log(f"{reader.path.name}: band values read as reflectance, with their GDAL scale and offset "
+                     f"applied (band 1: x {reader.scales[0]:g} {reader.offsets[0]:+g}).")
     wanted = _select_indices(preset, bands, indices)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

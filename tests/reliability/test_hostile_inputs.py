@@ -178,7 +178,11 @@ def test_landsat_c2_scale_and_offset_give_reflectance_and_true_ratios(tmp_path):
     physical = reader.read([4, 2])
     expected = dn[[3, 1]].astype("float64") * 0.0000275 - 0.2
     np.testing.assert_allclose(physical, expected, rtol=1e-5)
-    outputs = {o.name: o for o in alteration_indices(path, tmp_path / "idx", sensor="landsat_oli")}
+    logged = []
+    outputs = {o.name: o for o in alteration_indices(path, tmp_path / "idx", sensor="landsat_oli",
+                                                     progress=Progress(on_log=logged.append))}
+    assert logged[0] == ("LC09_SR.tif: band values read as reflectance, with their GDAL scale and offset applied "
+                         "(band 1: x 2.75e-05 -0.2).")
     with rasterio.open(outputs["iron_oxide"].path) as ds:
         ratio = ds.read(1)
     np.testing.assert_allclose(ratio, expected[0] / expected[1], rtol=1e-4)
