@@ -328,6 +328,7 @@ class LLMClient:
         self._vision: dict[str, bool | None] = {}  # model -> sees images (None: unknown)
         self._usage: dict[str, dict] = {}
         self.evidence_forms: dict[str, str] = {}  # role -> "image" or "text": how its last evidence went out
+        self.found: dict[str, dict] = {}  # model -> {"response_format", "sees_images"}: kept up to date in place
         self.waits: list[float] = []  # every back-off wait, in seconds, in order
         self.budget_error: str | None = None  # set once the budget stopped the run
 
@@ -350,9 +351,11 @@ class LLMClient:
     def server(self) -> dict:
         """What was found about the server this run, per model: the output format it takes and whether the
         model sees images (None: not known)."""
-        models = sorted(set(self._forms) | set(self._vision))
-        return {model: {"response_format": self._form(model) if model in self._forms else None,
-                        "sees_images": self._vision.get(model)} for model in models}
+        return copy.deepcopy(self.found)
+
+    def _note(self, model: str) -> None:
+        self.found[model] = {"response_format": self._form(model) if model in self._forms else None,
+                             "sees_images": self._vision.get(model)}
 
     # ---- models ------------------------------------------------------------------------------
     def model_for(self, role: str) -> str:
@@ -383,6 +386,7 @@ class LLMClient:
             return False
         if model not in self._vision:
             self._vision[model] = self._probe_vision(model)
+            self._note(model)
         return self._vision[model]
 
     def _probe_vision(self, model: str) -> bool | None:
@@ -444,6 +448,7 @@ class LLMClient:
                                                         unknown and form == "image")
             except _ImagesRefused as exc:
                 self._vision[model] = False
+                self._note(model)
                 self.progress.log(f"{role}: the server refused images for {model} ({exc.text[:160]}); its evidence "
                                   "goes as text from now on")
                 conversation, form = text_messages, "text"
@@ -639,11 +644,14 @@ class LLMClient:
         if index + 1 >= len(forms):
             return False
         self._forms[model] = index + 1
+        self._note(model)
         return True
 
     def _kwargs(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int) -> dict:
         dropped = self._dropped.setdefault(model, set())
-        self._forms.setdefault(model, 0)
+        if model not in self._forms:
+            self._forms[model] = 0
+            self._note(model)
         kwargs = {"model": model, "messages": messages, "temperature": self.settings.temperature}
         kwargs["max_completion_tokens" if "max_tokens" in dropped else "max_tokens"] = int(answer_tokens)
         response_format = _response_format(self._form(model), role, schema)

@@ -158,10 +158,11 @@ class OpenAIReasoner:
                 for role, row in self.client.usage().items()}
 
     def public_settings(self) -> dict:
-        """The settings, and what this run found: per model the output format its server took and whether it
-        sees images; per role the form its evidence last went in ("image" or "text")."""
-        return {**self.settings.public(), "server": self.client.server(),
-                "evidence_form": dict(sorted(self.client.evidence_forms.items()))}
+        """The settings, and what this run finds: per model the output format its server takes and whether it
+        sees images; per role the form its evidence last went in ("image" or "text"). The two are the client's
+        own mappings, kept up to date during the run, so a record taken before the run and written after it
+        says what the run found."""
+        return {**self.settings.public(), "server": self.client.found, "evidence_form": self.client.evidence_forms}
 
     def _text_only(self, role: str) -> bool:
         """Whether `role`'s model gets the evidence as text only (it does not see images)."""

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from qgis.core import (
     QgsProcessingParameterAuthConfig,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterNumber,
     QgsProcessingParameterString,
@@ -24,6 +25,17 @@ VERIFIER_MODEL = "VERIFIER_MODEL"
 TEMPERATURE = "TEMPERATURE"
 MAX_TOKENS = "MAX_TOKENS"
 MAX_ROUNDS = "MAX_ROUNDS"
+TIMEOUT = "TIMEOUT"
+ATTEMPTS = "ATTEMPTS"
+DEADLINE = "DEADLINE"
+ANSWER_TOKENS = "ANSWER_TOKENS"
+VISION = "VISION"
+STRUCTURED = "STRUCTURED"
+VISION_OPTIONS = ("auto", "yes", "no")
+"""Whether the executor's and verifier's models see images: ask the server (else try), yes, or no (text evidence)."""
+STRUCTURED_OPTIONS = ("auto", "json_schema", "json_object", "off")
+"""How answers are constrained: the JSON schema where the server takes it, else JSON mode; only the schema; only
+JSON mode; nothing (the repair loop alone)."""
 MODEL_KEYS = {"planner": PLANNER_MODEL, "executor": EXECUTOR_MODEL, "verifier": VERIFIER_MODEL}
 WHERE = {"base_url": f"in {BASE_URL}", "planner": f"in {PLANNER_MODEL}"}
 """How the request builder's messages name the back-end parameters."""
@@ -62,7 +74,52 @@ def backend_parameters(rounds_help: str, plain_key: bool) -> list:
     rounds = QgsProcessingParameterNumber(MAX_ROUNDS, "Verification rounds (K)", QgsProcessingParameterNumber.Integer,
                                           3, minValue=1, maxValue=10)
     rounds.setHelp(rounds_help)
-    return params + [temperature, tokens, rounds]
+    return params + [temperature, tokens, rounds] + _call_parameters()
+
+
+def _call_parameters() -> list:
+    """The advanced model-call parameters (openai): timeout, attempts and deadline per call, answer tokens,
+    vision, structured output."""
+    defaults = BackendSettings()
+    timeout = QgsProcessingParameterNumber(TIMEOUT, "Timeout per attempt, s (openai)",
+                                           QgsProcessingParameterNumber.Double, defaults.timeout_s, minValue=1,
+                                           maxValue=3600)
+    timeout.setHelp("How long one attempt may wait for the model server's answer before it counts as a timeout.")
+    attempts = QgsProcessingParameterNumber(ATTEMPTS, "Attempts per call (openai)",
+                                            QgsProcessingParameterNumber.Integer, defaults.max_retries + 1,
+                                            minValue=1, maxValue=10)
+    attempts.setHelp("How many times one model call is tried after a timeout, HTTP 429 / 5xx or a lost connection.")
+    deadline = QgsProcessingParameterNumber(DEADLINE, "Deadline per call, s (openai)",
+                                            QgsProcessingParameterNumber.Double, defaults.deadline_s, minValue=1,
+                                            maxValue=7200)
+    deadline.setHelp("The longest one model call may take, every attempt and wait before a retry included.")
+    answer = QgsProcessingParameterNumber(ANSWER_TOKENS, "Answer tokens (openai, 0: from each role's schema)",
+                                          QgsProcessingParameterNumber.Integer, 0, minValue=0, maxValue=100_000)
+    answer.setHelp("max_tokens of every model answer; 0 sizes it per role from the answer's JSON schema.")
+    vision = QgsProcessingParameterEnum(VISION, "Models see images (openai)", options=list(VISION_OPTIONS),
+                                        defaultValue=0)
+    vision.setHelp("auto: ask the server (llama.cpp, Ollama), else send images and switch to text if refused; "
+                   "no: the executor and verifier get the evidence as text (zones, statistics, legend, relations).")
+    structured = QgsProcessingParameterEnum(STRUCTURED, "Structured output (openai)", options=list(STRUCTURED_OPTIONS),
+                                            defaultValue=0)
+    structured.setHelp("auto: send each answer's JSON schema and fall back to JSON mode when the server refuses it; "
+                       "json_schema: the schema only; json_object: JSON mode only; off: neither.")
+    params = [timeout, attempts, deadline, answer, vision, structured]
+    for param in params:
+        param.setFlags(param.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    return params
+
+
+def _call_values(algorithm, parameters, context) -> dict:
+    """The model-call settings the advanced parameters give, as BackendSettings fields."""
+    answer = algorithm.parameterAsInt(parameters, ANSWER_TOKENS, context)
+    vision = VISION_OPTIONS[algorithm.parameterAsEnum(parameters, VISION, context)]
+    return {"timeout_s": algorithm.parameterAsDouble(parameters, TIMEOUT, context),
+            "max_retries": algorithm.parameterAsInt(parameters, ATTEMPTS, context) - 1,
+            "deadline_s": algorithm.parameterAsDouble(parameters, DEADLINE, context),
+            "answer_tokens": {role: answer for role in (*MODEL_KEYS, "localization", "evidence")} if answer > 0 else {},
+            "vision": {"executor": vision, "verifier": vision},
+            "structured": STRUCTURED_OPTIONS[algorithm.parameterAsEnum(parameters, STRUCTURED, context)]}
 
 
 def backend_values(algorithm, parameters, context) -> BackendValues:
@@ -77,6 +134,7 @@ def backend_values(algorithm, parameters, context) -> BackendValues:
     values.models = {role: algorithm.parameterAsString(parameters, key, context) for role, key in MODEL_KEYS.items()}
     plain = algorithm.parameterAsString(parameters, API_KEY, context) if algorithm.parameterDefinition(API_KEY) else ""
     values.api_key = secrets.api_key(algorithm.parameterAsString(parameters, AUTHCFG, context), plain)
+    values.calls = _call_values(algorithm, parameters, context)
     return values
 
 

@@ -17,6 +17,7 @@ from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import LodestarError
 from ..plugin.request import BackendValues
 from ..processing import secrets
+from ..processing.backend_params import STRUCTURED_OPTIONS, VISION_OPTIONS
 
 PREFIX = "lodestar/"
 WHERE = {"base_url": "in Lodestar settings (the gear button)", "planner": "in Lodestar settings (the gear button)",
@@ -24,7 +25,14 @@ WHERE = {"base_url": "in Lodestar settings (the gear button)", "planner": "in Lo
          "favourable_units": "Favourable units", "deposits": "the known deposits (a point layer)",
          "area_share": "the share the targets cover"}
 """How the request builder's messages name the places of the dock and this dialog."""
+VISION_ROLES = ("executor", "verifier")
+"""The roles whose models may be sent images (the evidence goes as text to a model that sees none)."""
 FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("settings_dialog.ui")))
+
+
+def _choice(value, options: tuple) -> str:
+    """A stored choice, or the first option when the stored value is not one of them."""
+    return str(value) if str(value) in options else options[0]
 
 
 def slug(text: str) -> str:
@@ -45,6 +53,12 @@ class PluginSettings:
     sam_checkpoint: str = ""
     output_dir: str = ""
     dask_scheduler: str = ""  # a Dask scheduler address (tcp://host:8786); empty: local threads
+    timeout_s: float = 60.0  # model calls: the wait for one attempt
+    attempts: int = 5  # tries of one model call (after timeouts, 429 / 5xx, lost connections)
+    deadline_s: float = 180.0  # the longest one model call may take, retries included
+    answer_tokens: int = 0  # max_tokens of every answer; 0: sized per role from its schema
+    vision: dict = field(default_factory=lambda: {"executor": "auto", "verifier": "auto"})  # "auto", "yes", "no"
+    structured: str = "auto"  # "auto", "json_schema", "json_object", "off"
 
     @classmethod
     def load(cls) -> PluginSettings:
@@ -60,6 +74,12 @@ class PluginSettings:
             sam_checkpoint=str(s.value(PREFIX + "sam_checkpoint", d.sam_checkpoint)),
             output_dir=str(s.value(PREFIX + "output_dir", d.output_dir)),
             dask_scheduler=str(s.value(PREFIX + "dask_scheduler", d.dask_scheduler)),
+            timeout_s=float(s.value(PREFIX + "timeout_s", d.timeout_s)),
+            attempts=int(s.value(PREFIX + "attempts", d.attempts)),
+            deadline_s=float(s.value(PREFIX + "deadline_s", d.deadline_s)),
+            answer_tokens=int(s.value(PREFIX + "answer_tokens", d.answer_tokens)),
+            vision={role: _choice(s.value(f"{PREFIX}vision_{role}", "auto"), VISION_OPTIONS) for role in VISION_ROLES},
+            structured=_choice(s.value(PREFIX + "structured", d.structured), STRUCTURED_OPTIONS),
         )
 
     def save(self) -> None:
@@ -74,6 +94,21 @@ class PluginSettings:
         s.setValue(PREFIX + "sam_checkpoint", self.sam_checkpoint)
         s.setValue(PREFIX + "output_dir", self.output_dir)
         s.setValue(PREFIX + "dask_scheduler", self.dask_scheduler)
+        s.setValue(PREFIX + "timeout_s", float(self.timeout_s))
+        s.setValue(PREFIX + "attempts", int(self.attempts))
+        s.setValue(PREFIX + "deadline_s", float(self.deadline_s))
+        s.setValue(PREFIX + "answer_tokens", int(self.answer_tokens))
+        for role in VISION_ROLES:
+            s.setValue(f"{PREFIX}vision_{role}", self.vision.get(role, "auto"))
+        s.setValue(PREFIX + "structured", self.structured)
+
+    def calls(self) -> dict:
+        """The model-call settings as BackendSettings fields."""
+        roles = (*ROLES_OF_MODELS, "localization", "evidence")
+        return {"timeout_s": float(self.timeout_s), "max_retries": max(0, int(self.attempts) - 1),
+                "deadline_s": float(self.deadline_s),
+                "answer_tokens": {role: int(self.answer_tokens) for role in roles} if self.answer_tokens > 0 else {},
+                "vision": dict(self.vision), "structured": self.structured}
 
     @property
     def sam_available(self) -> bool:
@@ -104,7 +139,7 @@ class PluginSettings:
         if backend == "openai" and api_key is None:
             api_key = secrets.api_key()
         return BackendValues(backend=backend, base_url=self.base_url, api_key=api_key or "", models=dict(self.models),
-                             temperature=float(self.temperature), max_tokens=int(self.max_tokens))
+                             temperature=float(self.temperature), max_tokens=int(self.max_tokens), calls=self.calls())
 
     def openai_problem(self) -> str:
         """What is missing before the openai back-end can run ('' when nothing)."""
@@ -141,6 +176,9 @@ class SettingsDialog(QDialog, FORM_CLASS):
         self.samCheckpointWidget.setStorageMode(QgsFileWidget.GetFile)
         self.samCheckpointWidget.setFilter("PyTorch checkpoints (*.pth *.pt);;All files (*)")
         self.outputDirWidget.setStorageMode(QgsFileWidget.GetDirectory)
+        for combo in (self.executorVisionCombo, self.verifierVisionCombo):
+            combo.addItems(list(VISION_OPTIONS))
+        self.structuredCombo.addItems(list(STRUCTURED_OPTIONS))
         self._test_task: QgsTask | None = None
         self.show_settings(PluginSettings.load())
         self.buttonBox.accepted.connect(self.accept)
@@ -160,6 +198,13 @@ class SettingsDialog(QDialog, FORM_CLASS):
         self.samCheckpointWidget.setFilePath(settings.sam_checkpoint)
         self.outputDirWidget.setFilePath(settings.output_dir)
         self.daskSchedulerEdit.setText(settings.dask_scheduler)
+        self.timeoutSpin.setValue(settings.timeout_s)
+        self.attemptsSpin.setValue(settings.attempts)
+        self.deadlineSpin.setValue(settings.deadline_s)
+        self.answerTokensSpin.setValue(settings.answer_tokens)
+        self.executorVisionCombo.setCurrentText(settings.vision.get("executor", "auto"))
+        self.verifierVisionCombo.setCurrentText(settings.vision.get("verifier", "auto"))
+        self.structuredCombo.setCurrentText(settings.structured)
         self.apiKeyEdit.clear()
         self._show_key_state()
 
@@ -184,6 +229,13 @@ class SettingsDialog(QDialog, FORM_CLASS):
             sam_checkpoint=self.samCheckpointWidget.filePath().strip(),
             output_dir=self.outputDirWidget.filePath().strip(),
             dask_scheduler=self.daskSchedulerEdit.text().strip(),
+            timeout_s=self.timeoutSpin.value(),
+            attempts=self.attemptsSpin.value(),
+            deadline_s=self.deadlineSpin.value(),
+            answer_tokens=self.answerTokensSpin.value(),
+            vision={"executor": self.executorVisionCombo.currentText(),
+                    "verifier": self.verifierVisionCombo.currentText()},
+            structured=self.structuredCombo.currentText(),
         )
 
     def accept(self) -> None:
