@@ -139,8 +139,10 @@ def _chain(record: dict, folder: Path) -> str:
         if step.get("evidence"):
             rows.append(["evidence item", words(step["evidence"]), step.get("level", "")])
         parts.append(table(rows, ["", "choice", "why"]))
-        parts.append(f"<p>Sub_Inference: {_inference(obs.get('sub_inference'))} &middot; Global_Inference: "
-                     f"{e(obs.get('global_inference'))}</p><p>{e(humanize(obs.get('rationale'), terms))}</p>")
+        chain = "the chain can conclude here" if obs.get("global_inference") == "end" else "the chain goes on"
+        parts.append(f"<p>Supports the answer: {_inference(obs.get('sub_inference'))} &middot; {e(chain)} "
+                     f'<span class="muted">(sub-inference {e(obs.get("sub_inference"))}, global inference '
+                     f"{e(obs.get('global_inference'))})</span></p><p>{e(humanize(obs.get('rationale'), terms))}</p>")
         if obs.get("error"):
             parts.append(f"<p class=\"no\">Error: {e(humanize(obs['error'], terms))}</p>")
         controller = obs.get("controller", [])

@@ -258,6 +258,9 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     assert tools[0] == "colour / anomaly regions" and "spatial relations" in tools and "color_regions" not in tools
     assert len(tools) == len(record["chain"]) and "<td>all layers (the zones of every step so far)</td>" in reasoning
     assert "Porphyry Cu-Mo-Au" in reasoning
+    assert reasoning.count("Supports the answer: ") == len(record["chain"])
+    assert reasoning.count("the chain can conclude here") == sum(
+        n["observation"]["global_inference"] == "end" for n in record["chain"]) >= 1
     # the appendix: key / value tables, the deposit model named, no JSON
     assert "<h3>Localization</h3>" in appendix and "<h3>Inputs</h3>" in appendix and "<h3>Model use</h3>" in appendix
     assert "came from the offline rule-based planner (over the Porphyry Cu-Mo-Au deposit model)." in appendix
