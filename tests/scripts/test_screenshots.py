@@ -34,3 +34,18 @@ def test_the_report_shot_shows_the_summary_of_the_sample_run(qgis_app, tmp_path)
     run_folder = shots.sample_run().outputs["report"].parent
     assert figure.width == WIDTH_PX and figure.tobytes() == Image.open(run_folder / FIGURES["map"]).tobytes()
     assert shots.sample_run().answer == "A"
+
+
+def test_the_readme_shows_the_report_screenshots():
+    import re
+
+    import screenshots
+
+    readme = (screenshots.ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The report", 1)[1].split("\n### ", 1)[0]
+    shown = re.findall(r"!\[[^\]]+\]\((docs/[^)]+\.png)\)", section)
+    assert shown == ["docs/report.png", "docs/report_map.png"]
+    for name in shown:
+        image = Image.open(screenshots.ROOT / name)
+        assert image.width >= 900
+    assert "make screenshots" in section
