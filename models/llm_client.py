@@ -76,6 +76,7 @@ STRUCTURED = {"auto": FORMS, "json_schema": ("json_schema",), "json_object": ("j
 _OPTIONAL = {"seed": "the seed", "temperature": "the temperature"}
 """Request parameters left out, one at a time, when a server answers 400 to them."""
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|schema|grammar|\bjson\b", re.IGNORECASE)
+_FORMAT_NAMED = re.compile(r"response_format|json_schema", re.IGNORECASE)
 _IMAGE_WORDS = re.compile(r"image|vision|multimodal|modalit|mmproj|concatenate str|not \"?list|content.*list",
                           re.IGNORECASE)
 
@@ -719,9 +720,13 @@ class LLMClient:
                     raise LodestarError(self._status_message(exc, model)) from None
                 continue
             except (openai.RateLimitError, openai.APIConnectionError, openai.APIStatusError) as exc:
-                if trying_images and isinstance(exc, openai.APIStatusError) \
-                        and exc.status_code in (500, 501) and _IMAGE_WORDS.search(self._server_text(exc)):
-                    raise _ImagesRefused(f"HTTP {exc.status_code}: {self._server_text(exc)}") from None
+                text = self._server_text(exc) if isinstance(exc, openai.APIStatusError) else ""
+                if trying_images and text and exc.status_code in (500, 501) and _IMAGE_WORDS.search(text):
+                    raise _ImagesRefused(f"HTTP {exc.status_code}: {text}") from None
+                # llama-cpp-python answers 500 to a response_format it does not know: a refusal, not a fault
+                if text and exc.status_code in (500, 501) and _FORMAT_NAMED.search(text) \
+                        and self._refused(role, model, text, kwargs):
+                    continue
                 retryable = not isinstance(exc, openai.APIStatusError) or exc.status_code == 429 \
                     or exc.status_code >= 500
                 if not retryable:

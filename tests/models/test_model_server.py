@@ -368,3 +368,15 @@ def test_an_answer_allowance_past_the_budget_is_cut_to_what_is_left():
     prompt = len(json.dumps(MESSAGES, ensure_ascii=False)) // 4
     assert sent == 1200 - prompt
     assert any(f"answer tokens cut from 2000 to {sent} to stay within the token budget" in line for line in logs)
+
+
+def test_llama_cpp_python_refusing_json_schema_with_http_500_is_a_refusal_not_a_fault():
+    said = ("1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+            "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}")  # llama-cpp-python 0.3's words
+    with FakeOpenAIServer([Reply(status=500, error=said), {"answer": "A"}]) as server:
+        client = _client(server)
+        value, usage = client.chat_json("verifier", MESSAGES, SCHEMA)
+        formats = [r.body["response_format"]["type"] for r in server.chat_requests]
+    assert value == {"answer": "A"} and usage["retries"] == 0 and client.waits == []
+    assert formats == ["json_schema", "json_object"]
+    assert client.server()["ver-m"]["response_format"] == "json_object_schema"
