@@ -157,3 +157,30 @@ def test_a_full_resolution_surface_made_on_the_cluster_equals_the_local_one(clus
     with rasterio.open(local) as a, rasterio.open(remote) as b:
         assert np.array_equal(a.read(1), b.read(1)) and b.overviews(1) == [2]
     assert any("Dask cluster" in line for line in lines)
+
+
+def test_a_worker_started_on_its_own_gets_the_plugin_through_the_path_plugin(cases, serial, tmp_path):
+    """`dask worker tcp://...` started apart (not by this process, so nothing of its sys.path): the batch's client
+    registers the plugin's folder on it, and it runs the case."""
+    import importlib.util
+    import subprocess
+
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, dashboard_address=None,
+                      silence_logs=logging.CRITICAL) as scheduler_only:
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSTARTUP")}
+        address = scheduler_only.scheduler_address
+        worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                                   "--no-nanny", "--no-dashboard"], cwd=str(tmp_path), env=env,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with Client(address, set_as_default=False) as client:
+                client.wait_for_workers(1, timeout=60)
+                assert list(client.run(importlib.util.find_spec, "lodestar").values()) == [None]
+            result = run_batch([cases / "c1" / "case.json"], tmp_path / "out", scheduler=address)
+            assert _found(result.outcomes) == _found(serial.outcomes[1:2])
+            assert result.outcomes[0].worker in scheduler_only.scheduler_info["workers"]
+        finally:
+            worker.terminate()
+            worker.wait(timeout=30)
