@@ -19,6 +19,10 @@ demo: setup
 bench: setup
 	$(PY) tests/benchmarks/run_all.py
 
+.PHONY: test-llm
+test-llm: setup
+	@scripts/test_llm.sh
+
 sample: setup
 	$(PY) scripts/make_sample_case.py
 
