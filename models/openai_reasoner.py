@@ -94,6 +94,14 @@ def _chain_summary(chain: list[ChainNode]) -> list[dict]:
     return summary
 
 
+def _judged(ids: list) -> dict:
+    """An object of evidence item id -> true / false (its properties named, so a server constraining its output
+    to the schema writes those keys; other keys stay allowed here, the check asks for booleans)."""
+    if not ids:
+        return {"type": "object"}
+    return {"type": "object", "properties": {i: {"type": "boolean"} for i in ids}}
+
+
 def _trim(value, limit: int):
     """`value` if its JSON is short, else a truncated JSON text of it (for prompt size)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
@@ -327,7 +335,7 @@ class OpenAIReasoner:
             "properties": {
                 "valid": {"type": "boolean"},
                 "answer": {"type": ["string", "null"], "enum": [*letters, None]},
-                "critical": {"type": "object"}, "secondary": {"type": "object"},
+                "critical": _judged(items["critical"]), "secondary": _judged(items["secondary"]),
                 "feedback": {"type": "array", "items": {
                     "type": "object", "required": ["step", "feedback"],
                     "properties": {"step": {"type": "integer", "enum": [n.step.index for n in chain]},
