@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from qgis.PyQt.QtCore import QObject, pyqtSignal
+from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
 from qgis.PyQt.QtWidgets import (
     QDoubleSpinBox,
     QFormLayout,
@@ -49,6 +49,7 @@ class ChoicesView(QObject):
         layout = QVBoxLayout(self.page)
         self.model_label = wrapped_label(self.page)
         self.model_label.setObjectName("modelChoiceLabel")
+        self.model_label.setTextFormat(Qt.PlainText)
         self.left_out_label = wrapped_label(self.page)
         self.notes_label = wrapped_label(self.page)
         self.steps = QTreeWidget(self.page)
@@ -71,6 +72,7 @@ class ChoicesView(QObject):
         self.advanced = QGroupBox("Advanced: thresholds for the next run", self.page)
         self.advanced.setObjectName("advancedGroup")
         form = QFormLayout(self.advanced)
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)
         self.controller_label = wrapped_label(self.advanced)
         form.addRow(self.controller_label)
         self.spins: dict = {}
@@ -91,7 +93,7 @@ class ChoicesView(QObject):
             form.addRow(label, spin)
             self.spins[(item.section, item.key)] = (item, spin)
         buttons = QHBoxLayout()
-        self.rerun_button = QPushButton("Re-run with these thresholds", self.advanced)
+        self.rerun_button = QPushButton("Re-run with these", self.advanced)
         self.rerun_button.setToolTip("Run the same question on the same layers again, with the thresholds above")
         self.rerun_button.clicked.connect(lambda *_: self.rerun.emit())
         self.reset_button = QPushButton("Clear changes", self.advanced)
@@ -124,7 +126,7 @@ class ChoicesView(QObject):
             self.model_label.setText(str(exc))
             record = {}
         choice = model_choice(record) if record else {}
-        self.model_label.setText(escape(choice.get("text", "No deposit model was retrieved for this run.")))
+        self.model_label.setText(choice.get("text", "No deposit model was retrieved for this run."))
         rows = left_out(result.unused)
         self.left_out_label.setText(
             "<b>Layers left out</b><ul style='margin:0'>" + "".join(
