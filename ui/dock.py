@@ -138,6 +138,7 @@ class LodestarDock(QgsDockWidget):
         dialog = SettingsDialog(self)
         if dialog.exec_():
             self._apply_sam_setting(PluginSettings.load())
+            self.history.refresh()  # the runs folder may have changed
         dialog.deleteLater()
         self.validate()
 
