@@ -2,6 +2,7 @@
 unloading the plugin (issue 13, item 2); nothing of the cancelled run stays on disk."""
 from __future__ import annotations
 
+import shutil
 import threading
 import time
 import traceback
@@ -100,3 +101,43 @@ def test_unloading_the_plugin_during_a_load_does_not_block(qgis_app, qgis_iface,
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     assert wait_for(task, 30)  # and the task itself is gone soon after
     assert plugin.dock is None and not out.exists()
+
+
+def test_unloading_while_the_engine_is_deaf_returns_at_once_and_leaves_no_folder(qgis_app, qgis_iface, large,
+                                                                                  tmp_path):
+    """Work that does not check for a cancel for 2 s (one long call): unloading still returns within a second;
+    the task ends by itself at its next check, and what it wrote after the dock let go is removed."""
+    import importlib
+
+    from qgis.PyQt.QtCore import QCoreApplication, QEvent
+
+    out = tmp_path / "run"
+    out.mkdir()
+    entered = threading.Event()
+
+    def deaf(request, progress, on_event):
+        (out / "evidence").mkdir()
+        entered.set()
+        time.sleep(2.0)  # one long call that cannot be interrupted
+        try:
+            progress.check()
+        finally:
+            shutil.rmtree(out / "evidence", ignore_errors=True)  # as the engine removes what it made
+        raise AssertionError("the cancel was not seen")
+
+    plugin = importlib.import_module("lodestar").classFactory(qgis_iface)
+    plugin.initGui()
+    plugin.action.trigger()
+    task = AnalysisTask(_request(large, out), engine=deaf)
+    plugin.dock.task, plugin.dock.run_folder = task, out
+    task.succeeded.connect(plugin.dock._succeeded)
+    task.failed.connect(plugin.dock._failed)
+    task.cancelled.connect(plugin.dock._cancelled)
+    start(task)
+    assert entered.wait(10)
+    asked = time.monotonic()
+    plugin.unload()
+    assert time.monotonic() - asked < 1.0
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    assert wait_for(task, 10)
+    assert not out.exists()
