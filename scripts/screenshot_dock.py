@@ -92,7 +92,7 @@ def _screenshot(app, args) -> None:
     root = project.layerTreeRoot()
     bridge = QgsLayerTreeMapCanvasBridge(root, canvas)  # noqa: F841 (keeps canvas and tree in sync)
     view = QgsLayerTreeView(window)
-    model = QgsLayerTreeModel(root)
+    model = QgsLayerTreeModel(root, view)  # goes with the view (a next shot changes the tree)
     model.setFlag(QgsLayerTreeModel.AllowNodeChangeVisibility)
     view.setModel(model)
     layers_dock = QDockWidget("Layers", window)
@@ -121,6 +121,13 @@ def _screenshot(app, args) -> None:
         deposits = QgsVectorLayer(str(case.deposits), "known deposits", "ogr")
         project.addMapLayer(deposits)
         dock.map_options.set_deposits(deposits)
+    if getattr(args, "before", False):  # the dock as a user first sees it: layers listed, roles guessed, Ask tab
+        dock.ui.tabs.setCurrentWidget(dock.ui.inputsTab)
+        canvas.setExtent(project.mapLayersByName(case.layers[0].name)[0].extent())
+        _grab_window(app, window, canvas, Path(args.out))
+        print(f"{args.out}: before a run")
+        _close(app, dock, canvas, window)
+        return
     task = dock.run()
     if task is None:
         raise SystemExit("the dock refused to run: " + dock.input_problem())
@@ -149,11 +156,33 @@ def _screenshot(app, args) -> None:
     if not window.grab().save(str(out)):
         raise SystemExit(f"could not write {out}")
     print(f"{out}: answer {dock.result.answer} ({dock.ui.statusLabel.text()})")
+    _close(app, dock, canvas, window)
+
+
+def _close(app, dock, canvas, window) -> None:
+    """Leave nothing behind for a next shot in the same application: no run, no layer, no group."""
+    from qgis.core import QgsProject
+
     dock.shutdown()
     canvas.stopRendering()
     window.hide()
+    project = QgsProject.instance()
     project.removeAllMapLayers()
+    project.layerTreeRoot().removeAllChildren()
     app.processEvents()
+
+
+def _grab_window(app, window, canvas, out: Path) -> None:
+    """Save the window once the map is drawn."""
+    canvas.refreshAllLayers()
+    started = time.monotonic()
+    while time.monotonic() - started < 20 and (time.monotonic() - started < 1.0 or canvas.isDrawing()):
+        app.processEvents()
+        time.sleep(0.05)
+    app.processEvents()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not window.grab().save(str(out)):
+        raise SystemExit(f"could not write {out}")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ writing such a function and listing it there. All shots share one QGIS applicati
 sample case (resources/sample/porphyry-demo), made in a temporary folder, never in a user profile:
 
 - dock:   the Lodestar dock after an offline run (docs/dock.png; scripts/screenshot_dock.py does the work);
+- dock-before, dock-after: the dock before a run (Ask tab) and after it (Results tab) (docs/dock-before.png,
+          docs/dock-after.png);
 - report: the top of the HTML report a run writes (answer, prospectivity map with ranked targets, targets)
           rendered as a browser shows it (QtWebKit; QTextBrowser where QtWebKit is missing) (docs/report.png),
           and the report's map figure itself (docs/report_map.png).
@@ -71,6 +73,25 @@ def shot_dock(shots: Shots) -> None:
     screenshot_dock._screenshot(shots.app, args)
 
 
+def shot_dock_before(shots: Shots) -> None:
+    """docs/dock-before.png: the dock before a run (layers listed with their roles in words, the question, the
+    reasoner and the map options)."""
+    import screenshot_dock
+
+    args = argparse.Namespace(out=str(shots.path("dock-before.png")), case=str(SAMPLE), timeout=300.0, tab="inputs",
+                              page="chain", before=True)
+    screenshot_dock._screenshot(shots.app, args)
+
+
+def shot_dock_after(shots: Shots) -> None:
+    """docs/dock-after.png: the dock after an offline run, its Results tab shown (answer, chain, targets)."""
+    import screenshot_dock
+
+    args = argparse.Namespace(out=str(shots.path("dock-after.png")), case=str(SAMPLE), timeout=300.0, tab="results",
+                              page="chain")
+    screenshot_dock._screenshot(shots.app, args)
+
+
 def shot_report(shots: Shots) -> None:
     """docs/report.png: the top of the sample run's report; docs/report_map.png: its map figure."""
     from lodestar.plugin.engine.report import FIGURES
@@ -129,7 +150,8 @@ def _render_text_browser(path: Path, width: int, max_height: int):
     return browser.grab().toImage()
 
 
-SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "report": shot_report}
+SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock-after": shot_dock_after,
+                                              "dock-before": shot_dock_before, "report": shot_report}
 """Every shot, in the order they run."""
 
 
