@@ -7,7 +7,7 @@ writing such a function and listing it there. All shots share one QGIS applicati
 sample case (resources/sample/porphyry-demo), made in a temporary folder, never in a user profile:
 
 - dock:   the Lodestar dock after an offline run (docs/dock.png; scripts/screenshot_dock.py does the work);
-- dock-before, dock-after: the dock before a run (Ask tab) and after it (Results tab) (docs/dock-before.png,
+- dock_before, dock_after: the dock before a run (Ask tab) and after it (Results tab) (docs/dock-before.png,
           docs/dock-after.png);
 - report: the top of the HTML report a run writes (answer, prospectivity map with ranked targets, targets)
           rendered as a browser shows it (QtWebKit; QTextBrowser where QtWebKit is missing) (docs/report.png),
@@ -150,8 +150,8 @@ def _render_text_browser(path: Path, width: int, max_height: int):
     return browser.grab().toImage()
 
 
-SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock-after": shot_dock_after,
-                                              "dock-before": shot_dock_before, "report": shot_report}
+SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock_after": shot_dock_after,
+                                              "dock_before": shot_dock_before, "report": shot_report}
 """Every shot, in the order they run."""
 
 

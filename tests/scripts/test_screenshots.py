@@ -49,3 +49,18 @@ def test_the_readme_shows_the_report_screenshots():
         image = Image.open(screenshots.ROOT / name)
         assert image.width >= 900
     assert "make screenshots" in section
+
+
+def test_the_readme_shows_the_dock_before_and_after_a_run():
+    import re
+
+    import screenshots
+
+    assert {"dock_before", "dock_after"} <= set(screenshots.SHOTS)
+    readme = (screenshots.ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### The dock panel", 1)[1].split("\n### ", 1)[0]
+    shown = re.findall(r"!\[[^\]]+\]\((docs/[^)]+\.png)\)", section)
+    assert shown == ["docs/dock-before.png", "docs/dock-after.png"]
+    for name in shown:
+        assert Image.open(screenshots.ROOT / name).width >= 1200
+    assert "make screenshots" in section
