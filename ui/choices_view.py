@@ -22,6 +22,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..plugin.errors import LodestarError
+from ..plugin.labels import humanize, tool_label
 from ..plugin.run_choices import THRESHOLDS, controller_line, left_out, model_choice, step_thresholds, used_thresholds
 from ..plugin.run_history import read_record
 
@@ -130,12 +131,13 @@ class ChoicesView(QObject):
         rows = left_out(result.unused)
         self.left_out_label.setText(
             "<b>Layers left out</b><ul style='margin:0'>" + "".join(
-                f"<li><b>{escape(layer)}</b>: {escape(reason)}</li>" for layer, reason in rows) + "</ul>"
+                f"<li><b>{escape(layer)}</b>: {escape(humanize(reason))}</li>" for layer, reason in rows) + "</ul>"
             if rows else "Every layer given was used.")
-        notes = [str(note) for note in result.notes or []]
+        notes = [humanize(note) for note in result.notes or []]
         self.notes_label.setText("<b>Notes of the run</b><ul style='margin:0'>"
                                  + "".join(f"<li>{escape(note)}</li>" for note in notes) + "</ul>" if notes else "")
         for index, tool, layers, words in step_thresholds(record):
+            tool = tool_label(tool)
             item = QTreeWidgetItem([str(index), f"{tool} on {layers}: {words}" if layers else f"{tool}: {words}"])
             item.setToolTip(1, item.text(1))
             self.steps.addTopLevelItem(item)

@@ -7,6 +7,8 @@ from html import escape
 
 from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
 
+from ..plugin.labels import humanize, role_label
+
 COLUMNS = (("layer", "Layer"), ("role", "Role"), ("transformation", "Transformation"), ("membership", "Membership"),
            ("weight", "Weight"), ("why", "Why"))
 CALIBRATION_COLUMNS = (("method", "Fitted by"), ("pattern", "Pattern"), ("area_share", "Area share"),
@@ -25,6 +27,15 @@ def cell_text(value) -> str:
     return str(value)
 
 
+def shown(key: str, value) -> str:
+    """A cell as the table shows it: roles and the reasons in words, numbers as `cell_text`."""
+    if key == "role" and value:
+        return role_label(value)
+    if key in ("why", "basis", "transformation") and isinstance(value, str):
+        return humanize(value)
+    return cell_text(value)
+
+
 def columns_of(rows: list) -> list:
     """(key, header) of the table: the knowledge columns, then the calibration columns some row fills."""
     filled = [(key, header) for key, header in CALIBRATION_COLUMNS
@@ -36,7 +47,7 @@ def unused_text(unused: list) -> str:
     """'Not used: <b>layer</b>: reason; ...' for the label under the table ('' when every layer was used)."""
     if not unused:
         return ""
-    items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(str(row.get('reason', '')))}</li>"
+    items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(humanize(row.get('reason', '')))}</li>"
                     for row in unused)
     return f"<b>Layers not used</b><ul style='margin:0'>{items}</ul>"
 
@@ -62,8 +73,8 @@ class EvidenceView:
         table.setRowCount(len(weights))
         for row, values in enumerate(weights):
             for col, (key, _) in enumerate(columns):
-                item = QTableWidgetItem(cell_text(values.get(key)))
-                item.setToolTip(cell_text(values.get("why")) if key in ("layer", "why") else item.text())
+                item = QTableWidgetItem(shown(key, values.get(key)))
+                item.setToolTip(shown("why", values.get("why")) if key in ("layer", "why") else item.text())
                 table.setItem(row, col, item)
         table.resizeColumnsToContents()
         why = [key for key, _ in columns].index("why")

@@ -15,7 +15,7 @@ from ..plugin.analysis import AnalysisResult
 from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
-from ..plugin.labels import format_area_km2, usage_rows
+from ..plugin.labels import format_area_km2, humanize, tool_label, usage_rows
 from ..plugin.vector_io import write_vector
 from . import layers as result_layers
 from .choices_view import ChoicesView
@@ -166,10 +166,10 @@ class ResultsView:
             obs = node.get("observation", {}) if isinstance(node, dict) else {}
             supports = obs.get("sub_inference") == "Yes"
             ids = [str(z) for z in obs.get("zone_ids") or []]
-            item = QListWidgetItem(f"{step.get('index', obs.get('step', ''))}. {step.get('purpose', '')}\n"
-                                   f"    {obs.get('tool', '')}: {len(ids)} zones, "
+            item = QListWidgetItem(f"{step.get('index', obs.get('step', ''))}. {humanize(step.get('purpose', ''))}\n"
+                                   f"    {tool_label(obs.get('tool', ''))}: {len(ids)} zones, "
                                    f"{'supports' if supports else 'does not support'} the answer")
-            item.setToolTip(obs.get("rationale", ""))
+            item.setToolTip(humanize(obs.get("rationale", "")))
             item.setForeground(tone_colour(GOOD if supports else NEUTRAL))
             item.setData(ZONES_ROLE, ids)
             chain.addItem(item)

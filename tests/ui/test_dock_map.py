@@ -11,8 +11,9 @@ from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRaster
 
 from lodestar.plugin.analysis import AnalysisResult
 from lodestar.plugin.engine.contract import INSUFFICIENT
+from lodestar.plugin.labels import humanize
 from lodestar.tests.ui.dock_steps import bar_texts, open_dock, run_to_end, set_case_roles
-from lodestar.ui.evidence_view import cell_text
+from lodestar.ui.evidence_view import cell_text, shown
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
@@ -99,8 +100,9 @@ def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample
     table = dock.ui.weightsTable
     assert _headers(table) == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
     keys = ["layer", "role", "transformation", "membership", "weight", "why"]
-    assert _table(table) == [[cell_text(row[k]) for k in keys] for row in result.weights] and result.weights
-    assert table.item(0, 5).toolTip() == result.weights[0]["why"]
+    assert _table(table) == [[shown(k, row[k]) for k in keys] for row in result.weights] and result.weights
+    assert table.item(0, 5).toolTip() == humanize(result.weights[0]["why"])
+    assert all("_" not in row[1] for row in _table(table))  # roles in words
     for row in result.unused:
         assert row["layer"] in dock.ui.unusedLabel.text()
 

@@ -10,6 +10,7 @@ from qgis.core import QgsApplication
 from qgis.PyQt.QtWidgets import QApplication
 
 from lodestar.plugin.engine.contract import ZONE_TOOLS
+from lodestar.plugin.labels import tool_label
 from lodestar.plugin.run_choices import model_choice
 from lodestar.tests.ui.dock_steps import RUN_TIMEOUT_S, bar_texts, run_to_end, set_case_roles
 from lodestar.ui.dock import DEFAULT_WIDTH
@@ -119,7 +120,8 @@ def test_choices_are_shown_and_thresholds_re_run(dock, sample):
         assert choices.left_out_label.text() == "Every layer given was used."
     assert all(note in choices.notes_label.text() for note in ("target(s) covering",))
     assert choices.steps.topLevelItemCount() == len(record["plan"])
-    assert choices.steps.topLevelItem(0).text(1).startswith(f"color_regions on {record['plan'][0]['layers'][0]}")
+    assert choices.steps.topLevelItem(0).text(1).startswith(f"{tool_label('color_regions')} on "
+                                                             f"{record['plan'][0]['layers'][0]}")
     assert choices.advanced.isEnabled() and choices.overrides() == {"controller": {}, "localization": {}}
     assert choices.spins[("controller", "max_regions")][1].value() == 5
     assert choices.spins[("controller", "min_area_m2")][1].value() == 0.05  # km2
