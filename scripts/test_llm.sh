@@ -6,6 +6,7 @@
 # 127.0.0.1 with 2 threads, and runs tests/llm (lodestar:analyze with BACKEND openai on the sample case: schema-valid
 # answers without repair, token counts equal to the server's usage, cancel within a second). Figures go to
 # build/llm/figures.json. The native CPU build crashes on some CPUs, so the build names its instruction sets.
+# Arguments go to pytest (e.g. `scripts/test_llm.sh -k "not analyze"` for the quick checks only).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,4 +67,4 @@ PY
 
 rm -f build/llm/figures.json
 LODESTAR_LLM_URL="http://127.0.0.1:$PORT/v1" LODESTAR_LLM_MODEL=smollm2 QT_QPA_PLATFORM=offscreen \
-    "$PY" -m pytest -q -s -p no:cacheprovider tests/llm
+    "$PY" -m pytest -q -s -p no:cacheprovider tests/llm "$@"
