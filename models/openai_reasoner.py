@@ -242,6 +242,9 @@ class OpenAIReasoner:
             },
         }
 
+        if text_only:  # boxes, their location words and target areas refer to a view this model does not get
+            for name in ("boxes", "locations", "target_area"):
+                schema["properties"].pop(name)
         sent = {"form": "image"}
 
         def check(answer: dict) -> list[str]:

@@ -194,6 +194,7 @@ def test_images_refused_by_the_text_only_model_go_as_text():
     assert client.server()[MODEL]["sees_images"] is False
 
 
+@pytest.mark.timeout(5400)  # a small model on two shared CPU cores reads about 20 prompt tokens a second
 def test_analyze_completes_with_schema_valid_answers_and_the_servers_token_counts(run, tmp_path):
     case = copy_sample(tmp_path / "case")
     started = time.monotonic()
