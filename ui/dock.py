@@ -292,6 +292,8 @@ class LodestarDock(QgsDockWidget):
         self._end_run()
         self.ui.progressBar.setValue(100)
         self.results.show(result, self.run_folder, self.run_name)
+        if self.map_options.deposits() is not None:  # the deposits picked to run with are the ones to check
+            self.results.deposit_check.combo.setLayer(self.map_options.deposits())
         self._status(f"Done in {time.monotonic() - self._started:.0f} s: {len(result.prospectivity)} prospectivity "
                      f"polygons, {len(result.zones)} candidate zones.")
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)

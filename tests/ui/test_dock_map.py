@@ -102,6 +102,7 @@ def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample
     keys = ["layer", "role", "transformation", "membership", "weight", "why"]
     assert _table(table) == [[shown(k, row[k]) for k in keys] for row in result.weights] and result.weights
     assert table.item(0, 5).toolTip() == humanize(result.weights[0]["why"])
+    assert dock.results.deposit_check.combo.currentLayer() is deposits  # ready to check against them
     assert all("_" not in row[1] for row in _table(table))  # roles in words
     for row in result.unused:
         assert row["layer"] in dock.ui.unusedLabel.text()
