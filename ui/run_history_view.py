@@ -75,7 +75,9 @@ class RunHistoryView(QObject):
         layout.addWidget(self.status)
         tabs.addTab(self.page, "History")
         self.runs: list = []
-        self.refresh()
+        self.folder_label.setText(breakable(f"Runs folder: {self.runs_folder()}"))
+        # records are read when the tab is shown (a profile may hold many runs), not when the dock opens
+        tabs.currentChanged.connect(lambda index: self.refresh() if tabs.widget(index) is self.page else None)
 
     @staticmethod
     def runs_folder() -> Path:

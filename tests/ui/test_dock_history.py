@@ -21,6 +21,7 @@ def test_runs_folder_is_shown_settable_and_opened(dock, runs_dir, tmp_path):
     history = dock.history
     assert dock.ui.tabs.tabText(dock.ui.tabs.indexOf(history.page)) == "History"
     assert plain(history.folder_label.text()) == f"Runs folder: {runs_dir}"
+    dock.ui.tabs.setCurrentWidget(history.page)  # listed when shown
     assert history.runs == [] and history.status.text() == "No runs yet."
     elsewhere = tmp_path / "other runs"
     history.set_runs_folder(elsewhere)
