@@ -70,6 +70,8 @@ class OfflineReasoner:
         self.geochem_percentile = float(geochem_percentile)
         self.fault_buffer_m = float(fault_buffer_m)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
+        self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
+        self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -86,6 +88,7 @@ class OfflineReasoner:
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
+        self._filled, self._lithology_zones = None, set()
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -349,9 +352,39 @@ class OfflineReasoner:
         out = []
         for zone in self._zones(ws):
             if zone["role"] in core_item["roles"] and self._supports(ws, zone, core_item):
-                out.append(zone)
+                if self._lithological(ws, zone):
+                    self._lithology_zones.add(zone["zone_id"])
+                else:
+                    out.append(zone)
         out.sort(key=lambda z: (-self._strength(ws, z) * math.sqrt(z["area_m2"]), z["zone_id"]))
         return out
+
+    def _lithology_note(self) -> str:
+        zones = sorted(self._lithology_zones)
+        if not zones:
+            return ""
+        return (f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies that "
+                "fill the map unit they lie in (lithology, not a zoned system).")
+
+    def _lithological(self, ws, zone: dict) -> bool:
+        """Whether a zone lies in a map unit that its layer's anomalies fill (plugin.engine.lithology): the unit is
+        raised as a whole, which is lithology, not a zoned system. Filled units are found from the first verdict's
+        zones, the scene-wide looks, before any zoomed look."""
+        from ..plugin.engine.lithology import filled_units, follows_units
+
+        maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"]
+        if not maps:
+            return False
+        grid = ws.raster_set.grid
+        if self._filled is None:
+            codes = ws.raster_set.read(maps[0].name)[0]
+            polygons: dict = {}
+            for row in self._zones(ws):
+                if row.get("kind") not in ("unit", "contact"):
+                    polygons.setdefault(row["layer"], []).append(row["geometry"])
+            self._filled = (codes, {layer: filled_units(codes, shapes, grid) for layer, shapes in polygons.items()})
+        codes, filled = self._filled
+        return follows_units(zone["geometry"], codes, filled.get(zone["layer"], []), grid)
 
     def _supports(self, ws, zone: dict, item: dict) -> bool:
         kind = item["kind"]
@@ -495,7 +528,7 @@ class OfflineReasoner:
             else:
                 wanted = core_item["what"] if core_item else "an anomaly"
                 rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
-                             f"{model.get('name', 'deposit')} model is missing.")
+                             f"{model.get('name', 'deposit')} model is missing." + self._lithology_note())
             return Verdict(not feedback, no, feedback, critical, secondary, rationale)
         core, assessment = best
         critical = {k: a["status"] == "supported" for k, a in assessment.items()
@@ -523,7 +556,8 @@ class OfflineReasoner:
             missing = [k for k, ok in critical.items() if not ok]
             conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
                           "No secondary evidence is present.")
-        return Verdict(not feedback, answer, feedback, critical, secondary, f"{verdict_text}. {conclusion}")
+        return Verdict(not feedback, answer, feedback, critical, secondary,
+                       f"{verdict_text}. {conclusion}{self._lithology_note()}")
 
     def _which_alteration(self, ws, families: dict, feedback: dict) -> Verdict:
         """The alteration family with the clearest zones in the chain (the "none" choice when no family

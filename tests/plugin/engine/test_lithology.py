@@ -1,0 +1,72 @@
+"""Alteration that fills a map unit is lithology, not a zoned system (plugin.engine.lithology and the offline
+verifier's use of it)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from affine import Affine
+from pyproj import CRS
+from shapely.geometry import Point, box
+
+from lodestar.plugin.analysis import AnalysisRequest
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.lithology import filled_units, follows_units
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.raster_io import RasterGrid
+
+ROOT = Path(__file__).resolve().parents[3]
+GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
+
+
+def _codes() -> np.ma.MaskedArray:
+    """Unit 1 on the left half (9 km2), unit 2 on the right half (9 km2), unit 3 a 0.36 km2 stock inside unit 1."""
+    codes = np.ones((100, 200), dtype="int16")
+    codes[:, 100:] = 2
+    codes[40:60, 40:60] = 3
+    return np.ma.MaskedArray(codes, mask=np.zeros(codes.shape, dtype=bool))
+
+
+def _cells_box(col0, row0, col1, row1):
+    (x0, y0), (x1, y1) = GRID.transform * (col0, row1), GRID.transform * (col1, row0)
+    return box(x0, y0, x1, y1)
+
+
+def test_a_unit_covered_by_a_layers_anomalies_is_filled():
+    codes = _codes()
+    right_half = _cells_box(100, 0, 200, 100)
+    assert filled_units(codes, [right_half], GRID) == [2]
+    assert filled_units(codes, [_cells_box(100, 0, 140, 100)], GRID) == []  # 40 % of unit 2
+    assert filled_units(codes, [_cells_box(40, 40, 60, 60)], GRID) == []  # the stock is under the size floor
+    assert filled_units(codes, [], GRID) == []
+
+
+def test_an_anomaly_follows_units_only_when_it_lies_mostly_in_a_filled_one():
+    codes = _codes()
+    inside_unit_2 = _cells_box(120, 20, 160, 60)
+    across = Point(*(GRID.transform * (100, 50))).buffer(900)  # a centred anomaly cutting the contact
+    assert follows_units(inside_unit_2, codes, [2], GRID)
+    assert not follows_units(inside_unit_2, codes, [], GRID)
+    assert not follows_units(Point(*(GRID.transform * (50, 50))).buffer(600), codes, [2], GRID)
+    share = float(np.isin(codes[20:80, 70:130].filled(0), [2]).mean())
+    assert 0.4 < share < 0.6 and follows_units(across, codes, [2], GRID) == (share >= 0.5)
+
+
+def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(tmp_path):
+    """worlds_b seed 777 case 9: AlOH and sericite raised over one stratum; the verifier used to take it as a core
+    and answer Yes."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import worlds_b
+
+    kind, region, extent = worlds_b.plan(60, 777)[9]
+    assert kind == "lithology_clay"
+    folder, _truth = worlds_b.make_case(tmp_path / "case", 777, 9, kind, region, extent)
+    case = read_case(folder)
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
+                                          case_id=case.id))
+    assert result.answer == "B"
+    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+    rationales = [r["verdict"]["rationale"] for r in record["rounds"] if r.get("verdict")]
+    assert any("fill the map unit they lie in" in text for text in rationales)
