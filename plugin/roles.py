@@ -60,5 +60,32 @@ def tagged_role(tags: dict) -> str | None:
 
 
 def guess_favourable(path, role: str, name: str) -> str:
-    """'low' for a structure layer named as a distance (e.g. 'distance to faults'), else 'high'."""
-    return "low" if role == "structure" and "dist" in f"{name} {Path(path).stem}".lower() else "high"
+    """'low' for a structure raster that measures distance: named so ('distance to faults'), or graded (more than
+    two values: distance classes such as the Great Basin's 'falha_rcl') and not named as a density or a count;
+    else 'high' (a fault mask, a lineament density, every other role)."""
+    if role != "structure":
+        return "high"
+    text = f"{name} {Path(path).stem}".lower()
+    if "dist" in text:
+        return "low"
+    if re.search(r"dens|intens|count|freq|kde|heat", text):
+        return "high"
+    return "low" if _graded_raster(path) else "high"
+
+
+def _graded_raster(path) -> bool:
+    """Whether a raster file holds more than two distinct values (False for vectors and unreadable files)."""
+    import rasterio
+    from rasterio.errors import RasterioError
+
+    try:
+        with rasterio.open(path) as ds:
+            if ds.count != 1:
+                return False
+            scale = max(1, max(ds.width, ds.height) // 128)
+            values = ds.read(1, masked=True, out_shape=(max(1, ds.height // scale), max(1, ds.width // scale)))
+    except (RasterioError, OSError, ValueError):
+        return False
+    import numpy as np
+
+    return int(np.unique(values.compressed()).size) > 2

@@ -79,21 +79,22 @@ def test_low_favourable_box_is_pre_set_editable_and_reaches_the_request(dock, sa
     QgsProject.instance().addMapLayers([distance, falha])
     rows = {row["layer"].name(): row["item"] for row in dock.layers.rows()}
     assert rows["distance to faults (classes)"].checkState(LOW_COLUMN) == Qt.Checked
-    assert rows["falha_rcl"].checkState(LOW_COLUMN) == Qt.Unchecked  # a structure raster not named as a distance
+    assert rows["falha_rcl"].checkState(LOW_COLUMN) == Qt.Checked  # graded distance classes, named 'fault' only
     assert rows["ASTER TIR quartz index"].checkState(LOW_COLUMN) == Qt.Unchecked
     assert rows["mapped faults"].data(LOW_COLUMN, Qt.CheckStateRole) is None  # vectors get no box
     assert dock.layers.favourable(layers["mapped faults"].id()) is None
 
-    dock.layers.set_favourable_low(falha.id(), True)
+    quartz = layers["ASTER TIR quartz index"]
+    dock.layers.set_favourable_low(quartz.id(), True)
     dock.layers.set_favourable_low(distance.id(), False)
-    dock.layers.set_role(falha.id(), "geophysics")  # a role change no longer re-guesses a box the user set
-    dock.layers.set_role(falha.id(), "structure")
+    dock.layers.set_role(quartz.id(), "geophysics")  # a role change no longer re-guesses a box the user set
+    dock.layers.set_role(quartz.id(), "silicification")
     specs = {s.name: s.favourable for s in dock.build_request().layers}
-    assert specs["falha_rcl"] == "low" and specs["distance to faults (classes)"] == "high"
-    assert specs["ASTER TIR quartz index"] == "high" and specs["mapped faults"] == "high"
+    assert specs["ASTER TIR quartz index"] == "low" and specs["distance to faults (classes)"] == "high"
+    assert specs["falha_rcl"] == "low" and specs["mapped faults"] == "high"
 
     dock.layers.refresh()  # the user's ticks survive a refresh of the list
-    assert dock.layers.favourable(falha.id()) == "low" and dock.layers.favourable(distance.id()) == "high"
+    assert dock.layers.favourable(quartz.id()) == "low" and dock.layers.favourable(distance.id()) == "high"
 
 
 def test_role_change_re_guesses_an_untouched_low_box(dock, sample):

@@ -1,0 +1,37 @@
+"""Role and favourable-side guesses from a layer's name and data (plugin.roles)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import rasterio
+from rasterio.transform import from_origin
+
+from lodestar.plugin.roles import guess_favourable, guess_role
+
+GREAT_BASIN = Path(__file__).resolve().parents[1] / "data" / "great-basin-gold"
+
+
+def _raster(path: Path, values: np.ndarray) -> Path:
+    with rasterio.open(path, "w", driver="GTiff", width=values.shape[1], height=values.shape[0], count=1,
+                       dtype=values.dtype, crs="EPSG:32611", transform=from_origin(500000, 4000000, 30, 30)) as ds:
+        ds.write(values[None])
+    return path
+
+
+def test_distance_classes_of_faults_are_favourable_low(tmp_path):
+    # the Great Basin's Portuguese-named distance classes: 'falha' (fault), reclassified
+    assert guess_role("falha_rcl") == "structure"
+    assert guess_favourable(GREAT_BASIN / "falha_rcl.tif", "structure", "falha_rcl") == "low"
+    graded = _raster(tmp_path / "faults_prox.tif", np.arange(400, dtype="uint8").reshape(20, 20) % 7)
+    assert guess_favourable(graded, "structure", "faults_prox") == "low"
+    assert guess_favourable(tmp_path / "anything.tif", "structure", "Distance to faults (m)") == "low"
+
+
+def test_masks_densities_and_other_roles_stay_favourable_high(tmp_path):
+    mask = _raster(tmp_path / "faults.tif", (np.arange(400).reshape(20, 20) % 5 == 0).astype("uint8"))
+    assert guess_favourable(mask, "structure", "faults") == "high"
+    density = _raster(tmp_path / "lineaments.tif", np.linspace(0, 1, 400, dtype="float32").reshape(20, 20))
+    assert guess_favourable(density, "structure", "lineament density") == "high"
+    assert guess_favourable(GREAT_BASIN / "as_rcl.tif", "geochemistry", "as_rcl") == "high"
+    assert guess_favourable(GREAT_BASIN / "gbfaults3.gpkg", "structure", "gbfaults3") == "high"  # a vector
