@@ -3,10 +3,11 @@
     .venv/bin/python scripts/screenshots.py [--out docs] [--only report] [--only dock]
 
 Each shot is one function `shot_<name>(shots)` registered in SHOTS (in the order they run); add a shot by
-writing such a function and listing it there. All shots share one QGIS application and one offline run of the
-sample case (resources/sample/porphyry-demo), made in a temporary folder, never in a user profile:
+writing such a function and listing it there. All shots share one QGIS application; each run is offline, in a
+temporary folder, never in a user profile:
 
-- dock:   the Lodestar dock after an offline run (docs/dock.png; scripts/screenshot_dock.py does the work);
+- dock:   the dock after an offline run on the Murchison case, validation page (docs/dock.png;
+          scripts/screenshot_dock.py does the work);
 - dock_before, dock_after: the dock before a run (Ask tab) and after it (Results tab) (docs/dock-before.png,
           docs/dock-after.png);
 - report: the top of the HTML report a run writes (answer, prospectivity map with ranked targets, targets)
@@ -29,6 +30,7 @@ from typing import Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo" / "case.json"
+MURCHISON = ROOT / "tests" / "data" / "murchison-gold" / "case.json"
 REPORT_WIDTH = 1100
 """Width (pixels) of the browser window the report is shown in."""
 REPORT_MAX_HEIGHT = 2600
@@ -65,11 +67,12 @@ class Shots:
 
 
 def shot_dock(shots: Shots) -> None:
-    """docs/dock.png: the dock after an offline run on the sample case, its Reasoning tab shown."""
+    """docs/dock.png (the README's first picture): the dock after an offline run on the Murchison gold case, its
+    Results tab on the validation page (the surface and targets against the 255 known deposits)."""
     import screenshot_dock
 
-    args = argparse.Namespace(out=str(shots.path("dock.png")), case=str(SAMPLE), timeout=300.0, tab="reasoning",
-                              page="chain")
+    args = argparse.Namespace(out=str(shots.path("dock.png")), case=str(MURCHISON), timeout=300.0, tab="results",
+                              page="validation")
     screenshot_dock._screenshot(shots.app, args)
 
 
