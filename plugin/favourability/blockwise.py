@@ -14,7 +14,8 @@ pass reduced as a tree:
   (a rank within 1/2**20 of the layer's range in order, a percentile within 1/2048 of its value);
 - favourable units: the codes present in the map;
 - distance to features: each block's own distance transform over a window grown until every cell's nearest
-  feature cell provably lies inside it (the same value as the whole-grid transform); a cell whose nearest
+  feature cell provably lies inside it (the whole-grid transform's value, but where GDAL's all-touched
+  burning of a line differs by a pixel between the window and the whole canvas); a cell whose nearest
   feature lies beyond MAX_WINDOW_BLOCKS block areas takes the distance from a coarse whole-canvas transform
   (within one coarse cell).
 Calibrated surfaces (fitted on deposits) stay on the analysis grid; the full-resolution surface is the
@@ -22,7 +23,7 @@ knowledge-driven one.
 
 `schedule`: "" computes on local threads (dask's threaded scheduler), an address (tcp://host:8786) on that
 cluster (the layers must be at the same paths on its workers). Progress reports blocks done; a cancel stops
-submitting blocks and cancels those in flight.
+submitting blocks and cancels those in flight (on local threads, once the blocks in progress are done).
 """
 from __future__ import annotations
 
