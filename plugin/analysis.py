@@ -29,7 +29,7 @@ class BackendSettings:
     cache_dir: Path | None = None
     deadline_s: float = 180.0  # the longest one model call may take, every attempt and back-off wait included
     answer_tokens: dict = field(default_factory=dict)  # role -> max_tokens of one answer; 0 or absent: from its schema
-    vision: dict = field(default_factory=dict)  # role -> "auto" (ask the server, else try), "yes" or "no" (text evidence)
+    vision: dict = field(default_factory=dict)  # role -> "auto" (ask the server, else try), "yes", "no" (text evidence)
     structured: str = "auto"  # "auto" (the schema, else JSON mode), "json_schema", "json_object" or "off"
 
     def public(self) -> dict:
