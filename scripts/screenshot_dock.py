@@ -145,16 +145,8 @@ def _screenshot(app, args) -> None:
     canvas.setDestinationCrs(prospect.crs() if prospect else canvas.mapSettings().destinationCrs())
     extent = project.mapLayersByName(case.layers[0].name)[0].extent()
     canvas.setExtent(extent)
-    canvas.refreshAllLayers()
-    started = time.monotonic()
-    while time.monotonic() - started < 20 and (time.monotonic() - started < 1.0 or canvas.isDrawing()):
-        app.processEvents()
-        time.sleep(0.05)
-    app.processEvents()
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if not window.grab().save(str(out)):
-        raise SystemExit(f"could not write {out}")
+    _grab_window(app, window, canvas, out)
     print(f"{out}: answer {dock.result.answer} ({dock.ui.statusLabel.text()})")
     _close(app, dock, canvas, window)
 
