@@ -242,8 +242,8 @@ def sent_schema(schema: dict) -> dict:
     if "array" in kinds and isinstance(out.get("items"), dict):
         out["items"] = sent_schema(out["items"])
         choices = out["items"].get("enum")
-        if choices and "maxItems" not in out:
-            out["maxItems"] = len(choices)
+        if "maxItems" not in out:  # a list the server may not end: bounded by its choices, else by eight
+            out["maxItems"] = len(choices) if choices else 8
     if "string" in kinds and "enum" not in out:
         out.setdefault("maxLength", STRING_CHARS)
     return out

@@ -230,7 +230,8 @@ class OpenAIReasoner:
             "type": "object",
             "required": ["tool", "layers"],
             "properties": {
-                "tool": {"type": "string", "enum": list(tools)}, "layers": _strings(names),
+                "tool": {"type": "string", "enum": list(tools)},
+                "layers": {**_strings(names), "minItems": 1} if step.layers else _strings(names),
                 "params": {"type": "object"},
                 "boxes": {"type": "array", "maxItems": MAX_BOXES, "items": {
                     "type": "array", "minItems": 4, "maxItems": 4,
@@ -434,7 +435,7 @@ class OpenAIReasoner:
                                "weight": {"type": "number", "minimum": 0, "maximum": 3},
                                "why": {"type": "string"}}}
         schema = {"type": "object", "required": ["evidence"],
-                  "properties": {"evidence": {"type": "array", "items": item, "minItems": 1},
+                  "properties": {"evidence": {"type": "array", "items": item, "minItems": 1, "maxItems": len(names)},
                                  "rationale": {"type": "string"}}}
         by_layer = {info.name: info for info in ws.layers}
 
