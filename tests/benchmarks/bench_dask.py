@@ -10,8 +10,8 @@ blockwise path (local threads, blocks of 2048) at 40,000^2 and at 4,000^2, and t
 at 40,000^2 would need about its 4,000^2 peak x 100 and is not attempted on this machine (24 GiB).
 Batch: scripts/synthetic_cases.make_suite(60) run serially and through a LocalCluster(2 workers x 1 thread,
 processes); the results tables are compared without the columns that say where and how fast a case ran.
-Run: `.venv/bin/python tests/benchmarks/run_all.py dask` (`LODESTAR_BENCH_DASK_SIZE` changes 40000; about 15 min on 2
-cores).
+Run: `.venv/bin/python tests/benchmarks/run_all.py dask` (`LODESTAR_BENCH_DASK_SIZE` changes 40000). At 40000 the
+block-by-block surface alone takes over an hour on 2 cores (measured on a shared machine: half the blocks in 63 min).
 """
 from __future__ import annotations
 
