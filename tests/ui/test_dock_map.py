@@ -148,8 +148,8 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     roles, deposits = great_basin
     for layer_id, role in roles.items():
         basin_dock.layers.set_role(layer_id, role)
-    assert basin_dock.layers.favourable(next(i for i, r in roles.items() if r == "structure")) == "high"
-    basin_dock.layers.set_favourable_low(next(i for i, r in roles.items() if r == "structure"), True)
+    # distance classes to faults ('falha' is Portuguese for fault): guessed favourable-low from their graded values
+    assert basin_dock.layers.favourable(next(i for i, r in roles.items() if r == "structure")) == "low"
     basin_dock.ui.questionEdit.setPlainText("Where are Carlin-type gold deposits likely?")
     basin_dock.ui.unitsEdit.setText("LPZE, UPZC, LPZ")  # the legend holds bare codes
     basin_dock.map_options.set_deposits(deposits)
