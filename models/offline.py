@@ -201,8 +201,10 @@ class OfflineReasoner:
             params.update(mode="index", method="percentile", percentile=self.geochem_percentile)
         elif "bg_sigma" in stats:
             sign = -1.0 if info.favourable == "low" else 1.0
-            level = from_measure(stats["bg_centre"] + sign * sigma * stats["bg_sigma"], stats)
-            params.update(mode="index", method="value", value=round(level, 6))
+            measure = stats["bg_centre"] + sign * sigma * stats["bg_sigma"]
+            if "ceiling" in stats and sign * (measure - stats["ceiling"]) > 0:  # a clipped rendering: cut just
+                measure = stats["ceiling"] - sign * CEILING_MARGIN * stats["bg_sigma"]  # under where it stops
+            params.update(mode="index", method="value", value=round(from_measure(measure, stats), 6))
         else:
             params.update(mode="index", method="sigma", k_sigma=round(sigma, 4))
         return params
@@ -293,6 +295,9 @@ class OfflineReasoner:
         elif info.kind == "index" and info.role != "structure" and "bg_sigma" in (info.stats or {}):
             unit = " (log units)" if info.stats["model"] == "lognormal" else ""
             measure = f", {self._contrast(ws, zone):.1f} sigma above background{unit}"
+            if "ceiling" in info.stats:
+                measure += (f"; the rendering stops at {self._clear_level(info) + 2 * CEILING_MARGIN:.1f} sigma, so "
+                            "that is as clear as it can show")
         else:
             measure = ""
         return f"{zone['zone_id']} ({zone['position']}, {share:.1%} of the area{measure})"
@@ -328,7 +333,18 @@ class OfflineReasoner:
             return float(zone["score_mean"]) / self.colour_level
         if info.kind in ("vector", "categorical") or "bg_sigma" not in (info.stats or {}):
             return 1.0  # classed and vector evidence: present or not, no significance to measure
-        return self._contrast(ws, zone) / (self.anomaly_sigma * self.refine_factor)
+        return self._contrast(ws, zone) / self._clear_level(info)
+
+    def _clear_level(self, info) -> float:
+        """Spreads above background of a clear zone: the refinement level, or just under where a clipped
+        rendering stops (it cannot show more)."""
+        level = self.anomaly_sigma * self.refine_factor
+        stats = info.stats or {}
+        if "ceiling" in stats:
+            sign = -1.0 if info.favourable == "low" else 1.0
+            reach = sign * (stats["ceiling"] - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
+            level = min(level, reach - 2 * CEILING_MARGIN)
+        return max(level, 1e-6)
 
     # -- verifier ------------------------------------------------------------------------------------
     def _zones(self, ws) -> list[dict]:
@@ -633,6 +649,10 @@ class OfflineReasoner:
         params = dict(ws.deposit_model.get("localization", {}))
         params["area_type_weights"] = dict(params.get("area_type_weights", {}))
         return params
+
+
+CEILING_MARGIN = 0.05
+"""Spreads under a clipped rendering's end where its anomalies are cut."""
 
 
 def _roles_of(ws, item_ids: list) -> set:

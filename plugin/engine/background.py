@@ -9,7 +9,8 @@ Each single-band index is described by one of three models, from its values on t
 - "normal": everything else (alteration ratios, indices).
 
 The centre is the median; the spread is 1.4826 x the median absolute deviation of the unfavourable
-half only, so an anomaly does not inflate the spread it is measured against.
+half only, so an anomaly does not inflate the spread it is measured against. A layer whose favourable end
+is clipped (a display stretch) carries that end as its "ceiling".
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import numpy as np
 
 CLASSED_MAX = 32
 """At most this many distinct integer values make a layer "classed"."""
+SATURATED_SHARE = 0.001
+"""At least this share of cells exactly at the favourable end marks a clipped display stretch (a greyscale
+rendering): values stop there, so no departure beyond it can be seen ("ceiling", in measure units)."""
 LOG_RANGE = 10.0
 """A lognormal layer's 98th percentile is at least this many times its 2nd."""
 
@@ -37,7 +41,11 @@ def background_model(values: np.ma.MaskedArray, favourable: str = "high") -> dic
     spread = 1.4826 * float(np.median(np.abs(side - centre))) if side.size else 0.0
     if spread <= 0:
         spread = 1.4826 * float(np.median(np.abs(measured - centre))) or float(np.std(measured)) or 1.0
-    return {"model": model, "distinct": distinct, "bg_centre": round(centre, 6), "bg_sigma": round(spread, 6)}
+    out = {"model": model, "distinct": distinct, "bg_centre": round(centre, 6), "bg_sigma": round(spread, 6)}
+    end = float(measured.max()) if favourable != "low" else float(measured.min())
+    if float(np.mean(measured == end)) >= SATURATED_SHARE:
+        out["ceiling"] = round(end, 6)
+    return out
 
 
 def _skew(x: np.ndarray) -> float:

@@ -31,3 +31,19 @@ def test_an_anomaly_does_not_inflate_the_spread_it_is_measured_against():
     assert model["bg_sigma"] == pytest.approx(0.05, rel=0.1)
     low = background_model(np.ma.masked_array(np.concatenate([background, 2.0 - anomaly])), favourable="low")
     assert low["bg_sigma"] == pytest.approx(0.05, rel=0.1)
+
+
+def test_a_clipped_display_stretch_carries_its_ceiling():
+    """A greyscale rendering stretched to 1-255 and clipped at its top half percent: values stop at 255, so a
+    4-spread threshold (here near 400) would lie where no cell can be; the model says where the layer stops."""
+    rng = np.random.default_rng(2)
+    physical = rng.normal(0.0, 1.0, 50_000)
+    lo, hi = np.quantile(physical, [0.005, 0.995])
+    grey = np.clip(1 + 254 * (physical - lo) / (hi - lo), 1, 255).astype("float32")
+    model = background_model(np.ma.masked_array(grey))
+    assert model["model"] == "normal" and model["ceiling"] == 255.0
+    assert model["bg_centre"] + 4 * model["bg_sigma"] > 255.0
+    low = background_model(np.ma.masked_array(grey), favourable="low")
+    assert low["ceiling"] == 1.0  # the favourable end of a favourable-low layer is its floor
+    unclipped = background_model(np.ma.masked_array(physical.astype("float32")))
+    assert "ceiling" not in unclipped
