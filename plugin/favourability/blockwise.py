@@ -313,17 +313,7 @@ def _windows(grid: RasterGrid, block: int) -> list:
 def _distance_plan(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
     shapes = plan.shapes
     width, height = grid.pixel_size
-    xmin, ymin, xmax, ymax = grid.bounds
-    fx0 = min(g.bounds[0] for g in shapes)
-    fy0 = min(g.bounds[1] for g in shapes)
-    fx1 = max(g.bounds[2] for g in shapes)
-    fy1 = max(g.bounds[3] for g in shapes)
-    cap = max(grid.width, grid.height) // 4
-
-    def pad(outside: float, size: float) -> int:
-        return min(cap, max(0, math.ceil(outside / size)))
-
-    plan.pads = (pad(xmin - fx0, width), pad(fx1 - xmax, width), pad(fy1 - ymax, height), pad(ymin - fy0, height))
+    plan.pads = tf.feature_pads(shapes, grid)
     left, right, top, bottom = plan.pads
     rows, cols = grid.height + top + bottom, grid.width + left + right
     factor = max(1, int(math.ceil(math.sqrt(rows * cols / COARSE_CELLS))))

@@ -116,6 +116,24 @@ def invert(x) -> np.ma.MaskedArray:
     return _out(1.0 - data.filled(0.0), np.ma.getmaskarray(data))
 
 
+
+def feature_pads(shapes: list, grid) -> tuple[int, int, int, int]:
+    """Pixels (left, right, top, bottom) to grow `grid` by so that it holds the features `shapes` lying beyond it,
+    each side at most a quarter of the grid's larger size (farther features hardly change a distance inside)."""
+    width, height = grid.pixel_size
+    xmin, ymin, xmax, ymax = grid.bounds
+    fx0 = min(g.bounds[0] for g in shapes)
+    fy0 = min(g.bounds[1] for g in shapes)
+    fx1 = max(g.bounds[2] for g in shapes)
+    fy1 = max(g.bounds[3] for g in shapes)
+    cap = max(grid.width, grid.height) // 4
+
+    def pad(outside: float, size: float) -> int:
+        return min(cap, max(0, math.ceil(outside / size)))
+
+    return pad(xmin - fx0, width), pad(fx1 - xmax, width), pad(fy1 - ymax, height), pad(ymin - fy0, height)
+
+
 def distance_to_features_m(geometries, grid: RasterGrid) -> np.ndarray:
     """Distance (map units, metres in a projected CRS) from each cell centre of `grid` to the nearest feature.
 
@@ -128,18 +146,7 @@ def distance_to_features_m(geometries, grid: RasterGrid) -> np.ndarray:
     if not shapes:
         raise LodestarError("There are no features to measure distances from; give a layer with fault lines.")
     width, height = grid.pixel_size
-    xmin, ymin, xmax, ymax = grid.bounds
-    fx0 = min(g.bounds[0] for g in shapes)
-    fy0 = min(g.bounds[1] for g in shapes)
-    fx1 = max(g.bounds[2] for g in shapes)
-    fy1 = max(g.bounds[3] for g in shapes)
-    cap = max(grid.width, grid.height) // 4
-
-    def pad(outside: float, size: float) -> int:
-        return min(cap, max(0, math.ceil(outside / size)))
-
-    left, right = pad(xmin - fx0, width), pad(fx1 - xmax, width)
-    top, bottom = pad(fy1 - ymax, height), pad(ymin - fy0, height)
+    left, right, top, bottom = feature_pads(shapes, grid)
     transform = grid.transform * grid.transform.translation(-left, -top)
     burnt = rasterize(((g, 1) for g in shapes), out_shape=(grid.height + top + bottom, grid.width + left + right),
                       transform=transform, fill=0, all_touched=True, dtype="uint8")
