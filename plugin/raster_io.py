@@ -99,6 +99,15 @@ class RasterGrid:
                                 "cover any of its pixels); choose an area inside it.")
         return Window(c0, r0, c1 - c0, r1 - r0)
 
+    def source_window(self, target: RasterGrid) -> Window:
+        """The window of this (source) grid under a target grid's extent, in any CRS, with one more pixel on each
+        side for interpolation at the edges; LodestarError when they do not overlap."""
+        win = self.bounds_window(transform_bounds(target.crs, self.crs, *target.bounds, densify_pts=21))
+        c0, r0 = max(0, int(win.col_off) - 1), max(0, int(win.row_off) - 1)
+        c1 = min(self.width, int(win.col_off + win.width) + 1)
+        r1 = min(self.height, int(win.row_off + win.height) + 1)
+        return Window(c0, r0, c1 - c0, r1 - r0)
+
     def resized(self, width: int, height: int) -> RasterGrid:
         """The same extent cut into width x height pixels (a decimated read, a resized image)."""
         return RasterGrid(self.transform * Affine.scale(self.width / width, self.height / height), int(width),
@@ -497,16 +506,10 @@ class RasterSet:
 
     def _warp(self, reader: RasterReader, bands, resampling) -> np.ma.MaskedArray:
         g = self.grid
-        src_bounds = transform_bounds(g.crs, reader.grid.crs, *g.bounds, densify_pts=21)
-        try:
-            win = reader.grid.bounds_window(src_bounds)
+        try:  # every source pixel the grid touches, plus one on each side
+            win = reader.grid.source_window(g)
         except LodestarError:
             win = Window(0, 0, reader.grid.width, reader.grid.height)
-        # Every source pixel the grid touches, plus one on each side for the interpolation at the edges.
-        c0, r0 = max(0, int(win.col_off) - 1), max(0, int(win.row_off) - 1)
-        c1 = min(reader.grid.width, int(win.col_off + win.width) + 1)
-        r1 = min(reader.grid.height, int(win.row_off + win.height) + 1)
-        win = Window(c0, r0, c1 - c0, r1 - r0)
         # Read the source at no more than about twice the output resolution: codes and colours by nearest
         # neighbour, magnitudes averaged (a decimation by picking pixels would alias fine detail).
         decimation = Resampling.nearest if resampling == Resampling.nearest else Resampling.average

@@ -39,7 +39,7 @@ import rasterio
 from affine import Affine
 from rasterio.enums import Resampling
 from rasterio.features import rasterize
-from rasterio.warp import reproject, transform_bounds
+from rasterio.warp import reproject
 from rasterio.windows import Window
 from scipy import ndimage
 
@@ -102,15 +102,10 @@ def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.Masked
     aligned = _aligned_window(reader.grid, block)
     if aligned is not None:  # the same pixels: a plain windowed read, as the warp would give them
         return reader.read(bands, window=aligned)
-    src_bounds = transform_bounds(grid.crs, reader.grid.crs, *block.bounds, densify_pts=21)
     try:
-        win = reader.grid.bounds_window(src_bounds)
+        win = reader.grid.source_window(block)
     except LodestarError:
         return np.ma.masked_all((len(bands), block.height, block.width), dtype="float32")
-    c0, r0 = max(0, int(win.col_off) - 1), max(0, int(win.row_off) - 1)
-    c1 = min(reader.grid.width, int(win.col_off + win.width) + 1)
-    r1 = min(reader.grid.height, int(win.row_off + win.height) + 1)
-    win = Window(c0, r0, c1 - c0, r1 - r0)
     decimation = Resampling.nearest if resampling == Resampling.nearest else Resampling.average
     src, src_grid = reader.read_overview(max(4 * grid.width * grid.height, 1), bands, window=win,
                                          resampling=decimation)
