@@ -31,6 +31,7 @@ import copy
 import email.utils
 import hashlib
 import json
+import math
 import re
 import socket
 import threading
@@ -60,6 +61,8 @@ _POLL_S = 0.05  # how often a call in flight looks at the cancel flag and its de
 STRING_CHARS = 240
 """The longest free text the schema sent to a server allows (its strings' maxLength): answers stay short
 enough to finish within the answer tokens."""
+ROUND_VALUES = 40
+"""About how many round values a bounded number may take in the schema sent to a server."""
 MIN_ANSWER_TOKENS, MAX_ANSWER_TOKENS = 256, 4096
 """Bounds of the answer tokens sized from a schema."""
 
@@ -231,9 +234,17 @@ def _estimate_tokens(value) -> int:
 # ---- the schema a server is given ----------------------------------------------------------------
 def sent_schema(schema: dict) -> dict:
     """The schema as sent for structured output: every object closed (additionalProperties false where it
-    lists its properties), free text bounded (maxLength), lists of choices bounded by their choices. What it
-    accepts, `validate(schema)` accepts too."""
+    lists its properties), free text bounded (maxLength), lists of choices bounded by their choices, a rule
+    written as `anyOf` overlays sent as whole alternatives (what grammar-constrained servers read), an enum
+    without its list of types (llama.cpp's grammar would read the types and drop the enum), a bounded number
+    as its round values within the bounds (grammars cannot hold a number between bounds). What it accepts,
+    `validate(schema)` accepts too."""
+    if schema.get("anyOf") and (schema.get("properties") or schema.get("type")):
+        base = {k: v for k, v in schema.items() if k not in ("anyOf", "description")}
+        return {"anyOf": [sent_schema(_overlaid(base, overlay)) for overlay in schema["anyOf"]]}
     out = dict(schema)
+    if "enum" in out and isinstance(out.get("type"), list):
+        out.pop("type")
     kind = out.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     if "object" in kinds and out.get("properties"):
@@ -246,12 +257,47 @@ def sent_schema(schema: dict) -> dict:
             out["maxItems"] = len(choices) if choices else 8
     if "string" in kinds and "enum" not in out:
         out.setdefault("maxLength", STRING_CHARS)
+    if kinds in (["number"], ["integer"]) and "enum" not in out and "minimum" in out and "maximum" in out:
+        out["enum"] = _round_values(out["minimum"], out["maximum"], kinds[0] == "integer")
+    return out
+
+
+def _round_values(low: float, high: float, integer: bool) -> list:
+    """At most about forty round values from `low` to `high` (both kept): steps of 1, 2, 2.5 or 5 times a power
+    of ten."""
+    span = high - low
+    if span <= 0:
+        return [low]
+    rough = span / ROUND_VALUES
+    power = 10.0 ** math.floor(math.log10(rough))
+    step = next(power * m for m in (1, 2, 2.5, 5, 10) if power * m >= rough)
+    if integer:
+        step = max(1, math.ceil(step))
+    first = math.ceil(low / step - 1e-9)
+    values = [round(k * step, 10) for k in range(first, math.floor(high / step + 1e-9) + 1)]
+    values = sorted({low, *values, high})
+    return [int(v) for v in values] if integer else values
+
+
+def _overlaid(base: dict, overlay: dict) -> dict:
+    """`base` narrowed by `overlay`: its keywords replace the base's, its properties narrow the base's in turn
+    (in the base's order), its required keys add to the base's."""
+    out = {**base, **{k: v for k, v in overlay.items() if k not in ("properties", "required")}}
+    if "properties" in overlay:
+        properties = dict(base.get("properties") or {})
+        for key, narrower in overlay["properties"].items():
+            properties[key] = _overlaid(properties.get(key, {}), narrower)
+        out["properties"] = properties
+    if "required" in overlay:
+        out["required"] = list(dict.fromkeys([*base.get("required", []), *overlay["required"]]))
     return out
 
 
 def strict_schema(schema: dict) -> bool:
     """Whether `schema` meets strict structured output's rules (OpenAI): every object closed with all its
     properties required, and no free-form object."""
+    if "anyOf" in schema:
+        return all(strict_schema(variant) for variant in schema["anyOf"])
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     if "object" in kinds:
@@ -268,6 +314,8 @@ def strict_schema(schema: dict) -> bool:
 
 def _answer_size(schema: dict) -> float:
     """Tokens of the longest answer `schema` allows, roughly (three characters a token for JSON)."""
+    if schema.get("anyOf"):
+        return max(_answer_size(variant) for variant in schema["anyOf"])
     if schema.get("enum"):
         return 2 + max(len(json.dumps(v)) for v in schema["enum"]) / 3
     kind = schema.get("type")
@@ -294,7 +342,7 @@ def _response_format(form: str, role: str, schema: dict) -> dict | None:
     if form == "json_schema":
         sent = sent_schema(schema)
         return {"type": "json_schema", "json_schema": {"name": f"lodestar_{role}", "schema": sent,
-                                                       "strict": strict_schema(sent)}}
+                                                       "strict": "anyOf" not in sent and strict_schema(sent)}}
     if form == "json_object_schema":
         return {"type": "json_object", "schema": sent_schema(schema)}
     if form == "json_object":

@@ -102,6 +102,24 @@ def _judged(ids: list) -> dict:
     return {"type": "object", "properties": {i: {"type": "boolean"} for i in ids}}
 
 
+def _with_rule(schema: dict, overlays: list, rule: str) -> dict:
+    """`schema` with a rule tying its fields together: at least one overlay (a narrowing of the schema) holds.
+    A server constraining its output to the schema cannot break the rule; `rule` is the repair message."""
+    overlays = [o for o in overlays if all(p.get("enum") != [] for p in (o.get("properties") or {}).values())]
+    return {**schema, "anyOf": overlays, "description": rule} if overlays else schema
+
+
+def _zone_tools_need_layers(schema: dict, tools) -> dict:
+    """A step or call schema in which a zone-marking tool comes with at least one layer."""
+    zone_tools = [t for t in tools if t in ZONE_TOOLS]
+    if not zone_tools or schema["properties"]["layers"].get("minItems"):
+        return schema
+    return _with_rule(schema, [{"properties": {"tool": {"enum": [t for t in tools if t not in ZONE_TOOLS]}}},
+                               {"properties": {"layers": {"minItems": 1}}}],
+                      f"the zone tools ({', '.join(zone_tools)}) mark zones on a layer: with one of them, name at least "
+                      "one layer in layers")
+
+
 def _trim(value, limit: int):
     """`value` if its JSON is short, else a truncated JSON text of it (for prompt size)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
@@ -201,17 +219,14 @@ class OpenAIReasoner:
             },
         }
         schema = {"type": "object", "required": ["steps"], "properties": {
-            "steps": {"type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS, "items": step_schema}}}
-
-        def check(answer: dict) -> list[str]:
-            return [f"$.steps[{i}] uses {s['tool']}, which marks zones on a layer: name at least one layer"
-                    for i, s in enumerate(answer["steps"]) if s["tool"] in ZONE_TOOLS and not s["layers"]]
+            "steps": {"type": "array", "minItems": 1, "maxItems": MAX_PLAN_STEPS,
+                      "items": _zone_tools_need_layers(step_schema, tools)}}}
 
         data = {"question": ws.question, "choices": ws.choices,
                 "layers": [info.to_dict() for info in ws.layers],
                 "deposit_models": [_planner_knowledge(m) for m in ws.knowledge[:2]],
                 "tools": tools}
-        answer = self._ask("planner", "planner", "Plan the analysis of this question.", data, schema, check=check)
+        answer = self._ask("planner", "planner", "Plan the analysis of this question.", data, schema)
         return [PlanStep(index=i, purpose=s["purpose"], layers=list(s["layers"]), layers_why=s.get("layers_why", ""),
                          tool=s["tool"], tool_why=s.get("tool_why", ""), expected=s["expected"],
                          params=dict(s.get("params") or {}), evidence=s.get("evidence", ""), level=s.get("level", ""))
@@ -246,6 +261,7 @@ class OpenAIReasoner:
         if text_only:  # boxes, their location words and target areas refer to a view this model does not get
             for name in ("boxes", "locations", "target_area"):
                 schema["properties"].pop(name)
+        schema = _zone_tools_need_layers(schema, tools)
         sent = {"form": "image"}
 
         def check(answer: dict) -> list[str]:
@@ -289,12 +305,10 @@ class OpenAIReasoner:
         schema = {"type": "object", "required": ["rationale", "sub_inference", "global_inference"], "properties": {
             "rationale": {"type": "string"}, "sub_inference": {"type": "string", "enum": list(SUB_INFERENCES)},
             "global_inference": {"type": "string", "enum": list(GLOBAL_INFERENCES)}}}
-
-        def check(answer: dict) -> list[str]:
-            if answer["sub_inference"] == "Yes" and outcome.error:
-                return [f"The tool call failed ({outcome.error[:200]}): a failed step cannot support its "
-                        "purpose, so sub_inference must be \"No\""]
-            return []
+        if outcome.error:
+            schema = _with_rule(schema, [{"properties": {"sub_inference": {"enum": ["No"]}}}],
+                                f"The tool call failed ({outcome.error[:200]}): a failed step cannot support its "
+                                "purpose, so sub_inference must be \"No\"")
 
         has_image = bool(outcome.evidence_png and Path(outcome.evidence_png).is_file())
         text_only = has_image and self._text_only("executor")
@@ -324,7 +338,7 @@ class OpenAIReasoner:
                              "relations": _relations(earlier) + [_trim(entry, 300) for entry in
                                                                  (outcome.stats.get("coincidence") or [])[:20]]}}
         answer = self._ask("executor", "executor", f"Phase observe: judge the outcome of step {step.index}.", data,
-                           schema, images=images, check=check, phase="observe", text_data=text_data,
+                           schema, images=images, phase="observe", text_data=text_data,
                            text_only=text_only)
         return Judgement(answer["rationale"], answer["sub_inference"], answer["global_inference"])
 
@@ -348,17 +362,18 @@ class OpenAIReasoner:
             },
         }
         positive = positive_choice(ws.choices)
+        if positive is not None and items["critical"]:  # the evidence rule
+            schema = _with_rule(schema, [
+                {"properties": {"valid": {"enum": [False]}}},
+                {"properties": {"answer": {"enum": [c for c in [*letters, None] if c != positive]}}},
+                {"properties": {"critical": {"properties": {i: {"enum": [True]} for i in items["critical"]}}}}],
+                f"By the evidence rule the positive answer {positive!r} cannot be accepted (valid true) while a "
+                "critical evidence item is false: either mark the chain invalid with feedback for the faulty "
+                "steps, or give another answer")
 
         def check(answer: dict) -> list[str]:
-            problems = [f"$.{level}.{key} must be true or false" for level in ("critical", "secondary")
-                        for key, value in (answer.get(level) or {}).items() if not isinstance(value, bool)]
-            unsupported = [k for k, v in answer["critical"].items() if v is False]
-            if not problems and answer["valid"] and positive is not None and answer["answer"] == positive \
-                    and unsupported:
-                problems.append(f"You accepted the positive answer {positive!r} while critical evidence "
-                                f"{', '.join(unsupported)} is unsupported: by the evidence rule either mark the "
-                                "chain invalid with feedback for the faulty steps, or give another answer")
-            return problems
+            return [f"$.{level}.{key} must be true or false" for level in ("critical", "secondary")
+                    for key, value in (answer.get(level) or {}).items() if not isinstance(value, bool)]
 
         data = {"question": ws.question, "choices": ws.choices,
                 "deposit_model": {"name": model.get("name", ""), **{
@@ -421,7 +436,8 @@ class OpenAIReasoner:
 
     def evidence_plan(self, ws) -> list:
         """Each layer's transformation, membership and weight for the favourability surface, chosen by the
-        model from the deposit model's default plan (validated: known layers, each once, known forms)."""
+        model from the deposit model's default plan (validated: known layers, known forms, favourable units
+        named for a units transform; a layer listed again is dropped, its first entry stands)."""
         from ..plugin.favourability.evidence import MEMBERSHIPS, TRANSFORMS, EvidenceSpec
         from ..plugin.favourability.knowledge import knowledge_specs
 
@@ -434,27 +450,35 @@ class OpenAIReasoner:
                                "params": {"type": "object"},
                                "weight": {"type": "number", "minimum": 0, "maximum": 3},
                                "why": {"type": "string"}}}
+        item = _with_rule(item, [
+            {"properties": {"transform": {"enum": [t for t in TRANSFORMS if t != "units"]}}},
+            {"required": ["params"], "properties": {"params": {
+                "required": ["units"], "properties": {
+                    "units": {"type": "array", "minItems": 1, "items": {"type": ["string", "integer"]}},
+                    "outside": {"type": "number", "minimum": 0, "maximum": 1}}}}}],
+            "a units transform needs params.units, the favourable units (names or codes)")
         schema = {"type": "object", "required": ["evidence"],
                   "properties": {"evidence": {"type": "array", "items": item, "minItems": 1, "maxItems": len(names)},
                                  "rationale": {"type": "string"}}}
         by_layer = {info.name: info for info in ws.layers}
 
         def specs_of(answer: dict) -> list:
-            out = []
+            out, seen = [], set()
             for entry in answer["evidence"]:
+                if entry["layer"] in seen:
+                    continue
+                seen.add(entry["layer"])
                 info = by_layer[entry["layer"]]
                 out.append(EvidenceSpec(entry["layer"], info.role, info.kind, entry["transform"], entry["membership"],
                                         dict(entry.get("params") or {}), entry["weight"], entry["why"]))
             return out
 
         def check(answer: dict) -> list[str]:
-            layers = [entry["layer"] for entry in answer["evidence"]]
-            problems = [f"layer {n!r} is listed more than once" for n in sorted(set(layers)) if layers.count(n) > 1]
             try:
                 specs_of(answer)
             except (LodestarError, TypeError, ValueError) as exc:
-                problems.append(str(exc))
-            return problems
+                return [str(exc)]
+            return []
 
         model = ws.deposit_model
         data = {"question": ws.question, "deposit_model": {k: model.get(k) for k in ("name", "evidence",
@@ -512,14 +536,12 @@ def _map_bounds(area, bounds) -> list[float]:
 
 
 def _call_problems(answer: dict, viewed: str | None) -> list[str]:
-    """What a tool call needs beyond its schema: layers for zone tools; well-formed, located boxes."""
+    """What a tool call needs beyond its schema: well-formed, located boxes and target areas."""
     problems = []
     target = answer.get("target_area")
     if target and not (target[0] < target[2] and target[1] < target[3]):
         problems.append(f"$.target_area = {target} must be [ymin, xmin, ymax, xmax] with ymin < ymax and "
                         "xmin < xmax")
-    if answer["tool"] in ZONE_TOOLS and not answer["layers"]:
-        problems.append(f"{answer['tool']} marks zones on a layer: name at least one layer in $.layers")
     if answer["tool"] != "mark_boxes":
         return problems
     boxes, locations = answer.get("boxes") or [], answer.get("locations") or []

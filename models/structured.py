@@ -1,8 +1,13 @@
 """JSON answers from language models: a minimal schema check (extraction is `plugin/json_text.py`).
 
 `validate` checks a value against a small subset of JSON Schema (type, properties, required, enum,
-items, minItems, maxItems, minimum, maximum, additionalProperties=false) and returns readable error
+items, minItems, maxItems, minimum, maximum, additionalProperties=false, anyOf) and returns readable error
 messages with JSON paths, so that a model can be asked again with exactly what was wrong.
+
+`anyOf` beside a schema's own keywords narrows it (JSON Schema's meaning): the value must meet the schema and
+at least one of the listed overlays; a rule that ties fields together (e.g. "no positive answer while a
+critical item is false") is written so, with the rule in words as the schema's `description`, which is the
+message when no overlay fits.
 """
 from __future__ import annotations
 
@@ -58,4 +63,6 @@ def validate(value, schema: dict, path: str = "$") -> list[str]:
         if "items" in schema:
             for index, item in enumerate(value):
                 errors.extend(validate(item, schema["items"], f"{path}[{index}]"))
+    if "anyOf" in schema and not errors and all(validate(value, overlay, path) for overlay in schema["anyOf"]):
+        errors.append(f"{path}: {schema.get('description') or 'matches none of the allowed combinations'}")
     return errors

@@ -66,7 +66,9 @@ def test_clean_json_answer_and_request_contents():
     sent = body["response_format"]  # the schema goes with the request, closed; strict since every key is required
     assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "lodestar_verifier"
     assert sent["json_schema"]["strict"] is True
-    assert sent["json_schema"]["schema"] == {**SCHEMA, "additionalProperties": False}
+    assert sent["json_schema"]["schema"] == {**SCHEMA, "additionalProperties": False, "properties": {
+        **SCHEMA["properties"], "confidence": {**SCHEMA["properties"]["confidence"],
+                                               "enum": [round(0.025 * k, 10) for k in range(41)]}}}
     assert body["max_tokens"] == llm_client.answer_tokens_for(SCHEMA) == 256
     assert body["messages"] == MESSAGES
     assert request.headers["authorization"] == f"Bearer {KEY}"

@@ -78,6 +78,10 @@ def test_the_sent_schema_is_closed_and_bounded_and_strict_only_when_it_can_be():
     assert sent["properties"]["answer"] == SCHEMA["properties"]["answer"]  # choices are bound already
     assert sent["properties"]["params"] == {"type": "object"}  # free-form: no strict mode for it
     assert strict_schema(sent) is False
+    bounded = sent_schema({"type": "number", "minimum": 0, "maximum": 3})  # a grammar cannot hold a bound
+    assert bounded["enum"] == [0, *[round(0.1 * k, 10) for k in range(1, 30)], 3.0]
+    assert sent_schema({"type": "integer", "minimum": 2, "maximum": 6})["enum"] == [2, 3, 4, 5, 6]
+    assert sent_schema({"type": "number", "minimum": 1, "maximum": 2})["enum"][:3] == [1, 1.025, 1.05]
     closed = sent_schema({"type": "object", "required": ["a", "b"], "properties": {
         "a": {"type": "array", "items": {"type": "string", "enum": ["x", "y", "z"]}}, "b": {"type": "integer"}}})
     assert closed["properties"]["a"]["maxItems"] == 3 and strict_schema(closed) is True

@@ -91,7 +91,9 @@ def test_plan_with_unknown_layers_or_tools_is_repaired(ws):
         repairs = [r.messages[-1]["content"] for r in server.chat_requests[1:]]
     assert len(steps) == 1 and steps[0].layers == [ws.layer_names()[1]]
     assert "$.steps[0].layers[0] must be one of" in repairs[0] and "$.steps[0].tool must be one of" in repairs[0]
-    assert "color_regions, which marks zones on a layer: name at least one layer" in repairs[1]
+    assert "$.steps[1]: the zone tools (color_regions," in repairs[0]  # a rule tying fields, in the schema sent
+    assert "$.steps[0]: the zone tools (color_regions," in repairs[1]
+    assert "with one of them, name at least one layer in layers" in repairs[1]
     assert reasoner.usage()["planner"]["repairs"] == 2
 
 
@@ -181,7 +183,14 @@ def test_verify_applies_the_critical_evidence_rule(ws):
     assert (verdict.valid, verdict.answer) == (False, "B")
     assert verdict.feedback == {2: "Relate the AlOH core to the silica zones again."}
     assert verdict.critical == {"phyllic_core": True, "zoned_alteration": False}
-    assert "critical evidence zoned_alteration is unsupported" in repairs[0]
+    assert "$: By the evidence rule the positive answer 'A' cannot be accepted (valid true) while a critical " \
+           "evidence item is false" in repairs[0]
+    sent = server.chat_requests[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["strict"] is False
+    rule = sent["json_schema"]["schema"]["anyOf"]  # the rule sent as alternatives a server can follow
+    assert [v["properties"]["valid"].get("enum") for v in rule] == [[False], None, None]
+    assert rule[1]["properties"]["answer"]["enum"] == ["B", None]
+    assert rule[2]["properties"]["critical"]["properties"]["zoned_alteration"]["enum"] == [True]
     assert "$.feedback[0].step must be one of 1, 2, got 9" in repairs[1]
     assert [s["step"] for s in data["chain"]] == [1, 2] and data["chain"][1]["sub_inference"] == "No"
     assert {i["id"] for i in data["deposit_model"]["critical"]} >= {"phyllic_core", "zoned_alteration"}
@@ -246,3 +255,25 @@ def test_data_message_round_trips_any_text():
     block = message["content"].split("<data>\n", 1)[1].rsplit("\n</data>", 1)[0]
     assert json.loads(block) == {"name": text}
     assert message["content"].count("</data>") == 1
+
+
+def test_the_evidence_plan_names_units_for_a_units_transform_and_keeps_a_layers_first_entry(ws):
+    geology = next(info.name for info in ws.layers if info.role == "geological_map")
+    index = ws.layer_names()[1]
+    no_units = {"evidence": [{"layer": geology, "transform": "units", "membership": "identity", "weight": 1,
+                              "why": "host rocks"}]}
+    twice = {"evidence": [
+        {"layer": index, "transform": "percentile_rank", "membership": "identity", "weight": 2, "why": "core"},
+        {"layer": geology, "transform": "units", "membership": "identity", "params": {"units": ["granodiorite"]},
+         "weight": 1, "why": "host rocks"},
+        {"layer": index, "transform": "none", "membership": "identity", "weight": 1, "why": "again"}]}
+    with FakeOpenAIServer([no_units, twice]) as server:
+        specs = _reasoner(server).evidence_plan(ws)
+        repair = server.chat_requests[1].messages[-1]["content"]
+        sent = server.chat_requests[0].body["response_format"]["json_schema"]["schema"]
+    assert "$.evidence[0]: a units transform needs params.units, the favourable units" in repair
+    assert [(s.layer, s.transform, s.weight) for s in specs] == [(index, "percentile_rank", 2.0),
+                                                                 (geology, "units", 1.0)]
+    item = sent["properties"]["evidence"]["items"]["anyOf"]
+    assert "units" not in item[0]["properties"]["transform"]["enum"]
+    assert item[1]["properties"]["params"]["required"] == ["units"]
