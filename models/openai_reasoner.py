@@ -116,8 +116,8 @@ def _zone_tools_need_layers(schema: dict, tools) -> dict:
         return schema
     return _with_rule(schema, [{"properties": {"tool": {"enum": [t for t in tools if t not in ZONE_TOOLS]}}},
                                {"properties": {"layers": {"minItems": 1}}}],
-                      f"the zone tools ({', '.join(zone_tools)}) mark zones on a layer: with one of them, name at least "
-                      "one layer in layers")
+                      f"the zone tools ({', '.join(zone_tools)}) mark zones on a layer: with one of them, name at "
+                      "least one layer in layers")
 
 
 def _trim(value, limit: int):
