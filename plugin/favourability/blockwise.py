@@ -40,9 +40,11 @@ import rasterio
 from affine import Affine
 from rasterio.enums import Resampling
 from rasterio.features import rasterize
+from rasterio.transform import array_bounds
 from rasterio.warp import reproject
 from rasterio.windows import Window
 from scipy import ndimage
+from shapely.ops import clip_by_rect
 
 from ..errors import Cancelled, LodestarError
 from ..files import atomic_path
@@ -324,6 +326,27 @@ def _distance_plan(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
                        .astype("float32"), factor)
 
 
+def _burn(shapes: list, values: list, shape: tuple, transform: Affine, all_touched: bool, dtype: str) -> np.ndarray:
+    """rasterize of the shapes' parts on a window (0 elsewhere): each shape is clipped to the window grown by two
+    pixels first, since GDAL walks a line's whole length, so a fault crossing a province costs as much on every
+    small window as on the whole canvas (and holds Python's lock while it does)."""
+    height, width = shape
+    west, south, east, north = array_bounds(height, width, transform)
+    margin_x, margin_y = 2 * abs(transform.a), 2 * abs(transform.e)
+    box = (west - margin_x, south - margin_y, east + margin_x, north + margin_y)
+    parts = []
+    for geometry, value in zip(shapes, values):
+        xmin, ymin, xmax, ymax = geometry.bounds
+        if xmin > box[2] or xmax < box[0] or ymin > box[3] or ymax < box[1]:
+            continue
+        part = clip_by_rect(geometry, *box)
+        if not part.is_empty:
+            parts.append((part, value))
+    if not parts:
+        return np.zeros(shape, dtype=dtype)
+    return rasterize(parts, out_shape=shape, transform=transform, fill=0, all_touched=all_touched, dtype=dtype)
+
+
 def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: int) -> np.ndarray:
     """transforms.distance_to_features_m of the whole grid, on one window: the distance transform of a window
     grown (doubling a halo) until each cell's nearest feature cell in it is no farther than the window's open
@@ -344,8 +367,7 @@ def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: in
         wr0, wc0 = max(0, r0 - halo), max(0, c0 - halo)
         wr1, wc1 = min(rows, r0 + h + halo), min(cols, c0 + w + halo)
         transform = grid.transform * Affine.translation(wc0 - left, wr0 - top)
-        burnt = rasterize(((g, 1) for g in plan.shapes), out_shape=(wr1 - wr0, wc1 - wc0), transform=transform,
-                          fill=0, all_touched=True, dtype="uint8")
+        burnt = _burn(plan.shapes, [1] * len(plan.shapes), (wr1 - wr0, wc1 - wc0), transform, True, "uint8")
         if burnt.any():
             dist = ndimage.distance_transform_edt(burnt == 0, sampling=(ph, pw))[r0 - wr0:r0 - wr0 + h,
                                                                                  c0 - wc0:c0 - wc0 + w]
@@ -442,8 +464,8 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
     elif spec.transform == "units":
         if plan.frame_codes is not None:
             shapes, codes = plan.frame_codes
-            burnt = rasterize(zip(shapes, codes), out_shape=(int(window.height), int(window.width)),
-                              transform=grid.window_grid(window).transform, fill=0, dtype="int32")
+            burnt = _burn(shapes, codes, (int(window.height), int(window.width)),
+                          grid.window_grid(window).transform, False, "int32")
             data = np.ma.masked_equal(burnt, 0).astype("float64")
         else:
             band = reads[spec.layer][0]
