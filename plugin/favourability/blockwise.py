@@ -4,8 +4,7 @@ The reasoning chain works on its budget grid (raster_io.RasterSet, a few million
 chose (its evidence specs, overlay method and weights) is then made again at the layers' finest resolution
 (or a resolution the user sets) over any extent, with memory bounded by the block size, not the raster
 size: each block reads only its window of every layer (plus a margin for the interpolation), and is written
-to a tiled, deflate-compressed GeoTIFF with overviews as soon as it is done (GDAL compresses tiles and builds
-overviews on every core).
+to a tiled, deflate-compressed GeoTIFF with overviews as soon as it is done.
 
 Pointwise steps (fuzzy memberships, inversion, favourable units, the overlay) are the in-memory functions
 applied to each block. Steps that look at the whole layer get their global figures first, in one blockwise
@@ -509,11 +508,8 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
                consume=None):
     """`function(window, *args)` (a module-level function) over every window as Dask tasks (the arguments sent
     to a cluster's workers once): reduced with `reduce(list)` (a tree of 8), or each
-    result handed to `consume(window, result)` in completion order (on local threads, the next blocks are
-    computed while one batch is consumed). Progress counts blocks; a cancel stops submitting and cancels what
-    is in flight."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    result handed to `consume(window, result)` in completion order. Progress counts blocks; a cancel stops
+    submitting and cancels what is in flight."""
     import dask
 
     total = len(windows)
@@ -531,23 +527,15 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     limit = 2 * threads
     done, partials, pending = 0, [], list(enumerate(windows))
     in_flight: dict = {}
-    background = ThreadPoolExecutor(1) if client is None else None
-
-    def local_batch():
-        batch = [pending.pop(0)[1] for _ in range(min(threads, len(pending)))]
-        return batch, background.submit(dask.compute, *[dask.delayed(function)(win, *shared) for win in batch],
-                                         scheduler="threads", num_workers=threads)
-
-    ahead = local_batch() if client is None and pending else None
     try:
-        while pending or in_flight or ahead is not None:
+        while pending or in_flight:
             if progress.cancelled():
                 raise Cancelled()
             if client is None:
-                batch, computing = ahead
-                results = computing.result()
-                ahead = local_batch() if pending and not progress.cancelled() else None
-                finished = list(zip(batch, results))
+                batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
+                results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
+                                       scheduler="threads", num_workers=threads)
+                finished = [(win, res) for (_, win), res in zip(batch, results)]
             else:
                 while pending and len(in_flight) < limit:
                     i, win = pending.pop(0)
@@ -578,8 +566,6 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     finally:
         if client is not None:
             client.close()
-        if background is not None:
-            background.shutdown(wait=False, cancel_futures=True)
 
 
 def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", gamma: float = 0.8,
@@ -623,14 +609,13 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
     plans = plan_surface(raster_set, specs, extra, block, scheduler, progress)
     profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
                "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": FULL_TILE,
-               "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER",
-               "NUM_THREADS": "ALL_CPUS"}
+               "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
     windows = _windows(grid, block)
     method_text = method + (f" (gamma {gamma:g})" if method == "gamma" else "")
     path = Path(path)
-    with rasterio.Env(GDAL_CACHEMAX=128, GDAL_NUM_THREADS="ALL_CPUS"), atomic_path(path) as tmp:
+    with rasterio.Env(GDAL_CACHEMAX=128), atomic_path(path) as tmp:
         with rasterio.open(tmp, "w", **profile) as dst:
             run_blocks(surface_block, (raster_set, plans, method, gamma, block), windows, scheduler,
                        progress.scaled(30, 90), consume=lambda win, data: dst.write(data, 1, window=win))
