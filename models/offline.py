@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
@@ -60,7 +62,7 @@ class OfflineReasoner:
 
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0):
+                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, local_contrast: float = 1.0):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_m2 = float(min_area_m2)
@@ -69,9 +71,11 @@ class OfflineReasoner:
         self.refine_factor = float(refine_factor)
         self.geochem_percentile = float(geochem_percentile)
         self.fault_buffer_m = float(fault_buffer_m)
+        self.local_contrast = float(local_contrast)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
+        self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -81,14 +85,15 @@ class OfflineReasoner:
         return {"backend": self.name, "anomaly_sigma": self.anomaly_sigma, "colour_level": self.colour_level,
                 "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
                 "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
-                "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m}
+                "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m,
+                "local_contrast": self.local_contrast}
 
     def prompt_hashes(self) -> dict:
         return {}
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
-        self._filled, self._lithology_zones = None, set()
+        self._filled, self._lithology_zones, self._spreads = None, set(), {}
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -446,6 +451,11 @@ class OfflineReasoner:
                 for layer, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
                     if gap < best_gap:
                         best_gap, best_zone = gap, f"{layer} (nearest of all its features)"
+            measured = None
+            if item["kind"] == "coincidence" and not best_gap <= reach * self.marginal_factor:  # else a zoomed look
+                found = self._measured_over(ws, core, item["roles"], core_family)
+                if found is not None:
+                    (best_zone, measured), best_gap = found, 0.0
             if best_zone is None:
                 status = "missing"
             elif best_gap <= reach:
@@ -456,8 +466,32 @@ class OfflineReasoner:
                 status = "missing"
             out[item["id"]] = {"level": item["level"], "status": status,
                                "gap": None if best_zone is None else round(best_gap, 3),
-                               "zones": [best_zone] if best_zone else []}
+                               "zones": [best_zone] if best_zone else [], "measured": measured}
         return out
+
+    def _measured_over(self, ws, core: dict, roles, core_family: str) -> tuple[str, str] | None:
+        """(name, the measurement in words) of a layer of `roles` (another alteration family than the core's)
+        that stands clearly above its ring over the core, measured there (plugin.engine.coincidence); else None."""
+        from ..plugin.engine.coincidence import local_contrast
+
+        for info in ws.layers:
+            stats = info.stats or {}
+            if info.role not in roles or FAMILY.get(info.role, "other") == core_family or "bg_sigma" not in stats \
+                    or info.kind != "index":
+                continue
+            if info.name not in self._spreads:
+                band = ws.raster_set.read(info.name)[0].astype("float64")
+                measure = np.ma.log(band) if stats.get("model") == "lognormal" else band
+                sign = -1.0 if info.favourable == "low" else 1.0
+                self._spreads[info.name] = sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
+            found = local_contrast(self._spreads[info.name], core["geometry"], ws.raster_set.grid)
+            if found is None:
+                continue
+            inside, ring, cells = found
+            if inside - ring >= self.local_contrast and inside >= 1.5 * self.local_contrast:
+                return info.name, (f"{info.name} (measured over the core: {inside:.1f} spreads above background "
+                                   f"against {ring:.1f} around it, {cells} cells)")
+        return None
 
     def _feature_gaps(self, ws, geometry, roles) -> list:
         """(layer, distance) from `geometry` to the nearest feature of each vector layer of `roles`: whether
@@ -563,7 +597,8 @@ class OfflineReasoner:
         for k, a in assessment.items():
             if a["status"] != "untestable":
                 gap = "" if a["gap"] is None else f", gap {a['gap']:.0f}"
-                items.append(f"{k} [{a['level']}]: {a['status']}{gap}")
+                how = f", by {a['measured']}" if a.get("measured") else gap
+                items.append(f"{k} [{a['level']}]: {a['status']}{how}")
         verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
         if answer == yes:
             conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else

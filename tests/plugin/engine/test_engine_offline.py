@@ -589,3 +589,27 @@ def test_an_overlong_question_is_refused_with_the_limit(two_layers, tmp_path):
         run_analysis(AnalysisRequest(two_layers, "Is there copper? " * 1000 + "Answer: A. Yes B. No",
                                      tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(two_layers, tmp_path):
+    """Coincidence missing by zones (the silica zone marked 1.2 km off): the silica layer itself is measured over
+    the AlOH core against a ring around it, and counts only where it stands above that ring."""
+    from lodestar.models.offline import OfflineReasoner
+
+    def verdict(layers):
+        ws = _workspace(layers, tmp_path)
+        ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                           (501000, 3998600, 501400, 3999000), 1.25))
+        ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                             (502100, 3997650, 502350, 3997900), 1.25))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    over_the_core = verdict(two_layers)
+    assert over_the_core.critical == {"phyllic_core": True, "zoned_alteration": True}
+    assert "silica (measured over the core:" in over_the_core.rationale
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    offset = LayerSpec(_write_index(elsewhere / "silica.tif", centre=(72, 72), seed=2), "silicification", "silica")
+    off_the_core = verdict([two_layers[0], offset])
+    assert off_the_core.critical["zoned_alteration"] is False and not off_the_core.valid
+    assert "measured over the core" not in off_the_core.rationale
