@@ -9,6 +9,7 @@ from pathlib import Path
 from .analysis import AnalysisResult
 from .engine.contract import FAILED, INSUFFICIENT
 from .errors import LodestarError
+from .raster_io import LayerSpec
 from .vector_io import read_vector
 
 RECORD = "record.json"
@@ -150,3 +151,19 @@ def events_of(folder, record: dict | None = None) -> list:
         return value
 
     return [whole(event) for event in record.get("events") or [] if isinstance(event, dict)]
+
+
+def run_inputs(folder) -> list:
+    """A past run's input layers (LayerSpec: path, role, name, favourable side, legend) from its record; each file
+    must still be where the run read it."""
+    specs = []
+    for entry in read_record(folder).get("inputs") or []:
+        path = Path(entry.get("path", ""))
+        if not path.is_file():
+            raise LodestarError(f"The run's input {entry.get('name', path.name)} is no longer at {path}; put it back "
+                                "there (or run the analysis again) to make its full-resolution surface.")
+        specs.append(LayerSpec(path, entry["role"], entry.get("name", ""), entry.get("favourable", "high"),
+                               entry.get("legend") or None))
+    if not specs:
+        raise LodestarError(f"The run record in {folder} lists no input layers.")
+    return specs

@@ -90,6 +90,7 @@ class ResultsView:
         ui.answerBanner.setVisible(False)
         ui.exportButton.setEnabled(False)
         ui.reportButton.setEnabled(False)
+        ui.fullSurfaceButton.setEnabled(False)
         ui.runFolderLabel.clear()
 
     def show(self, result: AnalysisResult, run_folder: Path | None, run_name: str) -> None:
@@ -117,6 +118,7 @@ class ResultsView:
         report = result.outputs.get("report")
         ui.reportButton.setEnabled(report is not None and Path(report).exists())
         record = result.outputs.get("record")
+        ui.fullSurfaceButton.setEnabled(bool(surface) and run_folder is not None and record is not None)
         if run_folder is not None:
             text = targets_line(result.prospectivity)
             text += f'Run folder: <a href="{QUrl.fromLocalFile(str(run_folder)).toString()}">{run_folder}</a>'
