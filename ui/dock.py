@@ -205,7 +205,7 @@ class LodestarDock(QgsDockWidget):
 
     def run(self) -> AnalysisTask | None:
         """Start the analysis in a background task; returns the task (None when inputs are invalid)."""
-        if self.task is not None or not self.validate():
+        if self.task is not None or self.surface_task is not None or not self.validate():
             return None
         try:
             request = self.build_request()
@@ -394,21 +394,22 @@ class LodestarDock(QgsDockWidget):
         if surface is not None:
             surface.cancel()
             wait_for(surface, timeout_s)
-            for signal in (surface.logged, surface.succeeded, surface.failed, surface.cancelled):
-                try:
-                    signal.disconnect()
-                except (TypeError, RuntimeError):
-                    pass
+            _disconnect(surface.logged, surface.succeeded, surface.failed, surface.cancelled)
             self.surface_task = None
         task = self.task
         if task is not None:
             task.cancel()
             wait_for(task, timeout_s)
             if self.task is not None:  # finished() has not reached us: forget the run ourselves
-                for signal in (task.engine_event, task.logged, task.succeeded, task.failed, task.cancelled):
-                    try:
-                        signal.disconnect()
-                    except (TypeError, RuntimeError):
-                        pass
+                _disconnect(task.engine_event, task.logged, task.succeeded, task.failed, task.cancelled)
                 self.task = None
                 self._discard_run_folder()
+
+
+def _disconnect(*signals) -> None:
+    """Disconnect every slot of each signal (a signal with none, or of a deleted task, is passed over)."""
+    for signal in signals:
+        try:
+            signal.disconnect()
+        except (TypeError, RuntimeError):
+            pass
