@@ -12,10 +12,13 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   settings on each controller retry; on a re-execution asked by the verifier, the step looks again
   around the candidate core at a lower threshold (a zoomed, confirmatory look);
 - observer: judges a tool result from the zones' contrast, size and cross-layer coincidence;
-- verifier: evaluates the deposit model's evidence items around each candidate core zone (the
-  strongest anomaly of a critical item): anomaly, coincidence with another alteration family,
-  halo, structure and host unit, each within the deposit model's distance in metres (at least two
-  pixels of the analysis grid; in pixel space a pixel counts as NOMINAL_PIXEL_M). The answer is
+- verifier: evaluates the deposit model's evidence items around each candidate core zone (a clear
+  anomaly of the first critical item or of its critical coincidence partner): anomaly, coincidence
+  with another alteration family, halo, structure and host unit, each within the deposit model's
+  distance in metres (at least two pixels of the analysis grid; in pixel space a pixel counts as
+  NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone within reach is measured on its
+  layers at the core and counts when significant against the rest of the scene
+  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried). The answer is
   "Yes" only when every testable critical item is supported and at least one secondary item is
   present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
   inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
@@ -62,7 +65,7 @@ class OfflineReasoner:
 
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, local_contrast: float = 1.0):
+                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_m2 = float(min_area_m2)
@@ -71,11 +74,13 @@ class OfflineReasoner:
         self.refine_factor = float(refine_factor)
         self.geochem_percentile = float(geochem_percentile)
         self.fault_buffer_m = float(fault_buffer_m)
-        self.local_contrast = float(local_contrast)
+        self.coincidence_alpha = float(coincidence_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
+        self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
+        self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -86,14 +91,14 @@ class OfflineReasoner:
                 "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
                 "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
                 "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m,
-                "local_contrast": self.local_contrast}
+                "coincidence_alpha": self.coincidence_alpha}
 
     def prompt_hashes(self) -> dict:
         return {}
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
-        self._filled, self._lithology_zones, self._spreads = None, set(), {}
+        self._filled, self._lithology_zones, self._spreads, self._contrasts = None, set(), {}, {}
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -365,18 +370,28 @@ class OfflineReasoner:
         return max(float(metres) * _per_metre(ws), 2 * max(abs(v) for v in ws.raster_set.grid.pixel_size))
 
     def _cores(self, ws) -> list[dict]:
-        """Candidate core zones: clear zones of the deposit model's first critical anomaly item."""
-        model = ws.deposit_model
-        core_item = next((i for i in model.get("evidence", []) if i["level"] == "critical"), None)
-        if core_item is None:
-            return []
+        """Candidate core zones, strongest first, each with the item it stands for ("seed"): clear zones of the
+        deposit model's first critical anomaly item, and of its critical partner (the coincidence item "with" it),
+        so a system whose clearest sign is the partner (silica or gossan over a porphyry's core) is weighed too;
+        a partner's roles that form a halo around the core are no centre, nor are zones of a zoomed look (a lower
+        threshold around a core confirms a partner there; it does not find new cores)."""
+        zoomed = set()
+        for node in ws.chain:
+            if node.observation.calls and "bounds" in node.observation.calls[-1].get("params", {}):
+                zoomed |= set(ws.zones_of(node.step.index)["zone_id"])
+        items = _seed_items(ws.deposit_model)
+        if items and not {info.role for info in ws.layers}.intersection(items[0]["roles"]):
+            items = items[:1]  # the first item cannot be tested at all: no partner stands in for it
         out = []
-        for zone in self._zones(ws):
-            if zone["role"] in core_item["roles"] and self._supports(ws, zone, core_item):
-                if self._lithological(ws, zone):
-                    self._lithology_zones.add(zone["zone_id"])
-                else:
-                    out.append(zone)
+        for item in items:
+            for zone in self._zones(ws):
+                if zone["zone_id"] in zoomed:
+                    continue
+                if zone["role"] in item["roles"] and self._supports(ws, zone, item):
+                    if self._lithological(ws, zone):
+                        self._lithology_zones.add(zone["zone_id"])
+                    else:
+                        out.append(dict(zone, seed=item["id"]))
         out.sort(key=lambda z: (-self._strength(ws, z) * math.sqrt(z["area_m2"]), z["zone_id"]))
         return out
 
@@ -416,44 +431,55 @@ class OfflineReasoner:
         return self._strength(ws, zone) >= 1.0 and zone.get("kind") not in ("unit", "contact")
 
     def _assess(self, ws, core: dict, zones: list[dict]) -> dict:
-        """Evidence items around one core zone: item id -> {"level", "status", "gap", "zones"}."""
+        """Evidence items around one core zone: item id -> {"level", "status", "gap", "zones", "measured"}. The
+        item the core stands for is supported by it; when the core is the partner's, the first critical item
+        is sought at or around it as a coincidence (at the partner's distance)."""
         model = ws.deposit_model
         out: dict = {}
         present_roles = {info.role for info in ws.layers}
         core_family = FAMILY.get(core["role"], "other")
+        seeds = {item["id"]: item for item in _seed_items(model)}
+        first = _seed_items(model)[0]
         for item in model["evidence"]:
             if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
                                                                  and not self._units_named(ws)):
                 out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
                 continue
-            if item is next(i for i in model["evidence"] if i["level"] == "critical"):
+            if item["id"] == core["seed"]:
                 out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
                                    "zones": [core["zone_id"]]}
                 continue
-            reach = self._reach(ws, item.get("near_m", 1000.0))
+            if item["kind"] == "anomaly" and core["role"] in item["roles"] and first["id"] in out:
+                # the core itself is this item's anomaly, over the first item's core as far as that was found
+                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]])
+                continue
+            kind, near_m = item["kind"], item.get("near_m", 1000.0)
+            if item["id"] in seeds:  # the core item around a partner's core
+                kind, near_m = "coincidence", seeds[core["seed"]].get("near_m", near_m)
+            reach = self._reach(ws, near_m)
             best_gap, best_zone = math.inf, None
             for zone in zones:
                 if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
                     continue
-                if item["kind"] == "coincidence" and FAMILY.get(zone["role"], "other") == core_family:
+                if kind == "coincidence" and FAMILY.get(zone["role"], "other") == core_family:
                     continue
-                if not self._supports(ws, zone, item):
+                if not self._supports(ws, zone, item) or zone["zone_id"] in self._lithology_zones:
                     continue
-                if item["kind"] == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
+                if kind == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
                     gap = 0.0
-                elif item["kind"] == "coincidence":
+                elif kind == "coincidence":
                     gap = self._centre_gap(core["geometry"], zone["geometry"])
                 else:
                     gap = float(core["geometry"].distance(zone["geometry"]))
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
-            if item["kind"] == "structure":
+            if kind == "structure":
                 for layer, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
                     if gap < best_gap:
                         best_gap, best_zone = gap, f"{layer} (nearest of all its features)"
             measured = None
-            if item["kind"] == "coincidence" and not best_gap <= reach * self.marginal_factor:  # else a zoomed look
-                found = self._measured_over(ws, core, item["roles"], core_family)
+            if kind in ("coincidence", "anomaly") and not best_gap <= reach * self.marginal_factor:
+                found = self._measured_over(ws, core, item["roles"], core_family)  # a marginal one: a zoomed look
                 if found is not None:
                     (best_zone, measured), best_gap = found, 0.0
             if best_zone is None:
@@ -471,27 +497,47 @@ class OfflineReasoner:
 
     def _measured_over(self, ws, core: dict, roles, core_family: str) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (another alteration family than the core's)
-        that stands clearly above its ring over the core, measured there (plugin.engine.coincidence); else None."""
-        from ..plugin.engine.coincidence import local_contrast
+        that stands out from its surroundings at the core (plugin.engine.coincidence), significant at
+        `coincidence_alpha` shared among every layer and candidate core tried; else None."""
+        from ..plugin.engine.coincidence import contrast_map, place_radius_px, quantised, significance
 
-        for info in ws.layers:
-            stats = info.stats or {}
-            if info.role not in roles or FAMILY.get(info.role, "other") == core_family or "bg_sigma" not in stats \
-                    or info.kind != "index":
-                continue
-            if info.name not in self._spreads:
-                band = ws.raster_set.read(info.name)[0].astype("float64")
-                measure = np.ma.log(band) if stats.get("model") == "lognormal" else band
-                sign = -1.0 if info.favourable == "low" else 1.0
-                self._spreads[info.name] = sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
-            found = local_contrast(self._spreads[info.name], core["geometry"], ws.raster_set.grid)
-            if found is None:
-                continue
-            inside, ring, cells = found
-            if inside - ring >= self.local_contrast and inside >= 1.5 * self.local_contrast:
-                return info.name, (f"{info.name} (measured over the core: {inside:.1f} spreads above background "
-                                   f"against {ring:.1f} around it, {cells} cells)")
+        layers = [info for info in ws.layers if info.role in roles and FAMILY.get(info.role, "other") != core_family
+                  and self._measurable(info)]
+        if not layers:
+            return None
+        grid = ws.raster_set.grid
+        radius = quantised(place_radius_px(core["geometry"], grid))
+        bound = self.coincidence_alpha / (len(layers) * max(self._places, 1))
+        for info in layers:
+            key = (info.name, radius)
+            if key not in self._contrasts:
+                self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius)
+            found = significance(self._contrasts[key], core["geometry"], grid, radius)
+            if found is not None and found.p <= bound:
+                return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
+                                   f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
+                                   f"the scene; bound {bound:.4f})")
         return None
+
+    @staticmethod
+    def _measurable(info) -> bool:
+        """Whether a layer can be measured at a place: a rendering, or an index with a fitted background."""
+        return info.kind == "rgb" or (info.kind == "index" and "bg_sigma" in (info.stats or {}))
+
+    def _in_spreads(self, ws, info) -> np.ma.MaskedArray:
+        """A layer on the analysis grid in background spreads, favourable side up (a rendering: its colour level,
+        0 on the grey backdrop), read once per run."""
+        if info.name not in self._spreads and info.kind == "rgb":
+            from ..plugin.tools.color_regions import colour_levels
+
+            self._spreads[info.name] = colour_levels(ws.raster_set, info.name).level_map()
+        elif info.name not in self._spreads:
+            stats = info.stats
+            band = ws.raster_set.read(info.name)[0].astype("float64")
+            measure = np.ma.log(band) if stats.get("model") == "lognormal" else band
+            sign = -1.0 if info.favourable == "low" else 1.0
+            self._spreads[info.name] = sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
+        return self._spreads[info.name]
 
     def _feature_gaps(self, ws, geometry, roles) -> list:
         """(layer, distance) from `geometry` to the nearest feature of each vector layer of `roles`: whether
@@ -524,7 +570,9 @@ class OfflineReasoner:
         """(core zone, assessment) of the candidate core with the most support, or None."""
         zones = self._zones(ws)
         best, best_key = None, None
-        for core in self._cores(ws)[:8]:
+        cores = self._cores(ws)[:8]
+        self._places = len(cores)
+        for core in cores:
             assessment = self._assess(ws, core, zones)
             key = self._score(assessment)
             if best_key is None or key > best_key:
@@ -688,6 +736,21 @@ class OfflineReasoner:
 
 CEILING_MARGIN = 0.05
 """Spreads under a clipped rendering's end where its anomalies are cut."""
+
+
+def _seed_items(model: dict) -> list[dict]:
+    """The items a candidate core may stand for: the first critical item (when it is an anomaly) and its critical
+    coincidence partner, less the partner's roles that form a halo item around the core."""
+    evidence = model.get("evidence", [])
+    core = next((i for i in evidence if i["level"] == "critical"), None)
+    if core is None:
+        return []
+    if core["kind"] != "anomaly":
+        return [core]
+    halo = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]}
+    partners = [dict(i, roles=[r for r in i["roles"] if r not in halo]) for i in evidence
+                if i["level"] == "critical" and i["kind"] == "coincidence" and i.get("with") == core["id"]]
+    return [core] + [p for p in partners[:1] if p["roles"]]
 
 
 def _roles_of(ws, item_ids: list) -> set:

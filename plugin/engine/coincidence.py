@@ -1,36 +1,111 @@
-"""A layer measured over a core zone: does it stand above its own surroundings there?
+"""A layer measured at a place found on another layer: does it stand out from its own surroundings there?
 
 A weak partner anomaly (two or three background spreads) makes no clear zone of its own anywhere in a scene,
-yet over a core found on another layer it can be measured without a look-elsewhere penalty: the place is
-fixed by the other layer. The test is local, the mean over the core against the mean over a ring around it
-(as wide as the core's own radius), so a smooth regional rise or a background shared across layers, which
-lifts both, does not count.
+yet at a place fixed by another layer it can be tested without a look-elsewhere penalty. The measure is local
+and multi-scale: at each pixel, the mean over a disc minus the mean over the ring around it (as wide as the
+disc's radius), for discs of half, one and two times the place's radius, so a partner over the place, inside
+it or wrapped around it shows at one of them, while a smooth regional rise, which lifts disc and ring alike,
+does not. Each scale's contrast is put in its own robust spreads over the scene and the largest taken; the
+place's value (the best within its own radius of its centre) is then ranked against the same value at every
+pixel of the scene away from the place (beyond what its own measure reaches, so the partner's own anomaly is
+not its own background): its share of those pixels at or above it is an empirical p-value, whatever the
+layer's background looks like.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
-from rasterio.features import geometry_mask
+from scipy import ndimage
+from scipy.signal import fftconvolve
 
-MIN_CELLS = 9
-"""Fewer grid cells than this inside the core (or in its ring) measure nothing."""
+SCALES = (0.5, 1.0, 2.0)
+"""Disc radii tried, as multiples of the place's radius."""
+
+REACH = 2.0 * max(SCALES) + 1.0
+"""How far (in place radii) the measure at a place reaches: its widest ring plus the search for its centre."""
+
+MIN_RADIUS_PX = 1.5
+MIN_COVER = 0.5
+"""A disc or ring with less than this share of valid cells measures nothing there."""
 
 
-def local_contrast(z: np.ma.MaskedArray, core, grid) -> tuple[float, float, int] | None:
-    """(mean over the core, mean over its ring, cells in the core) of `z` (a layer in background spreads, on the
-    analysis grid), or None when either holds fewer than MIN_CELLS valid cells."""
-    radius = math.sqrt(core.area / math.pi)
-    ring = core.buffer(radius).difference(core)
-    shape = (grid.height, grid.width)
-    data, invalid = np.ma.getdata(z), np.ma.getmaskarray(z)
-    means = []
-    for geometry in (core, ring):
-        if geometry.is_empty:
-            return None
-        inside = ~geometry_mask([geometry], out_shape=shape, transform=grid.transform, all_touched=False) & ~invalid
-        if int(inside.sum()) < MIN_CELLS:
-            return None
-        means.append((float(data[inside].mean()), int(inside.sum())))
-    (core_mean, cells), (ring_mean, _) = means
-    return core_mean, ring_mean, cells
+@dataclass(frozen=True)
+class Significance:
+    score: float  # the place's largest standardised contrast (robust spreads of that contrast over the scene)
+    p: float      # share of the scene's pixels scoring at least as high (one added to both counts)
+    pixels: int   # pixels the p-value was ranked among
+
+
+def place_radius_px(place, grid) -> float:
+    """Equivalent radius of a polygon in pixels of `grid` (at least MIN_RADIUS_PX)."""
+    pixel = max(abs(v) for v in grid.pixel_size)
+    return max(math.sqrt(place.area / math.pi) / pixel, MIN_RADIUS_PX)
+
+
+def quantised(radius_px: float) -> float:
+    """A radius rounded to the nearest half power of two, so places of about the same size share one map."""
+    return float(2.0 ** (round(2.0 * math.log2(radius_px)) / 2.0))
+
+
+def _disc(radius: float) -> np.ndarray:
+    half = int(math.ceil(radius))
+    rows, cols = np.mgrid[-half:half + 1, -half:half + 1]
+    return (np.hypot(rows, cols) <= radius).astype("float64")
+
+
+def contrast_map(z: np.ma.MaskedArray, radius_px: float) -> np.ndarray:
+    """Per pixel, the largest standardised disc-minus-ring contrast over SCALES times `radius_px`, taken as the
+    best within `radius_px` of the pixel (NaN where no scale can be measured)."""
+    data = np.ma.getdata(z).astype("float64")
+    valid = ~np.ma.getmaskarray(z) & np.isfinite(data)
+    filled = np.where(valid, data, 0.0)
+    weight = valid.astype("float64")
+    limit = max(min(z.shape) / 6.0, MIN_RADIUS_PX)
+    best = np.full(z.shape, -np.inf)
+    sums: dict = {}
+
+    def disc_sums(radius: float):
+        if radius not in sums:
+            kernel = _disc(radius)
+            sums[radius] = (fftconvolve(filled, kernel, mode="same"), fftconvolve(weight, kernel, mode="same"),
+                            float(kernel.sum()))
+        return sums[radius]
+
+    for factor in SCALES:
+        radius = min(max(factor * radius_px, MIN_RADIUS_PX), limit)
+        (inner, n_inner, area_inner), (outer, n_outer, area_outer) = disc_sums(radius), disc_sums(2.0 * radius)
+        n_ring = n_outer - n_inner
+        ok = valid & (n_inner >= MIN_COVER * area_inner) & (n_ring >= MIN_COVER * (area_outer - area_inner))
+        if not ok.any():
+            continue
+        diff = inner / np.maximum(n_inner, 1e-9) - (outer - inner) / np.maximum(n_ring, 1e-9)
+        centre = float(np.median(diff[ok]))
+        spread = 1.4826 * float(np.median(np.abs(diff[ok] - centre)))
+        if spread < 1e-6:  # mostly flat (a rendering's grey backdrop): the plain spread, never below 1e-6
+            spread = max(float(diff[ok].std()), 1e-6)
+        best = np.where(ok, np.maximum(best, (diff - centre) / spread), best)
+    size = 2 * int(round(radius_px)) + 1
+    best = ndimage.maximum_filter(best, size=size, mode="constant", cval=-np.inf)
+    return np.where(valid & np.isfinite(best), best, np.nan)
+
+
+def significance(scores: np.ndarray, place, grid, radius_px: float) -> Significance | None:
+    """The place's score (at its centre) in `scores` (a contrast_map at `radius_px`) ranked against every scored
+    pixel farther than REACH radii from it, or None when the centre lies off the grid or has no score. The
+    place's own window (the pixels sharing its best value) counts as at least as high, so the smallest p-value
+    is the window's share of the scene, not one pixel's."""
+    point = place.centroid  # a ring-shaped zone's centre lies in its hole: that is the system's centre
+    col, row = ~grid.transform * (point.x, point.y)
+    if not (0 <= row < scores.shape[0] and 0 <= col < scores.shape[1]):
+        return None
+    value = float(scores[int(row), int(col)])
+    if not np.isfinite(value):
+        return None
+    rows, cols = np.ogrid[0:scores.shape[0], 0:scores.shape[1]]
+    away = (rows + 0.5 - row) ** 2 + (cols + 0.5 - col) ** 2 > (REACH * radius_px) ** 2
+    scored = scores[away & np.isfinite(scores)]
+    window = (2 * int(round(radius_px)) + 1) ** 2
+    above = int((scored >= value).sum())
+    return Significance(value, min(1.0, (above + window) / (scored.size + window)), int(scored.size))

@@ -541,8 +541,32 @@ def _box_on_window(bar: ColorBar, native_grid: RasterGrid, reader: RasterReader,
     return slice(r0, r1), slice(c0, c1)
 
 
-def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, params: ColorRegionParams,
-                 window: Window, progress: Progress) -> ToolResult:
+@dataclass
+class ColourLevels:
+    """A rendering read on the analysis grid (or a window of it)."""
+
+    values: np.ndarray    # each pixel's position on the colour bar (or a blue-to-red ramp when there is none)
+    coloured: np.ndarray  # saturated and bright enough, with data, off the colour bar
+    nodata: np.ndarray
+    bar: object           # the ColorBar found, or None
+    box: tuple | None     # the (rows, cols) the bar covers in the window, or None
+    log: list
+
+    def level_map(self) -> np.ma.MaskedArray:
+        """Colour level where coloured, 0 on the grey backdrop; no data and the bar masked."""
+        left_out = self.nodata.copy()
+        if self.box is not None:
+            left_out[self.box] = True
+        return np.ma.masked_array(np.where(self.coloured, self.values, 0.0), mask=left_out)
+
+
+def colour_levels(raster_set: RasterSet, layer: str, params: ColorRegionParams | None = None,
+                  window: Window | None = None) -> ColourLevels:
+    """A rendering's colours read on its colour bar, on the analysis grid or a window of it."""
+    params = params or ColorRegionParams()
+    spec = raster_set.spec(layer)
+    reader = raster_set.readers[layer]
+    window = window or pixel_window(raster_set.grid, None)
     log = list(raster_set.log)
     data = raster_set.read(spec.name)
     r0, c0 = int(window.row_off), int(window.col_off)
@@ -552,7 +576,6 @@ def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, p
         raise LodestarError(f"{spec.name} has no valid pixels in the analysis area (all nodata); check its extent.")
     rgb = np.clip(np.moveaxis(data.filled(0), 0, -1), 0, 255)
     hue, coloured = _colour_planes(rgb, params, nodata)
-    progress.set(20)
     bar, box = locate_colorbar(raster_set, reader, window, rgb, coloured, hue, params) if params.colorbar \
         else (None, None)
     if bar is not None:
@@ -567,6 +590,13 @@ def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, p
     else:
         values = hue_ramp_values(hue)
         log.append(f"{spec.name}: no colour bar found; colours read on a blue (low) to red (high) ramp.")
+    return ColourLevels(values, coloured, nodata, bar, box, log)
+
+
+def _rgb_regions(raster_set: RasterSet, spec: LayerSpec, reader: RasterReader, params: ColorRegionParams,
+                 window: Window, progress: Progress) -> ToolResult:
+    read = colour_levels(raster_set, spec.name, params, window)
+    values, coloured, nodata, bar, box, log = read.values, read.coloured, read.nodata, read.bar, read.box, read.log
     progress.set(40)
     mask = coloured & (values >= params.level)
     if params.smooth_px > 0:

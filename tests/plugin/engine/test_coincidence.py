@@ -1,45 +1,76 @@
-"""A layer measured over a core zone against its ring: a weak partner counts, a regional rise does not."""
+"""A layer measured at a place found on another layer: a weak partner over or around the place is significant,
+a regional rise or an anomaly elsewhere is not, and the p-value is honest on a layer of pure background."""
 from __future__ import annotations
 
 import numpy as np
 from affine import Affine
 from rasterio.crs import CRS
+from scipy import ndimage
 from shapely.geometry import Point
 
-from lodestar.plugin.engine.coincidence import local_contrast
+from lodestar.plugin.engine.coincidence import contrast_map, place_radius_px, quantised, significance
 from lodestar.plugin.raster_io import RasterGrid
 
-GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 200, 200, CRS.from_epsg(32612))
-CORE = Point(503_000.0, 6_997_000.0).buffer(300.0)  # 300 m radius, centred at pixel (100, 100)
+GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 400, 400, CRS.from_epsg(32612))
+CENTRE = (503_600.0, 6_996_400.0)  # pixel (120, 120)
+PLACE = Point(*CENTRE).buffer(240.0)  # an 8-pixel radius core
 
 
-def _noise(seed: int) -> np.ndarray:
-    return np.random.default_rng(seed).normal(0.0, 1.0, (GRID.height, GRID.width))
+def _background(seed: int) -> np.ndarray:
+    """Smooth background (a 4-pixel correlation length) with some white noise, in spreads."""
+    rng = np.random.default_rng(seed)
+    z = ndimage.gaussian_filter(rng.standard_normal((GRID.height, GRID.width)), 4.0)
+    z = z / z.std() + 0.3 * rng.standard_normal(z.shape)
+    return z / z.std()
 
 
-def _distance_px() -> np.ndarray:
+def _distance_px(row=120.0, col=120.0) -> np.ndarray:
     rows, cols = np.mgrid[0:GRID.height, 0:GRID.width]
-    return np.hypot(rows + 0.5 - 100, cols + 0.5 - 100)
+    return np.hypot(rows + 0.5 - row, cols + 0.5 - col)
 
 
-def test_a_weak_anomaly_over_the_core_stands_above_its_ring():
-    z = _noise(1) + 2.5 * np.exp(-(_distance_px() / 8.0) ** 2)  # peak 2.5 spreads: no clear zone on its own
-    inside, ring, cells = local_contrast(np.ma.masked_array(z), CORE, GRID)
-    assert abs(cells - 314) < 12  # a 10-pixel radius disc
-    assert inside - ring > 1.0 and ring < 0.5
+def _p(z: np.ndarray, place=PLACE) -> float:
+    radius = quantised(place_radius_px(place, GRID))
+    return significance(contrast_map(np.ma.masked_array(z), radius), place, GRID, radius).p
 
 
-def test_a_regional_rise_lifts_the_ring_too_and_an_offset_anomaly_is_not_over_the_core():
-    rows, cols = np.mgrid[0:GRID.height, 0:GRID.width]
-    rise = _noise(2) + 3.0 * cols / GRID.width * 2  # a smooth trend of 6 spreads across the scene
-    inside, ring, _ = local_contrast(np.ma.masked_array(rise), CORE, GRID)
-    assert inside > 2.5 and abs(inside - ring) < 0.3
-    offset = _noise(3) + 4.0 * np.exp(-(np.hypot(rows + 0.5 - 100, cols + 0.5 - 150) / 8.0) ** 2)  # 1.5 km east
-    inside, ring, _ = local_contrast(np.ma.masked_array(offset), CORE, GRID)
-    assert inside < 0.3 and abs(inside - ring) < 0.3
+def test_a_weak_partner_over_or_around_the_place_is_significant():
+    over = _background(1) + 2.5 * (_distance_px() < 7)  # 2.5 spreads: no clear zone of its own anywhere
+    assert _p(over) < 0.01
+    d = _distance_px()
+    around = _background(2) + 2.5 * ((d > 7) & (d < 16))  # a shell wrapped around the place (phyllic style)
+    assert _p(around) < 0.01
 
 
-def test_too_few_valid_cells_measure_nothing():
-    z = np.ma.masked_array(_noise(4), mask=_distance_px() < 40)  # no data over the core and most of its ring
-    assert local_contrast(z, CORE, GRID) is None
-    assert local_contrast(np.ma.masked_array(_noise(5)), Point(503_000.0, 6_997_000.0).buffer(20.0), GRID) is None
+def test_a_regional_rise_or_an_anomaly_elsewhere_is_not():
+    cols = np.mgrid[0:GRID.height, 0:GRID.width][1]
+    background = _background(4)
+    alone = _p(background)
+    assert alone > 0.3
+    rise = background + 6.0 * cols / GRID.width  # a smooth trend of 6 spreads across the scene
+    assert abs(_p(rise) - alone) < 0.1
+    elsewhere = background + 4.0 * (_distance_px(120, 190) < 7)  # 2.1 km east of the place
+    assert abs(_p(elsewhere) - alone) < 0.1
+
+
+def test_on_pure_background_the_p_values_are_spread_out():
+    """Fifty places on one background layer: about a twentieth fall under 0.05, as a p-value should."""
+    z = np.ma.masked_array(_background(5))
+    radius = quantised(place_radius_px(PLACE, GRID))
+    scores = contrast_map(z, radius)
+    rng = np.random.default_rng(6)
+    ps = []
+    for _ in range(50):
+        x, y = rng.uniform(501_000, 511_000), rng.uniform(6_989_000, 6_999_000)
+        ps.append(significance(scores, Point(x, y).buffer(240.0), GRID, radius).p)
+    assert sum(p < 0.05 for p in ps) <= 6
+    assert 0.3 < float(np.median(ps)) < 0.7
+
+
+def test_a_place_off_the_data_measures_nothing():
+    z = np.ma.masked_array(_background(7), mask=_distance_px() < 40)  # no data over the place and its ring
+    radius = quantised(place_radius_px(PLACE, GRID))
+    assert significance(contrast_map(z, radius), PLACE, GRID, radius) is None
+    off_grid = Point(400_000.0, 6_996_400.0).buffer(240.0)
+    assert significance(contrast_map(np.ma.masked_array(_background(8)), radius), off_grid, GRID, radius) is None
+

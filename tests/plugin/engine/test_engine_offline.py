@@ -591,25 +591,46 @@ def test_an_overlong_question_is_refused_with_the_limit(two_layers, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(two_layers, tmp_path):
-    """Coincidence missing by zones (the silica zone marked 1.2 km off): the silica layer itself is measured over
-    the AlOH core against a ring around it, and counts only where it stands above that ring."""
+def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(tmp_path):
+    """Coincidence missing by zones (the silica zone marked 1.2 km off): the silica layer itself is measured at
+    the AlOH core against its surroundings, ranked among the scene's other places, and counts only where it
+    stands out there."""
     from lodestar.models.offline import OfflineReasoner
 
-    def verdict(layers):
-        ws = _workspace(layers, tmp_path)
+    def verdict(silica_centre, folder):
+        folder.mkdir()
+        layers = [LayerSpec(_write_index(folder / "aloh.tif", size=240), "hydrothermal_alteration", "aloh"),
+                  LayerSpec(_write_index(folder / "silica.tif", centre=silica_centre, size=240, seed=2),
+                            "silicification", "silica")]
+        ws = _workspace(layers, folder)
         ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
                                            (501000, 3998600, 501400, 3999000), 1.25))
         ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
                                              (502100, 3997650, 502350, 3997900), 1.25))
         return OfflineReasoner().verify(ws, ws.chain)
 
-    over_the_core = verdict(two_layers)
+    over_the_core = verdict((40, 40), tmp_path / "over")
     assert over_the_core.critical == {"phyllic_core": True, "zoned_alteration": True}
-    assert "silica (measured over the core:" in over_the_core.rationale
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    offset = LayerSpec(_write_index(elsewhere / "silica.tif", centre=(72, 72), seed=2), "silicification", "silica")
-    off_the_core = verdict([two_layers[0], offset])
-    assert off_the_core.critical["zoned_alteration"] is False and not off_the_core.valid
-    assert "measured over the core" not in off_the_core.rationale
+    assert "silica (measured at the core: it stands above its surroundings" in over_the_core.rationale
+    off_the_core = verdict((72, 72), tmp_path / "elsewhere")
+    assert off_the_core.critical["zoned_alteration"] is False
+    assert "measured at the core" not in off_the_core.rationale
+
+
+def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measured_around_it(tmp_path):
+    """No AlOH zone at all, a clear silica zone: the silica zone is a candidate core (the partner of the first
+    critical item) and the AlOH layer, three noise spreads high there, is measured around it."""
+    from lodestar.models.offline import OfflineReasoner
+
+    layers = [LayerSpec(_write_index(tmp_path / "aloh.tif", amplitude=0.03, size=240), "hydrothermal_alteration",
+                        "aloh"),
+              LayerSpec(_write_index(tmp_path / "silica.tif", size=240, seed=2), "silicification", "silica")]
+    ws = _workspace(layers, tmp_path)
+    ws.put(_node(1, "aloh", sub="No"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                                 (501000, 3998600, 501030, 3998630), 0.1))  # too weak, too small
+    ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                         (501000, 3998600, 501400, 3999000), 1.25))
+    verdict = OfflineReasoner().verify(ws, ws.chain)
+    assert verdict.rationale.startswith("Core: s2:silica:1")
+    assert verdict.critical == {"phyllic_core": True, "zoned_alteration": True} and verdict.answer == "A"
+    assert "phyllic_core [critical]: supported, by aloh (measured at the core" in verdict.rationale
