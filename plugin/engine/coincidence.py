@@ -6,7 +6,7 @@ and multi-scale: at each pixel, the mean over a disc minus the mean over the rin
 disc's radius), for discs of half, one and two times the place's radius, so a partner over the place, inside
 it or wrapped around it shows at one of them, while a smooth regional rise, which lifts disc and ring alike,
 does not. Each scale's contrast is put in its own robust spreads over the scene and the largest taken; the
-place's value (the best within its own radius of its centre) is then ranked against the same value at every
+place's value (the best within SLACK of its radius from its centre) is then ranked against the same value at every
 pixel of the scene away from the place (beyond what its own measure reaches, so the partner's own anomaly is
 not its own background): its share of those pixels at or above it is an empirical p-value, whatever the
 layer's background looks like.
@@ -23,7 +23,11 @@ from scipy.signal import fftconvolve
 SCALES = (0.5, 1.0, 2.0)
 """Disc radii tried, as multiples of the place's radius."""
 
-REACH = 2.0 * max(SCALES) + 1.0
+SLACK = 0.5
+"""How far from a place's centre (in place radii) its partner's centre may lie: offsets of a few hundred metres
+between the zones of one system (faults, zoning, a zone outline's own wobble)."""
+
+REACH = 2.0 * max(SCALES) + SLACK
 """How far (in place radii) the measure at a place reaches: its widest ring plus the search for its centre."""
 
 MIN_RADIUS_PX = 1.5
@@ -57,7 +61,7 @@ def _disc(radius: float) -> np.ndarray:
 
 def contrast_map(z: np.ma.MaskedArray, radius_px: float) -> np.ndarray:
     """Per pixel, the largest standardised disc-minus-ring contrast over SCALES times `radius_px`, taken as the
-    best within `radius_px` of the pixel (NaN where no scale can be measured)."""
+    best within SLACK times `radius_px` of the pixel (NaN where no scale can be measured)."""
     data = np.ma.getdata(z).astype("float64")
     valid = ~np.ma.getmaskarray(z) & np.isfinite(data)
     filled = np.where(valid, data, 0.0)
@@ -86,7 +90,7 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float) -> np.ndarray:
         if spread < 1e-6:  # mostly flat (a rendering's grey backdrop): the plain spread, never below 1e-6
             spread = max(float(diff[ok].std()), 1e-6)
         best = np.where(ok, np.maximum(best, (diff - centre) / spread), best)
-    size = 2 * int(round(radius_px)) + 1
+    size = _window(radius_px)
     best = ndimage.maximum_filter(best, size=size, mode="constant", cval=-np.inf)
     return np.where(valid & np.isfinite(best), best, np.nan)
 
@@ -106,6 +110,11 @@ def significance(scores: np.ndarray, place, grid, radius_px: float) -> Significa
     rows, cols = np.ogrid[0:scores.shape[0], 0:scores.shape[1]]
     away = (rows + 0.5 - row) ** 2 + (cols + 0.5 - col) ** 2 > (REACH * radius_px) ** 2
     scored = scores[away & np.isfinite(scores)]
-    window = (2 * int(round(radius_px)) + 1) ** 2
+    window = _window(radius_px) ** 2
     above = int((scored >= value).sum())
     return Significance(value, min(1.0, (above + window) / (scored.size + window)), int(scored.size))
+
+
+def _window(radius_px: float) -> int:
+    """Side in pixels of the square searched for a place's best value."""
+    return 2 * int(round(SLACK * radius_px)) + 1
