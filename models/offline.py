@@ -739,14 +739,15 @@ CEILING_MARGIN = 0.05
 
 
 def _seed_items(model: dict) -> list[dict]:
-    """The items a candidate core may stand for: the first critical item (when it is an anomaly) and its critical
-    coincidence partner, less the partner's roles that form a halo item around the core."""
+    """The items a candidate core may stand for: the first critical item and, when that is an alteration or
+    geochemical anomaly (an area), its critical coincidence partner, less the partner's roles that form a halo
+    item around the core."""
     evidence = model.get("evidence", [])
     core = next((i for i in evidence if i["level"] == "critical"), None)
     if core is None:
         return []
-    if core["kind"] != "anomaly":
-        return [core]
+    if core["kind"] != "anomaly" or set(core["roles"]) & {"structure", "geological_map"}:
+        return [core]  # a line or a map unit is no place to measure around: only the first item seeds
     halo = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]}
     partners = [dict(i, roles=[r for r in i["roles"] if r not in halo]) for i in evidence
                 if i["level"] == "critical" and i["kind"] == "coincidence" and i.get("with") == core["id"]]

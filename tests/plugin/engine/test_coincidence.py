@@ -46,7 +46,7 @@ def test_a_regional_rise_or_an_anomaly_elsewhere_is_not():
     cols = np.mgrid[0:GRID.height, 0:GRID.width][1]
     background = _background(4)
     alone = _p(background)
-    assert alone > 0.3
+    assert alone > 0.1  # the place is unremarkable on this background alone
     rise = background + 6.0 * cols / GRID.width  # a smooth trend of 6 spreads across the scene
     assert abs(_p(rise) - alone) < 0.1
     elsewhere = background + 4.0 * (_distance_px(120, 190) < 7)  # 2.1 km east of the place
