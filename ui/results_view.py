@@ -30,16 +30,22 @@ BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUF
 
 
 def targets_line(prospectivity, shown: int = 5) -> str:
-    """'Targets: #1 (score 0.83, 3.1 km2), ... (12 in all)' for the results tab: the best `shown` of them ('' when
-    there are none)."""
+    """'Targets: #1 (favourability 0.83, 3.1 km2, iron oxide), ... (12 in all)' for the results tab: the best
+    `shown` of them with their mean favourability and the kinds of evidence zones they hold ('' when none)."""
     if prospectivity is None or not len(prospectivity):
         return ""
     parts = []
     for row in prospectivity.sort_values("rank").head(shown).itertuples():
+        details = []
+        favourability = getattr(row, "fav_mean", None)
+        if favourability is not None and favourability == favourability:
+            details.append(f"favourability {favourability:.2f}")
         area = getattr(row, "area_m2", None)
-        size = f", {format_area_km2(area)}" if area is not None and prospectivity.crs is not None else ""
-        score = getattr(row, "score", None)
-        parts.append(f"#{row.rank} (score {score:.2f}{size})" if score is not None else f"#{row.rank}")
+        if area is not None and prospectivity.crs is not None:
+            details.append(format_area_km2(area))
+        roles = str(getattr(row, "roles", "") or "").replace("_", " ")
+        details.append(roles.replace(",", ", ") if roles else "no zone")
+        parts.append(f"#{row.rank} ({', '.join(details)})")
     more = f", ... ({len(prospectivity)} in all)" if len(prospectivity) > shown else ""
     return "<b>Targets:</b> " + ", ".join(parts) + more + "<br>"
 

@@ -196,9 +196,14 @@ def test_targets_line_shows_the_best_five():
 
     from lodestar.ui.results_view import targets_line
 
-    frame = gpd.GeoDataFrame({"rank": [3, 1, 2, 4, 5, 6, 7], "score": [0.5, 0.9, 0.7, 0.4, 0.3, 0.2, 0.1],
+    frame = gpd.GeoDataFrame({"rank": [3, 1, 2, 4, 5, 6, 7], "score": [5.0, 9.0, 7.0, 4.0, 3.0, 2.0, 1.0],
+                              "fav_mean": [0.5, 0.9, 0.7, 0.4, 0.3, 0.2, 0.1],
+                              "roles": ["", "hydrothermal_alteration,iron_oxide", "", "", "", "", ""],
                               "area_m2": [2e6] * 7}, geometry=[box(0, 0, 1, 1)] * 7, crs="EPSG:32633")
-    assert targets_line(frame) == ("<b>Targets:</b> #1 (score 0.90, 2 km2), #2 (score 0.70, 2 km2), #3 (score 0.50, "
-                                   "2 km2), #4 (score 0.40, 2 km2), #5 (score 0.30, 2 km2), ... (7 in all)<br>")
-    assert targets_line(frame.head(2)) == "<b>Targets:</b> #1 (score 0.90, 2 km2), #3 (score 0.50, 2 km2)<br>"
+    assert targets_line(frame) == (
+        "<b>Targets:</b> #1 (favourability 0.90, 2 km2, hydrothermal alteration, iron oxide), "
+        "#2 (favourability 0.70, 2 km2, no zone), #3 (favourability 0.50, 2 km2, no zone), "
+        "#4 (favourability 0.40, 2 km2, no zone), #5 (favourability 0.30, 2 km2, no zone), ... (7 in all)<br>")
+    assert targets_line(frame.head(2)) == ("<b>Targets:</b> #1 (favourability 0.90, 2 km2, hydrothermal alteration, "
+                                           "iron oxide), #3 (favourability 0.50, 2 km2, no zone)<br>")
     assert targets_line(frame.iloc[:0]) == ""
