@@ -451,7 +451,7 @@ class OfflineReasoner:
                 continue
             if item["kind"] == "anomaly" and core["role"] in item["roles"] and first["id"] in out:
                 # the core itself is this item's anomaly, over the first item's core as far as that was found
-                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]])
+                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
                 continue
             kind, near_m = item["kind"], item.get("near_m", 1000.0)
             if item["id"] in seeds:  # the core item around a partner's core
@@ -741,15 +741,16 @@ CEILING_MARGIN = 0.05
 def _seed_items(model: dict) -> list[dict]:
     """The items a candidate core may stand for: the first critical item and, when that is an alteration or
     geochemical anomaly (an area), its critical coincidence partner, less the partner's roles that form a halo
-    item around the core."""
+    item around the core and composites."""
     evidence = model.get("evidence", [])
     core = next((i for i in evidence if i["level"] == "critical"), None)
     if core is None:
         return []
     if core["kind"] != "anomaly" or set(core["roles"]) & {"structure", "geological_map"}:
         return [core]  # a line or a map unit is no place to measure around: only the first item seeds
-    halo = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]}
-    partners = [dict(i, roles=[r for r in i["roles"] if r not in halo]) for i in evidence
+    # a halo's roles ring the core, and a false-colour composite is a picture, not one mineral's measure
+    left_out = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]} | {"false_color_composite"}
+    partners = [dict(i, roles=[r for r in i["roles"] if r not in left_out]) for i in evidence
                 if i["level"] == "critical" and i["kind"] == "coincidence" and i.get("with") == core["id"]]
     return [core] + [p for p in partners[:1] if p["roles"]]
 
