@@ -438,8 +438,8 @@ class OfflineReasoner:
         out: dict = {}
         present_roles = {info.role for info in ws.layers}
         core_family = FAMILY.get(core["role"], "other")
-        seeds = {item["id"]: item for item in _seed_items(model)}
-        first = _seed_items(model)[0]
+        items = _seed_items(model)
+        seeds, first = {item["id"]: item for item in items}, items[0]
         for item in model["evidence"]:
             if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
                                                                  and not self._units_named(ws)):
@@ -527,17 +527,20 @@ class OfflineReasoner:
     def _in_spreads(self, ws, info) -> np.ma.MaskedArray:
         """A layer on the analysis grid in background spreads, favourable side up (a rendering: its colour level,
         0 on the grey backdrop), read once per run."""
-        if info.name not in self._spreads and info.kind == "rgb":
+        if info.name in self._spreads:
+            return self._spreads[info.name]
+        if info.kind == "rgb":
             from ..plugin.tools.color_regions import colour_levels
 
-            self._spreads[info.name] = colour_levels(ws.raster_set, info.name).level_map()
-        elif info.name not in self._spreads:
+            spreads = colour_levels(ws.raster_set, info.name).level_map()
+        else:
             stats = info.stats
             band = ws.raster_set.read(info.name)[0].astype("float64")
             measure = np.ma.log(band) if stats.get("model") == "lognormal" else band
             sign = -1.0 if info.favourable == "low" else 1.0
-            self._spreads[info.name] = sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
-        return self._spreads[info.name]
+            spreads = sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
+        self._spreads[info.name] = spreads
+        return spreads
 
     def _feature_gaps(self, ws, geometry, roles) -> list:
         """(layer, distance) from `geometry` to the nearest feature of each vector layer of `roles`: whether
