@@ -18,7 +18,10 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   distance in metres (at least two pixels of the analysis grid; in pixel space a pixel counts as
   NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone within reach is measured on its
   layers at the core and counts when significant against the rest of the scene
-  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried). The answer is
+  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried). When no zone core
+  gives a Yes, the place where a layer of the first critical item and one of its partner stand out together is
+  weighed as a core too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places),
+  and its steps are asked for a zoomed look there. The answer is
   "Yes" only when every testable critical item is supported and at least one secondary item is
   present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
   inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
@@ -65,7 +68,8 @@ class OfflineReasoner:
 
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05):
+                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05,
+                 joint_alpha: float = 0.005):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_m2 = float(min_area_m2)
@@ -75,12 +79,14 @@ class OfflineReasoner:
         self.geochem_percentile = float(geochem_percentile)
         self.fault_buffer_m = float(fault_buffer_m)
         self.coincidence_alpha = float(coincidence_alpha)
+        self.joint_alpha = float(joint_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
         self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
+        self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -91,14 +97,14 @@ class OfflineReasoner:
                 "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
                 "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
                 "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m,
-                "coincidence_alpha": self.coincidence_alpha}
+                "coincidence_alpha": self.coincidence_alpha, "joint_alpha": self.joint_alpha}
 
     def prompt_hashes(self) -> dict:
         return {}
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
-        self._filled, self._lithology_zones, self._spreads, self._contrasts = None, set(), {}, {}
+        self._filled, self._lithology_zones, self._spreads, self._contrasts, self._joint = None, set(), {}, {}, {}
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -499,7 +505,7 @@ class OfflineReasoner:
         """(name, the measurement in words) of a layer of `roles` (another alteration family than the core's)
         that stands out from its surroundings at the core (plugin.engine.coincidence), significant at
         `coincidence_alpha` shared among every layer and candidate core tried; else None."""
-        from ..plugin.engine.coincidence import contrast_map, place_radius_px, quantised, significance
+        from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
         layers = [info for info in ws.layers if info.role in roles and FAMILY.get(info.role, "other") != core_family
                   and self._measurable(info)]
@@ -509,15 +515,83 @@ class OfflineReasoner:
         radius = quantised(place_radius_px(core["geometry"], grid))
         bound = self.coincidence_alpha / (len(layers) * max(self._places, 1))
         for info in layers:
-            key = (info.name, radius)
-            if key not in self._contrasts:
-                self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius)
-            found = significance(self._contrasts[key], core["geometry"], grid, radius)
+            found = significance(self._contrast_map(ws, info, radius), core["geometry"], grid, radius)
             if found is not None and found.p <= bound:
                 return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
                                    f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
                                    f"the scene; bound {bound:.4f})")
         return None
+
+    def _contrast_map(self, ws, info, radius_px: float) -> np.ndarray:
+        """A layer's contrast map at a radius (plugin.engine.coincidence), computed once per run."""
+        from ..plugin.engine.coincidence import contrast_map
+
+        key = (info.name, radius_px)
+        if key not in self._contrasts:
+            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px)
+        return self._contrasts[key]
+
+    def _joint_core(self, ws) -> dict | None:
+        """A candidate core where no zone is: the place where a layer of the first critical item and one of its
+        critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
+        by chance (plugin.engine.joint_places), at core radii of JOINT_RADII_M; None when there is none, or
+        when it lies in a map unit its layer's anomalies fill. Worked out once per run."""
+        if "core" in self._joint:
+            return self._joint["core"]
+        from shapely.geometry import Point
+
+        from ..plugin.engine.coincidence import MIN_RADIUS_PX, quantised
+        from ..plugin.engine.joint_places import best_joint_place
+        from ..plugin.zones import zone_record
+
+        self._joint["core"] = None
+        items = _seed_items(ws.deposit_model)
+        if len(items) < 2:
+            return None
+        first, partner = items[0], items[1]
+        grid = ws.raster_set.grid
+        pixel = max(abs(v) for v in grid.pixel_size)
+        radii = sorted({quantised(max(m * _per_metre(ws) / pixel, MIN_RADIUS_PX)) for m in JOINT_RADII_M})
+        cores = [i for i in ws.layers if i.role in first["roles"] and self._measurable(i)]
+        partners = [i for i in ws.layers if i.role in partner["roles"] and self._measurable(i)]
+        pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
+                 if FAMILY.get(a.role, "other") != FAMILY.get(b.role, "other")]
+        if not pairs:
+            return None
+        maps = {(name, r): self._contrast_map(ws, ws.layer(name), r) for a, b, r in pairs for name in (a, b)}
+        place = best_joint_place(maps, pairs, grid)
+        if place is None or place.expected > self.joint_alpha:
+            return None
+        core_layer, partner_layer = place.layers
+        record = zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), grid,
+                             zone_id=f"place where {core_layer} and {partner_layer} stand out together",
+                             layer=core_layer, role=ws.layer(core_layer).role, kind="place",
+                             score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
+        core = dict(record, seed=first["id"], partner=partner["id"], joint=place)
+        if self._lithological(ws, core):
+            self._lithology_zones.add(core["zone_id"])
+            return None
+        self._joint["core"] = core
+        return core
+
+    def _assess_joint(self, ws, core: dict, zones: list[dict]) -> dict:
+        """Evidence items around a joint place: as around a zone core, with the partner item (and any anomaly
+        item of the partner layer's role) supported by the joint measurement unless a zone supports it (a place
+        found by scanning the scene is not measured again as if it had been fixed beforehand)."""
+        out = self._assess(ws, core, zones)
+        place = core["joint"]
+        core_layer, partner_layer = place.layers
+        text = (f"{partner_layer} (measured with {core_layer} at the place: {place.scores[1]:.1f} and "
+                f"{place.scores[0]:.1f} spreads above their surroundings, both rarer than a share "
+                f"{place.share:.4f} of the scene; chance count {place.expected:.4f}, bound {self.joint_alpha})")
+        role = ws.layer(partner_layer).role
+        for item in ws.deposit_model["evidence"]:
+            if item["id"] == core["partner"] or (item["kind"] == "anomaly" and role in item["roles"]):
+                found = out.get(item["id"], {})
+                if found.get("status") != "supported" or found.get("measured"):
+                    out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
+                                       "zones": [partner_layer], "measured": text}
+        return out
 
     @staticmethod
     def _measurable(info) -> bool:
@@ -580,6 +654,12 @@ class OfflineReasoner:
             key = self._score(assessment)
             if best_key is None or key > best_key:
                 best, best_key = (core, assessment), key
+        if best is None or not _answers_yes(best[1]):
+            joint = self._joint_core(ws)
+            if joint is not None:
+                assessment = self._assess_joint(ws, joint, zones)
+                if best_key is None or self._score(assessment) > best_key:
+                    best = (joint, assessment)
         return best
 
     @staticmethod
@@ -644,6 +724,11 @@ class OfflineReasoner:
             for index in self._steps_for(chain, marginal, ws):
                 feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
                                            "at a lower threshold.")
+        joint = [core["seed"], core["partner"]] if "joint" in core else []
+        if joint and not self._refined(chain, joint, ws):
+            for index in self._steps_for(chain, joint, ws):
+                feedback.setdefault(index, "The core and partner layers stand out together at a place where no zone "
+                                           "was marked; look again around it at a lower threshold.")
         items = []
         for k, a in assessment.items():
             if a["status"] != "untestable":
@@ -739,6 +824,18 @@ class OfflineReasoner:
 
 CEILING_MARGIN = 0.05
 """Spreads under a clipped rendering's end where its anomalies are cut."""
+
+JOINT_RADII_M = (250.0, 500.0, 1000.0)
+"""Core radii (ground metres) at which the core and partner layers are scanned for a place where both stand out:
+alteration cores of porphyry and epithermal systems span a few hundred metres to a couple of kilometres."""
+
+
+def _answers_yes(assessment: dict) -> bool:
+    """Whether an assessment gives a Yes: every testable critical item supported, a secondary one present."""
+    critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
+    secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
+    return (bool(critical) and all(a["status"] == "supported" for a in critical)
+            and (not secondary or any(a["status"] == "supported" for a in secondary)))
 
 
 def _seed_items(model: dict) -> list[dict]:

@@ -90,7 +90,7 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float) -> np.ndarray:
         if spread < 1e-6:  # mostly flat (a rendering's grey backdrop): the plain spread, never below 1e-6
             spread = max(float(diff[ok].std()), 1e-6)
         best = np.where(ok, np.maximum(best, (diff - centre) / spread), best)
-    size = _window(radius_px)
+    size = window_side(radius_px)
     best = ndimage.maximum_filter(best, size=size, mode="constant", cval=-np.inf)
     return np.where(valid & np.isfinite(best), best, np.nan)
 
@@ -110,11 +110,11 @@ def significance(scores: np.ndarray, place, grid, radius_px: float) -> Significa
     rows, cols = np.ogrid[0:scores.shape[0], 0:scores.shape[1]]
     away = (rows + 0.5 - row) ** 2 + (cols + 0.5 - col) ** 2 > (REACH * radius_px) ** 2
     scored = scores[away & np.isfinite(scores)]
-    window = _window(radius_px) ** 2
+    window = window_side(radius_px) ** 2
     above = int((scored >= value).sum())
     return Significance(value, min(1.0, (above + window) / (scored.size + window)), int(scored.size))
 
 
-def _window(radius_px: float) -> int:
+def window_side(radius_px: float) -> int:
     """Side in pixels of the square searched for a place's best value."""
     return 2 * int(round(SLACK * radius_px)) + 1

@@ -634,3 +634,30 @@ def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measure
     assert verdict.rationale.startswith("Core: s2:silica:1")
     assert verdict.critical == {"phyllic_core": True, "zoned_alteration": True} and verdict.answer == "A"
     assert "phyllic_core [critical]: supported, by aloh (measured at the core" in verdict.rationale
+
+
+def test_weak_anomalies_of_core_and_partner_at_one_place_make_a_core_where_no_zone_is(tmp_path):
+    """No zone on either layer (AlOH and silica both three noise spreads high): the place where both stand out
+    together is a candidate core, both critical items are supported by that joint measurement, and the two steps
+    are asked for a zoomed look there (for zones to map); the same anomalies 4 km apart make no core."""
+    from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
+
+    def verdict(silica_centre, folder):
+        folder.mkdir()
+        layers = [LayerSpec(_write_index(folder / "aloh.tif", centre=(200, 200), amplitude=0.03, size=400),
+                            "hydrothermal_alteration", "aloh"),
+                  LayerSpec(_write_index(folder / "silica.tif", centre=silica_centre, amplitude=0.03, size=400,
+                                         seed=2), "silicification", "silica")]
+        ws = _workspace(layers, folder)
+        ws.put(_node(1, "aloh", sub="No"), zones_frame([], ws.raster_set.crs))
+        ws.put(_node(2, "silica", sub="No"), zones_frame([], ws.raster_set.crs))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    together = verdict((200, 200), tmp_path / "together")
+    assert together.rationale.startswith("Core: place where aloh and silica stand out together (center)")
+    assert together.critical == {"phyllic_core": True, "zoned_alteration": True} and together.answer == "A"
+    assert "zoned_alteration [critical]: supported, by silica (measured with aloh at the place" in together.rationale
+    assert not together.valid and set(together.feedback) == {1, 2}
+    apart = verdict((330, 330), tmp_path / "apart")
+    assert apart.answer == "B" and "place where" not in apart.rationale

@@ -1,0 +1,74 @@
+"""Where two layers stand out together: a scan of their contrast maps for one shared place.
+
+A zoned system whose every layer stays under a clear-anomaly level (two to four background spreads) makes no
+zone anywhere, yet at its centre each layer stands above its own surroundings at once. The scan ranks every
+pixel of each layer's contrast map (plugin.engine.coincidence) by the share of the scene scoring at least as
+high, takes the larger share of the two layers at each pixel (both must be rare there) and keeps the pixel
+where it is smallest. How rare that is by chance: with layers independent, a place reaches a share q on both
+with chance q squared; the scene holds about its pixels over one place's window of independent places, and
+every pair of layers and radius tried is one more chance. Their product is the expected count of such places
+by chance, which the caller bounds (layers that share a background are not independent, so the bound is
+strict). Only places whose own disc and ring (twice the radius) lie wholly on data are scanned: near an edge
+fewer cells are averaged, both layers swing further there, and the two would meet by chance more often.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import ndimage
+
+from .coincidence import window_side
+
+
+@dataclass(frozen=True)
+class JointPlace:
+    x: float           # map coordinates of the place's centre
+    y: float
+    radius_px: float   # the place's radius in analysis-grid pixels (the contrast maps' radius)
+    layers: tuple      # (core layer, partner layer)
+    scores: tuple      # each layer's standardised contrast there
+    share: float       # the larger of the two layers' shares of the scene scoring at least as high
+    expected: float    # expected count of places as rare on both layers by chance in all the tests made
+
+
+def shares(scores: np.ndarray) -> np.ndarray:
+    """Per pixel, the share of the scene's scored pixels scoring at least as high (NaN where unscored)."""
+    out = np.full(scores.shape, np.nan)
+    valid = np.isfinite(scores)
+    ranked = np.sort(scores[valid])
+    if ranked.size:
+        out[valid] = 1.0 - np.searchsorted(ranked, scores[valid], side="left") / ranked.size
+    return out
+
+
+def interior(scores: np.ndarray, radius_px: float) -> np.ndarray:
+    """`scores` where the pixel lies at least twice `radius_px` from the edge of the scored area, else NaN."""
+    scored = np.pad(np.isfinite(scores), 1, constant_values=False)
+    inside = ndimage.distance_transform_edt(scored)[1:-1, 1:-1] >= 2.0 * radius_px
+    return np.where(inside, scores, np.nan)
+
+
+def best_joint_place(maps: dict, pairs: list, grid) -> JointPlace | None:
+    """The rarest place on both layers of a pair, over `pairs` of (core layer, partner layer, radius in pixels);
+    `maps` holds each (layer, radius) contrast map. None when no pair has a pixel scored on both layers."""
+    tests = len(pairs)
+    cache: dict = {}
+    best = None
+    for core, partner, radius in pairs:
+        for key in ((core, radius), (partner, radius)):
+            if key not in cache:
+                cache[key] = shares(interior(maps[key], radius))
+        both = np.maximum(cache[(core, radius)], cache[(partner, radius)])  # NaN where either is unscored
+        if not np.isfinite(both).any():
+            continue
+        row, col = np.unravel_index(int(np.nanargmin(both)), both.shape)
+        share = float(both[row, col])
+        places = int(np.isfinite(both).sum()) / window_side(radius) ** 2
+        expected = share ** 2 * max(places, 1.0) * tests
+        if best is None or expected < best.expected:
+            x, y = grid.transform * (col + 0.5, row + 0.5)
+            best = JointPlace(float(x), float(y), float(radius), (core, partner),
+                              (float(maps[(core, radius)][row, col]), float(maps[(partner, radius)][row, col])),
+                              share, expected)
+    return best
