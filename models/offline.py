@@ -409,9 +409,11 @@ class OfflineReasoner:
                 "fill the map unit they lie in (lithology, not a zoned system).")
 
     def _lithological(self, ws, zone: dict) -> bool:
-        """Whether a zone lies in a map unit that its layer's anomalies fill (plugin.engine.lithology): the unit is
-        raised as a whole, which is lithology, not a zoned system. Filled units are found from the first verdict's
-        zones, the scene-wide looks, before any zoomed look."""
+        """Whether a zone lies in a map unit that its layer's anomalies fill, or in one over which the layer itself
+        stands high at the median without standing clearly higher over the zone (plugin.engine.lithology): the
+        unit is raised as a whole, which is lithology, not a zoned system. Filled units are found from the first
+        verdict's zones, the scene-wide looks, before any zoomed look."""
+        from ..plugin.engine import lithology
         from ..plugin.engine.lithology import filled_units, follows_units
 
         maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"]
@@ -426,7 +428,18 @@ class OfflineReasoner:
                     polygons.setdefault(row["layer"], []).append(row["geometry"])
             self._filled = (codes, {layer: filled_units(codes, shapes, grid) for layer, shapes in polygons.items()})
         codes, filled = self._filled
-        return follows_units(zone["geometry"], codes, filled.get(zone["layer"], []), grid)
+        layer, geometry, info = zone["layer"], zone["geometry"], ws.layer(zone["layer"])
+        if follows_units(geometry, codes, filled.get(layer, []), grid):
+            return True
+        if not self._measurable(info):
+            return False
+        if ("lifted", layer) not in filled:
+            filled[("lifted", layer)] = lithology.lifted_units(codes, self._in_spreads(ws, info), grid,
+                                                               0.0 if info.kind == "rgb" else lithology.LIFTED_SPREADS)
+        lifted = filled[("lifted", layer)]
+        return (follows_units(geometry, codes, lifted, grid)  # a system on a raised unit stands clearly above it
+                and lithology.rise_above_units(geometry, codes, self._in_spreads(ws, info), lifted, grid)
+                < lithology.LIFTED_SPREADS)
 
     def _supports(self, ws, zone: dict, item: dict) -> bool:
         kind = item["kind"]

@@ -11,6 +11,11 @@ UNIT_MIN_M2 = 1_000_000.0
 """Units smaller than this (a stock under a system) are never called lithological controls."""
 INSIDE_SHARE = 0.5
 """An anomaly with at least this share of its cells in filled units follows lithology."""
+LIFTED_SPREADS = 2.0
+"""A unit whose median stands this many background spreads high on a layer is raised as a whole by it."""
+LIFTED_UNIT_MIN_M2 = 10_000_000.0
+"""Units smaller than this are never called raised as a whole: an alteration core with its stock spans a few
+square kilometres at most, and lifts a small intrusive unit that it fills."""
 
 
 def _cells(polygons: list, grid) -> np.ndarray:
@@ -36,6 +41,23 @@ def filled_units(codes: np.ma.MaskedArray, polygons: list, grid) -> list[int]:
     return filled
 
 
+def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float = LIFTED_SPREADS
+                 ) -> list[int]:
+    """Codes of the units of a categorical map (on `grid`) over which a layer (`spreads`: in background spreads,
+    favourable side up; a rendering: its colour level, 0 on the backdrop) stands above `level` at the median: the
+    layer is high over the unit as a whole, whether or not its zones were marked there. Units under
+    LIFTED_UNIT_MIN_M2 are left out."""
+    valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads)
+    data = np.ma.filled(codes, 0)
+    values = np.ma.getdata(spreads)
+    lifted = []
+    for code in np.unique(data[valid]):
+        unit = valid & (data == code)
+        if unit.sum() * grid.pixel_area >= LIFTED_UNIT_MIN_M2 and float(np.median(values[unit])) > level:
+            lifted.append(int(code))
+    return lifted
+
+
 def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid) -> bool:
     """Whether at least INSIDE_SHARE of a polygon's cells lie in the given (filled) units."""
     if not units:
@@ -44,3 +66,19 @@ def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid) -> bool:
     if not cells.any():
         return False
     return float(np.isin(np.ma.filled(codes, 0)[cells], units).mean()) >= INSIDE_SHARE
+
+
+def rise_above_units(polygon, codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, units: list, grid) -> float:
+    """How far a layer (`spreads`) stands higher over a polygon than over the rest of the given units, in the
+    units' own robust spreads (medians): an anomaly in a raised unit that stands clearly above the unit's own level
+    is more than the unit's rise. Scale-free, so a rendering's colour levels and an index's spreads read alike."""
+    cells = _cells([polygon], grid) & ~np.ma.getmaskarray(spreads)
+    rest = np.isin(np.ma.filled(codes, 0), units) & ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & ~cells
+    if not cells.any() or not rest.any():
+        return 0.0
+    values = np.ma.getdata(spreads)
+    level = float(np.median(values[rest]))
+    spread = 1.4826 * float(np.median(np.abs(values[rest] - level)))
+    if spread < 1e-6:  # a classed rendering flat over the unit: its plain spread
+        spread = max(float(values[rest].std()), 1e-6)
+    return (float(np.median(values[cells])) - level) / spread

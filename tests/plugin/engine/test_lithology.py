@@ -13,7 +13,7 @@ from shapely.geometry import Point, box
 
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.lithology import filled_units, follows_units
+from lodestar.plugin.engine.lithology import filled_units, follows_units, lifted_units, rise_above_units
 from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import RasterGrid
 
@@ -41,6 +41,35 @@ def test_a_unit_covered_by_a_layers_anomalies_is_filled():
     assert filled_units(codes, [_cells_box(100, 0, 140, 100)], GRID) == []  # 40 % of unit 2
     assert filled_units(codes, [_cells_box(40, 40, 60, 60)], GRID) == []  # the stock is under the size floor
     assert filled_units(codes, [], GRID) == []
+
+
+def test_a_unit_a_layer_stands_high_over_as_a_whole_is_lifted_and_a_system_in_one_is_not():
+    """On 60 m pixels (units of 36 km2, a 1.4 km2 stock): a layer 4.5 spreads high over unit 2 lifts it; the same
+    rise over the stock, or a 900 m system inside unit 1, lifts nothing; a rendering's colour over unit 2 (0 on
+    the backdrop elsewhere) lifts it at level 0."""
+    grid = RasterGrid(Affine(60.0, 0, 500_000.0, 0, -60.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
+    codes = _codes()
+    noise = np.random.default_rng(3).standard_normal((100, 200))
+    rows, cols = np.mgrid[0:100, 0:200]
+    system = np.hypot(rows - 50, cols - 75) < 15
+    spreads = np.ma.masked_array(noise + 4.5 * (codes.data == 2) + 4.5 * (codes.data == 3) + 4.5 * system)
+    assert lifted_units(codes, spreads, grid) == [2]
+    colour = np.ma.masked_array(np.where(codes.data == 2, 0.6, 0.0))
+    assert lifted_units(codes, colour, grid, level=0.0) == [2]
+    assert lifted_units(codes, np.ma.masked_array(noise), grid) == []
+
+
+def test_a_system_on_a_raised_unit_stands_clearly_above_the_units_own_level():
+    grid = RasterGrid(Affine(60.0, 0, 500_000.0, 0, -60.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
+    codes = _codes()
+    rows, cols = np.mgrid[0:100, 0:200]
+    core = np.hypot(rows - 50, cols - 150) < 8
+    noise = np.random.default_rng(4).standard_normal((100, 200))
+    spreads = np.ma.masked_array(noise + 2.5 * (codes.data == 2) + 5.0 * core)
+    (x0, y0), (x1, y1) = grid.transform * (142, 58), grid.transform * (158, 42)
+    assert rise_above_units(box(x0, y0, x1, y1), codes, spreads, [2], grid) > 3.0
+    (x0, y0), (x1, y1) = grid.transform * (110, 90), grid.transform * (126, 74)
+    assert abs(rise_above_units(box(x0, y0, x1, y1), codes, spreads, [2], grid)) < 0.5  # the unit's own level
 
 
 def test_an_anomaly_follows_units_only_when_it_lies_mostly_in_a_filled_one():
