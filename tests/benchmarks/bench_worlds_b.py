@@ -33,7 +33,7 @@ CASES = int(os.environ.get("LODESTAR_WORLDS_B_CASES", "60"))
 SEED = int(os.environ.get("LODESTAR_WORLDS_B_SEED", "2026"))
 LABEL = ("independent generator (worlds_b): the reasoner was NOT developed on it"
          + (", and this seed was never opened while developing" if SEED == 2026 else
-            "; seed 777 was used to diagnose the verifier's failures" if SEED == 777 else ""))
+            f"; seed {SEED} was used to diagnose the verifier's failures" if SEED in (777, 4242) else ""))
 
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
