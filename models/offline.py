@@ -82,6 +82,7 @@ class OfflineReasoner:
         self.joint_alpha = float(joint_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
+        self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole, once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
         self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
@@ -104,7 +105,8 @@ class OfflineReasoner:
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
-        self._filled, self._lithology_zones, self._spreads, self._contrasts, self._joint = None, set(), {}, {}, {}
+        self._filled, self._lithology_zones, self._spreads, self._contrasts = None, set(), {}, {}
+        self._lifted, self._joint = {}, {}
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -405,8 +407,8 @@ class OfflineReasoner:
         zones = sorted(self._lithology_zones)
         if not zones:
             return ""
-        return (f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies that "
-                "fill the map unit they lie in (lithology, not a zoned system).")
+        return (f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a "
+                "map unit raised as a whole (lithology, not a zoned system).")
 
     def _lithological(self, ws, zone: dict) -> bool:
         """Whether a zone lies in a map unit that its layer's anomalies fill, or in one over which the layer itself
@@ -414,7 +416,6 @@ class OfflineReasoner:
         unit is raised as a whole, which is lithology, not a zoned system. Filled units are found from the first
         verdict's zones, the scene-wide looks, before any zoomed look."""
         from ..plugin.engine import lithology
-        from ..plugin.engine.lithology import filled_units, follows_units
 
         maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"]
         if not maps:
@@ -426,20 +427,24 @@ class OfflineReasoner:
             for row in self._zones(ws):
                 if row.get("kind") not in ("unit", "contact"):
                     polygons.setdefault(row["layer"], []).append(row["geometry"])
-            self._filled = (codes, {layer: filled_units(codes, shapes, grid) for layer, shapes in polygons.items()})
+            self._filled = (codes, {layer: lithology.filled_units(codes, shapes, grid)
+                                   for layer, shapes in polygons.items()})
         codes, filled = self._filled
         layer, geometry, info = zone["layer"], zone["geometry"], ws.layer(zone["layer"])
-        if follows_units(geometry, codes, filled.get(layer, []), grid):
+        if lithology.follows_units(geometry, codes, filled.get(layer, []), grid):
             return True
         if not self._measurable(info):
             return False
-        if ("lifted", layer) not in filled:
-            filled[("lifted", layer)] = lithology.lifted_units(codes, self._in_spreads(ws, info), grid,
-                                                               0.0 if info.kind == "rgb" else lithology.LIFTED_SPREADS)
-        lifted = filled[("lifted", layer)]
-        return (follows_units(geometry, codes, lifted, grid)  # a system on a raised unit stands clearly above it
-                and lithology.rise_above_units(geometry, codes, self._in_spreads(ws, info), lifted, grid)
-                < lithology.LIFTED_SPREADS)
+        spreads = self._in_spreads(ws, info)
+        if layer not in self._lifted:
+            # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop)
+            level = (float(np.ma.median(spreads)) + self.colour_level if info.kind == "rgb"
+                     else lithology.LIFTED_SPREADS)
+            self._lifted[layer] = lithology.lifted_units(codes, spreads, grid, level)
+        lifted = self._lifted[layer]
+        # a system on a raised unit stands clearly above the unit's own level
+        return (lithology.follows_units(geometry, codes, lifted, grid)
+                and lithology.rise_above_units(geometry, codes, spreads, lifted, grid) < lithology.RISE_SPREADS)
 
     def _supports(self, ws, zone: dict, item: dict) -> bool:
         kind = item["kind"]
@@ -548,7 +553,7 @@ class OfflineReasoner:
         """A candidate core where no zone is: the place where a layer of the first critical item and one of its
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
         by chance (plugin.engine.joint_places), at core radii of JOINT_RADII_M; None when there is none, or
-        when it lies in a map unit its layer's anomalies fill. Worked out once per run."""
+        when it is lithology (`_lithological`). Worked out once per run."""
         if "core" in self._joint:
             return self._joint["core"]
         from shapely.geometry import Point
@@ -599,7 +604,7 @@ class OfflineReasoner:
                 f"{place.share:.4f} of the scene; chance count {place.expected:.4f}, bound {self.joint_alpha})")
         role = ws.layer(partner_layer).role
         for item in ws.deposit_model["evidence"]:
-            if item["id"] == core["partner"] or (item["kind"] == "anomaly" and role in item["roles"]):
+            if item["id"] == core["partner"] or (item["kind"] in ("anomaly", "coincidence") and role in item["roles"]):
                 found = out.get(item["id"], {})
                 if found.get("status") != "supported" or found.get("measured"):
                     out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
@@ -730,9 +735,7 @@ class OfflineReasoner:
         secondary = {k: a["status"] == "supported" for k, a in assessment.items()
                      if a["level"] == "secondary" and a["status"] != "untestable"}
         marginal = [k for k, a in assessment.items() if a["status"] == "marginal" and a["level"] == "critical"]
-        all_critical = all(critical.values()) and bool(critical)
-        some_secondary = any(secondary.values()) or not secondary
-        answer = yes if (all_critical and some_secondary) else no
+        answer = yes if _answers_yes(assessment) else no
         if marginal and not self._refined(chain, marginal, ws):
             for index in self._steps_for(chain, marginal, ws):
                 feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "

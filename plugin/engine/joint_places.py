@@ -8,8 +8,9 @@ where it is smallest. How rare that is by chance: with layers independent, a pla
 with chance q squared; the scene holds about its pixels over one place's window of independent places, and
 every pair of layers and radius tried is one more chance. Their product is the expected count of such places
 by chance, which the caller bounds (layers that share a background are not independent, so the bound is
-strict). Only places whose own disc and ring (twice the radius) lie wholly on data are scanned: near an edge
-fewer cells are averaged, both layers swing further there, and the two would meet by chance more often.
+strict). Only places at least twice their radius inside the data are scanned, where the disc and ring at the
+place's own radius lie wholly on data: near an edge fewer cells are averaged, both layers swing further there,
+and the two would meet by chance more often (the wider scales may still reach past the edge).
 """
 from __future__ import annotations
 

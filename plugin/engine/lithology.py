@@ -13,6 +13,8 @@ INSIDE_SHARE = 0.5
 """An anomaly with at least this share of its cells in filled units follows lithology."""
 LIFTED_SPREADS = 2.0
 """A unit whose median stands this many background spreads high on a layer is raised as a whole by it."""
+RISE_SPREADS = 2.0
+"""An anomaly standing this many of its unit's own spreads above the unit's level is more than the unit's rise."""
 LIFTED_UNIT_MIN_M2 = 10_000_000.0
 """Units smaller than this are never called raised as a whole: an alteration core with its stock spans a few
 square kilometres at most, and lifts a small intrusive unit that it fills."""
@@ -47,9 +49,9 @@ def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, lev
     favourable side up; a rendering: its colour level, 0 on the backdrop) stands above `level` at the median: the
     layer is high over the unit as a whole, whether or not its zones were marked there. Units under
     LIFTED_UNIT_MIN_M2 are left out."""
-    valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads)
-    data = np.ma.filled(codes, 0)
     values = np.ma.getdata(spreads)
+    valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
+    data = np.ma.filled(codes, 0)
     lifted = []
     for code in np.unique(data[valid]):
         unit = valid & (data == code)
@@ -69,14 +71,21 @@ def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid) -> bool:
 
 
 def rise_above_units(polygon, codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, units: list, grid) -> float:
-    """How far a layer (`spreads`) stands higher over a polygon than over the rest of the given units, in the
-    units' own robust spreads (medians): an anomaly in a raised unit that stands clearly above the unit's own level
-    is more than the unit's rise. Scale-free, so a rendering's colour levels and an index's spreads read alike."""
-    cells = _cells([polygon], grid) & ~np.ma.getmaskarray(spreads)
-    rest = np.isin(np.ma.filled(codes, 0), units) & ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & ~cells
-    if not cells.any() or not rest.any():
-        return 0.0
+    """How far a layer (`spreads`) stands higher over a polygon than over the rest of the unit (of `units`) holding
+    most of its cells, in that unit's own robust spreads (medians): an anomaly in a raised unit that stands clearly
+    above the unit's own level is more than the unit's rise. Scale-free, so a rendering's colour levels and an
+    index's spreads read alike."""
     values = np.ma.getdata(spreads)
+    data = np.ma.filled(codes, 0)
+    scored = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
+    cells = _cells([polygon], grid) & scored
+    held = data[cells][np.isin(data[cells], units)]
+    if not held.size:
+        return 0.0
+    codes_held, counts = np.unique(held, return_counts=True)
+    rest = scored & (data == codes_held[counts.argmax()]) & ~cells
+    if not rest.any():
+        return 0.0
     level = float(np.median(values[rest]))
     spread = 1.4826 * float(np.median(np.abs(values[rest] - level)))
     if spread < 1e-6:  # a classed rendering flat over the unit: its plain spread

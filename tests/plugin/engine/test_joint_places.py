@@ -47,7 +47,7 @@ def test_weak_anomalies_of_both_layers_at_one_place_are_found_and_rare():
     place = _best(_background(1) + 3.0 * _disc(100, 200, 7), _background(2) + 3.0 * _disc(102, 198, 7))
     col, row = ~GRID.transform * (place.x, place.y)
     assert abs(row - 100) <= 8 and abs(col - 200) <= 8
-    assert place.expected < 0.003  # the rarest a place can be here: one window of about 900 on each layer, two tests
+    assert place.expected < 0.003  # the rarest possible: the top of about 900 places on each layer, two tests
     assert place.layers == ("core", "partner") and min(place.scores) > 2.0
 
 

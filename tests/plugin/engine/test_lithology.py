@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from affine import Affine
 from pyproj import CRS
 from shapely.geometry import Point, box
@@ -23,7 +24,7 @@ GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 4_000_000.0), 200, 100, C
 
 def _codes() -> np.ma.MaskedArray:
     """Unit 1 on the left half (9 km2), unit 2 on the right half (9 km2), unit 3 a 0.36 km2 stock inside unit 1."""
-    codes = np.ones((100, 200), dtype="int16")
+    codes = np.ones((100, 200), dtype="float32")  # categorical maps read as float
     codes[:, 100:] = 2
     codes[40:60, 40:60] = 3
     return np.ma.MaskedArray(codes, mask=np.zeros(codes.shape, dtype=bool))
@@ -70,6 +71,10 @@ def test_a_system_on_a_raised_unit_stands_clearly_above_the_units_own_level():
     assert rise_above_units(box(x0, y0, x1, y1), codes, spreads, [2], grid) > 3.0
     (x0, y0), (x1, y1) = grid.transform * (110, 90), grid.transform * (126, 74)
     assert abs(rise_above_units(box(x0, y0, x1, y1), codes, spreads, [2], grid)) < 0.5  # the unit's own level
+    # two raised units, unit 1 far higher: the core in unit 2 is measured against unit 2 alone
+    both = np.ma.masked_array(np.ma.getdata(spreads) + 8.0 * (codes.data == 1))
+    (x0, y0), (x1, y1) = grid.transform * (142, 58), grid.transform * (158, 42)
+    assert rise_above_units(box(x0, y0, x1, y1), codes, both, [1, 2], grid) > 3.0
 
 
 def test_an_anomaly_follows_units_only_when_it_lies_mostly_in_a_filled_one():
@@ -83,19 +88,21 @@ def test_an_anomaly_follows_units_only_when_it_lies_mostly_in_a_filled_one():
     assert 0.4 < share < 0.6 and follows_units(across, codes, [2], GRID) == (share >= 0.5)
 
 
-def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(tmp_path):
-    """worlds_b seed 777 case 9: AlOH and sericite raised over one stratum; the verifier used to take it as a core
-    and answer Yes."""
+@pytest.mark.parametrize("seed, index", [(777, 9), (4242, 59)])
+def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(seed, index, tmp_path):
+    """worlds_b seed 777 case 9: AlOH and sericite raised over one stratum, which the marked zones fill; seed 4242
+    case 59: sericite raised over a limestone that a step's five zones do not fill, caught by the layer's level
+    over the unit. The verifier used to take each as a core and answer Yes."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import worlds_b
 
-    kind, region, extent = worlds_b.plan(60, 777)[9]
+    kind, region, extent = worlds_b.plan(60, seed)[index]
     assert kind == "lithology_clay"
-    folder, _truth = worlds_b.make_case(tmp_path / "case", 777, 9, kind, region, extent)
+    folder, _truth = worlds_b.make_case(tmp_path / "case", seed, index, kind, region, extent)
     case = read_case(folder)
     result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
                                           case_id=case.id))
     assert result.answer == "B"
     record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
     rationales = [r["verdict"]["rationale"] for r in record["rounds"] if r.get("verdict")]
-    assert any("fill the map unit they lie in" in text for text in rationales)
+    assert any("map unit raised as a whole" in text for text in rationales)
