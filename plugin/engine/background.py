@@ -25,6 +25,13 @@ LOG_RANGE = 10.0
 """A lognormal layer's 98th percentile is at least this many times its 2nd."""
 
 
+def robust_spread(values: np.ndarray, centre: float) -> float:
+    """1.4826 x the median absolute deviation from `centre`; where that is flat (a rendering's grey backdrop, a
+    classed layer) the plain standard deviation, never below 1e-6."""
+    spread = 1.4826 * float(np.median(np.abs(values - centre)))
+    return spread if spread >= 1e-6 else max(float(values.std()), 1e-6)
+
+
 def background_model(values: np.ma.MaskedArray, favourable: str = "high") -> dict:
     """The background model of one band (see the module docstring)."""
     data = values.compressed().astype("float64")

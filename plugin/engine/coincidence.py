@@ -20,6 +20,8 @@ import numpy as np
 from scipy import ndimage
 from scipy.signal import fftconvolve
 
+from .background import robust_spread
+
 SCALES = (0.5, 1.0, 2.0)
 """Disc radii tried, as multiples of the place's radius."""
 
@@ -86,10 +88,7 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float) -> np.ndarray:
             continue
         diff = inner / np.maximum(n_inner, 1e-9) - (outer - inner) / np.maximum(n_ring, 1e-9)
         centre = float(np.median(diff[ok]))
-        spread = 1.4826 * float(np.median(np.abs(diff[ok] - centre)))
-        if spread < 1e-6:  # mostly flat (a rendering's grey backdrop): the plain spread, never below 1e-6
-            spread = max(float(diff[ok].std()), 1e-6)
-        best = np.where(ok, np.maximum(best, (diff - centre) / spread), best)
+        best = np.where(ok, np.maximum(best, (diff - centre) / robust_spread(diff[ok], centre)), best)
     size = window_side(radius_px)
     best = ndimage.maximum_filter(best, size=size, mode="constant", cval=-np.inf)
     return np.where(valid & np.isfinite(best), best, np.nan)

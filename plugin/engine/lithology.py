@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .background import robust_spread
+
 FILLED_SHARE = 0.5
 """A unit is filled by a layer's anomalies when at least this share of its area is anomalous."""
 UNIT_MIN_M2 = 1_000_000.0
@@ -87,7 +89,4 @@ def rise_above_units(polygon, codes: np.ma.MaskedArray, spreads: np.ma.MaskedArr
     if not rest.any():
         return 0.0
     level = float(np.median(values[rest]))
-    spread = 1.4826 * float(np.median(np.abs(values[rest] - level)))
-    if spread < 1e-6:  # a classed rendering flat over the unit: its plain spread
-        spread = max(float(values[rest].std()), 1e-6)
-    return (float(np.median(values[cells])) - level) / spread
+    return (float(np.median(values[cells])) - level) / robust_spread(values[rest], level)
