@@ -88,6 +88,7 @@ class OfflineReasoner:
         self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
         self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
+        self._verdict_core = None  # the geometry of the core the latest verdict weighed (refinements look around it)
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -268,11 +269,11 @@ class OfflineReasoner:
         return ToolCall(step.tool, list(step.layers), params)
 
     def _core_bounds(self, ws, step: PlanStep):
-        """Map bounds around the best core zone (the core grown by its size and the coincidence reach)."""
-        best = self._best_core(ws)
-        if best is None:
+        """Map bounds around the core of the latest verdict (the core grown by its size and the coincidence reach):
+        every step of a refinement looks around the same core, whatever its own new zones change."""
+        if self._verdict_core is None:
             return None
-        geometry = best[0]["geometry"]
+        geometry = self._verdict_core
         reach = self._reach(ws, max((i.get("near_m", 1000.0) for i in ws.deposit_model.get("evidence", [])),
                                     default=1000.0))
         xmin, ymin, xmax, ymax = geometry.bounds
@@ -669,14 +670,14 @@ class OfflineReasoner:
         self._places = len(cores)
         for core in cores:
             assessment = self._assess(ws, core, zones)
-            key = self._score(assessment)
+            key = self._score(ws, assessment)
             if best_key is None or key > best_key:
                 best, best_key = (core, assessment), key
         if best is None or not _answers_yes(best[1]):
             joint = self._joint_core(ws)
             if joint is not None:
                 assessment = self._assess_joint(ws, joint, zones)
-                if best_key is None or self._score(assessment) > best_key:
+                if best_key is None or self._score(ws, assessment) > best_key:
                     best = (joint, assessment)
         return best
 
@@ -686,13 +687,19 @@ class OfflineReasoner:
         return any(legend_informative(info) or ws.favourable_units.get(info.name)
                    for info in ws.layers if info.kind == "categorical")
 
-    @staticmethod
-    def _score(assessment: dict) -> tuple:
+    def _score(self, ws, assessment: dict) -> tuple:
+        """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
+        supported until its steps have had their zoomed look, which settles it), then secondary items present,
+        then fewer critical items still to be settled (a core already supported beats one that may be) or, once
+        looked at, more marginal ones (nearer support)."""
         critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
         secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
-        return (sum(a["status"] == "supported" for a in critical) - len(critical),
+        marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
+        pending = bool(marginal) and not self._refined(ws.chain, marginal, ws)
+        settled = ("supported", "marginal") if pending else ("supported",)
+        return (sum(a["status"] in settled for a in critical) - len(critical),
                 sum(a["status"] == "supported" for a in secondary),
-                sum(a["status"] == "marginal" for a in critical))
+                -len(marginal) if pending else len(marginal))
 
     def verify(self, ws, chain) -> Verdict:
         yes, no = yes_no_letters(ws.choices)
@@ -711,6 +718,7 @@ class OfflineReasoner:
                            "are " + ", ".join(f"{k}: {v}" for k, v in ws.choices.items()) + ".")
         self._check_consistency(ws, chain, feedback)
         best = self._best_core(ws)
+        self._verdict_core = best[0]["geometry"] if best is not None else None
         model = ws.deposit_model
         if best is None:
             items = {i["id"]: i for i in model.get("evidence", [])}
@@ -759,8 +767,27 @@ class OfflineReasoner:
             missing = [k for k, ok in critical.items() if not ok]
             conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
                           "No secondary evidence is present.")
+        named = {}
+        if answer == yes and _area_seeds(model):  # a fault corridor or a map unit outlines no system
+            named = {"label": core["zone_id"], "wkt": self._system_outline(ws, core, assessment).wkt}
         return Verdict(not feedback, answer, feedback, critical, secondary,
-                       f"{verdict_text}. {conclusion}{self._lithology_note()}")
+                       f"{verdict_text}. {conclusion}{self._lithology_note()}", core=named)
+
+    def _system_outline(self, ws, core: dict, assessment: dict):
+        """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly
+        and coincidence items, each cut to within the item's reach of the core."""
+        from ..plugin.engine.core_target import system_outline
+
+        zones = {z["zone_id"]: z for z in self._zones(ws)}
+        items = {i["id"]: i for i in ws.deposit_model.get("evidence", [])}
+        partners = []
+        for key, found in assessment.items():
+            item = items.get(key, {})
+            if found["status"] != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
+                continue
+            reach = self._reach(ws, item.get("near_m", 1000.0))
+            partners += [(zones[z]["geometry"], reach) for z in found["zones"] if z in zones and z != core["zone_id"]]
+        return system_outline(core["geometry"], partners)
 
     def _which_alteration(self, ws, families: dict, feedback: dict) -> Verdict:
         """The alteration family with the clearest zones in the chain (the "none" choice when no family
@@ -854,6 +881,12 @@ def _answers_yes(assessment: dict) -> bool:
             and (not secondary or any(a["status"] == "supported" for a in secondary)))
 
 
+def _area_seeds(model: dict) -> bool:
+    """Whether the deposit model's cores are areas (an alteration or geochemical anomaly), not lines or units."""
+    core = next((i for i in model.get("evidence", []) if i["level"] == "critical"), None)
+    return core is not None and core["kind"] == "anomaly" and not set(core["roles"]) & {"structure", "geological_map"}
+
+
 def _seed_items(model: dict) -> list[dict]:
     """The items a candidate core may stand for: the first critical item and, when that is an alteration or
     geochemical anomaly (an area), its critical coincidence partner, less the partner's roles that form a halo
@@ -862,7 +895,7 @@ def _seed_items(model: dict) -> list[dict]:
     core = next((i for i in evidence if i["level"] == "critical"), None)
     if core is None:
         return []
-    if core["kind"] != "anomaly" or set(core["roles"]) & {"structure", "geological_map"}:
+    if not _area_seeds(model):
         return [core]  # a line or a map unit is no place to measure around: only the first item seeds
     # a halo's roles ring the core, and a false-colour composite is a picture, not one mineral's measure
     left_out = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]} | {"false_color_composite"}

@@ -9,7 +9,9 @@ analysed area on the surface the user gets (the full fit when calibrated, else t
 one); the spatial graph of the chain's zones ranks and explains them: a target's rank follows the
 evidence it holds (`score`: its favourability summed over its area, in favourability-weighted km2,
 so a large coherent anomaly outranks a speck of one high cell; then the graph score of the zones
-inside it), and its `why` names the zones, roles and chains it holds.
+inside it), and its `why` names the zones, roles and chains it holds. When the answer rests on a core that
+the verifier names (`Verdict.core`), the core's cells join the selection and the target holding them comes
+first (`core_target`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..favourability.knowledge import knowledge_specs
 from ..favourability.outputs import surface_polygons
 from ..favourability.overlay import Surface, favourability_surface
 from ..progress import SILENT, Progress
+from .core_target import core_cells, core_outline
 
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
                   "why")
@@ -67,13 +70,14 @@ class ProspectivityMap:
 
 
 def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: bool, area_share: float,
-                      calibrate: str = "", deposit_xy: list | None = None,
+                      calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
                       progress: Progress = SILENT) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
     `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
-    `draw_targets`: False when the answer rules deposits out (the surface is still made)."""
+    `draw_targets`: False when the answer rules deposits out (the surface is still made);
+    `core`: the core the answer rests on (`Verdict.core`), made the first target (`core_target`)."""
     ws = engine.ws
     specs, left_out, source, notes = _evidence_specs(engine)
     rendered, extra = zone_specs(ws, left_out)
@@ -111,7 +115,10 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     targets = empty
     if draw_targets:
         progress.check()
-        targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share)
+        outline = core_target_outline(core, float(surface.values.count()) * surface.grid.pixel_area, area_share,
+                                      notes)
+        targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share, outline,
+                               (core or {}).get("label", ""))
         covered = float(targets["area_m2"].sum()) / max(float(surface.values.count()) * surface.grid.pixel_area, 1e-12)
         notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
                      f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
@@ -123,6 +130,21 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     if deposit_xy:
         result.validation = validation(result, deposit_xy)
     return result
+
+
+def core_target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list):
+    """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
+    outline cannot be read or spans more than the targets' share of the analysed area."""
+    try:
+        outline = core_outline(core)
+    except ValueError as exc:
+        notes.append(f"The verdict's core is not drawn as a target: {exc}.")
+        return None
+    if outline is not None and outline.area > area_share * analysed_m2:
+        notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
+                     f"analysed area, more than the targets' {area_share:.0%}: it is not made a target of its own.")
+        return None
+    return outline
 
 
 def zone_specs(ws, left_out: list) -> tuple[list, dict]:
@@ -205,14 +227,22 @@ def calibrated(maps: dict, grid, deposit_xy: list, method: str):
     return fit.full, fit.cv, fit.table, section
 
 
-def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float) -> gpd.GeoDataFrame:
-    """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph."""
-    polygons = surface_polygons(Surface(values, grid, crs), area_share)
-    polygons = polygons[polygons["area_m2"] >= MIN_TARGET_CELLS * grid.pixel_area * 0.999]
+def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float, core=None,
+                 core_label: str = "") -> gpd.GeoDataFrame:
+    """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph;
+    `core`: the outline of the verified core, whose cells join the selection and whose target comes first."""
+    include = None
+    if core is not None:
+        include = core_cells(core, grid, ~np.ma.getmaskarray(values))
+    polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include)
+    holds_core = (polygons.geometry.intersects(core) if core is not None and len(polygons)
+                  else np.zeros(len(polygons), dtype=bool))
+    keep = (polygons["area_m2"] >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core
+    polygons, holds_core = polygons[keep], np.asarray(holds_core)[np.asarray(keep)]
     nodes = graph.nodes
     index = nodes.sindex if len(nodes) else None
     rows = []
-    for polygon in polygons.itertuples():
+    for polygon, at_core in zip(polygons.itertuples(), holds_core):
         inside = []
         if index is not None:
             inside = [int(i) for i in index.query(polygon.geometry, predicate="intersects")]
@@ -223,16 +253,20 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
         graph_score = max((float(node_scores.get(z, 0.0)) for z in zone_ids), default=0.0)
         best_zone = max(zone_ids, key=lambda z: float(node_scores.get(z, 0.0))) if zone_ids else ""
         held = float(polygon.fav_mean) * float(polygon.area_m2) / 1e6
-        rows.append({
+        why = _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score)
+        if at_core:
+            why = f"holds the verified core ({core_label or 'named by the verifier'}); {why}"
+        rows.append({"core": bool(at_core),
             "score": round(held, 6), "fav_mean": float(polygon.fav_mean),
             "fav_max": float(polygon.fav_max), "zones": ",".join(zone_ids), "roles": ",".join(roles),
             "n_zones": len(zone_ids), "seeds": best_zone, "graph": round(graph_score, 6),
             "area_m2": round(float(polygon.area_m2), 3), "geometry": polygon.geometry,
-            "why": _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score),
+            "why": why,
         })
-    rows.sort(key=lambda r: (-r["score"], -r["graph"], -r["fav_mean"]))
+    rows.sort(key=lambda r: (not r["core"], -r["score"], -r["graph"], -r["fav_mean"]))
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
+        del row["core"]
     if not rows:
         return gpd.GeoDataFrame({c: [] for c in TARGET_COLUMNS}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)

@@ -234,7 +234,8 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
         localization["note"] = f"{localization['note']} {sam_note}".strip()
     mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
-                                deposit_xy=deposit_xy, progress=progress.scaled(92, 97))
+                                deposit_xy=deposit_xy, core=_settled_core(outcome),
+                                progress=progress.scaled(92, 97))
     prospectivity = mapping.targets
     emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
           "source": localization["source"], "basis": mapping.basis})
@@ -312,6 +313,15 @@ def _refine_with_sam(zones, raster_set, checkpoint, device, progress):
         raise LodestarError("SAM refinement needs a checkpoint file (SAM_CHECKPOINT).")
     refined = _backends().refine_zones(zones, raster_set, checkpoint, device=device, progress=progress)
     return refined, f"Zone outlines refined with SAM ({int(refined['sam_refined'].sum())} of {len(refined)})."
+
+
+def _settled_core(outcome) -> dict:
+    """The core named by the latest verdict that gave the settled answer ({} when none names one)."""
+    for entry in reversed(outcome.verdicts):
+        verdict = entry.get("verdict") or {}
+        if verdict.get("answer") == outcome.answer:
+            return dict(verdict.get("core") or {})
+    return {}
 
 
 def _draws_targets(question: str, answer: str, choices: dict) -> bool:

@@ -77,13 +77,17 @@ def top_share_mask(values: np.ma.MaskedArray, area_share: float) -> np.ndarray:
     return valid & ((filled >= threshold) if take_ties else (filled > threshold))
 
 
-def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: float = 1.5) -> gpd.GeoDataFrame:
+def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: float = 1.5,
+                     include: np.ndarray | None = None) -> gpd.GeoDataFrame:
     """Polygons of the top `area_share` of the analysed area by favourability, most favourable first.
 
     One polygon per 4-connected patch of selected cells (holes kept, simplified by `simplify_px`
     pixels); attributes: rank, fav_mean, fav_max, area_m2 (the selected cells' area, square map units).
+    `include`: cells selected whatever their favourability (a verified core), on the surface's grid.
     """
     selected = top_share_mask(surface.values, area_share)
+    if include is not None:
+        selected = selected | (include & ~np.ma.getmaskarray(surface.values))
     labels, count = ndimage.label(selected)
     polygons = labelled_polygons(labels, surface.grid, simplify_px)
     values = np.asarray(surface.values.filled(0.0), dtype="float64")

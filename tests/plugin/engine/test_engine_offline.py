@@ -24,6 +24,7 @@ from lodestar.plugin.engine.contract import (
     Verdict,
     empty_usage,
 )
+from lodestar.plugin.engine.core_target import core_outline
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
 from lodestar.plugin.engine.run import run_analysis
@@ -317,6 +318,10 @@ def test_offline_sample_case_end_to_end(tmp_path):
     assert kinds[0] == "plan" and "step" in kinds and kinds[-1] == "done"
     assert {"zone_id", "layer", "role", "score_mean", "area_m2"} <= set(result.zones.columns)
     assert set(result.prospectivity["rank"]) == set(range(1, len(result.prospectivity) + 1))
+    core = result.verdicts[-1]["verdict"]["core"]  # the Yes names its core, and the map's first target holds it
+    first = result.prospectivity[result.prospectivity["rank"] == 1].iloc[0]
+    assert first["why"].startswith(f"holds the verified core ({core['label']})")
+    assert first.geometry.intersects(core_outline(core))
 
 
 def test_offline_plan_follows_the_deposit_model(tmp_path):
@@ -659,5 +664,31 @@ def test_weak_anomalies_of_core_and_partner_at_one_place_make_a_core_where_no_zo
     assert together.critical == {"phyllic_core": True, "zoned_alteration": True} and together.answer == "A"
     assert "zoned_alteration [critical]: supported, by silica (measured with aloh at the place" in together.rationale
     assert not together.valid and set(together.feedback) == {1, 2}
+    assert together.core["label"] == "place where aloh and silica stand out together"
+    assert core_outline(together.core).area > 0
     apart = verdict((330, 330), tmp_path / "apart")
-    assert apart.answer == "B" and "place where" not in apart.rationale
+    assert apart.answer == "B" and "place where" not in apart.rationale and apart.core == {}
+
+
+def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zoomed_look_settles_it():
+    """Among cores, a marginal critical item counts as support while its steps have not had their zoomed look
+    (so a well-supported system is not passed over for a chance one), but a core already supported beats one that
+    only may be; once looked at, a marginal item is short of support."""
+    from types import SimpleNamespace
+
+    from lodestar.models.offline import OfflineReasoner
+
+    def assessment(coincidence: str, secondary: int) -> dict:
+        out = {"core": {"level": "critical", "status": "supported"},
+               "coincidence": {"level": "critical", "status": coincidence}}
+        out.update({f"s{i}": {"level": "secondary", "status": "supported"} for i in range(secondary)})
+        return out
+
+    reasoner, ws = OfflineReasoner(), SimpleNamespace(chain=[])
+    reasoner._refined = lambda chain, items, ws: False
+    pending_rich, certain_poor = assessment("marginal", 3), assessment("supported", 1)
+    assert reasoner._score(ws, pending_rich) > reasoner._score(ws, certain_poor)
+    assert reasoner._score(ws, assessment("supported", 3)) > reasoner._score(ws, pending_rich)
+    reasoner._refined = lambda chain, items, ws: True
+    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
+    assert reasoner._score(ws, pending_rich) > reasoner._score(ws, assessment("missing", 3))

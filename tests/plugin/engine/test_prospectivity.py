@@ -7,7 +7,7 @@ from affine import Affine
 from rasterio.crs import CRS
 from shapely.geometry import box
 
-from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
+from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, core_target_outline, rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
 from lodestar.plugin.localization import LocalizationParams, node_scores
 from lodestar.plugin.raster_io import RasterGrid
@@ -77,3 +77,39 @@ def test_specks_of_the_top_share_are_not_targets():
     targets = rank_targets(np.ma.masked_array(values), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
                            10 / 1600)
     assert len(targets) == 1 and targets.iloc[0]["area_m2"] == 9 * 100 * 100
+
+
+def test_the_verified_core_is_a_target_and_comes_first_even_off_the_top_share():
+    grid = _grid()
+    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+    core = box(503_000, 3_996_500, 503_300, 3_996_800)  # cells 30-33 x, 32-35 y: background 0.1
+    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
+                           (16 + 36) / 1575, core, "s1:AlOH:1")
+    assert len(targets) == 3
+    first = targets.iloc[0]
+    assert first["rank"] == 1 and first.geometry.contains(core.centroid)
+    assert first["why"].startswith("holds the verified core (s1:AlOH:1); evidence")
+    assert first["area_m2"] == 9 * 100 * 100 and first["fav_mean"] == pytest.approx(0.1)
+    assert [round(v, 6) for v in targets["fav_mean"][1:]] == [0.7, 0.9]  # the rest ranked as before
+    assert not any("verified core" in why for why in targets["why"][1:])
+
+
+def test_a_core_inside_a_top_patch_ranks_that_patch_first_without_growing_it():
+    grid = _grid()
+    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+    core = box(500_250, 3_999_450, 500_450, 3_999_650)  # inside patch A (cells 2-6)
+    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
+                           (16 + 36) / 1575, core, "place")
+    assert list(targets["fav_mean"].round(6)) == [0.9, 0.7]
+    assert targets.iloc[0]["area_m2"] == 16 * 100 * 100 and "verified core (place)" in targets.iloc[0]["why"]
+
+
+def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_note_says_why():
+    notes = []
+    small, large = box(0, 0, 100, 100), box(0, 0, 1000, 1000)
+    assert core_target_outline({"label": "a", "wkt": small.wkt}, 1e6, 0.1, notes).equals(small) and notes == []
+    assert core_target_outline({"label": "b", "wkt": large.wkt}, 1e6, 0.1, notes) is None
+    assert core_target_outline({"label": "c", "wkt": "POLYGON (("}, 1e6, 0.1, notes) is None
+    assert core_target_outline({}, 1e6, 0.1, notes) is None and len(notes) == 2
+    assert "(b) spans 100.0% of the analysed area, more than the targets' 10%" in notes[0]
+    assert notes[1].startswith("The verdict's core is not drawn as a target: its outline is not readable WKT")

@@ -1,0 +1,43 @@
+"""The verified core on the map: how the offline verifier outlines a system, and reading a verdict's core."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from affine import Affine
+from shapely.geometry import Point, box
+
+from lodestar.plugin.engine.core_target import core_cells, core_outline, filled, system_outline
+from lodestar.plugin.raster_io import RasterGrid
+
+
+def test_a_ring_of_alteration_encloses_its_centre():
+    ring = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600))
+    assert not ring.contains(Point(0, 0))
+    assert filled(ring).contains(Point(0, 0)) and filled(ring).area == pytest.approx(Point(0, 0).buffer(1000).area)
+
+
+def test_the_outline_wraps_the_core_and_its_partners_cut_to_their_reach():
+    arc = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600)).intersection(box(-1000, 0, 1000, 1000))
+    silica = Point(0, -300).buffer(400)  # over the centre, south of the arc
+    far = box(5000, 5000, 9000, 9000)  # a large partner mostly beyond reach
+    outline = system_outline(arc, [(silica, 700.0), (far.union(box(900, 900, 1200, 1200)), 450.0)])
+    assert outline.contains(Point(0, -100)) and outline.contains(Point(0, -400))  # the centre, and the silica below
+    assert not outline.contains(Point(0, -690))  # silica beyond its reach of the arc is cut
+    assert outline.bounds[2] < 1500 and outline.bounds[3] < 1500  # the far partner is cut to within reach
+
+
+def test_a_verdict_core_is_read_or_refused_with_the_reason():
+    assert core_outline({}) is None and core_outline({"label": "x"}) is None
+    assert core_outline({"wkt": box(0, 0, 10, 10).wkt}).area == 100
+    with pytest.raises(ValueError, match="not readable WKT"):
+        core_outline({"wkt": "POLYGON ((0 0, 1"})
+    with pytest.raises(ValueError, match="no area"):
+        core_outline({"wkt": "POINT (1 1)"})
+
+
+def test_core_cells_are_the_analysed_cells_it_touches():
+    grid = RasterGrid(Affine(100.0, 0, 0.0, 0, -100.0, 1000.0), 10, 10, None)
+    valid = np.ones((10, 10), dtype=bool)
+    valid[0, 0] = False
+    cells = core_cells(box(0, 850, 250, 1000), grid, valid)
+    assert cells.sum() == 5 and not cells[0, 0] and cells[:2, :3].sum() == 5
