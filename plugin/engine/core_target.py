@@ -8,33 +8,47 @@ ore sits) gets targets on the ring and none on the centre the verifier pointed a
 
 `system_outline` is how the offline verifier draws a core: the core with its holes filled (a ring of
 alteration encloses the system's centre) and the partner zones that support it, each cut to within the
-item's reach of the core, wrapped in their convex hull.
+item's reach of the core, wrapped in their convex hull when compact, else closed over the gaps between them.
 """
 from __future__ import annotations
 
 import numpy as np
 from shapely import wkt
 from shapely.errors import ShapelyError
-from shapely.geometry import MultiPolygon, Polygon
+from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
 
 def filled(geometry):
     """A polygon (or multipolygon) with its holes filled."""
-    parts = list(geometry.geoms) if isinstance(geometry, MultiPolygon) else [geometry]
+    parts = list(getattr(geometry, "geoms", [geometry]))
     return unary_union([Polygon(p.exterior) for p in parts if isinstance(p, Polygon) and not p.is_empty])
 
 
-def system_outline(core, partners: list) -> Polygon:
-    """The convex hull of a core geometry (holes filled) and its partners' geometries, each a
-    (geometry, reach in map units) cut to within that reach of the core."""
+HULL_GROWTH = 2.0
+"""A system whose convex hull is at most this many times its own area (an arc of alteration and the cap within it)
+is outlined by the hull; a sprawling one is closed over its gaps instead, keeping its shape."""
+
+
+def system_outline(core, partners: list):
+    """A core geometry (holes filled) and its partners' geometries, each a (geometry, reach in map units) cut to
+    within that reach of the core, wrapped in their convex hull when that at most doubles them (HULL_GROWTH), else
+    closed over gaps up to the largest reach (grown by it, then shrunk by it, holes filled): the ground between a
+    ring of alteration and the cap beside it belongs to the system, while a sprawling zone keeps its shape."""
     body = filled(core)
-    pieces = [body]
+    pieces, widest = [body], 0.0
     for geometry, reach in partners:
         piece = geometry.intersection(body.buffer(reach))
         if not piece.is_empty:
             pieces.append(piece)
-    return unary_union(pieces).convex_hull
+            widest = max(widest, float(reach))
+    joined = unary_union(pieces)
+    hull = joined.convex_hull
+    if hull.area <= HULL_GROWTH * joined.area:
+        return hull
+    if widest > 0:
+        joined = joined.buffer(widest).buffer(-widest)
+    return filled(joined) if not joined.is_empty else body
 
 
 def core_outline(core: dict | None):

@@ -33,6 +33,9 @@ TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_z
 CALIBRATION_METHODS = ("wofe", "logistic")
 MIN_TARGET_CELLS = 4
 """Patches of the top share smaller than this many cells are specks, not targets: left out (and said)."""
+CORE_SHARE_LIMIT = 2.0
+"""A verified core spanning more than this many times the targets' area share is not forced into the targets: a
+system filling much of a small scene still is, but not a district-wide outline that would swamp the selection."""
 
 
 @dataclass
@@ -134,15 +137,16 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
 
 def core_target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list):
     """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
-    outline cannot be read or spans more than the targets' share of the analysed area."""
+    outline cannot be read or spans more than CORE_SHARE_LIMIT times the targets' share of the analysed area."""
     try:
         outline = core_outline(core)
     except ValueError as exc:
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
         return None
-    if outline is not None and outline.area > area_share * analysed_m2:
+    if outline is not None and outline.area > CORE_SHARE_LIMIT * area_share * analysed_m2:
         notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
-                     f"analysed area, more than the targets' {area_share:.0%}: it is not made a target of its own.")
+                     f"analysed area, more than {CORE_SHARE_LIMIT:g} times the targets' {area_share:.0%}: it is not "
+                     "made a target of its own.")
         return None
     return outline
 

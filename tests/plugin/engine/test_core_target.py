@@ -41,3 +41,18 @@ def test_core_cells_are_the_analysed_cells_it_touches():
     valid[0, 0] = False
     cells = core_cells(box(0, 850, 250, 1000), grid, valid)
     assert cells.sum() == 5 and not cells[0, 0] and cells[:2, :3].sum() == 5
+
+
+def test_a_sprawling_core_keeps_its_shape_and_a_nearby_cap_is_joined_to_it():
+    sprawl = box(0, 0, 5000, 300).union(box(0, 0, 300, 5000))  # an L two arms of 5 km: its hull is 9 times larger
+    cap = box(500, 500, 800, 800)  # 200 m beyond the corner of the L
+    outline = system_outline(sprawl, [(cap, 450.0)])
+    assert outline.contains(Point(400, 400)) and outline.contains(Point(600, 600))  # the gap to the cap is closed
+    assert outline.area < 1.2 * (sprawl.area + cap.area + 500 * 500) < sprawl.convex_hull.area / 3
+    assert system_outline(sprawl, []).equals(sprawl)
+
+
+def test_a_compact_arc_and_its_cap_are_wrapped_in_their_hull():
+    arc = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600)).intersection(box(-1000, 0, 1000, 1000))
+    outline = system_outline(arc, [])
+    assert outline.equals(arc.convex_hull) and outline.contains(Point(0, 100))  # the hollow of the arc is in

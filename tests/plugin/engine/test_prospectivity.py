@@ -108,8 +108,10 @@ def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_n
     notes = []
     small, large = box(0, 0, 100, 100), box(0, 0, 1000, 1000)
     assert core_target_outline({"label": "a", "wkt": small.wkt}, 1e6, 0.1, notes).equals(small) and notes == []
+    fills = box(0, 0, 400, 450)  # 18 % of a small scene: a system filling much of it is still a target
+    assert core_target_outline({"label": "a", "wkt": fills.wkt}, 1e6, 0.1, notes).equals(fills) and notes == []
     assert core_target_outline({"label": "b", "wkt": large.wkt}, 1e6, 0.1, notes) is None
     assert core_target_outline({"label": "c", "wkt": "POLYGON (("}, 1e6, 0.1, notes) is None
     assert core_target_outline({}, 1e6, 0.1, notes) is None and len(notes) == 2
-    assert "(b) spans 100.0% of the analysed area, more than the targets' 10%" in notes[0]
+    assert "(b) spans 100.0% of the analysed area, more than 2 times the targets' 10%" in notes[0]
     assert notes[1].startswith("The verdict's core is not drawn as a target: its outline is not readable WKT")
