@@ -358,6 +358,7 @@ class OpenAIReasoner:
                     "type": "object", "required": ["step", "feedback"],
                     "properties": {"step": {"type": "integer", "enum": [n.step.index for n in chain]},
                                    "feedback": {"type": "string"}}}},
+                "core_zone": {"type": ["string", "null"]},
                 "rationale": {"type": "string"},
             },
         }
@@ -388,13 +389,16 @@ class OpenAIReasoner:
                 "answer_format": {"valid": True, "answer": letters[0] if letters else None,
                                   "critical": {i: True for i in items["critical"]},
                                   "secondary": {i: True for i in items["secondary"]},
-                                  "feedback": [{"step": 1, "feedback": "..."}], "rationale": "..."}}
+                                  "feedback": [{"step": 1, "feedback": "..."}], "core_zone": None,
+                                  "rationale": "..."}}
         answer = self._ask("verifier", "verifier", "Verify this reasoning chain.", data, schema, check=check,
                            text_data=data, text_only=True)
         return Verdict(valid=answer["valid"], answer=answer["answer"],
                        feedback={int(f["step"]): f["feedback"] for f in answer.get("feedback") or []},
                        critical=dict(answer["critical"]), secondary=dict(answer.get("secondary") or {}),
-                       rationale=answer["rationale"])
+                       rationale=answer["rationale"],
+                       core={"label": answer["core_zone"], "zone": answer["core_zone"]} if answer.get("core_zone")
+                       else {})
 
     def localization_params(self, ws) -> dict:
         from ..plugin.localization import RANGES, LocalizationParams, area_role

@@ -1,10 +1,11 @@
 """The verified core on the map: the place a Yes rests on becomes a target, ranked first.
 
-A verifier that answers Yes around a core may name it in its verdict (`Verdict.core`: a label and the
-outline as WKT in the analysis CRS). The map then agrees with the answer: the core's cells join the top
-share of the favourability surface, and the target holding them is ranked first. Without this, a system
-whose outer shell scores higher than its centre (a phyllic ring around a potassic core, where porphyry
-ore sits) gets targets on the ring and none on the centre the verifier pointed at.
+A verifier that answers Yes around a core may name it in its verdict (`Verdict.core`: a label and either the
+outline as WKT in the analysis CRS, or the id of one of the chain's zones, as a model's verifier does). The
+map then agrees with the answer: the core's cells join the top share of the favourability surface, and the
+target holding them is ranked first. Without this, a system whose outer shell scores higher than its centre
+(a phyllic ring around a potassic core, where porphyry ore sits) gets targets on the ring and none on the
+centre the verifier pointed at.
 
 `system_outline` is how the offline verifier draws a core: the core with its holes filled (a ring of
 alteration encloses the system's centre) and the partner zones that support it, each cut to within the
@@ -51,9 +52,15 @@ def system_outline(core, partners: list):
     return filled(joined) if not joined.is_empty else body
 
 
-def core_outline(core: dict | None):
+def core_outline(core: dict | None, zones=None):
     """The outline of a verdict's core (None when it names none), or a ValueError that says why it cannot be
-    read."""
+    read. A core is an outline ("wkt", in the analysis CRS) or the id of one of the chain's `zones` ("zone", a
+    model's verifier names one), whose holes are filled."""
+    if core and not core.get("wkt") and core.get("zone"):
+        found = zones[zones["zone_id"] == core["zone"]] if zones is not None and len(zones) else []
+        if not len(found):
+            raise ValueError(f"it names zone {core['zone']!r}, which no step of the chain marked")
+        return filled(found.geometry.iloc[0])
     if not core or not core.get("wkt"):
         return None
     try:

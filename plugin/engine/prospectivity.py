@@ -119,7 +119,7 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     if draw_targets:
         progress.check()
         outline = core_target_outline(core, float(surface.values.count()) * surface.grid.pixel_area, area_share,
-                                      notes)
+                                      notes, ws.zones)
         targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share, outline,
                                (core or {}).get("label", ""))
         covered = float(targets["area_m2"].sum()) / max(float(surface.values.count()) * surface.grid.pixel_area, 1e-12)
@@ -135,11 +135,11 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     return result
 
 
-def core_target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list):
+def core_target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list, zones=None):
     """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
     outline cannot be read or spans more than CORE_SHARE_LIMIT times the targets' share of the analysed area."""
     try:
-        outline = core_outline(core)
+        outline = core_outline(core, zones)
     except ValueError as exc:
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
         return None

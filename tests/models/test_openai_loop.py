@@ -218,3 +218,21 @@ def test_a_server_refusal_is_said_as_such_not_as_a_spent_budget(case, tmp_path):
     assert "refused the request (HTTP 403): forbidden: model not allowed" in result.notes[0]
     assert any(note.startswith("No further model calls (") and "HTTP 403" in note for note in result.notes)
     assert not any("budget" in note.lower() for note in result.notes)
+
+
+def test_a_model_verifier_names_its_core_zone_and_the_map_shows_it_first(case, tmp_path):
+    core = f"s1:{ALOH}:1"
+    named = dict(ACCEPT_A, core_zone=core)
+    with FakeOpenAIServer(porphyry_script([named])) as server:
+        result = _run(case, tmp_path / "named", server, 1)
+        verifier = [r for r in server.chat_requests if r.role == "verifier"][0]
+    assert "core_zone" in verifier.body["messages"][0]["content"]  # the prompt asks for it
+    assert result.verdicts[-1]["verdict"]["core"] == {"label": core, "zone": core}
+    first = result.prospectivity[result.prospectivity["rank"] == 1].iloc[0]
+    zone = result.zones[result.zones["zone_id"] == core].geometry.iloc[0]
+    assert first["why"].startswith(f"holds the verified core ({core})") and first.geometry.intersects(zone)
+    unknown = dict(ACCEPT_A, core_zone="s9:no such zone")
+    with FakeOpenAIServer(porphyry_script([unknown])) as server:
+        result = _run(case, tmp_path / "unknown", server, 1)
+    assert result.answer == "A" and not any("verified core" in why for why in result.prospectivity["why"])
+    assert any("names zone 's9:no such zone', which no step of the chain marked" in n for n in result.notes)

@@ -56,3 +56,16 @@ def test_a_compact_arc_and_its_cap_are_wrapped_in_their_hull():
     arc = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600)).intersection(box(-1000, 0, 1000, 1000))
     outline = system_outline(arc, [])
     assert outline.equals(arc.convex_hull) and outline.contains(Point(0, 100))  # the hollow of the arc is in
+
+
+def test_a_core_named_by_zone_id_is_that_zone_with_its_holes_filled():
+    import geopandas as gpd
+
+    ring = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600))
+    zones = gpd.GeoDataFrame({"zone_id": ["s1:a:1", "s2:b:1"]}, geometry=[ring, box(5000, 0, 5100, 100)])
+    outline = core_outline({"label": "s1:a:1", "zone": "s1:a:1"}, zones)
+    assert outline.contains(Point(0, 0)) and outline.area == pytest.approx(Point(0, 0).buffer(1000).area)
+    with pytest.raises(ValueError, match="names zone 's3:c:1', which no step of the chain marked"):
+        core_outline({"zone": "s3:c:1"}, zones)
+    with pytest.raises(ValueError, match="which no step of the chain marked"):
+        core_outline({"zone": "s1:a:1"}, None)
