@@ -107,7 +107,7 @@ class OfflineReasoner:
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
         self._filled, self._lithology_zones, self._spreads, self._contrasts = None, set(), {}, {}
-        self._lifted, self._joint = {}, {}
+        self._lifted, self._joint, self._verdict_core = {}, {}, None
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -269,11 +269,15 @@ class OfflineReasoner:
         return ToolCall(step.tool, list(step.layers), params)
 
     def _core_bounds(self, ws, step: PlanStep):
-        """Map bounds around the core of the latest verdict (the core grown by its size and the coincidence reach):
-        every step of a refinement looks around the same core, whatever its own new zones change."""
-        if self._verdict_core is None:
-            return None
+        """Map bounds around the core of this reasoner's latest verdict, else the best core now (the core grown by
+        its size and the coincidence reach): every step of a refinement looks around the same core, whatever its
+        own new zones change."""
         geometry = self._verdict_core
+        if geometry is None:  # no verdict of this reasoner's yet (a model verifies): the best core now
+            best = self._best_core(ws)
+            if best is None:
+                return None
+            geometry = best[0]["geometry"]
         reach = self._reach(ws, max((i.get("near_m", 1000.0) for i in ws.deposit_model.get("evidence", [])),
                                     default=1000.0))
         xmin, ymin, xmax, ymax = geometry.bounds
@@ -517,7 +521,7 @@ class OfflineReasoner:
                 status = "missing"
             out[item["id"]] = {"level": item["level"], "status": status,
                                "gap": None if best_zone is None else round(best_gap, 3),
-                               "zones": [best_zone] if best_zone else [], "measured": measured}
+                               "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
         return out
 
     def _measured_over(self, ws, core: dict, roles, core_family: str) -> tuple[str, str] | None:
@@ -689,13 +693,15 @@ class OfflineReasoner:
 
     def _score(self, ws, assessment: dict) -> tuple:
         """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
-        supported until its steps have had their zoomed look, which settles it), then secondary items present,
+        supported while steps that can take a zoomed look at it have not had one: the look settles it), then
+        secondary items present,
         then fewer critical items still to be settled (a core already supported beats one that may be) or, once
         looked at, more marginal ones (nearer support)."""
         critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
         secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
         marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
-        pending = bool(marginal) and not self._refined(ws.chain, marginal, ws)
+        pending = (bool(marginal) and bool(self._steps_for(ws.chain, marginal, ws))
+                   and not self._refined(ws.chain, marginal, ws))
         settled = ("supported", "marginal") if pending else ("supported",)
         return (sum(a["status"] in settled for a in critical) - len(critical),
                 sum(a["status"] == "supported" for a in secondary),
@@ -768,8 +774,9 @@ class OfflineReasoner:
             conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
                           "No secondary evidence is present.")
         named = {}
-        if answer == yes and _area_seeds(model):  # a fault corridor or a map unit outlines no system
-            named = {"label": core["zone_id"], "wkt": self._system_outline(ws, core, assessment).wkt}
+        if answer == yes and _seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
+            pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
+            named = {"label": core["zone_id"], "wkt": self._system_outline(ws, core, assessment).simplify(pixel).wkt}
         return Verdict(not feedback, answer, feedback, critical, secondary,
                        f"{verdict_text}. {conclusion}{self._lithology_note()}", core=named)
 
@@ -785,7 +792,7 @@ class OfflineReasoner:
             item = items.get(key, {})
             if found["status"] != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
                 continue
-            reach = self._reach(ws, item.get("near_m", 1000.0))
+            reach = found.get("reach") or self._reach(ws, item.get("near_m", 1000.0))  # as the item was judged
             partners += [(zones[z]["geometry"], reach) for z in found["zones"] if z in zones and z != core["zone_id"]]
         return system_outline(core["geometry"], partners)
 
@@ -881,7 +888,7 @@ def _answers_yes(assessment: dict) -> bool:
             and (not secondary or any(a["status"] == "supported" for a in secondary)))
 
 
-def _area_seeds(model: dict) -> bool:
+def _seeds_are_areas(model: dict) -> bool:
     """Whether the deposit model's cores are areas (an alteration or geochemical anomaly), not lines or units."""
     core = next((i for i in model.get("evidence", []) if i["level"] == "critical"), None)
     return core is not None and core["kind"] == "anomaly" and not set(core["roles"]) & {"structure", "geological_map"}
@@ -895,7 +902,7 @@ def _seed_items(model: dict) -> list[dict]:
     core = next((i for i in evidence if i["level"] == "critical"), None)
     if core is None:
         return []
-    if not _area_seeds(model):
+    if not _seeds_are_areas(model):
         return [core]  # a line or a map unit is no place to measure around: only the first item seeds
     # a halo's roles ring the core, and a false-colour composite is a picture, not one mineral's measure
     left_out = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]} | {"false_color_composite"}

@@ -397,8 +397,8 @@ class OpenAIReasoner:
                        feedback={int(f["step"]): f["feedback"] for f in answer.get("feedback") or []},
                        critical=dict(answer["critical"]), secondary=dict(answer.get("secondary") or {}),
                        rationale=answer["rationale"],
-                       core={"label": answer["core_zone"], "zone": answer["core_zone"]} if answer.get("core_zone")
-                       else {})
+                       core={"label": answer["core_zone"], "zone": answer["core_zone"]}
+                       if answer.get("core_zone") and answer["answer"] == positive else {})
 
     def localization_params(self, ws) -> dict:
         from ..plugin.localization import RANGES, LocalizationParams, area_role

@@ -241,7 +241,7 @@ class Verdict(_Record):
 
     def __post_init__(self):
         self.feedback = {int(k): str(v) for k, v in dict(self.feedback).items()}
-        self.core = {str(k): str(v) for k, v in dict(self.core or {}).items()}
+        self.core = {str(k): str(v) for k, v in dict(self.core or {}).items() if v is not None}
         self.valid = bool(self.valid)
         self.missing = [str(role) for role in self.missing or []]
 

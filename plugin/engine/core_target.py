@@ -19,11 +19,16 @@ from shapely.errors import ShapelyError
 from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
+SHARE_LIMIT = 2.0
+"""A verified core spanning more than this many times the targets' area share is not forced into the targets: a
+system filling much of a small scene still is, but not a district-wide outline that would swamp the selection."""
+
 
 def filled(geometry):
-    """A polygon (or multipolygon) with its holes filled."""
-    parts = list(getattr(geometry, "geoms", [geometry]))
-    return unary_union([Polygon(p.exterior) for p in parts if isinstance(p, Polygon) and not p.is_empty])
+    """The polygons of a geometry (collections flattened, lines and points left out) with their holes filled."""
+    parts = [p for p in getattr(geometry, "geoms", [geometry]) if not p.is_empty]
+    polygons = [Polygon(p.exterior) for p in parts if isinstance(p, Polygon)]
+    return unary_union(polygons + [filled(p) for p in parts if hasattr(p, "geoms")])
 
 
 HULL_GROWTH = 2.0
@@ -55,27 +60,45 @@ def system_outline(core, partners: list):
 def core_outline(core: dict | None, zones=None):
     """The outline of a verdict's core (None when it names none), or a ValueError that says why it cannot be
     read. A core is an outline ("wkt", in the analysis CRS) or the id of one of the chain's `zones` ("zone", a
-    model's verifier names one), whose holes are filled."""
-    if core and not core.get("wkt") and core.get("zone"):
+    model's verifier names one) with its holes filled: the zone as the verifier saw it (before any SAM
+    refinement of the outlines)."""
+    if not core or not (core.get("wkt") or core.get("zone")):
+        return None
+    if core.get("wkt"):
+        try:
+            geometry = wkt.loads(str(core["wkt"]))
+        except (ShapelyError, ValueError, TypeError) as exc:
+            raise ValueError(f"its outline is not readable WKT ({exc})") from exc
+    else:
         found = zones[zones["zone_id"] == core["zone"]] if zones is not None and len(zones) else []
         if not len(found):
             raise ValueError(f"it names zone {core['zone']!r}, which no step of the chain marked")
-        return filled(found.geometry.iloc[0])
-    if not core or not core.get("wkt"):
-        return None
-    try:
-        geometry = wkt.loads(str(core["wkt"]))
-    except (ShapelyError, ValueError, TypeError) as exc:
-        raise ValueError(f"its outline is not readable WKT ({exc})") from exc
+        geometry = filled(found.geometry.iloc[0])
     if geometry.is_empty or geometry.area <= 0:
         raise ValueError("its outline is empty or has no area")
     return geometry
 
 
-def core_cells(outline, grid, valid: np.ndarray) -> np.ndarray:
-    """The analysed cells an outline touches, on `grid`."""
+def target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list, zones=None):
+    """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
+    outline cannot be read or spans more than SHARE_LIMIT times the targets' share of the analysed area."""
+    try:
+        outline = core_outline(core, zones)
+    except ValueError as exc:
+        notes.append(f"The verdict's core is not drawn as a target: {exc}.")
+        return None
+    if outline is not None and outline.area > SHARE_LIMIT * area_share * analysed_m2:
+        notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
+                     f"analysed area, more than {SHARE_LIMIT:g} times the targets' {area_share:.0%}: it is not "
+                     "made a target of its own.")
+        return None
+    return outline
+
+
+def core_cells(outline, grid) -> np.ndarray:
+    """The cells of `grid` an outline touches."""
     from rasterio.features import rasterize
 
     cells = rasterize([(outline, 1)], out_shape=(grid.height, grid.width), transform=grid.transform, fill=0,
                       all_touched=True, dtype="uint8").astype(bool)
-    return cells & valid
+    return cells

@@ -26,16 +26,13 @@ from ..favourability.knowledge import knowledge_specs
 from ..favourability.outputs import surface_polygons
 from ..favourability.overlay import Surface, favourability_surface
 from ..progress import SILENT, Progress
-from .core_target import core_cells, core_outline
+from .core_target import core_cells, target_outline
 
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
                   "why")
 CALIBRATION_METHODS = ("wofe", "logistic")
 MIN_TARGET_CELLS = 4
 """Patches of the top share smaller than this many cells are specks, not targets: left out (and said)."""
-CORE_SHARE_LIMIT = 2.0
-"""A verified core spanning more than this many times the targets' area share is not forced into the targets: a
-system filling much of a small scene still is, but not a district-wide outline that would swamp the selection."""
 
 
 @dataclass
@@ -118,11 +115,11 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     targets = empty
     if draw_targets:
         progress.check()
-        outline = core_target_outline(core, float(surface.values.count()) * surface.grid.pixel_area, area_share,
-                                      notes, ws.zones)
+        analysed = float(surface.values.count()) * surface.grid.pixel_area
+        outline = target_outline(core, analysed, area_share, notes, ws.zones)
         targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share, outline,
                                (core or {}).get("label", ""))
-        covered = float(targets["area_m2"].sum()) / max(float(surface.values.count()) * surface.grid.pixel_area, 1e-12)
+        covered = float(targets["area_m2"].sum()) / max(analysed, 1e-12)
         notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
                      f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
                      f"they hold (patches under {MIN_TARGET_CELLS} cells left out as specks).")
@@ -133,22 +130,6 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     if deposit_xy:
         result.validation = validation(result, deposit_xy)
     return result
-
-
-def core_target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list, zones=None):
-    """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
-    outline cannot be read or spans more than CORE_SHARE_LIMIT times the targets' share of the analysed area."""
-    try:
-        outline = core_outline(core, zones)
-    except ValueError as exc:
-        notes.append(f"The verdict's core is not drawn as a target: {exc}.")
-        return None
-    if outline is not None and outline.area > CORE_SHARE_LIMIT * area_share * analysed_m2:
-        notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
-                     f"analysed area, more than {CORE_SHARE_LIMIT:g} times the targets' {area_share:.0%}: it is not "
-                     "made a target of its own.")
-        return None
-    return outline
 
 
 def zone_specs(ws, left_out: list) -> tuple[list, dict]:
@@ -235,14 +216,15 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
                  core_label: str = "") -> gpd.GeoDataFrame:
     """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph;
     `core`: the outline of the verified core, whose cells join the selection and whose target comes first."""
-    include = None
-    if core is not None:
-        include = core_cells(core, grid, ~np.ma.getmaskarray(values))
+    include = core_cells(core, grid) if core is not None else None
     polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include)
-    holds_core = (polygons.geometry.intersects(core) if core is not None and len(polygons)
-                  else np.zeros(len(polygons), dtype=bool))
-    keep = (polygons["area_m2"] >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core
-    polygons, holds_core = polygons[keep], np.asarray(holds_core)[np.asarray(keep)]
+    holds_core = np.zeros(len(polygons), dtype=bool)
+    if core is not None and len(polygons):  # the patch holding most of the core: one target holds it
+        shared = polygons.geometry.intersection(core).area.to_numpy()
+        if shared.max() > 0:
+            holds_core[int(np.argmax(shared))] = True
+    keep = (polygons["area_m2"].to_numpy() >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core
+    polygons, holds_core = polygons[keep], holds_core[keep]
     nodes = graph.nodes
     index = nodes.sindex if len(nodes) else None
     rows = []
@@ -260,17 +242,18 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
         why = _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score)
         if at_core:
             why = f"holds the verified core ({core_label or 'named by the verifier'}); {why}"
-        rows.append({"core": bool(at_core),
+        rows.append({
             "score": round(held, 6), "fav_mean": float(polygon.fav_mean),
             "fav_max": float(polygon.fav_max), "zones": ",".join(zone_ids), "roles": ",".join(roles),
             "n_zones": len(zone_ids), "seeds": best_zone, "graph": round(graph_score, 6),
             "area_m2": round(float(polygon.area_m2), 3), "geometry": polygon.geometry,
             "why": why,
         })
-    rows.sort(key=lambda r: (not r["core"], -r["score"], -r["graph"], -r["fav_mean"]))
+    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], -rows[i]["score"], -rows[i]["graph"],
+                                                     -rows[i]["fav_mean"]))
+    rows = [rows[i] for i in order]
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank
-        del row["core"]
     if not rows:
         return gpd.GeoDataFrame({c: [] for c in TARGET_COLUMNS}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)

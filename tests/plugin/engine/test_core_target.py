@@ -1,7 +1,6 @@
 """The verified core on the map: how the offline verifier outlines a system, and reading a verdict's core."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from affine import Affine
 from shapely.geometry import Point, box
@@ -35,12 +34,23 @@ def test_a_verdict_core_is_read_or_refused_with_the_reason():
         core_outline({"wkt": "POINT (1 1)"})
 
 
-def test_core_cells_are_the_analysed_cells_it_touches():
+def test_core_cells_are_the_cells_it_touches():
     grid = RasterGrid(Affine(100.0, 0, 0.0, 0, -100.0, 1000.0), 10, 10, None)
-    valid = np.ones((10, 10), dtype=bool)
-    valid[0, 0] = False
-    cells = core_cells(box(0, 850, 250, 1000), grid, valid)
-    assert cells.sum() == 5 and not cells[0, 0] and cells[:2, :3].sum() == 5
+    cells = core_cells(box(0, 850, 250, 1000), grid)
+    assert cells.sum() == 6 and cells[:2, :3].all()
+
+
+def test_filled_keeps_the_polygons_of_nested_collections_and_leaves_lines_out():
+    from shapely.geometry import GeometryCollection, LineString, MultiPolygon
+
+    ring = Point(0, 0).buffer(100).difference(Point(0, 0).buffer(50))
+    nested = GeometryCollection([MultiPolygon([ring, box(500, 500, 600, 600)]), LineString([(0, 0), (900, 0)])])
+    assert filled(nested).area == pytest.approx(Point(0, 0).buffer(100).area + 10_000)
+    assert filled(LineString([(0, 0), (1, 1)])).is_empty
+    with pytest.raises(ValueError, match="empty or has no area"):  # a zone that is a line makes no core
+        import geopandas as gpd
+
+        core_outline({"zone": "z"}, gpd.GeoDataFrame({"zone_id": ["z"]}, geometry=[LineString([(0, 0), (1, 1)])]))
 
 
 def test_a_sprawling_core_keeps_its_shape_and_a_nearby_cap_is_joined_to_it():

@@ -671,9 +671,9 @@ def test_weak_anomalies_of_core_and_partner_at_one_place_make_a_core_where_no_zo
 
 
 def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zoomed_look_settles_it():
-    """Among cores, a marginal critical item counts as support while its steps have not had their zoomed look
-    (so a well-supported system is not passed over for a chance one), but a core already supported beats one that
-    only may be; once looked at, a marginal item is short of support."""
+    """Among cores, a marginal critical item counts as support while steps that can take a zoomed look at it have
+    not had one (so a well-supported system is not passed over for a chance one), but a core already supported
+    beats one that only may be; once looked at, or when no step can look again, it is short of support."""
     from types import SimpleNamespace
 
     from lodestar.models.offline import OfflineReasoner
@@ -686,9 +686,13 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
 
     reasoner, ws = OfflineReasoner(), SimpleNamespace(chain=[])
     reasoner._refined = lambda chain, items, ws: False
+    reasoner._steps_for = lambda chain, items, ws: [2]  # a colour step that can look again
     pending_rich, certain_poor = assessment("marginal", 3), assessment("supported", 1)
     assert reasoner._score(ws, pending_rich) > reasoner._score(ws, certain_poor)
     assert reasoner._score(ws, assessment("supported", 3)) > reasoner._score(ws, pending_rich)
     reasoner._refined = lambda chain, items, ws: True
     assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
     assert reasoner._score(ws, pending_rich) > reasoner._score(ws, assessment("missing", 3))
+    reasoner._refined = lambda chain, items, ws: False
+    reasoner._steps_for = lambda chain, items, ws: []  # e.g. a fault layer: no zoomed look can settle it
+    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)

@@ -7,7 +7,8 @@ from affine import Affine
 from rasterio.crs import CRS
 from shapely.geometry import box
 
-from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, core_target_outline, rank_targets
+from lodestar.plugin.engine.core_target import target_outline
+from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
 from lodestar.plugin.localization import LocalizationParams, node_scores
 from lodestar.plugin.raster_io import RasterGrid
@@ -107,11 +108,11 @@ def test_a_core_inside_a_top_patch_ranks_that_patch_first_without_growing_it():
 def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_note_says_why():
     notes = []
     small, large = box(0, 0, 100, 100), box(0, 0, 1000, 1000)
-    assert core_target_outline({"label": "a", "wkt": small.wkt}, 1e6, 0.1, notes).equals(small) and notes == []
+    assert target_outline({"label": "a", "wkt": small.wkt}, 1e6, 0.1, notes).equals(small) and notes == []
     fills = box(0, 0, 400, 450)  # 18 % of a small scene: a system filling much of it is still a target
-    assert core_target_outline({"label": "a", "wkt": fills.wkt}, 1e6, 0.1, notes).equals(fills) and notes == []
-    assert core_target_outline({"label": "b", "wkt": large.wkt}, 1e6, 0.1, notes) is None
-    assert core_target_outline({"label": "c", "wkt": "POLYGON (("}, 1e6, 0.1, notes) is None
-    assert core_target_outline({}, 1e6, 0.1, notes) is None and len(notes) == 2
+    assert target_outline({"label": "a", "wkt": fills.wkt}, 1e6, 0.1, notes).equals(fills) and notes == []
+    assert target_outline({"label": "b", "wkt": large.wkt}, 1e6, 0.1, notes) is None
+    assert target_outline({"label": "c", "wkt": "POLYGON (("}, 1e6, 0.1, notes) is None
+    assert target_outline({}, 1e6, 0.1, notes) is None and len(notes) == 2
     assert "(b) spans 100.0% of the analysed area, more than 2 times the targets' 10%" in notes[0]
     assert notes[1].startswith("The verdict's core is not drawn as a target: its outline is not readable WKT")
