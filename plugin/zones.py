@@ -110,3 +110,11 @@ def labelled_polygons(labels, grid: RasterGrid, simplify_px: float = 1.5) -> dic
         if not geom.is_empty:
             out[label] = geom
     return out
+
+
+def polygon_cells(polygons: list, grid: RasterGrid, all_touched: bool = False):
+    """The cells of `grid` the polygons cover (their centres inside; every cell touched with `all_touched`)."""
+    from rasterio.features import rasterize
+
+    return rasterize([(g, 1) for g in polygons], out_shape=(grid.height, grid.width), transform=grid.transform,
+                     fill=0, all_touched=all_touched, dtype="uint8").astype(bool)

@@ -19,6 +19,8 @@ from shapely.errors import ShapelyError
 from shapely.geometry import Polygon
 from shapely.ops import unary_union
 
+from ..zones import polygon_cells
+
 SHARE_LIMIT = 2.0
 """A verified core spanning more than this many times the targets' area share is not forced into the targets: a
 system filling much of a small scene still is, but not a district-wide outline that would swamp the selection."""
@@ -97,8 +99,4 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
 
 def core_cells(outline, grid) -> np.ndarray:
     """The cells of `grid` an outline touches."""
-    from rasterio.features import rasterize
-
-    cells = rasterize([(outline, 1)], out_shape=(grid.height, grid.width), transform=grid.transform, fill=0,
-                      all_touched=True, dtype="uint8").astype(bool)
-    return cells
+    return polygon_cells([outline], grid, all_touched=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..zones import polygon_cells
 from .background import robust_spread
 
 FILLED_SHARE = 0.5
@@ -22,19 +23,12 @@ LIFTED_UNIT_MIN_M2 = 10_000_000.0
 square kilometres at most, and lifts a small intrusive unit that it fills."""
 
 
-def _cells(polygons: list, grid) -> np.ndarray:
-    from rasterio.features import rasterize
-
-    return rasterize([(g, 1) for g in polygons], out_shape=(grid.height, grid.width), transform=grid.transform,
-                     fill=0, dtype="uint8").astype(bool)
-
-
 def filled_units(codes: np.ma.MaskedArray, polygons: list, grid) -> list[int]:
     """Codes of the units of a categorical map (on `grid`) that `polygons` (one layer's anomalies over the whole
     scene) cover for at least FILLED_SHARE of their area; units under UNIT_MIN_M2 are left out."""
     if not polygons:
         return []
-    covered = _cells(polygons, grid)
+    covered = polygon_cells(polygons, grid)
     valid = ~np.ma.getmaskarray(codes)
     data = np.ma.filled(codes, 0)
     filled = []
@@ -66,7 +60,7 @@ def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid) -> bool:
     """Whether at least INSIDE_SHARE of a polygon's cells lie in the given (filled) units."""
     if not units:
         return False
-    cells = _cells([polygon], grid)
+    cells = polygon_cells([polygon], grid)
     if not cells.any():
         return False
     return float(np.isin(np.ma.filled(codes, 0)[cells], units).mean()) >= INSIDE_SHARE
@@ -80,7 +74,7 @@ def rise_above_units(polygon, codes: np.ma.MaskedArray, spreads: np.ma.MaskedArr
     values = np.ma.getdata(spreads)
     data = np.ma.filled(codes, 0)
     scored = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
-    cells = _cells([polygon], grid) & scored
+    cells = polygon_cells([polygon], grid) & scored
     held = data[cells][np.isin(data[cells], units)]
     if not held.size:
         return 0.0
