@@ -19,10 +19,12 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone within reach is measured on its
   layers at the core and counts when significant against the rest of the scene
   (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried). When no zone core
-  gives a Yes, the place where a layer of the first critical item and one of its partner stand out together is
-  weighed as a core too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places),
-  and its steps are asked for a zoomed look there. The answer is
-  "Yes" only when every testable critical item is supported and at least one secondary item is
+  gives a Yes, a partner's core where every layer of the first item is a rendering colouring nothing nearby
+  (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second core
+  signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
+  of its partner stand out together is weighed as a core too, when rarer by chance than `joint_alpha` expected
+  places (plugin.engine.joint_places), and its steps are asked for a zoomed look there. The answer is "Yes" only
+  when every testable critical item is supported and at least one secondary item is
   present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
   inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
   steps are re-executed with a zoomed look).
@@ -672,11 +674,16 @@ class OfflineReasoner:
         best, best_key = None, None
         cores = self._cores(ws)[:8]
         self._places = len(cores)
-        for core in cores:
-            assessment = self._assess(ws, core, zones)
+        assessed = [(core, self._assess(ws, core, zones)) for core in cores]
+        for core, assessment in assessed:
             key = self._score(ws, assessment)
             if best_key is None or key > best_key:
                 best, best_key = (core, assessment), key
+        if best is not None and not _answers_yes(best[1]):
+            for core, assessment in assessed:
+                stood_in = self._stood_in(ws, core, assessment, zones)
+                if stood_in is not None and self._score(ws, stood_in) > best_key:
+                    best, best_key = (core, stood_in), self._score(ws, stood_in)
         if best is None or not _answers_yes(best[1]):
             joint = self._joint_core(ws)
             if joint is not None:
@@ -684,6 +691,48 @@ class OfflineReasoner:
                 if best_key is None or self._score(ws, assessment) > best_key:
                     best = (joint, assessment)
         return best
+
+    def _stood_in(self, ws, core: dict, assessment: dict, zones: list[dict]) -> dict | None:
+        """A partner's core assessed again with the first critical item stood in for by a zone of a second core
+        signature (another family of the partner's core roles: silica, gossan, magnetite) coinciding with it, when
+        every layer of the first item is a rendering showing no colour within the item's reach of the core: a
+        picture's blank is not a measured absence, while two core signatures at one place are a zoned system.
+        None when that does not apply or no such zone is there."""
+        from ..plugin.zones import polygon_cells
+
+        items = _seed_items(ws.deposit_model)
+        first, found = items[0], assessment.get(items[0]["id"], {})
+        if len(items) < 2 or core["seed"] == first["id"] or found.get("status") != "missing":
+            return None
+        renderings = [info for info in ws.layers if info.role in first["roles"]]
+        if not renderings or any(info.kind != "rgb" for info in renderings):
+            return None
+        reach = found.get("reach") or self._reach(ws, items[1].get("near_m", 1000.0))
+        around = polygon_cells([core["geometry"].buffer(reach)], ws.raster_set.grid, all_touched=True)
+        if any(np.ma.filled(self._in_spreads(ws, info), 0.0)[around].max(initial=0.0) > 0 for info in renderings):
+            return None
+        core_family = FAMILY.get(core["role"], "other")
+        best_gap, best_zone = math.inf, None
+        for zone in zones:
+            if (zone["role"] not in items[1]["roles"] or FAMILY.get(zone["role"], "other") == core_family
+                    or zone["zone_id"] in self._lithology_zones or not self._supports(ws, zone, items[1])):
+                continue
+            gap = self._centre_gap(core["geometry"], zone["geometry"])
+            if gap <= reach and gap < best_gap:
+                best_gap, best_zone = gap, zone
+        if best_zone is None:
+            return None
+        names = ", ".join(info.name for info in renderings)
+        text = (f"{best_zone['zone_id']} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the "
+                f"core, a second core signature; {names} shows no colour within reach, a rendering's blank, not a "
+                "measured absence)")
+        out = dict(assessment)
+        out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[best_zone["zone_id"]],
+                                measured=text)
+        for item in ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
+            if item["kind"] == "anomaly" and item["id"] != first["id"] and core["role"] in item["roles"]:
+                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
+        return out
 
     @staticmethod
     def _units_named(ws) -> bool:
@@ -896,15 +945,17 @@ def _seeds_are_areas(model: dict) -> bool:
 def _seed_items(model: dict) -> list[dict]:
     """The items a candidate core may stand for: the first critical item and, when that is an alteration or
     geochemical anomaly (an area), its critical coincidence partner, less the partner's roles that form a halo
-    item around the core and composites."""
+    item around the core, composites and soil surveys."""
     evidence = model.get("evidence", [])
     core = next((i for i in evidence if i["level"] == "critical"), None)
     if core is None:
         return []
     if not _seeds_are_areas(model):
         return [core]  # a line or a map unit is no place to measure around: only the first item seeds
-    # a halo's roles ring the core, and a false-colour composite is a picture, not one mineral's measure
-    left_out = {role for i in evidence if i["kind"] == "halo" for role in i["roles"]} | {"false_color_composite"}
+    # a halo's roles ring the core, a false-colour composite is a picture, not one mineral's measure, and a soil
+    # anomaly spreads downslope and through cover: it confirms a place found otherwise, it does not fix one
+    left_out = ({role for i in evidence if i["kind"] == "halo" for role in i["roles"]}
+                | {"false_color_composite", "geochemistry"})
     partners = [dict(i, roles=[r for r in i["roles"] if r not in left_out]) for i in evidence
                 if i["level"] == "critical" and i["kind"] == "coincidence" and i.get("with") == core["id"]]
     return [core] + [p for p in partners[:1] if p["roles"]]

@@ -622,6 +622,78 @@ def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(tmp_pat
     assert "measured at the core" not in off_the_core.rationale
 
 
+def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_itself(tmp_path):
+    """Porphyry model: a Cu-in-soil zone over an AlOH core is a second kind of evidence at the place; a Cu-in-soil
+    zone with no AlOH core fixes no place (soil anomalies spread downslope): it is not weighed as a core."""
+    from lodestar.models.offline import OfflineReasoner
+
+    def verdict(aloh_zone, folder):
+        folder.mkdir()
+        layers = [LayerSpec(_write_index(folder / "aloh.tif", amplitude=0.0, size=240), "hydrothermal_alteration",
+                            "aloh"),
+                  LayerSpec(_write_index(folder / "cu.tif", amplitude=0.0, size=240, seed=2), "geochemistry", "cu")]
+        ws = _workspace(layers, folder)
+        aloh = (_box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration", (501000, 3998600, 501400, 3999000),
+                          1.25) if aloh_zone else _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                                            (501000, 3998600, 501030, 3998630), 0.1))
+        ws.put(_node(1, "aloh", sub="Yes" if aloh_zone else "No"), aloh)
+        ws.put(_node(2, "cu"), _box_zone(ws, "s2:cu:1", "cu", "geochemistry", (500950, 3998550, 501450, 3999050),
+                                         1.25))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    over_the_core = verdict(True, tmp_path / "over")
+    assert over_the_core.rationale.startswith("Core: s1:aloh:1")
+    assert over_the_core.critical == {"phyllic_core": True, "zoned_alteration": True}
+    alone = verdict(False, tmp_path / "alone")
+    assert not alone.rationale.startswith("Core: s2:cu:1") and alone.answer == "B"
+    assert alone.critical["phyllic_core"] is False
+
+
+def _write_blank_rendering(path: Path, size=240):
+    """A MineBench-style rendering that colours nothing: a grey backdrop and a jet colour bar in a corner."""
+    from matplotlib import colormaps
+
+    rows, cols = np.mgrid[0:size, 0:size]
+    image = np.repeat((100 + 30 * np.sin(rows / 9.0) * np.cos(cols / 13.0))[..., None], 3, axis=2)
+    image[200:230, 225:232] = (colormaps["jet"](np.linspace(1, 0, 30))[:, :3] * 255)[:, None, :]
+    profile = dict(driver="GTiff", width=size, height=size, count=3, dtype="uint8", crs="EPSG:32612",
+                   transform=Affine(30, 0, 500000, 0, -30, 4000000))
+    with rasterio.open(path, "w", **profile) as ds:
+        ds.write(np.moveaxis(image.round().astype("uint8"), -1, 0))
+    return path
+
+
+def test_two_core_signatures_stand_in_for_a_phyllic_core_only_where_its_rendering_is_blank(tmp_path):
+    """Silica and magnetics zones coincide; the AlOH layer shows nothing there. As a rendering that colours nothing
+    (a picture's blank, not a measured absence) the second core signature stands in for the phyllic core: Yes. As a
+    measured index with no anomaly there, the phyllic core is missing: No."""
+    from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
+
+    def verdict(aloh_rendered, folder):
+        folder.mkdir()
+        aloh = (_write_blank_rendering(folder / "aloh.tif") if aloh_rendered
+                else _write_index(folder / "aloh.tif", amplitude=0.0, size=240))
+        layers = [LayerSpec(aloh, "hydrothermal_alteration", "aloh"),
+                  LayerSpec(_write_index(folder / "silica.tif", size=240, seed=2), "silicification", "silica"),
+                  LayerSpec(_write_index(folder / "mag.tif", size=240, seed=3), "geophysics", "mag")]
+        ws = _workspace(layers, folder)
+        ws.put(_node(1, "aloh", sub="No"), zones_frame([], ws.raster_set.crs))
+        ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                             (501000, 3998600, 501400, 3999000), 1.25))
+        ws.put(_node(3, "mag"), _box_zone(ws, "s3:mag:1", "mag", "geophysics", (501050, 3998650, 501450, 3999050),
+                                          1.25))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    blank = verdict(True, tmp_path / "rendered")
+    assert blank.answer == "A" and blank.critical == {"phyllic_core": True, "zoned_alteration": True}
+    assert "standing in (" in blank.rationale and "a rendering's blank, not a measured absence" in blank.rationale
+    assert blank.core["label"] in ("s2:silica:1", "s3:mag:1")
+    measured = verdict(False, tmp_path / "measured")
+    assert measured.answer == "B" and measured.critical["phyllic_core"] is False
+    assert "standing in" not in measured.rationale
+
+
 def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measured_around_it(tmp_path):
     """No AlOH zone at all, a clear silica zone: the silica zone is a candidate core (the partner of the first
     critical item) and the AlOH layer, three noise spreads high there, is measured around it."""
