@@ -742,13 +742,14 @@ class OfflineReasoner:
 
     def _score(self, ws, assessment: dict) -> tuple:
         """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
-        supported while steps that can take a zoomed look at it have not had one: the look settles it), then
+        supported while steps that can take a zoomed look at it have not had one and a round is left for it: the
+        look settles it), then
         secondary items present, then fewer critical items still to be settled (a core already supported beats
         one that may be) or, once looked at, more marginal ones (nearer support)."""
         critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
         secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
         marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
-        pending = (bool(marginal) and bool(self._steps_for(ws.chain, marginal, ws))
+        pending = (bool(marginal) and not ws.last_round and bool(self._steps_for(ws.chain, marginal, ws))
                    and not self._refined(ws.chain, marginal, ws))
         settled = ("supported", "marginal") if pending else ("supported",)
         return (sum(a["status"] in settled for a in critical) - len(critical),

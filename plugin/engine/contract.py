@@ -23,6 +23,8 @@ cache M_cache). It is read-only for reasoners and holds:
 - `toolset`: tool name -> description (`TOOLSET` below);
 - `chain`: the reasoning nodes so far (`ChainNode(step, observation)`), `zones`: all candidate zones
   marked so far (GeoDataFrame, `plugin/zones.py` schema) and `zones_of(step_index)`;
+- `last_round`: whether the verdict asked for now is the last (K rounds reached): feedback then re-executes
+  nothing, so a verifier should not answer on a look still to come;
 - `evidence_dir`: where evidence images are written; `render_view(layer, bounds)` renders a layer to
   a PNG (with its pixel -> map transform) for vision back-ends.
 

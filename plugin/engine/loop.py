@@ -264,6 +264,7 @@ class Engine:
             outcome.rounds = round_no
             self._step_progress(65 + 25 * (round_no - 1) / self.max_rounds)
             chain_now = [n.to_dict() for n in self.ws.chain]
+            self.ws.last_round = round_no == self.max_rounds
             try:
                 verdict = self._ask("verifier", "verify", list(self.ws.chain))
             except (ReasonerError, BudgetExhausted) as exc:

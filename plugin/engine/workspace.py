@@ -94,6 +94,7 @@ class Workspace:
     layers: list = field(default_factory=list)  # LayerInfo per input layer
     chain: list = field(default_factory=list)  # ChainNode in plan order
     step_zones: dict = field(default_factory=dict)  # step index -> GeoDataFrame of its zones
+    last_round: bool = False  # the verdict asked for now is the last one: no step will be looked at again
 
     def __post_init__(self):
         self.evidence_dir = Path(self.evidence_dir)

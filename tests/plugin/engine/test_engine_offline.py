@@ -84,6 +84,7 @@ class Scripted:
         self._fail = fail or {}  # method -> exception to raise
         self.proposals = []  # (step, feedback, attempt)
         self.verified = 0
+        self.last_rounds = []  # ws.last_round at each verify call
 
     def plan(self, ws):
         return [PlanStep.from_dict(s.to_dict()) for s in self._plan]
@@ -103,6 +104,7 @@ class Scripted:
         if "verify" in self._fail:
             raise self._fail["verify"]
         self.verified += 1
+        self.last_rounds.append(ws.last_round)
         return self._verdicts.pop(0)
 
     def localization_params(self, ws):
@@ -174,6 +176,7 @@ def test_k_failing_rounds_end_in_majority_vote(two_layers, tmp_path):
     assert outcome.votes == {"A": 1, "B": 2}
     # repairs after rounds 1 and 2 only: the last round's repairs would never be verified
     assert [v["reexecuted"] for v in outcome.verdicts] == [[1, 3], [1, 3], []]
+    assert reasoner.last_rounds == [False, False, True]  # the verifier is told which verdict is the last
     vote = [e for e in events if e["kind"] == "vote"][0]
     assert vote["counts"] == {"A": 1, "B": 2} and vote["answer"] == "B"
 
@@ -756,7 +759,7 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
         out.update({f"s{i}": {"level": "secondary", "status": "supported"} for i in range(secondary)})
         return out
 
-    reasoner, ws = OfflineReasoner(), SimpleNamespace(chain=[])
+    reasoner, ws = OfflineReasoner(), SimpleNamespace(chain=[], last_round=False)
     reasoner._refined = lambda chain, items, ws: False
     reasoner._steps_for = lambda chain, items, ws: [2]  # a colour step that can look again
     pending_rich, certain_poor = assessment("marginal", 3), assessment("supported", 1)
@@ -767,4 +770,7 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
     assert reasoner._score(ws, pending_rich) > reasoner._score(ws, assessment("missing", 3))
     reasoner._refined = lambda chain, items, ws: False
     reasoner._steps_for = lambda chain, items, ws: []  # e.g. a fault layer: no zoomed look can settle it
+    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
+    reasoner._steps_for = lambda chain, items, ws: [2]
+    ws.last_round = True  # the last verdict (max_rounds reached): no look can follow
     assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
