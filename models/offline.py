@@ -722,9 +722,9 @@ class OfflineReasoner:
                 best_gap, best_zone = gap, zone
         if best_zone is None:
             return None
-        names = ", ".join(info.name for info in renderings)
+        names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
         text = (f"{best_zone['zone_id']} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the "
-                f"core, a second core signature; {names} shows no colour within reach, a rendering's blank, not a "
+                f"core, a second core signature; {names} no colour within reach, a rendering's blank, not a "
                 "measured absence)")
         out = dict(assessment)
         out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[best_zone["zone_id"]],
@@ -743,9 +743,8 @@ class OfflineReasoner:
     def _score(self, ws, assessment: dict) -> tuple:
         """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
         supported while steps that can take a zoomed look at it have not had one and a round is left for it: the
-        look settles it), then
-        secondary items present, then fewer critical items still to be settled (a core already supported beats
-        one that may be) or, once looked at, more marginal ones (nearer support)."""
+        look settles it), then secondary items present, then fewer critical items still to be settled (a core
+        already supported beats one that may be) or, once looked at, more marginal ones (nearer support)."""
         critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
         secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
         marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
