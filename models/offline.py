@@ -87,6 +87,7 @@ class OfflineReasoner:
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole, once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
+        self._coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
         self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
         self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
@@ -631,7 +632,9 @@ class OfflineReasoner:
         if info.kind == "rgb":
             from ..plugin.tools.color_regions import colour_levels
 
-            spreads = colour_levels(ws.raster_set, info.name).level_map()
+            levels = colour_levels(ws.raster_set, info.name)
+            self._coloured[info.name] = levels.coloured
+            spreads = levels.level_map()
         else:
             stats = info.stats
             band = ws.raster_set.read(info.name)[0].astype("float64")
@@ -682,7 +685,7 @@ class OfflineReasoner:
         if best is not None and not _answers_yes(best[1]):
             for core, assessment in assessed:
                 stood_in = self._stood_in(ws, core, assessment, zones)
-                if stood_in is not None and self._score(ws, stood_in) > best_key:
+                if stood_in is not None and _answers_yes(stood_in) and self._score(ws, stood_in) > best_key:
                     best, best_key = (core, stood_in), self._score(ws, stood_in)
         if best is None or not _answers_yes(best[1]):
             joint = self._joint_core(ws)
@@ -709,8 +712,10 @@ class OfflineReasoner:
             return None
         reach = found.get("reach") or self._reach(ws, items[1].get("near_m", 1000.0))
         around = polygon_cells([core["geometry"].buffer(reach)], ws.raster_set.grid, all_touched=True)
-        if any(np.ma.filled(self._in_spreads(ws, info), 0.0)[around].max(initial=0.0) > 0 for info in renderings):
-            return None
+        for info in renderings:
+            self._in_spreads(ws, info)
+            if self._coloured[info.name][around].any():  # any colour, even the bottom of its scale, is a reading
+                return None
         core_family = FAMILY.get(core["role"], "other")
         best_gap, best_zone = math.inf, None
         for zone in zones:

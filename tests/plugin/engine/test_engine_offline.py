@@ -652,13 +652,16 @@ def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_
     assert alone.critical["phyllic_core"] is False
 
 
-def _write_blank_rendering(path: Path, size=240):
-    """A MineBench-style rendering that colours nothing: a grey backdrop and a jet colour bar in a corner."""
+def _write_blank_rendering(path: Path, size=240, specks=False):
+    """A MineBench-style rendering that colours nothing (or, with `specks`, only scattered cyan pixels, low on its
+    scale): a grey backdrop and a jet colour bar in a corner."""
     from matplotlib import colormaps
 
     rows, cols = np.mgrid[0:size, 0:size]
     image = np.repeat((100 + 30 * np.sin(rows / 9.0) * np.cos(cols / 13.0))[..., None], 3, axis=2)
-    image[200:230, 225:232] = (colormaps["jet"](np.linspace(1, 0, 30))[:, :3] * 255)[:, None, :]
+    if specks:
+        image[np.random.default_rng(5).random((size, size)) < 0.03] = (0, 255, 255)
+    image[150:230, 225:232] = (colormaps["jet"](np.linspace(1, 0, 80))[:, :3] * 255)[:, None, :]
     profile = dict(driver="GTiff", width=size, height=size, count=3, dtype="uint8", crs="EPSG:32612",
                    transform=Affine(30, 0, 500000, 0, -30, 4000000))
     with rasterio.open(path, "w", **profile) as ds:
@@ -669,14 +672,16 @@ def _write_blank_rendering(path: Path, size=240):
 def test_two_core_signatures_stand_in_for_a_phyllic_core_only_where_its_rendering_is_blank(tmp_path):
     """Silica and magnetics zones coincide; the AlOH layer shows nothing there. As a rendering that colours nothing
     (a picture's blank, not a measured absence) the second core signature stands in for the phyllic core: Yes. As a
-    measured index with no anomaly there, the phyllic core is missing: No."""
+    measured index with no anomaly there, or as a rendering coloured low on its scale near the core (a reading,
+    however low), the phyllic core is missing: No."""
     from lodestar.models.offline import OfflineReasoner
     from lodestar.plugin.zones import zones_frame
 
-    def verdict(aloh_rendered, folder):
+    def verdict(aloh, folder):
         folder.mkdir()
-        aloh = (_write_blank_rendering(folder / "aloh.tif") if aloh_rendered
-                else _write_index(folder / "aloh.tif", amplitude=0.0, size=240))
+        aloh = {"blank": lambda: _write_blank_rendering(folder / "aloh.tif"),
+                "specks": lambda: _write_blank_rendering(folder / "aloh.tif", specks=True),
+                "index": lambda: _write_index(folder / "aloh.tif", amplitude=0.0, size=240)}[aloh]()
         layers = [LayerSpec(aloh, "hydrothermal_alteration", "aloh"),
                   LayerSpec(_write_index(folder / "silica.tif", size=240, seed=2), "silicification", "silica"),
                   LayerSpec(_write_index(folder / "mag.tif", size=240, seed=3), "geophysics", "mag")]
@@ -688,13 +693,14 @@ def test_two_core_signatures_stand_in_for_a_phyllic_core_only_where_its_renderin
                                           1.25))
         return OfflineReasoner().verify(ws, ws.chain)
 
-    blank = verdict(True, tmp_path / "rendered")
+    blank = verdict("blank", tmp_path / "rendered")
     assert blank.answer == "A" and blank.critical == {"phyllic_core": True, "zoned_alteration": True}
     assert "standing in (" in blank.rationale and "a rendering's blank, not a measured absence" in blank.rationale
     assert blank.core["label"] in ("s2:silica:1", "s3:mag:1")
-    measured = verdict(False, tmp_path / "measured")
-    assert measured.answer == "B" and measured.critical["phyllic_core"] is False
-    assert "standing in" not in measured.rationale
+    for shown in ("index", "specks"):
+        measured = verdict(shown, tmp_path / shown)
+        assert measured.answer == "B" and measured.critical["phyllic_core"] is False
+        assert "standing in" not in measured.rationale
 
 
 def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measured_around_it(tmp_path):
