@@ -109,7 +109,7 @@ class OfflineReasoner:
 
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
-        self._filled, self._lithology_zones, self._spreads, self._contrasts = None, set(), {}, {}
+        self._filled, self._lithology_zones, self._spreads, self._coloured, self._contrasts = None, set(), {}, {}, {}
         self._lifted, self._joint, self._verdict_core = {}, {}, None
         model = ws.deposit_model
         steps: list[PlanStep] = []
@@ -685,8 +685,9 @@ class OfflineReasoner:
         if best is not None and not _answers_yes(best[1]):
             for core, assessment in assessed:
                 stood_in = self._stood_in(ws, core, assessment, zones)
-                if stood_in is not None and _answers_yes(stood_in) and self._score(ws, stood_in) > best_key:
-                    best, best_key = (core, stood_in), self._score(ws, stood_in)
+                key = self._score(ws, stood_in) if stood_in is not None and _answers_yes(stood_in) else None
+                if key is not None and key > best_key:
+                    best, best_key = (core, stood_in), key
         if best is None or not _answers_yes(best[1]):
             joint = self._joint_core(ws)
             if joint is not None:
