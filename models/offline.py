@@ -83,7 +83,7 @@ class OfflineReasoner:
         self.coincidence_alpha = float(coincidence_alpha)
         self.joint_alpha = float(joint_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
-        self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill), once per run
+        self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole, once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
@@ -421,8 +421,9 @@ class OfflineReasoner:
     def _lithological(self, ws, zone: dict) -> bool:
         """Whether a zone lies in a map unit that its layer's anomalies fill, or in one over which the layer itself
         stands high at the median without standing clearly higher over the zone (plugin.engine.lithology): the
-        unit is raised as a whole, which is lithology, not a zoned system. Filled units are found from the first
-        verdict's zones, the scene-wide looks, before any zoomed look."""
+        unit is raised as a whole, which is lithology, not a zoned system; an intrusive unit never is (the system's
+        centre). Filled units are found from the first verdict's zones, the scene-wide looks, before any zoomed
+        look."""
         from ..plugin.engine import lithology
 
         maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"]
@@ -435,9 +436,10 @@ class OfflineReasoner:
             for row in self._zones(ws):
                 if row.get("kind") not in ("unit", "contact"):
                     polygons.setdefault(row["layer"], []).append(row["geometry"])
-            self._filled = (codes, {layer: lithology.filled_units(codes, shapes, grid)
-                                   for layer, shapes in polygons.items()})
-        codes, filled = self._filled
+            intrusive = lithology.intrusive_units(maps[0].units)
+            self._filled = (codes, {layer: lithology.filled_units(codes, shapes, grid, intrusive)
+                                   for layer, shapes in polygons.items()}, intrusive)
+        codes, filled, intrusive = self._filled
         layer, geometry, info = zone["layer"], zone["geometry"], ws.layer(zone["layer"])
         if lithology.follows_units(geometry, codes, filled.get(layer, []), grid):
             return True
@@ -448,7 +450,7 @@ class OfflineReasoner:
             # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop)
             level = (float(np.ma.median(spreads)) + self.colour_level if info.kind == "rgb"
                      else lithology.LIFTED_SPREADS)
-            self._lifted[layer] = lithology.lifted_units(codes, spreads, grid, level)
+            self._lifted[layer] = lithology.lifted_units(codes, spreads, grid, level, intrusive)
         lifted = self._lifted[layer]
         # a system on a raised unit stands clearly above the unit's own level
         return (lithology.follows_units(geometry, codes, lifted, grid)

@@ -1,10 +1,14 @@
 """Does an anomaly fill a geological unit? Alteration that raises a whole map unit is lithology (a clay-rich stratum,
 a weathering profile), not a hydrothermal system, whose zones lie around a centre or a structure and cut across
-units."""
+units. An intrusive unit (a stock, a granitoid, a porphyry) is never such a control: alteration centred on an
+intrusion is the system's own centre, the heat and fluid source it is zoned around."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
+from ..favourability.transforms import lithology_groups
 from ..zones import polygon_cells
 from .background import robust_spread
 
@@ -21,11 +25,25 @@ RISE_SPREADS = 2.0
 LIFTED_UNIT_MIN_M2 = 10_000_000.0
 """Units smaller than this are never called raised as a whole: an alteration core with its stock spans a few
 square kilometres at most, and lifts a small intrusive unit that it fills."""
+INTRUSIVE_GROUPS = ("granitoid", "intermediate intrusive", "mafic intrusive")
+"""Lithology groups (resources/knowledge/lithology_synonyms.json) whose words name intrusive rocks."""
+INTRUSIVE_WORDS = ("intrusive", "intrusion", "stock", "pluton", "dyke", "dike")
 
 
-def filled_units(codes: np.ma.MaskedArray, polygons: list, grid) -> list[int]:
+def intrusive_units(units: dict) -> set[int]:
+    """Codes of a categorical map's units (code -> legend name) whose name holds an intrusive rock word (whole
+    words, case-insensitive, plural s allowed)."""
+    groups = lithology_groups()
+    words = set(INTRUSIVE_WORDS).union(*(groups.get(name, ()) for name in INTRUSIVE_GROUPS))
+    pattern = re.compile(r"(?<![a-z])(" + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+                         + r")s?(?![a-z])")
+    return {int(code) for code, name in units.items() if pattern.search(str(name).lower().replace("-", " "))}
+
+
+def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=()) -> list[int]:
     """Codes of the units of a categorical map (on `grid`) that `polygons` (one layer's anomalies over the whole
-    scene) cover for at least FILLED_SHARE of their area; units under UNIT_MIN_M2 are left out."""
+    scene) cover for at least FILLED_SHARE of their area; units under UNIT_MIN_M2 and codes in `skip` (intrusive
+    units) are left out."""
     if not polygons:
         return []
     covered = polygon_cells(polygons, grid)
@@ -33,23 +51,27 @@ def filled_units(codes: np.ma.MaskedArray, polygons: list, grid) -> list[int]:
     data = np.ma.filled(codes, 0)
     filled = []
     for code in np.unique(data[valid]):
+        if int(code) in skip:
+            continue
         unit = valid & (data == code)
         if unit.sum() * grid.pixel_area >= UNIT_MIN_M2 and covered[unit].mean() >= FILLED_SHARE:
             filled.append(int(code))
     return filled
 
 
-def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float = LIFTED_SPREADS
-                 ) -> list[int]:
+def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float = LIFTED_SPREADS,
+                 skip=()) -> list[int]:
     """Codes of the units of a categorical map (on `grid`) over which a layer (`spreads`: in background spreads,
     favourable side up; a rendering: its colour level, 0 on the backdrop) stands above `level` at the median: the
     layer is high over the unit as a whole, whether or not its zones were marked there. Units under
-    LIFTED_UNIT_MIN_M2 are left out."""
+    LIFTED_UNIT_MIN_M2 and codes in `skip` (intrusive units) are left out."""
     values = np.ma.getdata(spreads)
     valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
     data = np.ma.filled(codes, 0)
     lifted = []
     for code in np.unique(data[valid]):
+        if int(code) in skip:
+            continue
         unit = valid & (data == code)
         if unit.sum() * grid.pixel_area >= LIFTED_UNIT_MIN_M2 and float(np.median(values[unit])) > level:
             lifted.append(int(code))

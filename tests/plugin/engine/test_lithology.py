@@ -14,7 +14,13 @@ from shapely.geometry import Point, box
 
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.lithology import filled_units, follows_units, lifted_units, rise_above_units
+from lodestar.plugin.engine.lithology import (
+    filled_units,
+    follows_units,
+    intrusive_units,
+    lifted_units,
+    rise_above_units,
+)
 from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import RasterGrid
 
@@ -106,3 +112,42 @@ def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(seed, index, tmp
     record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
     rationales = [r["verdict"]["rationale"] for r in record["rounds"] if r.get("verdict")]
     assert any("map unit raised as a whole" in text for text in rationales)
+
+
+def test_intrusive_units_are_named_from_the_legend():
+    units = {1: "Quartz monzonite porphyry", 2: "Limestone", 3: "Granodiorite", 4: "Andesite flows", 5: "Mafic dykes",
+             6: "Dacite ignimbrite", 7: "Intrusive breccia", 8: "Black shale", 9: "Granite", 10: "Stockwork zone"}
+    assert intrusive_units(units) == {1, 3, 5, 7, 9}
+
+
+def test_an_intrusive_unit_is_never_filled_or_lifted():
+    """Alteration over the whole of an intrusion is the system's centre, not a lithological control: unit 2 named
+    as a stock is skipped, while the same anomaly over a stratum fills it."""
+    codes = _codes()
+    right_half = _cells_box(100, 0, 200, 100)
+    assert filled_units(codes, [right_half], GRID, skip={2}) == []
+    grid = RasterGrid(Affine(60.0, 0, 500_000.0, 0, -60.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
+    spreads = np.ma.masked_array(np.random.default_rng(3).standard_normal((100, 200)) + 4.5 * (codes.data == 2))
+    assert lifted_units(codes, spreads, grid) == [2]
+    assert lifted_units(codes, spreads, grid, skip={2}) == []
+
+
+def test_a_gossan_over_its_stock_is_a_porphyry_core(tmp_path):
+    """worlds_b seed 2222 case 24 (a 56 km scene on 120 m pixels): the gossan over the system's core fills the
+    intrusive stock under it. The verifier used to leave it out as lithology, was left with a propylitic partner
+    beyond reach and answered No."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import worlds_b
+
+    kind, region, extent = worlds_b.plan(60, 2222)[24]
+    assert kind == "porphyry"
+    folder, _truth = worlds_b.make_case(tmp_path / "case", 2222, 24, kind, region, extent)
+    case = read_case(folder)
+    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
+                                          case_id=case.id))
+    assert result.answer == "A"
+    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+    verdict = record["rounds"][-1]["verdict"]["rationale"]
+    assert verdict.startswith("Core: s3:Ferric iron (gossan) index (anomaly map)")
+    assert "zoned_alteration [critical]: supported" in verdict
+    assert "Ferric iron" not in verdict.partition("Not taken as a core:")[2]
