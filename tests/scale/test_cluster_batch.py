@@ -181,6 +181,10 @@ def test_a_worker_started_on_its_own_gets_the_plugin_through_the_path_plugin(cas
             result = run_batch([cases / "c1" / "case.json"], tmp_path / "out", scheduler=address)
             assert _found(result.outcomes) == _found(serial.outcomes[1:2])
             assert result.outcomes[0].worker in scheduler_only.scheduler_info["workers"]
-        finally:
+        finally:  # a dask worker's graceful close on SIGTERM can hang (distributed 2022.12): then it is killed
             worker.terminate()
-            worker.wait(timeout=30)
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait(timeout=30)
