@@ -447,10 +447,16 @@ class OfflineReasoner:
             return False
         spreads = self._in_spreads(ws, info)
         if layer not in self._lifted:
-            # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop)
+            # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop),
+            # or coloured over most of the unit where most of the scene is backdrop
             level = (float(np.ma.median(spreads)) + self.colour_level if info.kind == "rgb"
                      else lithology.LIFTED_SPREADS)
-            self._lifted[layer] = lithology.lifted_units(codes, spreads, grid, level, intrusive)
+            lifted = set(lithology.lifted_units(codes, spreads, grid, level, intrusive))
+            if info.kind == "rgb":
+                coloured = np.ma.masked_array(self._coloured[layer].astype("float64"), np.ma.getmaskarray(spreads))
+                if float(np.ma.median(coloured)) < 0.5:
+                    lifted |= set(lithology.lifted_units(codes, coloured, grid, 0.5, intrusive))
+            self._lifted[layer] = sorted(lifted)
         lifted = self._lifted[layer]
         # a system on a raised unit stands clearly above the unit's own level
         return (lithology.follows_units(geometry, codes, lifted, grid)

@@ -94,11 +94,13 @@ def test_an_anomaly_follows_units_only_when_it_lies_mostly_in_a_filled_one():
     assert 0.4 < share < 0.6 and follows_units(across, codes, [2], GRID) == (share >= 0.5)
 
 
-@pytest.mark.parametrize("seed, index", [(777, 9), (4242, 59)])
+@pytest.mark.parametrize("seed, index", [(777, 9), (4242, 59), (1111, 19)])
 def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(seed, index, tmp_path):
     """worlds_b seed 777 case 9: AlOH and sericite raised over one stratum, which the marked zones fill; seed 4242
     case 59: sericite raised over a limestone that a step's five zones do not fill, caught by the layer's level
-    over the unit. The verifier used to take each as a core and answer Yes."""
+    over the unit; seed 1111 case 19: an AlOH rendering coloured over most of a 330 km2 stratum, low on its
+    colour bar (median level 0.14, under the fifth of the bar a level rise needs), where the rest of the scene
+    is grey backdrop. The verifier used to take each as a core and answer Yes."""
     sys.path.insert(0, str(ROOT / "scripts"))
     import worlds_b
 
