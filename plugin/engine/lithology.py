@@ -4,11 +4,9 @@ units. An intrusive unit (a stock, a granitoid, a porphyry) is never such a cont
 intrusion is the system's own centre, the heat and fluid source it is zoned around."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from ..favourability.transforms import lithology_groups
+from ..favourability.transforms import matched_units
 from ..zones import polygon_cells
 from .background import robust_spread
 
@@ -25,19 +23,16 @@ RISE_SPREADS = 2.0
 LIFTED_UNIT_MIN_M2 = 10_000_000.0
 """Units smaller than this are never called raised as a whole: an alteration core with its stock spans a few
 square kilometres at most, and lifts a small intrusive unit that it fills."""
-INTRUSIVE_GROUPS = ("granitoid", "intermediate intrusive", "mafic intrusive")
-"""Lithology groups (resources/knowledge/lithology_synonyms.json) whose words name intrusive rocks."""
-INTRUSIVE_WORDS = ("intrusive", "intrusion", "stock", "pluton", "dyke", "dike")
+INTRUSIVE_WORDS = ("granitoid", "intermediate intrusive", "mafic intrusive", "intrusive", "intrusion", "stock",
+                   "pluton", "dyke", "dike")
+"""Words naming intrusive rocks; the first three are groups of resources/knowledge/lithology_synonyms.json and
+stand for every rock word of their group (granite, granodiorite, monzonite, porphyry, diorite, gabbro, ...)."""
 
 
 def intrusive_units(units: dict) -> set[int]:
-    """Codes of a categorical map's units (code -> legend name) whose name holds an intrusive rock word (whole
-    words, case-insensitive, plural s allowed)."""
-    groups = lithology_groups()
-    words = set(INTRUSIVE_WORDS).union(*(groups.get(name, ()) for name in INTRUSIVE_GROUPS))
-    pattern = re.compile(r"(?<![a-z])(" + "|".join(sorted(map(re.escape, words), key=len, reverse=True))
-                         + r")s?(?![a-z])")
-    return {int(code) for code, name in units.items() if pattern.search(str(name).lower().replace("-", " "))}
+    """Codes of a categorical map's units (code -> legend name) whose name holds an intrusive rock word, matched
+    as favourable units are (whole words, plurals, synonyms, not negated)."""
+    return set(matched_units(units, INTRUSIVE_WORDS))
 
 
 def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=()) -> list[int]:
