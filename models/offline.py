@@ -88,7 +88,7 @@ class OfflineReasoner:
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
         self._coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
-        self._contrasts: dict = {}  # (layer name, radius in pixels) -> its contrast map (plugin.engine.coincidence)
+        self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (engine.coincidence)
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
         self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
         self._verdict_core = None  # the geometry of the core the latest verdict weighed (refinements look around it)
@@ -519,7 +519,8 @@ class OfflineReasoner:
                         best_gap, best_zone = gap, f"{layer} (nearest of all its features)"
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach * self.marginal_factor:
-                found = self._measured_over(ws, core, item["roles"], core_family)  # a marginal one: a zoomed look
+                # a marginal one awaits a zoomed look; the model's centre item around a partner's core may wrap it
+                found = self._measured_over(ws, core, item["roles"], core_family, shell=item["id"] == first["id"])
                 if found is not None:
                     (best_zone, measured), best_gap = found, 0.0
             if best_zone is None:
@@ -535,11 +536,13 @@ class OfflineReasoner:
                                "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
         return out
 
-    def _measured_over(self, ws, core: dict, roles, core_family: str) -> tuple[str, str] | None:
+    def _measured_over(self, ws, core: dict, roles, core_family: str, shell: bool = False) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (another alteration family than the core's)
         that stands out from its surroundings at the core (plugin.engine.coincidence), significant at
-        `coincidence_alpha` shared among every layer and candidate core tried; else None."""
-        from ..plugin.engine.coincidence import place_radius_px, quantised, significance
+        `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell`: the layer may
+        wrap the core as a shell reaching several of its radii out (a porphyry's phyllic shell around a potassic
+        centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too."""
+        from ..plugin.engine.coincidence import SCALES, SHELL_SCALES, place_radius_px, quantised, significance
 
         layers = [info for info in ws.layers if info.role in roles and FAMILY.get(info.role, "other") != core_family
                   and self._measurable(info)]
@@ -548,21 +551,23 @@ class OfflineReasoner:
         grid = ws.raster_set.grid
         radius = quantised(place_radius_px(core["geometry"], grid))
         bound = self.coincidence_alpha / (len(layers) * max(self._places, 1))
+        scales = SHELL_SCALES if shell else SCALES
         for info in layers:
-            found = significance(self._contrast_map(ws, info, radius), core["geometry"], grid, radius)
+            found = significance(self._contrast_map(ws, info, radius, scales), core["geometry"], grid, radius, scales)
             if found is not None and found.p <= bound:
                 return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
                                    f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
                                    f"the scene; bound {bound:.4f})")
         return None
 
-    def _contrast_map(self, ws, info, radius_px: float) -> np.ndarray:
-        """A layer's contrast map at a radius (plugin.engine.coincidence), computed once per run."""
-        from ..plugin.engine.coincidence import contrast_map
+    def _contrast_map(self, ws, info, radius_px: float, scales=None) -> np.ndarray:
+        """A layer's contrast map at a radius over `scales` (plugin.engine.coincidence; its own scales when None),
+        computed once per run."""
+        from ..plugin.engine.coincidence import SCALES, contrast_map
 
-        key = (info.name, radius_px)
+        key = (info.name, radius_px, scales or SCALES)
         if key not in self._contrasts:
-            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px)
+            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px, scales or SCALES)
         return self._contrasts[key]
 
     def _joint_core(self, ws) -> dict | None:

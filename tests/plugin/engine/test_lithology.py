@@ -2,18 +2,13 @@
 verifier's use of it)."""
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from affine import Affine
 from pyproj import CRS
 from shapely.geometry import Point, box
+from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.lithology import (
     filled_units,
     follows_units,
@@ -21,10 +16,8 @@ from lodestar.plugin.engine.lithology import (
     lifted_units,
     rise_above_units,
 )
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import RasterGrid
 
-ROOT = Path(__file__).resolve().parents[3]
 GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
 
 
@@ -101,17 +94,8 @@ def test_clay_over_a_whole_unit_is_not_taken_as_a_porphyry_core(seed, index, tmp
     over the unit; seed 1111 case 19: an AlOH rendering coloured over most of a 330 km2 stratum, low on its
     colour bar (median level 0.14, under the fifth of the bar a level rise needs), where the rest of the scene
     is grey backdrop. The verifier used to take each as a core and answer Yes."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import worlds_b
-
-    kind, region, extent = worlds_b.plan(60, seed)[index]
-    assert kind == "lithology_clay"
-    folder, _truth = worlds_b.make_case(tmp_path / "case", seed, index, kind, region, extent)
-    case = read_case(folder)
-    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
-                                          case_id=case.id))
+    result, record = analyse_worlds_b_case(seed, index, "lithology_clay", tmp_path)
     assert result.answer == "B"
-    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
     rationales = [r["verdict"]["rationale"] for r in record["rounds"] if r.get("verdict")]
     assert any("map unit raised as a whole" in text for text in rationales)
 
@@ -138,17 +122,8 @@ def test_a_gossan_over_its_stock_is_a_porphyry_core(tmp_path):
     """worlds_b seed 2222 case 24 (a 56 km scene on 120 m pixels): the gossan over the system's core fills the
     intrusive stock under it. The verifier used to leave it out as lithology, was left with a propylitic partner
     beyond reach and answered No."""
-    sys.path.insert(0, str(ROOT / "scripts"))
-    import worlds_b
-
-    kind, region, extent = worlds_b.plan(60, 2222)[24]
-    assert kind == "porphyry"
-    folder, _truth = worlds_b.make_case(tmp_path / "case", 2222, 24, kind, region, extent)
-    case = read_case(folder)
-    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
-                                          case_id=case.id))
+    result, record = analyse_worlds_b_case(2222, 24, "porphyry", tmp_path)
     assert result.answer == "A"
-    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
     verdict = record["rounds"][-1]["verdict"]["rationale"]
     assert verdict.startswith("Core: s3:Ferric iron (gossan) index (anomaly map)")
     assert "zoned_alteration [critical]: supported" in verdict
