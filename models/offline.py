@@ -92,6 +92,7 @@ class OfflineReasoner:
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
         self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
         self._verdict_core = None  # the geometry of the core the latest verdict weighed (refinements look around it)
+        self._verified: list = []  # (core, assessment) of every zone core the latest verdict found giving a Yes
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -110,7 +111,7 @@ class OfflineReasoner:
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
         self._filled, self._lithology_zones, self._spreads, self._coloured, self._contrasts = None, set(), {}, {}, {}
-        self._lifted, self._joint, self._verdict_core = {}, {}, None
+        self._lifted, self._joint, self._verdict_core, self._verified = {}, {}, None, []
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -685,12 +686,14 @@ class OfflineReasoner:
         return max(0.0, float(core.centroid.distance(zone.centroid)) - radius)
 
     def _best_core(self, ws):
-        """(core zone, assessment) of the candidate core with the most support, or None."""
+        """(core zone, assessment) of the candidate core with the most support, or None. The other zone cores
+        that give a Yes on their own are kept (`_verified`): further systems of the scene."""
         zones = self._zones(ws)
         best, best_key = None, None
         cores = self._cores(ws)[:8]
         self._places = len(cores)
         assessed = [(core, self._assess(ws, core, zones)) for core in cores]
+        self._verified = [(core, assessment) for core, assessment in assessed if _answers_yes(assessment)]
         for core, assessment in assessed:
             key = self._score(ws, assessment)
             if best_key is None or key > best_key:
@@ -840,12 +843,38 @@ class OfflineReasoner:
             missing = [k for k, ok in critical.items() if not ok]
             conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
                           "No secondary evidence is present.")
-        named = {}
+        named, others = {}, ""
         if answer == yes and _seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
-            pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
-            named = {"label": core["zone_id"], "wkt": self._system_outline(ws, core, assessment).simplify(pixel).wkt}
+            named, others = self._named_systems(ws, core, assessment)
         return Verdict(not feedback, answer, feedback, critical, secondary,
-                       f"{verdict_text}. {conclusion}{self._lithology_note()}", core=named)
+                       f"{verdict_text}. {conclusion}{others}{self._lithology_note()}", core=named)
+
+    def _named_systems(self, ws, core: dict, assessment: dict) -> tuple[dict, str]:
+        """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of
+        the other zone cores that give a Yes on their own and lie outside it (further systems of the scene, drawn
+        as targets after it), each simplified to the analysis grid's pixel."""
+        from shapely.geometry import MultiPolygon
+        from shapely.ops import unary_union
+
+        pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
+        outline = self._system_outline(ws, core, assessment).simplify(pixel)
+        named = {"label": core["zone_id"], "wkt": outline.wkt}
+        covered, labels, parts = outline, [], []
+        for other, found in self._verified:
+            if other["zone_id"] == core["zone_id"] or covered.contains(other["geometry"].representative_point()):
+                continue
+            system = self._system_outline(ws, other, found).simplify(pixel).difference(covered)
+            pieces = [p for p in getattr(system, "geoms", [system])
+                      if p.geom_type == "Polygon" and p.area >= pixel ** 2]
+            if pieces:
+                labels.append(other["zone_id"])
+                parts += pieces
+                covered = unary_union([covered, system])
+        if not parts:
+            return named, ""
+        named.update(others=MultiPolygon(parts).wkt, others_label=", ".join(labels))
+        return named, (f" Also verified on their own: {', '.join(labels)} (every critical item supported around "
+                       "each), drawn as targets after the core.")
 
     def _system_outline(self, ws, core: dict, assessment: dict):
         """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly

@@ -11,12 +11,13 @@ from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.run import run_analysis
 
 
-def analyse_worlds_b_case(seed: int, index: int, kind: str, tmp_path: Path) -> tuple:
-    """(result, record) of case `index` of a 60-case worlds_b suite made with `seed`, which must be of `kind`."""
+def analyse_worlds_b_case(seed: int, index: int, kind: str, tmp_path: Path, scored: bool = False) -> tuple:
+    """(result, record) of case `index` of a 60-case worlds_b suite made with `seed`, which must be of `kind`;
+    `scored`: the targets scored against the case's deposits (`result.metrics`)."""
     planned, region, extent = worlds_b.plan(60, seed)[index]
     assert planned == kind
     folder, _truth = worlds_b.make_case(tmp_path / "case", seed, index, planned, region, extent)
     case = read_case(folder)
     result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "out", dict(case.choices),
-                                          case_id=case.id))
+                                          case_id=case.id, deposits=case.deposits if scored else None))
     return result, json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))

@@ -3,7 +3,8 @@
 A verifier that answers Yes around a core may name it in its verdict (`Verdict.core`: a label and either the
 outline as WKT in the analysis CRS, or the id of one of the chain's zones, as a model's verifier does). The
 map then agrees with the answer: the core's cells join the top share of the favourability surface, and the
-target holding them is ranked first. Without this, a system whose outer shell scores higher than its centre
+target holding them is ranked first. Further systems the verifier verified on their own (`others`) join it
+too, ranked right after the core. Without this, a system whose outer shell scores higher than its centre
 (a phyllic ring around a potassic core, where porphyry ore sits) gets targets on the ring and none on the
 centre the verifier pointed at.
 
@@ -95,6 +96,31 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
                      "made a target of its own.")
         return None
     return outline
+
+
+def other_outlines(core: dict | None, first, analysed_m2: float, area_share: float, notes: list):
+    """The further verified systems a verdict names (`others`, WKT in the analysis CRS), in its order, as far as
+    they fit with the `first` outline within SHARE_LIMIT times the targets' share of the analysed area; None when
+    there are none (a note says why any are left out)."""
+    if first is None or not (core or {}).get("others"):
+        return None
+    try:
+        named = wkt.loads(str(core["others"]))
+    except (ShapelyError, ValueError, TypeError) as exc:
+        notes.append(f"The further verified systems are not drawn as targets: their outline is not readable WKT "
+                     f"({exc}).")
+        return None
+    kept, area, limit = [], first.area, SHARE_LIMIT * area_share * analysed_m2
+    parts = [p for p in getattr(named, "geoms", [named]) if isinstance(p, Polygon) and p.area > 0]
+    for part in parts:
+        if area + part.area <= limit:
+            kept.append(part)
+            area += part.area
+    if len(kept) < len(parts):
+        notes.append(f"{len(parts) - len(kept)} of the {len(parts)} outlines of further verified systems "
+                     f"({core.get('others_label', '')}) are not made targets: with the core they would span more "
+                     f"than {SHARE_LIMIT:g} times the targets' {area_share:.0%} of the analysed area.")
+    return unary_union(kept) if kept else None
 
 
 def core_cells(outline, grid) -> np.ndarray:

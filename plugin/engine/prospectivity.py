@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import geopandas as gpd
 import numpy as np
+from shapely.ops import unary_union
 
 from ..errors import LodestarError
 from ..favourability.evidence import EvidenceSpec, membership_map
@@ -26,7 +27,7 @@ from ..favourability.knowledge import knowledge_specs
 from ..favourability.outputs import surface_polygons
 from ..favourability.overlay import Surface, favourability_surface
 from ..progress import SILENT, Progress
-from .core_target import core_cells, target_outline
+from .core_target import core_cells, other_outlines, target_outline
 
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
                   "why")
@@ -117,8 +118,9 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
         progress.check()
         analysed = float(surface.values.count()) * surface.grid.pixel_area
         outline = target_outline(core, analysed, area_share, notes, ws.zones)
+        others = other_outlines(core, outline, analysed, area_share, notes)
         targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share, outline,
-                               (core or {}).get("label", ""))
+                               (core or {}).get("label", ""), others)
         covered = float(targets["area_m2"].sum()) / max(analysed, 1e-12)
         notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
                      f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
@@ -213,22 +215,27 @@ def calibrated(maps: dict, grid, deposit_xy: list, method: str):
 
 
 def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float, core=None,
-                 core_label: str = "") -> gpd.GeoDataFrame:
+                 core_label: str = "", others=None) -> gpd.GeoDataFrame:
     """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph;
-    `core`: the outline of the verified core, whose cells join the selection and whose target comes first."""
-    include = core_cells(core, grid) if core is not None else None
+    `core`: the outline of the verified core, whose cells join the selection and whose target comes first;
+    `others`: outlines of further verified systems, whose cells join it too and whose targets come next."""
+    outlines = [g for g in (core, others) if g is not None]
+    include = core_cells(unary_union(outlines), grid) if outlines else None
     polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include)
     holds_core = np.zeros(len(polygons), dtype=bool)
     if core is not None and len(polygons):  # the patch holding most of the core: one target holds it
         shared = polygons.geometry.intersection(core).area.to_numpy()
         if shared.max() > 0:
             holds_core[int(np.argmax(shared))] = True
-    keep = (polygons["area_m2"].to_numpy() >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core
-    polygons, holds_core = polygons[keep], holds_core[keep]
+    holds_other = np.zeros(len(polygons), dtype=bool)
+    if others is not None and len(polygons):  # every patch holding part of a further verified system
+        holds_other = (polygons.geometry.intersection(others).area.to_numpy() > 0) & ~holds_core
+    keep = (polygons["area_m2"].to_numpy() >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core | holds_other
+    polygons, holds_core, holds_other = polygons[keep], holds_core[keep], holds_other[keep]
     nodes = graph.nodes
     index = nodes.sindex if len(nodes) else None
     rows = []
-    for polygon, at_core in zip(polygons.itertuples(), holds_core):
+    for polygon, at_core, at_other in zip(polygons.itertuples(), holds_core, holds_other):
         inside = []
         if index is not None:
             inside = [int(i) for i in index.query(polygon.geometry, predicate="intersects")]
@@ -242,6 +249,8 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
         why = _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score)
         if at_core:
             why = f"holds the verified core ({core_label or 'named by the verifier'}); {why}"
+        elif at_other:
+            why = f"holds a further system verified on its own; {why}"
         rows.append({
             "score": round(held, 6), "fav_mean": float(polygon.fav_mean),
             "fav_max": float(polygon.fav_max), "zones": ",".join(zone_ids), "roles": ",".join(roles),
@@ -249,8 +258,8 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
             "area_m2": round(float(polygon.area_m2), 3), "geometry": polygon.geometry,
             "why": why,
         })
-    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], -rows[i]["score"], -rows[i]["graph"],
-                                                     -rows[i]["fav_mean"]))
+    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], not holds_other[i], -rows[i]["score"],
+                                                     -rows[i]["graph"], -rows[i]["fav_mean"]))
     rows = [rows[i] for i in order]
     for rank, row in enumerate(rows, start=1):
         row["rank"] = rank

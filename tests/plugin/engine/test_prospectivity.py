@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from affine import Affine
 from rasterio.crs import CRS
-from shapely.geometry import box
+from shapely.geometry import MultiPolygon, box
+from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.engine.core_target import target_outline
+from lodestar.plugin.engine.core_target import other_outlines, target_outline
 from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
 from lodestar.plugin.localization import LocalizationParams, node_scores
@@ -116,3 +117,46 @@ def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_n
     assert target_outline({}, 1e6, 0.1, notes) is None and len(notes) == 2
     assert "(b) spans 100.0% of the analysed area, more than 2 times the targets' 10%" in notes[0]
     assert notes[1].startswith("The verdict's core is not drawn as a target: its outline is not readable WKT")
+
+
+def test_further_verified_systems_are_targets_ranked_right_after_the_core():
+    grid = _grid()
+    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+    core = box(503_000, 3_996_500, 503_300, 3_996_800)  # background 0.1 (cells 30-33 x, 32-35 y)
+    other = box(500_800, 3_996_000, 501_000, 3_996_200)  # background 0.1, 2 x 2 cells: under the least target size
+    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
+                           (16 + 36) / 1575, core, "s1:AlOH:1", other)
+    assert len(targets) == 4 and list(targets["rank"]) == [1, 2, 3, 4]
+    assert targets.iloc[0].geometry.contains(core.centroid)
+    second = targets.iloc[1]
+    assert second.geometry.contains(other.centroid) and second["area_m2"] == 4 * 100 * 100
+    assert second["why"].startswith("holds a further system verified on its own; evidence")
+    assert [round(v, 6) for v in targets["fav_mean"][2:]] == [0.7, 0.9]  # the surface's own targets after them
+
+
+def test_further_systems_are_kept_in_the_verdicts_order_while_they_fit_and_the_note_says_how_many_not():
+    first = box(0, 0, 100, 100)
+    named = MultiPolygon([box(1000, 0, 1200, 200), box(0, 1000, 400, 1400), box(2000, 0, 2100, 100)])
+    core = {"label": "a", "wkt": first.wkt, "others": named.wkt, "others_label": "b, c, d"}
+    notes = []
+    kept = other_outlines(core, first, 1e6, 0.1, notes)  # room for 2e5 m2: the core, b and d fit; c does not
+    assert kept.area == pytest.approx(40_000 + 10_000) and kept.contains(box(2000, 0, 2100, 100).centroid)
+    assert notes == ["1 of the 3 outlines of further verified systems (b, c, d) are not made targets: with the core "
+                     "they would span more than 2 times the targets' 10% of the analysed area."]
+    assert other_outlines({"label": "a", "wkt": first.wkt}, first, 1e6, 0.1, notes) is None
+    assert other_outlines(core, None, 1e6, 0.1, notes) is None  # no core drawn: no further systems either
+    assert other_outlines(dict(core, others="POLYGON (("), first, 1e6, 0.1, notes) is None
+    assert notes[-1].startswith("The further verified systems are not drawn as targets: their outline is not readable")
+
+
+def test_a_second_system_verified_on_its_own_is_a_target_end_to_end(tmp_path):
+    """worlds_b seed 1111 case 34: two porphyry systems 1.6 km apart; each gossan core has every critical item
+    supported around it. Only the stronger was drawn, and the targets held 1 of the 3 deposits."""
+    result, record = analyse_worlds_b_case(1111, 34, "porphyry", tmp_path, scored=True)
+    assert result.answer == "A"
+    core = record["rounds"][-1]["verdict"]["core"]
+    assert core["others_label"] == "s2:Ferric iron (gossan) index (anomaly map):1"
+    ranked = result.prospectivity.sort_values("rank")
+    assert ranked.iloc[0]["why"].startswith(f"holds the verified core ({core['label']})")
+    assert ranked.iloc[1]["why"].startswith("holds a further system verified on its own")
+    assert result.metrics["recall"] == 1.0 and result.metrics["area_reduction"] > 0.85
