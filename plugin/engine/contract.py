@@ -239,7 +239,9 @@ class Verdict(_Record):
     secondary: dict = field(default_factory=dict)  # secondary evidence item -> present (bool)
     rationale: str = ""
     missing: list = field(default_factory=list)  # roles the critical evidence needs and no layer has
-    core: dict = field(default_factory=dict)  # the core the answer rests on: {"label", "wkt" (analysis CRS) or "zone"}
+    # the core the answer rests on: {"label", "wkt" (analysis CRS) or "zone"}; optionally "others" (WKT of further
+    # systems verified on their own, drawn as targets after it) and "others_label"
+    core: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.feedback = {int(k): str(v) for k, v in dict(self.feedback).items()}
