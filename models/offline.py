@@ -18,14 +18,16 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   distance in metres (at least two pixels of the analysis grid; in pixel space a pixel counts as
   NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone within reach is measured on its
   layers at the core and counts when significant against the rest of the scene
-  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried). When no zone core
+  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried; the first item
+  around a partner's core at the shell scale too, a phyllic shell wrapping a potassic centre). When no zone core
   gives a Yes, a partner's core where every layer of the first item is a rendering colouring nothing nearby
   (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second core
   signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
   of its partner stand out together is weighed as a core too, when rarer by chance than `joint_alpha` expected
   places (plugin.engine.joint_places), and its steps are asked for a zoomed look there. The answer is "Yes" only
   when every testable critical item is supported and at least one secondary item is
-  present (seed 000, C.4 verifier rule); the chain is invalid when a step failed, when a step's
+  present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a Yes on its
+  own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a step's
   inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
   steps are re-executed with a zoomed look).
 """
@@ -36,6 +38,7 @@ import math
 import numpy as np
 
 from ..plugin.engine.background import from_measure, to_measure
+from ..plugin.engine.coincidence import SCALES, SHELL_SCALES
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M
@@ -543,7 +546,7 @@ class OfflineReasoner:
         `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell`: the layer may
         wrap the core as a shell reaching several of its radii out (a porphyry's phyllic shell around a potassic
         centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too."""
-        from ..plugin.engine.coincidence import SCALES, SHELL_SCALES, place_radius_px, quantised, significance
+        from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
         layers = [info for info in ws.layers if info.role in roles and FAMILY.get(info.role, "other") != core_family
                   and self._measurable(info)]
@@ -561,14 +564,13 @@ class OfflineReasoner:
                                    f"the scene; bound {bound:.4f})")
         return None
 
-    def _contrast_map(self, ws, info, radius_px: float, scales=None) -> np.ndarray:
-        """A layer's contrast map at a radius over `scales` (plugin.engine.coincidence; its own scales when None),
-        computed once per run."""
-        from ..plugin.engine.coincidence import SCALES, contrast_map
+    def _contrast_map(self, ws, info, radius_px: float, scales=SCALES) -> np.ndarray:
+        """A layer's contrast map at a radius over `scales` (plugin.engine.coincidence), computed once per run."""
+        from ..plugin.engine.coincidence import contrast_map
 
-        key = (info.name, radius_px, scales or SCALES)
+        key = (info.name, radius_px, scales)
         if key not in self._contrasts:
-            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px, scales or SCALES)
+            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px, scales)
         return self._contrasts[key]
 
     def _joint_core(self, ws) -> dict | None:
@@ -853,13 +855,13 @@ class OfflineReasoner:
         """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of
         the other zone cores that give a Yes on their own and lie outside it (further systems of the scene, drawn
         as targets after it), each simplified to the analysis grid's pixel."""
-        from shapely.geometry import MultiPolygon
+        from shapely.geometry import GeometryCollection
         from shapely.ops import unary_union
 
         pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
         outline = self._system_outline(ws, core, assessment).simplify(pixel)
         named = {"label": core["zone_id"], "wkt": outline.wkt}
-        covered, labels, parts = outline, [], []
+        covered, labels, systems = outline, [], []
         for other, found in self._verified:
             if other["zone_id"] == core["zone_id"] or covered.contains(other["geometry"].representative_point()):
                 continue
@@ -868,11 +870,11 @@ class OfflineReasoner:
                       if p.geom_type == "Polygon" and p.area >= pixel ** 2]
             if pieces:
                 labels.append(other["zone_id"])
-                parts += pieces
-                covered = unary_union([covered, system])
-        if not parts:
+                systems.append(unary_union(pieces))
+                covered = unary_union([covered] + pieces)
+        if not systems:
             return named, ""
-        named.update(others=MultiPolygon(parts).wkt, others_label=", ".join(labels))
+        named.update(others=GeometryCollection(systems).wkt, others_label=", ".join(labels))
         return named, (f" Also verified on their own: {', '.join(labels)} (every critical item supported around "
                        "each), drawn as targets after the core.")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from shapely import wkt
 from shapely.errors import ShapelyError
-from shapely.geometry import Polygon
+from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
 from ..zones import polygon_cells
@@ -99,10 +99,14 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
 
 
 def other_outlines(core: dict | None, first, analysed_m2: float, area_share: float, notes: list):
-    """The further verified systems a verdict names (`others`, WKT in the analysis CRS), in its order, as far as
-    they fit with the `first` outline within SHARE_LIMIT times the targets' share of the analysed area; None when
-    there are none (a note says why any are left out)."""
-    if first is None or not (core or {}).get("others"):
+    """The further verified systems a verdict names (`others`: WKT in the analysis CRS, one polygon or multipolygon
+    per system, in the verdict's order), as far as they fit with the `first` outline within SHARE_LIMIT times the
+    targets' share of the analysed area; None when there are none (a note says why any are left out)."""
+    if not (core or {}).get("others"):
+        return None
+    if first is None:
+        notes.append("The further verified systems are not drawn as targets: the core they rank after is not drawn "
+                     "either.")
         return None
     try:
         named = wkt.loads(str(core["others"]))
@@ -111,13 +115,13 @@ def other_outlines(core: dict | None, first, analysed_m2: float, area_share: flo
                      f"({exc}).")
         return None
     kept, area, limit = [], first.area, SHARE_LIMIT * area_share * analysed_m2
-    parts = [p for p in getattr(named, "geoms", [named]) if isinstance(p, Polygon) and p.area > 0]
-    for part in parts:
-        if area + part.area <= limit:
-            kept.append(part)
-            area += part.area
-    if len(kept) < len(parts):
-        notes.append(f"{len(parts) - len(kept)} of the {len(parts)} outlines of further verified systems "
+    systems = [g for g in getattr(named, "geoms", [named]) if isinstance(g, (Polygon, MultiPolygon)) and g.area > 0]
+    for system in systems:
+        if area + system.area <= limit:
+            kept.append(system)
+            area += system.area
+    if len(kept) < len(systems):
+        notes.append(f"{len(systems) - len(kept)} of the {len(systems)} further verified systems "
                      f"({core.get('others_label', '')}) are not made targets: with the core they would span more "
                      f"than {SHARE_LIMIT:g} times the targets' {area_share:.0%} of the analysed area.")
     return unary_union(kept) if kept else None

@@ -11,7 +11,7 @@ evidence it holds (`score`: its favourability summed over its area, in favourabi
 so a large coherent anomaly outranks a speck of one high cell; then the graph score of the zones
 inside it), and its `why` names the zones, roles and chains it holds. When the answer rests on a core that
 the verifier names (`Verdict.core`), the core's cells join the selection and the target holding them comes
-first (`core_target`).
+first, followed by the further systems it verified on its own (`core_target`).
 """
 from __future__ import annotations
 
@@ -78,7 +78,8 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
     `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
     `draw_targets`: False when the answer rules deposits out (the surface is still made);
-    `core`: the core the answer rests on (`Verdict.core`), made the first target (`core_target`)."""
+    `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
+    names (`others`), ranked next (`core_target`)."""
     ws = engine.ws
     specs, left_out, source, notes = _evidence_specs(engine)
     rendered, extra = zone_specs(ws, left_out)

@@ -95,7 +95,6 @@ def test_a_place_off_the_data_measures_nothing():
     assert significance(contrast_map(np.ma.masked_array(_background(8)), radius), off_grid, GRID, radius) is None
 
 
-
 def test_a_phyllic_shell_around_a_silica_core_is_measured_end_to_end(tmp_path):
     """worlds_b seed 3333 case 32 (a 7.6 km scene): silica marks a 280 m centre; the AlOH rendering colours only a
     speckled ring from 570 m to 1.2 km around it, too low on its bar to make a zone. Every disc of the usual scales

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from affine import Affine
 from rasterio.crs import CRS
-from shapely.geometry import MultiPolygon, box
+from shapely.geometry import GeometryCollection, MultiPolygon, box
 from worlds_b_run import analyse_worlds_b_case
 
 from lodestar.plugin.engine.core_target import other_outlines, target_outline
@@ -136,15 +136,18 @@ def test_further_verified_systems_are_targets_ranked_right_after_the_core():
 
 def test_further_systems_are_kept_in_the_verdicts_order_while_they_fit_and_the_note_says_how_many_not():
     first = box(0, 0, 100, 100)
-    named = MultiPolygon([box(1000, 0, 1200, 200), box(0, 1000, 400, 1400), box(2000, 0, 2100, 100)])
+    b = MultiPolygon([box(1000, 0, 1100, 200), box(1100, 0, 1200, 200)])  # one system in two pieces
+    named = GeometryCollection([b, box(0, 1000, 400, 1400), box(2000, 0, 2100, 100)])
     core = {"label": "a", "wkt": first.wkt, "others": named.wkt, "others_label": "b, c, d"}
     notes = []
     kept = other_outlines(core, first, 1e6, 0.1, notes)  # room for 2e5 m2: the core, b and d fit; c does not
     assert kept.area == pytest.approx(40_000 + 10_000) and kept.contains(box(2000, 0, 2100, 100).centroid)
-    assert notes == ["1 of the 3 outlines of further verified systems (b, c, d) are not made targets: with the core "
-                     "they would span more than 2 times the targets' 10% of the analysed area."]
-    assert other_outlines({"label": "a", "wkt": first.wkt}, first, 1e6, 0.1, notes) is None
+    assert notes == ["1 of the 3 further verified systems (b, c, d) are not made targets: with the core they would "
+                     "span more than 2 times the targets' 10% of the analysed area."]
+    assert other_outlines({"label": "a", "wkt": first.wkt}, first, 1e6, 0.1, notes) is None and len(notes) == 1
     assert other_outlines(core, None, 1e6, 0.1, notes) is None  # no core drawn: no further systems either
+    assert notes[-1] == ("The further verified systems are not drawn as targets: the core they rank after is not "
+                         "drawn either.")
     assert other_outlines(dict(core, others="POLYGON (("), first, 1e6, 0.1, notes) is None
     assert notes[-1].startswith("The further verified systems are not drawn as targets: their outline is not readable")
 
