@@ -565,12 +565,19 @@ class OfflineReasoner:
         return None
 
     def _contrast_map(self, ws, info, radius_px: float, scales=SCALES) -> np.ndarray:
-        """A layer's contrast map at a radius over `scales` (plugin.engine.coincidence), computed once per run."""
+        """A layer's contrast map at a radius over `scales` (plugin.engine.coincidence), computed once per run; a
+        set holding the usual SCALES reuses their map and adds only its other scales (the best over the union of
+        scales is the larger of the two maps)."""
         from ..plugin.engine.coincidence import contrast_map
 
         key = (info.name, radius_px, scales)
         if key not in self._contrasts:
-            self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px, scales)
+            extra = tuple(s for s in scales if s not in SCALES)
+            if extra and set(SCALES) <= set(scales):
+                self._contrasts[key] = np.fmax(self._contrast_map(ws, info, radius_px),
+                                               contrast_map(self._in_spreads(ws, info), radius_px, extra))
+            else:
+                self._contrasts[key] = contrast_map(self._in_spreads(ws, info), radius_px, scales)
         return self._contrasts[key]
 
     def _joint_core(self, ws) -> dict | None:
