@@ -583,8 +583,9 @@ class OfflineReasoner:
     def _joint_core(self, ws) -> dict | None:
         """A candidate core where no zone is: the place where a layer of the first critical item and one of its
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
-        by chance (plugin.engine.joint_places), at core radii of JOINT_RADII_M; None when there is none, or
-        when it is lithology (`_lithological`). Worked out once per run."""
+        by chance (plugin.engine.joint_places), at core radii of JOINT_RADII_M, each layer at least the
+        refinement level (`anomaly_sigma` x `refine_factor` spreads) above its surroundings there; None when
+        there is none, or when it is lithology (`_lithological`). Worked out once per run."""
         if "core" in self._joint:
             return self._joint["core"]
         from shapely.geometry import Point
@@ -608,7 +609,7 @@ class OfflineReasoner:
         if not pairs:
             return None
         maps = {(name, r): self._contrast_map(ws, ws.layer(name), r) for a, b, r in pairs for name in (a, b)}
-        place = best_joint_place(maps, pairs, grid)
+        place = best_joint_place(maps, pairs, grid, floor=self.anomaly_sigma * self.refine_factor)
         if place is None or place.expected > self.joint_alpha:
             return None
         core_layer, partner_layer = place.layers

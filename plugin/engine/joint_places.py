@@ -10,7 +10,10 @@ every pair of layers and radius tried is one more chance. Their product is the e
 by chance, which the caller bounds (layers that share a background are not independent, so the bound is
 strict). Only places at least twice their radius inside the data are scanned, where the disc and ring at the
 place's own radius lie wholly on data: near an edge fewer cells are averaged, both layers swing further there,
-and the two would meet by chance more often (the wider scales may still reach past the edge).
+and the two would meet by chance more often (the wider scales may still reach past the edge). And only places
+where both layers stand at least a floor of spreads above their surroundings are candidates: a contrast within
+the scene's ordinary variation is no evidence whatever its rank, and in a small scene, which holds only a few
+windows of a place's size, a rank can claim a rarity that so few independent places cannot show.
 """
 from __future__ import annotations
 
@@ -50,9 +53,10 @@ def interior(scores: np.ndarray, radius_px: float) -> np.ndarray:
     return np.where(inside, scores, np.nan)
 
 
-def best_joint_place(maps: dict, pairs: list, grid) -> JointPlace | None:
-    """The rarest place on both layers of a pair, over `pairs` of (core layer, partner layer, radius in pixels);
-    `maps` holds each (layer, radius) contrast map. None when no pair has a pixel scored on both layers."""
+def best_joint_place(maps: dict, pairs: list, grid, floor: float = 0.0) -> JointPlace | None:
+    """The rarest place on both layers of a pair, over `pairs` of (core layer, partner layer, radius in pixels),
+    among the pixels where both layers' contrast reaches `floor` standardised spreads; `maps` holds each
+    (layer, radius) contrast map. None when no pair has such a pixel scored on both layers."""
     tests = len(pairs)
     cache: dict = {}
     best = None
@@ -61,11 +65,12 @@ def best_joint_place(maps: dict, pairs: list, grid) -> JointPlace | None:
             if key not in cache:
                 cache[key] = shares(interior(maps[key], radius))
         both = np.maximum(cache[(core, radius)], cache[(partner, radius)])  # NaN where either is unscored
+        places = int(np.isfinite(both).sum()) / window_side(radius) ** 2
+        both[~(np.fmin(maps[(core, radius)], maps[(partner, radius)]) >= floor)] = np.nan
         if not np.isfinite(both).any():
             continue
         row, col = np.unravel_index(int(np.nanargmin(both)), both.shape)
         share = float(both[row, col])
-        places = int(np.isfinite(both).sum()) / window_side(radius) ** 2
         expected = share ** 2 * max(places, 1.0) * tests
         if best is None or expected < best.expected:
             x, y = grid.transform * (col + 0.5, row + 0.5)

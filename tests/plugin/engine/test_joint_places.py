@@ -1,11 +1,13 @@
 """Two layers scanned for a place where both stand out: weak anomalies of both at one place are found there and
-rare by chance; the same anomalies kilometres apart, or two layers of pure background, are not."""
+rare by chance; the same anomalies kilometres apart, or two layers of pure background, are not; a place where
+either layer stays under the floor of spreads is no candidate."""
 from __future__ import annotations
 
 import numpy as np
 from affine import Affine
 from rasterio.crs import CRS
 from scipy import ndimage
+from worlds_b_run import analyse_worlds_b_case
 
 from lodestar.plugin.engine.coincidence import contrast_map
 from lodestar.plugin.engine.joint_places import best_joint_place, shares
@@ -27,12 +29,16 @@ def _disc(row: float, col: float, radius: float) -> np.ndarray:
     return (np.hypot(rows + 0.5 - row, cols + 0.5 - col) < radius).astype("float64")
 
 
-def _best(core: np.ndarray, partner: np.ndarray):
+def _maps(core: np.ndarray, partner: np.ndarray) -> dict:
     maps = {}
     for radius in RADII:
         maps[("core", radius)] = contrast_map(np.ma.masked_array(core), radius)
         maps[("partner", radius)] = contrast_map(np.ma.masked_array(partner), radius)
-    return best_joint_place(maps, [("core", "partner", r) for r in RADII], GRID)
+    return maps
+
+
+def _best(core: np.ndarray, partner: np.ndarray, floor: float = 0.0):
+    return best_joint_place(_maps(core, partner), [("core", "partner", r) for r in RADII], GRID, floor=floor)
 
 
 def test_shares_rank_each_pixel_among_the_scene():
@@ -57,3 +63,24 @@ def test_the_same_anomalies_apart_or_pure_background_are_not_rare():
     chance = [_best(_background(10 + 2 * i), _background(11 + 2 * i)).expected for i in range(20)]
     assert sum(e <= 0.005 for e in chance) <= 1  # the verifier's bound: about one scene in two hundred by chance
     assert float(np.median(chance)) > 0.1
+
+
+def test_a_place_under_the_floor_is_no_candidate_and_the_floor_leaves_the_chance_count_alone():
+    pairs = [("core", "partner", r) for r in RADII]
+    flat = {key: 0.4 * scores for key, scores in _maps(_background(30), _background(31)).items()}
+    rarest = best_joint_place(flat, pairs, GRID)  # shares are ranks: the same place at any scale of the scores
+    assert rarest is not None and max(rarest.scores) < 2.0
+    assert best_joint_place(flat, pairs, GRID, floor=3.0) is None
+    system = _maps(_background(1) + 5.0 * _disc(100, 200, 7), _background(2) + 5.0 * _disc(102, 198, 7))
+    plain, floored = best_joint_place(system, pairs, GRID), best_joint_place(system, pairs, GRID, floor=3.0)
+    assert min(floored.scores) >= 3.0
+    assert (floored.x, floored.y, floored.share, floored.expected) == (plain.x, plain.y, plain.share, plain.expected)
+
+
+def test_a_small_scene_whose_rarest_place_stands_out_by_ordinary_variation_is_no_system(tmp_path):
+    """worlds_b seed 4444 case 55 (a 6 x 4.6 km scene, AlOH high over one map unit): the scan's rarest place held
+    the greyscale AlOH and the gossan index only 1.2 and 2.8 spreads above their surroundings, yet ranked rarer
+    than a share 0.007 of the few windows the scene holds, and the answer was a verified Yes."""
+    result, record = analyse_worlds_b_case(4444, 55, "lithology_clay", tmp_path)
+    assert result.answer == "B"
+    assert "stand out together" not in record["rounds"][-1]["verdict"]["rationale"]
