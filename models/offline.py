@@ -23,8 +23,9 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   gives a Yes, a partner's core where every layer of the first item is a rendering colouring nothing nearby
   (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second core
   signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
-  of its partner stand out together is weighed as a core too, when rarer by chance than `joint_alpha` expected
-  places (plugin.engine.joint_places), and its steps are asked for a zoomed look there. The answer is "Yes" only
+  of its partner stand out together (each at least the refinement level above its surroundings) is weighed as
+  a core too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), and its
+  steps are asked for a zoomed look there. The answer is "Yes" only
   when every testable critical item is supported and at least one secondary item is
   present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a Yes on its
   own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a step's
