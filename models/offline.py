@@ -98,6 +98,11 @@ class OfflineReasoner:
         self._verdict_core = None  # the geometry of the core the latest verdict weighed (refinements look around it)
         self._verified: list = []  # (core, assessment) of every zone core the latest verdict found giving a Yes
 
+    @property
+    def refinement_level(self) -> float:
+        """Spreads above background of an anomaly on a zoomed look (`anomaly_sigma` x `refine_factor`)."""
+        return self.anomaly_sigma * self.refine_factor
+
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
         return empty_usage()
@@ -262,7 +267,7 @@ class OfflineReasoner:
             sigma = self.anomaly_sigma
             refining = bool(feedback) and attempt == 1
             if refining:
-                sigma *= self.refine_factor
+                sigma = self.refinement_level
                 around = self._core_bounds(ws, step)
                 params = self._colour_params(ws, info, sigma)
                 if around is not None:
@@ -369,7 +374,7 @@ class OfflineReasoner:
     def _clear_level(self, info) -> float:
         """Spreads above background of a clear zone: the refinement level, or just under where a clipped
         rendering stops (it cannot show more)."""
-        level = self.anomaly_sigma * self.refine_factor
+        level = self.refinement_level
         stats = info.stats or {}
         if "ceiling" in stats:
             sign = -1.0 if info.favourable == "low" else 1.0
@@ -610,7 +615,7 @@ class OfflineReasoner:
         if not pairs:
             return None
         maps = {(name, r): self._contrast_map(ws, ws.layer(name), r) for a, b, r in pairs for name in (a, b)}
-        place = best_joint_place(maps, pairs, grid, floor=self.anomaly_sigma * self.refine_factor)
+        place = best_joint_place(maps, pairs, grid, floor=self.refinement_level)
         if place is None or place.expected > self.joint_alpha:
             return None
         core_layer, partner_layer = place.layers

@@ -37,8 +37,8 @@ def _maps(core: np.ndarray, partner: np.ndarray) -> dict:
     return maps
 
 
-def _best(core: np.ndarray, partner: np.ndarray, floor: float = 0.0):
-    return best_joint_place(_maps(core, partner), [("core", "partner", r) for r in RADII], GRID, floor=floor)
+def _best(core: np.ndarray, partner: np.ndarray):
+    return best_joint_place(_maps(core, partner), [("core", "partner", r) for r in RADII], GRID)
 
 
 def test_shares_rank_each_pixel_among_the_scene():
