@@ -729,11 +729,12 @@ class OfflineReasoner:
         return best
 
     def _stood_in(self, ws, core: dict, assessment: dict, zones: list[dict]) -> dict | None:
-        """A partner's core assessed again with the first critical item stood in for by a zone of a second core
-        signature (another family of the partner's core roles: silica, gossan, magnetite) coinciding with it, when
-        every layer of the first item is a rendering showing no colour within the item's reach of the core: a
-        picture's blank is not a measured absence, while two core signatures at one place are a zoned system.
-        None when that does not apply or no such zone is there."""
+        """A partner's core assessed again with the first critical item stood in for by a second core signature
+        (another family of the partner's core roles: silica, gossan, magnetite), a zone coinciding with the core or,
+        with no such zone, a layer measured at the core (`_measured_over`), when every layer of the first item is a
+        rendering showing no colour within the item's reach of the core: a picture's blank is not a measured
+        absence, while two core signatures at one place are a zoned system. None when that does not apply or no
+        second signature is there."""
         from ..plugin.zones import polygon_cells
 
         items = _seed_items(ws.deposit_model)
@@ -758,15 +759,21 @@ class OfflineReasoner:
             gap = self._centre_gap(core["geometry"], zone["geometry"])
             if gap <= reach and gap < best_gap:
                 best_gap, best_zone = gap, zone
-        if best_zone is None:
-            return None
         names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
-        text = (f"{best_zone['zone_id']} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the "
-                f"core, a second core signature; {names} no colour within reach, a rendering's blank, not a "
-                "measured absence)")
+        if best_zone is None:
+            measured = self._measured_over(ws, core, items[1]["roles"], core_family)
+            if measured is None:
+                return None
+            (name, words), best_gap = measured, 0.0
+            text = (f"{words} standing in (a second core signature; {names} no colour within reach, a "
+                    "rendering's blank, not a measured absence)")
+        else:
+            name = best_zone["zone_id"]
+            text = (f"{best_zone['zone_id']} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the "
+                    f"core, a second core signature; {names} no colour within reach, a rendering's blank, not a "
+                    "measured absence)")
         out = dict(assessment)
-        out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[best_zone["zone_id"]],
-                                measured=text)
+        out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[name], measured=text)
         for item in ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
             if item["kind"] == "anomaly" and item["id"] != first["id"] and core["role"] in item["roles"]:
                 out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)

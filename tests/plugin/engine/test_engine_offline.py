@@ -703,6 +703,36 @@ def test_two_core_signatures_stand_in_for_a_phyllic_core_only_where_its_renderin
         assert "standing in" not in measured.rationale
 
 
+def test_a_second_core_signature_measured_at_the_core_stands_in_where_the_phyllic_rendering_is_blank(tmp_path):
+    """Only silica makes a zone; the AlOH rendering colours nothing near it. A magnetic map with no zone of its own
+    that stands out at the silica core (measured there against the rest of the scene) is a second core signature
+    and stands in for the blank phyllic core: Yes. A flat magnetic map measures nothing there: No."""
+    from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
+
+    def verdict(magnetic_amplitude, folder):
+        folder.mkdir()
+        layers = [LayerSpec(_write_blank_rendering(folder / "aloh.tif"), "hydrothermal_alteration", "aloh"),
+                  LayerSpec(_write_index(folder / "silica.tif", size=240, seed=2), "silicification", "silica"),
+                  LayerSpec(_write_index(folder / "mag.tif", amplitude=magnetic_amplitude, size=240, seed=3),
+                            "geophysics", "mag")]
+        ws = _workspace(layers, folder)
+        ws.put(_node(1, "aloh", sub="No"), zones_frame([], ws.raster_set.crs))
+        ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                             (501000, 3998600, 501400, 3999000), 1.25))
+        ws.put(_node(3, "mag", sub="No"), zones_frame([], ws.raster_set.crs))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    magnetic = verdict(0.3, tmp_path / "magnetic")
+    assert magnetic.answer == "A" and magnetic.critical == {"phyllic_core": True, "zoned_alteration": True}
+    assert magnetic.rationale.startswith("Core: s2:silica:1")
+    assert "phyllic_core [critical]: supported, by mag (measured at the core" in magnetic.rationale
+    assert "standing in (a second core signature; aloh shows no colour within reach" in magnetic.rationale
+    flat = verdict(0.0, tmp_path / "flat")
+    assert flat.answer == "B" and flat.critical["phyllic_core"] is False
+    assert "standing in" not in flat.rationale
+
+
 def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measured_around_it(tmp_path):
     """No AlOH zone at all, a clear silica zone: the silica zone is a candidate core (the partner of the first
     critical item) and the AlOH layer, three noise spreads high there, is measured around it."""
