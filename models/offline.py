@@ -760,18 +760,16 @@ class OfflineReasoner:
             if gap <= reach and gap < best_gap:
                 best_gap, best_zone = gap, zone
         names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
+        blank = f"a second core signature; {names} no colour within reach, a rendering's blank, not a measured absence"
         if best_zone is None:
             measured = self._measured_over(ws, core, items[1]["roles"], core_family)
             if measured is None:
                 return None
             (name, words), best_gap = measured, 0.0
-            text = (f"{words} standing in (a second core signature; {names} no colour within reach, a "
-                    "rendering's blank, not a measured absence)")
+            text = f"{words} standing in ({blank})"
         else:
             name = best_zone["zone_id"]
-            text = (f"{best_zone['zone_id']} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the "
-                    f"core, a second core signature; {names} no colour within reach, a rendering's blank, not a "
-                    "measured absence)")
+            text = f"{name} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the core, {blank})"
         out = dict(assessment)
         out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[name], measured=text)
         for item in ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
