@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,17 @@ for entry in (str(ROOT / "tests"), str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS
     while entry in sys.path:
         sys.path.remove(entry)
     sys.path.insert(0, entry)
+
+
+@pytest.fixture(autouse=True)
+def slot_exceptions_fail_the_test(monkeypatch):
+    """An exception raised in a Qt slot fails the test that raised it, with its traceback (with Python's own
+    excepthook in place, PyQt aborts the whole process instead)."""
+    caught = []
+    monkeypatch.setattr(sys, "excepthook", lambda *exc_info: caught.append(exc_info))
+    yield
+    if caught:
+        pytest.fail("an exception in a Qt slot:\n" + "".join(traceback.format_exception(*caught[0])))
 
 
 @pytest.fixture
