@@ -11,6 +11,7 @@ the cases here, one after another.
 
 Scoring (plugin.evaluation.classification_metrics): answers are compared as yes / no (each case's
 own 'yes' letter); an answer that is not one of the choices ("Failed", or an error) counts as wrong.
+Macro F1 and MCC come with 95 % bootstrap intervals over the cases (`macro_f1_interval`, `mcc_interval`).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from typing import Callable
 from .analysis import AnalysisRequest, BackendSettings
 from .case import Case, read_case
 from .errors import Cancelled, LodestarError
-from .evaluation import classification_metrics
+from .evaluation import answer_intervals, classification_metrics
 from .files import atomic_path, write_text_atomic
 from .progress import SILENT, Progress
 
@@ -348,6 +349,8 @@ def summarize(outcomes: list[CaseOutcome], paths=None) -> dict:
         scores = classification_metrics(truth, pred, positive="yes", labels=["yes", "no"])
         figures.update({key: scores[key] for key in ("accuracy", "pos_f1", "macro_f1", "mcc", "tp", "tn", "fp",
                                                      "fn")})
+        intervals = answer_intervals(truth, pred, positive="yes", labels=["yes", "no"])
+        figures.update({f"{key}_interval": list(bounds) for key, bounds in intervals.items()})
     located = [r for r in outcomes if r.recall is not None]
     figures["localized_cases"] = len(located)
     figures["recall"] = _mean(r.recall for r in located)

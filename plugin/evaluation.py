@@ -26,7 +26,8 @@ mean area share, exactly the area under the success-rate curve.
 
 Answers (`classification_metrics`): accuracy, F1 of the positive choice, macro F1 over the choices,
 Matthews correlation (positive choice against the rest) and the confusion matrix. An answer that is
-not one of the choices (e.g. "Failed") counts as wrong.
+not one of the choices (e.g. "Failed") counts as wrong. `answer_intervals` gives percentile bootstrap
+intervals of macro F1 and MCC over the cases.
 """
 from __future__ import annotations
 
@@ -428,11 +429,7 @@ def classification_metrics(truths, predictions, positive: str = "A", labels=None
     for t, p in zip(truths, predictions):
         confusion.setdefault(t, {})
         confusion[t][p] = confusion[t].get(p, 0) + 1
-    scored = []
-    for t, p in zip(truths, predictions):
-        if p not in labels and len(labels) == 2:
-            p = next(x for x in labels if x != t) if t in labels else p  # a failed answer is the wrong choice
-        scored.append((t, p))
+    scored = _scored(truths, predictions, labels)
     invalid = sum(1 for p in predictions if p not in labels)
     accuracy = sum(1 for t, p in zip(truths, predictions) if t == p) / len(truths)
     f1 = {label: _f1(scored, label) for label in labels}
@@ -454,6 +451,49 @@ def classification_metrics(truths, predictions, positive: str = "A", labels=None
         "confusion": confusion,
         "tp": tp, "tn": tn, "fp": fp, "fn": fn,
     }
+
+
+def _scored(truths: list, predictions: list, labels: list) -> list:
+    """(truth, prediction) pairs as scored: with two choices, an answer outside them is the wrong one."""
+    scored = []
+    for t, p in zip(truths, predictions):
+        if p not in labels and len(labels) == 2:
+            p = next(x for x in labels if x != t) if t in labels else p  # a failed answer is the wrong choice
+        scored.append((t, p))
+    return scored
+
+
+def answer_intervals(truths, predictions, positive: str = "A", labels=None, draws: int = 2000,
+                     level: float = 0.95, seed: int = 0) -> dict:
+    """Percentile bootstrap intervals of macro F1 and MCC: the cases resampled with replacement `draws` times
+    (a fixed seed, so a table is reproducible), each resample scored as `classification_metrics` scores.
+    {"macro_f1": (low, high), "mcc": (low, high)}: how far the figures could move on another draw of as many
+    cases of the same kinds."""
+    point = classification_metrics(truths, predictions, positive, labels)
+    labels = point["labels"]
+    pairs = _scored([str(t) for t in truths], [str(p) for p in predictions], labels)
+    code = {label: i for i, label in enumerate(labels)}
+    truth = np.array([code.get(t, len(labels)) for t, _ in pairs])
+    answer = np.array([code.get(p, len(labels)) for _, p in pairs])
+    picks = np.random.default_rng(seed).integers(0, len(pairs), size=(draws, len(pairs)))
+    t, p = truth[picks], answer[picks]
+
+    def counts(label: int):
+        hit_t, hit_p = t == label, p == label
+        return (hit_t & hit_p).sum(1), (~hit_t & hit_p).sum(1), (hit_t & ~hit_p).sum(1)
+
+    f1s = []
+    for label in range(len(labels)):
+        tp, fp, fn = counts(label)
+        denominator = 2 * tp + fp + fn
+        f1s.append(np.divide(2 * tp, denominator, out=np.zeros(draws), where=denominator > 0))
+    tp, fp, fn = counts(code[positive])
+    tn = len(pairs) - tp - fp - fn
+    denominator = np.sqrt(((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).astype(float))
+    mcc = np.divide(tp * tn - fp * fn, denominator, out=np.zeros(draws), where=denominator > 0)
+    tail = (1.0 - level) / 2.0 * 100.0
+    return {key: tuple(float(v) for v in np.percentile(values, [tail, 100.0 - tail]))
+            for key, values in (("macro_f1", np.mean(f1s, axis=0)), ("mcc", mcc))}
 
 
 def _f1(pairs: list, label: str) -> float:

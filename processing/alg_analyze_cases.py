@@ -127,5 +127,7 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
             outputs[self.OUTPUT_TABLE] = dest
         for key in ("accuracy", "macro_f1", "mcc", "recall", "area_reduction"):
             if result.summary.get(key) is not None:
-                feedback.pushInfo(f"{key}: {result.summary[key]:.3f}")
+                interval = result.summary.get(f"{key}_interval")
+                feedback.pushInfo(f"{key}: {result.summary[key]:.3f}" + (
+                    f" (95 % bootstrap interval {interval[0]:.3f} to {interval[1]:.3f})" if interval else ""))
         return outputs

@@ -100,11 +100,15 @@ def fmt(value, digits=3) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
+    if isinstance(value, (list, tuple)):  # an interval
+        return " to ".join(fmt(v, digits) for v in value)
     return str(value)
 
 
 METRIC_ROWS = (
-    ("accuracy", "Accuracy"), ("pos_f1", "Pos.F1"), ("macro_f1", "Macro F1"), ("mcc", "MCC"),
+    ("accuracy", "Accuracy"), ("pos_f1", "Pos.F1"), ("macro_f1", "Macro F1"),
+    ("macro_f1_interval", "Macro F1, 95 % bootstrap interval (cases resampled)"), ("mcc", "MCC"),
+    ("mcc_interval", "MCC, 95 % bootstrap interval"),
     ("recall", "Localization recall (mean per case)"), ("area_reduction", "Area reduction (mean per case)"),
     ("success_auc", "Success-rate AUC (mean per case)"), ("deposits_found", "Deposits found"),
     ("deposits", "Deposits"), ("valid_share", "Verifier accepted a chain (share)"),

@@ -37,6 +37,9 @@ def test_summary_figures_worked_by_hand():
     assert figures["pos_f1"] == pytest.approx(4 / 6)
     assert figures["macro_f1"] == pytest.approx((4 / 6 + 2 / 4) / 2)
     assert figures["mcc"] == pytest.approx((2 * 1 - 1 * 1) / 6)
+    low, high = figures["macro_f1_interval"]  # five cases: the bootstrap interval spans most of the scale
+    assert 0.0 <= low < figures["macro_f1"] < high <= 1.0 and high - low > 0.5
+    assert -1.0 <= figures["mcc_interval"][0] < figures["mcc"] < figures["mcc_interval"][1] <= 1.0
 
 
 def test_find_cases_accepts_a_case_folder_or_a_folder_of_cases(cases, tmp_path):

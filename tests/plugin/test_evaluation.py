@@ -24,6 +24,7 @@ from shapely.geometry import Point, box
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.evaluation import (
+    answer_intervals,
     classification_metrics,
     evaluate_localization,
     evaluate_surface,
@@ -225,6 +226,23 @@ def test_classification_metrics_by_hand():
     assert m["mcc"] == pytest.approx(4 / np.sqrt(240))
     assert m["invalid"] == 1
     assert m["confusion"] == {"A": {"A": 3, "B": 1}, "B": {"B": 2, "A": 1, "Failed": 1}}
+
+
+def test_answer_intervals_score_each_resample_as_classification_metrics_does():
+    truths = ["A"] * 10 + ["B"] * 10
+    predictions = ["A"] * 8 + ["B", "Failed"] + ["B"] * 7 + ["A", "A", "Failed"]
+    intervals = answer_intervals(truths, predictions, positive="A", labels=["A", "B"], draws=300, seed=7)
+    picks = np.random.default_rng(7).integers(0, 20, size=(300, 20))  # the same resamples, scored one by one
+    by_hand = [classification_metrics([truths[i] for i in row], [predictions[i] for i in row], "A", ["A", "B"])
+               for row in picks]
+    for key in ("macro_f1", "mcc"):
+        expected = np.percentile([m[key] for m in by_hand], [2.5, 97.5])
+        assert intervals[key] == pytest.approx(tuple(expected))
+    point = classification_metrics(truths, predictions, "A", ["A", "B"])
+    assert intervals["macro_f1"][0] < point["macro_f1"] < intervals["macro_f1"][1] < 1.0
+    assert intervals["mcc"][0] < point["mcc"] < intervals["mcc"][1]
+    assert answer_intervals(["A", "B"] * 5, ["A", "B"] * 5, "A", ["A", "B"]) == {"macro_f1": (1.0, 1.0),
+                                                                                   "mcc": (1.0, 1.0)}
 
 
 def test_classification_degenerate_cases():

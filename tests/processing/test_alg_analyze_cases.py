@@ -23,6 +23,7 @@ def test_analyze_cases_writes_the_table_and_records_the_broken_case(run, tmp_pat
     summary = json.loads(result["SUMMARY"])
     assert summary["cases"] == 2 and summary["scored"] == 1
     assert summary["accuracy"] == (1.0 if rows["epi"]["answer"] == "A" else 0.0)
+    assert summary["macro_f1_interval"] == [summary["macro_f1"]] * 2  # one scored case: every resample is the same
     table = result["OUTPUT_TABLE"]
     if isinstance(table, str):
         from qgis.core import QgsProcessingUtils
