@@ -469,8 +469,7 @@ def answer_intervals(truths, predictions, positive: str = "A", labels=None, draw
     (a fixed seed, so a table is reproducible), each resample scored as `classification_metrics` scores.
     {"macro_f1": (low, high), "mcc": (low, high)}: how far the figures could move on another draw of as many
     cases of the same kinds."""
-    point = classification_metrics(truths, predictions, positive, labels)
-    labels = point["labels"]
+    labels = classification_metrics(truths, predictions, positive, labels)["labels"]  # (checks the answers too)
     pairs = _scored([str(t) for t in truths], [str(p) for p in predictions], labels)
     code = {label: i for i, label in enumerate(labels)}
     truth = np.array([code.get(t, len(labels)) for t, _ in pairs])
