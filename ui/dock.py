@@ -220,7 +220,7 @@ class LodestarDock(QgsDockWidget):
         task = AnalysisTask(request, f"Lodestar: {self.run_name}")
         task.engine_event.connect(self.on_event)
         task.logged.connect(self._status)
-        task.progressChanged.connect(lambda value: self.ui.progressBar.setValue(int(value)))
+        task.progressChanged.connect(self._show_progress)  # a method: dropped with the panel, which a task may outlive
         task.succeeded.connect(self._succeeded)
         task.failed.connect(self._failed)
         task.cancelled.connect(self._cancelled)
@@ -266,6 +266,9 @@ class LodestarDock(QgsDockWidget):
 
     def _status(self, text: str) -> None:
         self.ui.statusLabel.setText(text)
+
+    def _show_progress(self, value: float) -> None:
+        self.ui.progressBar.setValue(int(value))
 
     def _tick(self) -> None:
         if self.task is not None:
@@ -336,7 +339,7 @@ class LodestarDock(QgsDockWidget):
         scheduler = PluginSettings.load().dask_scheduler
         task = FullSurfaceTask(self.run_folder, scheduler)
         task.logged.connect(self._status)
-        task.progressChanged.connect(lambda value: self.ui.progressBar.setValue(int(value)))
+        task.progressChanged.connect(self._show_progress)  # a method: dropped with the panel, which a task may outlive
         task.succeeded.connect(self._full_surface_made)
         task.failed.connect(self._full_surface_failed)
         task.cancelled.connect(self._full_surface_cancelled)

@@ -408,6 +408,41 @@ def test_plugin_unload_during_a_run_cancels_it(qgis_iface, sample, runs_dir):
     assert not any(t.description().startswith("Lodestar") for t in QgsApplication.taskManager().activeTasks())
 
 
+def test_a_run_outliving_the_dock_reaches_nothing_of_it(qgis_iface, sample, runs_dir, monkeypatch):
+    """A run deaf to the cancel for longer than the shutdown waits goes on reporting progress after the panel
+    is deleted: none of it reaches the panel (a slot touching a deleted widget would raise)."""
+    import threading
+
+    from lodestar.plugin.errors import Cancelled
+    from lodestar.ui import dock as dock_module
+    from lodestar.ui.dock import LodestarDock
+    from lodestar.ui.task import AnalysisTask
+
+    running, reported = threading.Event(), []
+
+    def stubborn(request, progress, on_event):
+        running.set()
+        for percent in range(0, 100, 5):  # about a second before it looks at the cancel
+            progress.set(percent)
+            progress.log(f"{percent} %")
+            reported.append(percent)
+            time.sleep(0.05)
+        raise Cancelled()
+
+    monkeypatch.setattr(dock_module, "AnalysisTask",
+                        lambda request, description: AnalysisTask(request, description, engine=stubborn))
+    case, layers = sample
+    panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
+    set_case_roles(panel, case, layers)
+    task = panel.run()
+    assert task is not None and running.wait(10)
+    panel.shutdown(timeout_s=0.1)
+    assert panel.task is None and task.isCanceled() and len(reported) < 10  # still running
+    panel.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+    assert wait_for(task, 30) and len(reported) == 20
+
+
 def test_closing_the_dock_cancels_the_run(dock, sample):
     case, layers = sample
     set_case_roles(dock, case, layers)
