@@ -27,9 +27,6 @@ def _run_for_result(panel):
     return panel.result
 
 
-
-
-
 def _table(widget) -> list[list[str]]:
     return [[widget.item(r, c).text() for c in range(widget.columnCount())] for r in range(widget.rowCount())]
 
