@@ -463,36 +463,50 @@ def _scored(truths: list, predictions: list, labels: list) -> list:
     return scored
 
 
+RESAMPLED_CELLS = 2_000_000
+"""Cases x resamples scored at once by `answer_intervals` (bounds its memory on large batches)."""
+
+
 def answer_intervals(truths, predictions, positive: str = "A", labels=None, draws: int = 2000,
                      level: float = 0.95, seed: int = 0) -> dict:
     """Percentile bootstrap intervals of macro F1 and MCC: the cases resampled with replacement `draws` times
-    (a fixed seed, so a table is reproducible), each resample scored as `classification_metrics` scores.
-    {"macro_f1": (low, high), "mcc": (low, high)}: how far the figures could move on another draw of as many
-    cases of the same kinds."""
+    (a fixed seed, so a table is reproducible), each resample scored by `resampled_scores` with the choices of
+    the whole sample. {"macro_f1": (low, high), "mcc": (low, high)}: how far the figures could move on another
+    draw of as many cases of the same kinds."""
     labels = classification_metrics(truths, predictions, positive, labels)["labels"]  # (checks the answers too)
-    pairs = _scored([str(t) for t in truths], [str(p) for p in predictions], labels)
-    code = {label: i for i, label in enumerate(labels)}
-    truth = np.array([code.get(t, len(labels)) for t, _ in pairs])
-    answer = np.array([code.get(p, len(labels)) for _, p in pairs])
-    picks = np.random.default_rng(seed).integers(0, len(pairs), size=(draws, len(pairs)))
-    t, p = truth[picks], answer[picks]
+    rng, n = np.random.default_rng(seed), len(truths)
+    chunk = max(1, RESAMPLED_CELLS // n)
+    parts = [resampled_scores(truths, predictions, rng.integers(0, n, size=(min(chunk, draws - done), n)),
+                              positive, labels) for done in range(0, draws, chunk)]
+    tail = (1.0 - level) / 2.0 * 100.0
+    return {key: tuple(float(v) for v in np.percentile(np.concatenate([part[key] for part in parts]),
+                                                        [tail, 100.0 - tail]))
+            for key in ("macro_f1", "mcc")}
+
+
+def resampled_scores(truths, predictions, picks: np.ndarray, positive: str, labels: list) -> dict:
+    """Macro F1 and MCC of each resample (a row of case indices in `picks`), as `classification_metrics` scores
+    it with these choices (`positive` among them): {"macro_f1": array, "mcc": array}, one value per row."""
+    pairs = _scored([str(t) for t in truths], [str(p) for p in predictions], [str(label) for label in labels])
+    labels = list(dict.fromkeys(str(label) for label in labels))
+    code = {label: i for i, label in enumerate(labels)}  # an answer outside the choices gets a code of its own
+    t = np.array([code.get(truth, len(labels)) for truth, _ in pairs])[picks]
+    p = np.array([code.get(answer, len(labels)) for _, answer in pairs])[picks]
+    rows = picks.shape[0]
 
     def counts(label: int):
         hit_t, hit_p = t == label, p == label
-        return (hit_t & hit_p).sum(1), (~hit_t & hit_p).sum(1), (hit_t & ~hit_p).sum(1)
+        return tuple(hits.sum(1).astype("float64") for hits in (hit_t & hit_p, ~hit_t & hit_p, hit_t & ~hit_p))
 
     f1s = []
     for label in range(len(labels)):
         tp, fp, fn = counts(label)
-        denominator = 2 * tp + fp + fn
-        f1s.append(np.divide(2 * tp, denominator, out=np.zeros(draws), where=denominator > 0))
+        f1s.append(np.divide(2 * tp, 2 * tp + fp + fn, out=np.zeros(rows), where=2 * tp + fp + fn > 0))
     tp, fp, fn = counts(code[positive])
-    tn = len(pairs) - tp - fp - fn
-    denominator = np.sqrt(((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)).astype(float))
-    mcc = np.divide(tp * tn - fp * fn, denominator, out=np.zeros(draws), where=denominator > 0)
-    tail = (1.0 - level) / 2.0 * 100.0
-    return {key: tuple(float(v) for v in np.percentile(values, [tail, 100.0 - tail]))
-            for key, values in (("macro_f1", np.mean(f1s, axis=0)), ("mcc", mcc))}
+    tn = picks.shape[1] - tp - fp - fn
+    denominator = np.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    mcc = np.divide(tp * tn - fp * fn, denominator, out=np.zeros(rows), where=denominator > 0)
+    return {"macro_f1": np.mean(f1s, axis=0), "mcc": mcc}
 
 
 def _f1(pairs: list, label: str) -> float:

@@ -30,6 +30,7 @@ from lodestar.plugin.evaluation import (
     evaluate_surface,
     plot_success_curve,
     rank_positions,
+    resampled_scores,
     score_positions,
     write_curve_csv,
 )
@@ -228,21 +229,41 @@ def test_classification_metrics_by_hand():
     assert m["confusion"] == {"A": {"A": 3, "B": 1}, "B": {"B": 2, "A": 1, "Failed": 1}}
 
 
-def test_answer_intervals_score_each_resample_as_classification_metrics_does():
+@pytest.mark.parametrize("truths, predictions, labels", [
+    (["A"] * 10 + ["B"] * 10, ["A"] * 8 + ["B", "Failed"] + ["B"] * 7 + ["A", "A", "Failed"], ["A", "B"]),
+    (["A"] * 2 + ["B"] * 7, ["A", "B"] + ["B"] * 6 + ["A"], ["A", "B"]),  # few positives: some resamples have none
+    (list("AABBCCCA"), list("ABBCCAXA"), ["A", "B", "C"]),  # three choices, one answer outside them
+])
+def test_every_resample_is_scored_as_classification_metrics_scores_it(truths, predictions, labels):
+    picks = np.random.default_rng(3).integers(0, len(truths), size=(400, len(truths)))
+    scores = resampled_scores(truths, predictions, picks, "A", labels)
+    by_hand = [classification_metrics([truths[i] for i in row], [predictions[i] for i in row], "A", labels)
+               for row in picks]
+    for key in ("macro_f1", "mcc"):
+        assert scores[key] == pytest.approx([m[key] for m in by_hand])
+    if truths.count("A") == 2:
+        assert any(m["tp"] + m["fn"] == 0 for m in by_hand)  # the edge where a choice is absent is met
+
+
+def test_answer_intervals_are_the_percentiles_of_the_resampled_scores():
     truths = ["A"] * 10 + ["B"] * 10
     predictions = ["A"] * 8 + ["B", "Failed"] + ["B"] * 7 + ["A", "A", "Failed"]
     intervals = answer_intervals(truths, predictions, positive="A", labels=["A", "B"], draws=300, seed=7)
-    picks = np.random.default_rng(7).integers(0, 20, size=(300, 20))  # the same resamples, scored one by one
-    by_hand = [classification_metrics([truths[i] for i in row], [predictions[i] for i in row], "A", ["A", "B"])
-               for row in picks]
+    picks = np.random.default_rng(7).integers(0, 20, size=(300, 20))
+    scores = resampled_scores(truths, predictions, picks, "A", ["A", "B"])
     for key in ("macro_f1", "mcc"):
-        expected = np.percentile([m[key] for m in by_hand], [2.5, 97.5])
-        assert intervals[key] == pytest.approx(tuple(expected))
+        assert intervals[key] == pytest.approx(tuple(np.percentile(scores[key], [2.5, 97.5])))
     point = classification_metrics(truths, predictions, "A", ["A", "B"])
     assert intervals["macro_f1"][0] < point["macro_f1"] < intervals["macro_f1"][1] < 1.0
     assert intervals["mcc"][0] < point["mcc"] < intervals["mcc"][1]
     assert answer_intervals(["A", "B"] * 5, ["A", "B"] * 5, "A", ["A", "B"]) == {"macro_f1": (1.0, 1.0),
                                                                                    "mcc": (1.0, 1.0)}
+
+
+def test_answer_intervals_of_a_large_batch_are_scored_in_parts():
+    truths = ["A", "B"] * 150_000  # 300,000 cases: 6 resamples at a time, and MCC's product beyond int64
+    intervals = answer_intervals(truths, truths, "A", ["A", "B"], draws=20)
+    assert intervals == {"macro_f1": (1.0, 1.0), "mcc": (1.0, 1.0)}
 
 
 def test_classification_degenerate_cases():
