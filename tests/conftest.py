@@ -35,7 +35,8 @@ def slot_exceptions_fail_the_test(monkeypatch):
     monkeypatch.setattr(sys, "excepthook", lambda *exc_info: caught.append(exc_info))
     yield
     if caught:
-        pytest.fail("an exception in a Qt slot:\n" + "".join(traceback.format_exception(*caught[0])))
+        pytest.fail(f"{len(caught)} exception(s) in Qt slots:\n" + "\n".join(
+            "".join(traceback.format_exception(*exc_info)) for exc_info in caught))
 
 
 @pytest.fixture

@@ -413,20 +413,25 @@ def test_a_run_outliving_the_dock_reaches_nothing_of_it(qgis_iface, sample, runs
     is deleted: none of it reaches the panel (a slot touching a deleted widget would raise)."""
     import threading
 
+    from qgis.PyQt import sip
+
     from lodestar.plugin.errors import Cancelled
     from lodestar.ui import dock as dock_module
     from lodestar.ui.dock import LodestarDock
-    from lodestar.ui.task import AnalysisTask
+    from lodestar.ui.task import AnalysisTask, is_done
 
-    running, reported = threading.Event(), []
+    running, release, reported = threading.Event(), threading.Event(), []
 
     def stubborn(request, progress, on_event):
         running.set()
-        for percent in range(0, 100, 5):  # about a second before it looks at the cancel
-            progress.set(percent)
-            progress.log(f"{percent} %")
-            reported.append(percent)
-            time.sleep(0.05)
+        while not release.wait(0.02):  # deaf to the cancel until the test lets it go
+            progress.set(len(reported) % 100)
+            progress.log("still working")
+            reported.append(1)
+        for _ in range(5):
+            progress.set(99)
+            reported.append(1)
+            time.sleep(0.02)
         raise Cancelled()
 
     monkeypatch.setattr(dock_module, "AnalysisTask",
@@ -437,10 +442,14 @@ def test_a_run_outliving_the_dock_reaches_nothing_of_it(qgis_iface, sample, runs
     task = panel.run()
     assert task is not None and running.wait(10)
     panel.shutdown(timeout_s=0.1)
-    assert panel.task is None and task.isCanceled() and len(reported) < 10  # still running
+    assert panel.task is None and task.isCanceled() and not is_done(task)
     panel.deleteLater()
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    assert wait_for(task, 30) and len(reported) == 20
+    assert sip.isdeleted(panel)
+    before = len(reported)
+    time.sleep(0.1)
+    release.set()
+    assert wait_for(task, 30) and len(reported) >= before + 5
 
 
 def test_closing_the_dock_cancels_the_run(dock, sample):
