@@ -418,13 +418,7 @@ def classification_metrics(truths, predictions, positive: str = "A", labels=None
     """Accuracy, positive-class F1, macro F1 and MCC of answers (see the module doc)."""
     truths = [str(t) for t in truths]
     predictions = [str(p) for p in predictions]
-    if len(truths) != len(predictions):
-        raise LodestarError(f"{len(truths)} ground-truth answers but {len(predictions)} predictions.")
-    if not truths:
-        raise LodestarError("No answers to evaluate.")
-    labels = [str(x) for x in (labels or sorted(set(truths) | {positive}))]
-    if positive not in labels:
-        labels = [positive] + labels
+    labels = _choices(truths, predictions, positive, labels)
     confusion = {t: {} for t in labels}
     for t, p in zip(truths, predictions):
         confusion.setdefault(t, {})
@@ -453,6 +447,17 @@ def classification_metrics(truths, predictions, positive: str = "A", labels=None
     }
 
 
+def _choices(truths: list, predictions: list, positive: str, labels) -> list:
+    """The choices answers are scored over (the positive one among them: by default every truth's); raises when
+    the answers cannot be scored."""
+    if len(truths) != len(predictions):
+        raise LodestarError(f"{len(truths)} ground-truth answers but {len(predictions)} predictions.")
+    if not truths:
+        raise LodestarError("No answers to evaluate.")
+    labels = [str(x) for x in (labels or sorted(set(map(str, truths)) | {positive}))]
+    return labels if positive in labels else [positive] + labels
+
+
 def _scored(truths: list, predictions: list, labels: list) -> list:
     """(truth, prediction) pairs as scored: with two choices, an answer outside them is the wrong one."""
     scored = []
@@ -473,7 +478,7 @@ def answer_intervals(truths, predictions, positive: str = "A", labels=None, draw
     (a fixed seed, so a table is reproducible), each resample scored by `resampled_scores` with the choices of
     the whole sample. {"macro_f1": (low, high), "mcc": (low, high)}: how far the figures could move on another
     draw of as many cases of the same kinds."""
-    labels = classification_metrics(truths, predictions, positive, labels)["labels"]  # (checks the answers too)
+    labels = _choices(truths, predictions, positive, labels)
     rng, n = np.random.default_rng(seed), len(truths)
     chunk = max(1, RESAMPLED_CELLS // n)
     parts = [resampled_scores(truths, predictions, rng.integers(0, n, size=(min(chunk, draws - done), n)),

@@ -422,7 +422,7 @@ def test_a_run_outliving_the_dock_reaches_nothing_of_it(qgis_iface, sample, runs
 
     running, release, reported = threading.Event(), threading.Event(), []
 
-    def stubborn(request, progress, on_event):
+    def deaf_to_the_cancel(request, progress, on_event):
         running.set()
         while not release.wait(0.02):  # deaf to the cancel until the test lets it go
             progress.set(len(reported) % 100)
@@ -435,7 +435,7 @@ def test_a_run_outliving_the_dock_reaches_nothing_of_it(qgis_iface, sample, runs
         raise Cancelled()
 
     monkeypatch.setattr(dock_module, "AnalysisTask",
-                        lambda request, description: AnalysisTask(request, description, engine=stubborn))
+                        lambda request, description: AnalysisTask(request, description, engine=deaf_to_the_cancel))
     case, layers = sample
     panel = LodestarDock(qgis_iface, qgis_iface.mainWindow())
     set_case_roles(panel, case, layers)
