@@ -16,6 +16,8 @@ from qgis.PyQt.QtCore import Qt, QTimer
 from qgis.PyQt.QtWidgets import QWidget
 
 from ..plugin.analysis import AnalysisRequest, AnalysisResult
+from ..plugin.engine.knowledge import load_knowledge
+from ..plugin.engine.questions import offline_question_problem, parse_choices
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.raster_io import role_mismatches
@@ -153,8 +155,13 @@ class LodestarDock(QgsDockWidget):
         problem = self.layers.problem()
         if problem:
             return problem
-        if not self.ui.questionEdit.toPlainText().strip():
+        question = self.ui.questionEdit.toPlainText().strip()
+        if not question:
             return "Type a question, or pick one from the list above it."
+        if self.backend() == "offline":
+            problem = offline_question_problem(question, parse_choices(question), load_knowledge())
+            if problem:
+                return problem
         problem = self.map_options.problem(self.layers.named_specs())
         return problem or PluginSettings.load().run_problem(self.backend(), self.ui.samCheck.isChecked())
 

@@ -91,3 +91,57 @@ def answer_form(choices: dict) -> str | None:
     if positive_choice(choices) is not None:
         return "yes_no"
     return "alteration" if alteration_choices(choices) else None
+
+
+_SOUGHT = ("deposit", "deposits", "mineral", "minerals", "mineralisation", "mineralization", "mineralised",
+           "mineralized", "ore", "ores", "orebody", "orebodies", "prospect", "prospects", "prospective",
+           "prospectivity", "target", "targets", "explore", "exploring", "exploration", "occurrence", "occurrences",
+           "alteration", "altered", "hydrothermal", "drill", "drilling")
+"""Words by which a yes / no question asks about deposits, targets or alteration in general."""
+OTHER_COMMODITIES = ("lithium", "li", "uranium", "nickel", "ni", "cobalt", "platinum", "pge", "pgm", "palladium",
+                     "chromite", "chromium", "diamond", "diamonds", "kimberlite", "pegmatite", "pegmatites",
+                     "rare earth", "rare earths", "ree", "pb", "tin", "sn", "manganese", "bauxite",
+                     "phosphate", "potash", "vanadium", "graphite", "coal", "oil", "gas", "vms", "sedex", "mvt")
+"""Commodities and deposit types a question may name that no bundled deposit model covers (a word of a model's
+keywords, e.g. zinc in skarn, counts as covered)."""
+
+
+_SYMBOLS = ("au", "cu", "ag", "zn", "mo", "sb", "hg")
+"""Element symbols among the models' keywords that a question may use for a commodity (the other short keywords,
+such as "as", are common words)."""
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"[a-z0-9]+", str(text or "").lower())) + " "
+
+
+def offline_question_problem(question: str, choices: dict, models: list[dict]) -> str:
+    """Why the offline reasoner cannot answer `question` with `choices`, said as what to do; '' when it can.
+
+    It answers two forms (`answer_form`). A yes / no question must also ask about something it knows to look
+    for: a deposit type or commodity among the keywords of `models` (the knowledge base's deposit models), or
+    deposits, targets or alteration in general; a question about anything else ("How old is the granite?",
+    "Where are lithium deposits likely?") would otherwise get a deposit model's answer to a question nobody asked.
+    """
+    form = answer_form(choices)
+    if form is None:
+        return ("The offline reasoner answers yes / no questions (A. Yes B. No) and which-alteration questions "
+                "(choices naming argillic, propylitic, silicification, iron oxide or none); these choices are "
+                "neither: " + ", ".join(f"{k}. {v}" for k, v in choices.items())
+                + ". Rephrase the question or use a model server.")
+    if form == "alteration":
+        return ""
+    text = _words(str(question or "").split("Answer:", 1)[0])
+    keywords = {_words(k) for model in models for k in model["keywords"] if len(k) > 2 or k.lower() in _SYMBOLS}
+    if any(k in text for k in keywords):
+        return ""
+    known = ", ".join(model["name"] for model in models)
+    other = next((w for w in OTHER_COMMODITIES if _words(w) in text), None)
+    if other:
+        return (f"No deposit model of the knowledge base covers {other}; the offline reasoner knows {known}. Ask "
+                "about one of them or about mineral deposits in general, or use a model server.")
+    if any(_words(w) in text for w in _SOUGHT):
+        return ""
+    return ("The offline reasoner answers whether and where mineral deposits are likely and which alteration is "
+            "present; this question names no deposit, commodity, target or alteration to look for. Ask e.g. "
+            "'Are porphyry copper deposits likely here?', or use a model server.")

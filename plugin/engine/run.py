@@ -26,10 +26,10 @@ from ..vector_io import write_vector
 from ..zones import zones_frame
 from . import record as records
 from .contract import FAILED, INSUFFICIENT, Roles
-from .knowledge import retrieve
+from .knowledge import load_knowledge, retrieve
 from .loop import Engine
 from .prospectivity import map_prospectivity
-from .questions import answer_form, asks_where, positive_choice
+from .questions import asks_where, offline_question_problem, positive_choice
 from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -96,11 +96,10 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         raise LodestarError(f"The question is {len(question):,} characters long; keep it under "
                             f"{MAX_QUESTION_CHARS:,} (a question, its choices and any context a geologist would "
                             "write), and put data into layers.")
-    if source is None and getattr(roles.verifier, "name", "") == "offline" and answer_form(choices) is None:
-        raise LodestarError("The offline reasoner answers yes / no questions (A. Yes B. No) and which-alteration "
-                            "questions (choices naming argillic, propylitic, silicification, iron oxide or none); "
-                            "these choices are neither: " + ", ".join(f"{k}. {v}" for k, v in choices.items())
-                            + ". Rephrase the question or use a model server.")
+    if source is None and getattr(roles.verifier, "name", "") == "offline":
+        problem = offline_question_problem(question, choices, load_knowledge())
+        if problem:
+            raise LodestarError(problem)
     progress.set(1)
     raster_set = RasterSet(layers, progress=progress)
     for line in raster_set.log:

@@ -202,12 +202,21 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
 
     dock.ui.questionEdit.setPlainText("  ")
     assert problem() == (False, ["Type a question, or pick one from the list above it."])
+    dock.ui.questionEdit.setPlainText("How old is the granite?")  # nothing the offline reasoner looks for
+    enabled, texts = problem()
+    assert not enabled and "names no deposit, commodity, target or alteration" in texts[0]
+    dock.ui.questionEdit.setPlainText("Where are lithium deposits likely?")  # no deposit model covers it
+    enabled, texts = problem()
+    assert not enabled and texts[0].startswith("No deposit model of the knowledge base covers lithium")
     dock.ui.presetCombo.setCurrentIndex(2)
     assert dock.ui.questionEdit.toPlainText() == PRESETS[2][1]
     assert problem() == (True, [])
 
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("openai"))
     assert problem() == (False, ["Set the model server's endpoint base URL in Lodestar settings (the gear button)."])
+    dock.ui.questionEdit.setPlainText("How old is the granite?")  # a model server may answer it: not refused
+    assert problem() == (False, ["Set the model server's endpoint base URL in Lodestar settings (the gear button)."])
+    dock.ui.questionEdit.setPlainText(PRESETS[2][1])
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("offline"))
     assert problem() == (True, [])
     assert not dock.ui.samCheck.isEnabled()  # no SAM checkpoint configured

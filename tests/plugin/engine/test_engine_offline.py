@@ -3,6 +3,7 @@ controller retries, refinement, vote and failure paths driven by a scripted in-m
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -350,6 +351,20 @@ def test_questions_the_offline_reasoner_cannot_answer_are_refused_before_the_run
         run_analysis(AnalysisRequest(case.layers, "Which deposit type is this?", tmp_path / "out",
                                      {"A": "Porphyry", "B": "Skarn", "C": "IOCG"}, case_id=case.id))
     assert not (tmp_path / "out").exists()  # nothing was written
+
+
+@pytest.mark.parametrize("question, said", [
+    ("How old is the granite?", "names no deposit, commodity, target or alteration to look for"),
+    ("Where are lithium deposits likely?", "No deposit model of the knowledge base covers lithium; the offline "
+                                           "reasoner knows Porphyry Cu-Mo-Au, "),
+])
+def test_a_yes_no_question_about_nothing_the_offline_reasoner_knows_is_refused_before_the_run(tmp_path, question,
+                                                                                             said):
+    case = read_case(SAMPLE)
+    with pytest.raises(LodestarError, match=re.escape(said)):
+        run_analysis(AnalysisRequest(case.layers, question, tmp_path / "out", {"A": "Yes", "B": "No"},
+                                     case_id=case.id))
+    assert not (tmp_path / "out").exists()
 
 
 PRESETS = {  # the dock's three preset questions, with their choices
