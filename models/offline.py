@@ -41,6 +41,7 @@ import numpy as np
 from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.coincidence import SCALES, SHELL_SCALES
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
+from ..plugin.engine.corridors import CORRIDOR_PERCENTILE, corridor_distance, gap_to_corridor
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M
 
@@ -87,6 +88,7 @@ class OfflineReasoner:
         self.coincidence_alpha = float(coincidence_alpha)
         self.joint_alpha = float(joint_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
+        self._corridors: dict = {}  # structure raster name -> distance to its favourable share (once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole, once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
@@ -227,7 +229,7 @@ class OfflineReasoner:
         if info.kind == "rgb":
             params.update(mode="rgb", level=round(self.colour_level, 4))
         elif info.role == "structure":
-            params.update(mode="index", method="percentile", percentile=85.0)
+            params.update(mode="index", method="percentile", percentile=CORRIDOR_PERCENTILE)
         elif stats.get("model") == "classed" or (info.role == "geochemistry" and "bg_sigma" not in stats):
             # ordered classes carry no spread to test against: the survey's top classes
             params.update(mode="index", method="percentile", percentile=self.geochem_percentile)
@@ -524,9 +526,9 @@ class OfflineReasoner:
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
             if kind == "structure":
-                for layer, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
+                for measured_on, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
                     if gap < best_gap:
-                        best_gap, best_zone = gap, f"{layer} (nearest of all its features)"
+                        best_gap, best_zone = gap, measured_on
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach * self.marginal_factor:
                 # a marginal one awaits a zoomed look; the model's centre item around a partner's core may wrap it
@@ -675,20 +677,29 @@ class OfflineReasoner:
         return spreads
 
     def _feature_gaps(self, ws, geometry, roles) -> list:
-        """(layer, distance) from `geometry` to the nearest feature of each vector layer of `roles`: whether
-        the core lies near a fault does not depend on which few faults a step marked as zones."""
+        """(what was measured, distance) from `geometry` to the nearest feature of each vector layer of `roles`, and
+        to the nearest corridor of each structure raster among them: whether the core lies near a fault does not
+        depend on which few faults or corridor pieces a step marked as zones."""
         from ..plugin.vector_io import read_vector
 
         gaps = []
         for info in ws.layers:
-            if info.kind != "vector" or info.role not in roles or ws.raster_set.crs is None:
+            if info.role not in roles:
+                continue
+            if info.kind == "index" and info.role == "structure":
+                if info.name not in self._corridors:
+                    self._corridors[info.name] = corridor_distance(ws.raster_set.read(info.name)[0], info.favourable,
+                                                                   ws.raster_set.grid.pixel_size)
+                gaps.append((f"{info.name} (nearest of its most favourable {100 - CORRIDOR_PERCENTILE:.0f} %)",
+                             gap_to_corridor(self._corridors[info.name], geometry, ws.raster_set.grid)))
+            if info.kind != "vector" or ws.raster_set.crs is None:
                 continue
             if info.name not in self._features:
                 frame = read_vector(ws.raster_set.spec(info.name).path, crs=ws.raster_set.crs)
                 self._features[info.name] = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
             frame = self._features[info.name]
             if len(frame):
-                gaps.append((info.name, float(frame.distance(geometry).min())))
+                gaps.append((f"{info.name} (nearest of all its features)", float(frame.distance(geometry).min())))
         return gaps
 
     @staticmethod

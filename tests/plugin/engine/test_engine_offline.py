@@ -593,6 +593,21 @@ def test_great_basin_faults_and_named_host_units_are_tested_offline(tmp_path):
     assert verdict["secondary"].get("carbonate_host") is True
 
 
+def test_great_basin_fault_control_from_its_distance_raster_alone(tmp_path):
+    """Without the mapped faults, fault control is measured on the distance-to-faults raster: to the nearest cell of
+    its most favourable 15 % (the fault corridors), not to the five corridor pieces its step kept as zones (the
+    nearest of those lies 9.6 km from the antimony core)."""
+    case = read_case(ROOT / "tests" / "data" / "great-basin-gold")
+    layers = [spec for spec in case.layers if spec.role != "structure" or spec.path.suffix == ".tif"]
+    assert [spec.name for spec in layers if spec.role == "structure"] == ["distance to faults (classes)"]
+    result = run_analysis(AnalysisRequest(layers, case.question, tmp_path, dict(case.choices), case_id=case.id,
+                                          favourable_units=case.favourable_units))
+    verdict = json.loads(result.outputs["record"].read_text(encoding="utf-8"))["rounds"][-1]["verdict"]
+    assert result.answer == "A" and result.valid
+    assert verdict["critical"] == {"pathfinder_geochemistry": True, "fault_control": True}
+    assert "fault_control [critical]: supported, gap 0" in verdict["rationale"]
+
+
 @pytest.mark.parametrize("deposits, message", [
     ("missing.gpkg", r"does not exist \(or is a folder\)"),
     ("folder.gpkg", r"does not exist \(or is a folder\)"),
