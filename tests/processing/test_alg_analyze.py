@@ -64,6 +64,36 @@ def test_layers_and_roles(run, tmp_path):
     assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
 
 
+def test_a_raster_with_a_legend_of_units_beside_it_is_guessed_a_geological_map(qgis_app, tmp_path):
+    import shutil
+
+    from qgis.core import QgsRasterLayer
+
+    from lodestar.processing.layer_export import guessed_role
+
+    murchison = ROOT / "tests" / "data" / "murchison-gold"
+    shutil.copy(murchison / "greenstone.tif", tmp_path / "belts.tif")  # a name that tells no role
+    assert guessed_role(QgsRasterLayer(str(tmp_path / "belts.tif"), "belts")) == "other"
+    shutil.copy(murchison / "greenstone_legend.csv", tmp_path / "belts_legend.csv")
+    assert guessed_role(QgsRasterLayer(str(tmp_path / "belts.tif"), "belts")) == "geological_map"
+
+
+def test_a_real_district_from_its_files_alone(run, tmp_path):
+    """Murchison's bedrock map (named after its rock, its legend beside it) and faults, roles left to the guess: the
+    orogenic gold model is tested on both, as with the case file (before, the map was 'other' and the run picked an
+    epithermal model it could not test)."""
+    murchison = ROOT / "tests" / "data" / "murchison-gold"
+    result = run("lodestar:analyze", {"RASTERS": [str(murchison / "greenstone.tif"), str(murchison / "faults.gpkg")],
+                                      "QUESTION": "Is there gold here?", **_outputs(tmp_path)})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [i["role"] for i in record["inputs"]] == ["geological_map", "structure"]
+    assert record["knowledge"][0]["id"] == "orogenic_gold"
+    assert (result["ANSWER"], result["VALID"]) == ("A", 1)
+    targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    deposits = gpd.read_file(murchison / "gold.gpkg").to_crs(targets.crs)
+    assert deposits.geometry.within(targets.unary_union).sum() >= 200  # of 255 (204 with the case file)
+
+
 def test_choices_are_read_from_the_question(run, tmp_path):
     """As in the dock: a question listing its options gets those choices (Yes / No only when none are listed)."""
     question = ("Which hydrothermal alteration is present? Answer: A. Argillic (clay, sericite) B. Propylitic "
