@@ -81,8 +81,10 @@ def overrides(values: dict) -> dict:
 
 
 def _model_line(entry: dict, parts: dict) -> str:
-    keywords = parts.get("keywords") or []
+    keywords, by_names = parts.get("keywords") or [], parts.get("names") or []
     said = f"the question names {', '.join(keywords)}" if keywords else "no keyword of it is in the question"
+    if by_names:
+        said += f"; the layers' names name {', '.join(by_names)}"
     return (f"{entry.get('name', entry.get('id'))} (score {float(entry.get('score', 0)):.2f}: {said}; "
             f"{parts.get('critical', 0):.0%} of its critical and {parts.get('secondary', 0):.0%} of its secondary "
             f"evidence testable with these layers)")
@@ -94,8 +96,10 @@ def model_choice(record: dict, models: list | None = None) -> dict:
     knowledge = record.get("knowledge") or []
     if not knowledge:
         return {}
-    roles = [entry.get("role", "") for entry in record.get("inputs") or []]
-    parts = score_parts(record.get("question", ""), roles, models if models is not None else load_knowledge())
+    inputs = record.get("inputs") or []
+    parts = score_parts(record.get("question", ""), [entry.get("role", "") for entry in inputs],
+                        models if models is not None else load_knowledge(),
+                        names=[entry.get("name", "") for entry in inputs])
     picked = knowledge[0]
     runner = knowledge[1] if len(knowledge) > 1 else None
     text = "Deposit model: " + _model_line(picked, parts.get(picked["id"], {})) + "."
@@ -106,8 +110,8 @@ def model_choice(record: dict, models: list | None = None) -> dict:
                      "Name the deposit type in the question to choose.")
         else:
             text += (f" {picked.get('name')} scores {float(picked['score']) - float(runner['score']):.2f} higher "
-                     "(score = 3 x the question's keywords, weighted by rarity, + 2 x critical + secondary "
-                     "evidence coverage).")
+                     "(score = 3 x the question's keywords + the layers' names' keywords, weighted by rarity, + 2 x "
+                     "critical + secondary evidence coverage).")
     return {"picked": picked, "runner_up": runner, "text": text}
 
 

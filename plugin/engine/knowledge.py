@@ -64,12 +64,22 @@ def _words(text: str) -> str:
     return " " + re.sub(r"[^a-z0-9]+", " ", (text or "").lower()) + " "
 
 
-def _keyword_hits(model: dict, text: str, document_frequency: dict, total: int) -> float:
-    score = 0.0
-    for keyword in model["keywords"]:
-        if _words(keyword) in text:
-            score += math.log(1 + total / document_frequency[keyword.lower()])
-    return score
+QUESTION_WORDS_NOT_KEYWORDS = ("as",)
+"""Keywords that are common words in a question ("as good as"): matched in layer names only ("As ppm", "as_rcl")."""
+
+
+def _matched(model: dict, text: str, skip=()) -> list[str]:
+    return [k for k in model["keywords"] if k.lower() not in skip and _words(k) in text]
+
+
+def _keyword_score(keywords, document_frequency: dict, total: int) -> float:
+    return sum(math.log(1 + total / document_frequency[k.lower()]) for k in keywords)
+
+
+def _named(model: dict, question_text: str, names_text: str) -> tuple[list, list]:
+    """(keywords the question names, other keywords the layers' names name)."""
+    asked = _matched(model, question_text, QUESTION_WORDS_NOT_KEYWORDS)
+    return asked, [k for k in _matched(model, names_text) if k not in asked]
 
 
 def _coverage(model: dict, roles: set) -> tuple[float, float]:
@@ -82,16 +92,18 @@ def _coverage(model: dict, roles: set) -> tuple[float, float]:
     return shares[0], shares[1]
 
 
-def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 3) -> list[dict]:
-    """Deposit models ranked by the question's keywords and the evidence the roles can test.
+def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 3, names=()) -> list[dict]:
+    """Deposit models ranked by the question's keywords, the layers' names and the evidence the roles can test.
 
-    Score = sum over matched keywords of log(1 + N / models-using-it) * 3 + 2 * critical coverage +
-    secondary coverage; ties keep the knowledge base's order. Each returned model carries `score`
-    and `testable` (its evidence ids testable with these roles).
+    Score = 3 x the question's keywords + the keywords the layer `names` add (an "As ppm" or "sb_rcl" survey, a
+    "greenstone" map: what a geologist loads tells the deposit type when the question names only a commodity),
+    each weighted by rarity, log(1 + N / models using it), + 2 x critical coverage + secondary coverage; ties keep
+    the knowledge base's order. Each returned model carries `score` and `testable` (its evidence ids testable with
+    these roles).
     """
     models = models if models is not None else load_knowledge()
     roles = set(roles)
-    text = _words(question)
+    question_text, names_text = _words(question), _words(" ".join(str(n) for n in names))
     frequency: dict = {}
     for model in models:
         for keyword in {k.lower() for k in model["keywords"]}:
@@ -99,7 +111,9 @@ def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 
     ranked = []
     for order, model in enumerate(models):
         critical, secondary = _coverage(model, roles)
-        score = 3 * _keyword_hits(model, text, frequency, len(models)) + 2 * critical + secondary
+        asked, by_names = _named(model, question_text, names_text)
+        score = (3 * _keyword_score(asked, frequency, len(models)) + _keyword_score(by_names, frequency, len(models))
+                 + 2 * critical + secondary)
         ranked.append((-round(score, 9), order, model))
     ranked.sort(key=lambda r: (r[0], r[1]))
     out = []
@@ -118,14 +132,16 @@ def model_by_id(model_id: str, models: list[dict] | None = None) -> dict:
     raise LodestarError(f"No deposit model {model_id!r} in the knowledge base.")
 
 
-def score_parts(question: str, roles, models: list[dict] | None = None) -> dict:
+def score_parts(question: str, roles, models: list[dict] | None = None, names=()) -> dict:
     """Why `retrieve` ranks each model as it does: {model id: {"keywords": matched keywords of the question,
-    "critical": share of critical evidence testable with `roles`, "secondary": the same for secondary}}."""
+    "names": further keywords the layers' names match, "critical": share of critical evidence testable with
+    `roles`, "secondary": the same for secondary}}."""
     models = models if models is not None else load_knowledge()
-    text, roles = _words(question), set(roles)
+    question_text, names_text = _words(question), _words(" ".join(str(n) for n in names))
+    roles = set(roles)
     parts = {}
     for model in models:
         critical, secondary = _coverage(model, roles)
-        parts[model["id"]] = {"keywords": [k for k in model["keywords"] if _words(k) in text],
-                              "critical": critical, "secondary": secondary}
+        asked, by_names = _named(model, question_text, names_text)
+        parts[model["id"]] = {"keywords": asked, "names": by_names, "critical": critical, "secondary": secondary}
     return parts

@@ -120,7 +120,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         if on_event is not None:
             on_event(event)
 
-    knowledge = retrieve(question, [spec.role for spec in layers])
+    knowledge = retrieve(question, [spec.role for spec in layers], names=[spec.name for spec in layers])
     try:  # every raster is read here, block by block (a damaged file is found before any model call)
         ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
                        favourable_units=mapping_parameters["favourable_units"])

@@ -219,7 +219,7 @@ def run_district(district: District) -> tuple[list[dict], list[str]]:
                         "seconds": seconds})
 
     infos = describe_layers(rs)
-    model = retrieve(case.question, [i.role for i in infos], top=1)[0]
+    model = retrieve(case.question, [i.role for i in infos], top=1, names=[i.name for i in infos])[0]
     (specs, left_out), t_specs = timed(knowledge_specs, infos, model, district.named_units)
     surface, t_surface = timed(favourability_surface, rs, specs)
     score(f"Lodestar knowledge-driven ({district.status})", NO_DATA, surface.values, t_specs + t_surface)

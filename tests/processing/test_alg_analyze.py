@@ -94,6 +94,24 @@ def test_a_real_district_from_its_files_alone(run, tmp_path):
     assert deposits.geometry.within(targets.unary_union).sum() >= 200  # of 255 (204 with the case file)
 
 
+def test_a_gold_question_on_great_basin_files_tests_the_carlin_model_its_survey_points_to(run, tmp_path):
+    """"Is there gold here?" over the Great Basin's files (As and Sb stream-sediment classes, fault distance classes,
+    the fault lines, the bare-code geology with its carbonate units named): orogenic and Carlin-type gold tie on the
+    question and the roles, the As-Sb survey names Carlin-type (before, the orogenic model was followed, found no
+    alteration on its shears and answered No with no map)."""
+    great_basin = ROOT / "tests" / "data" / "great-basin-gold"
+    files = ["geologia.tif", "as_rcl.tif", "sb_rcl.tif", "falha_rcl.tif", "gbfaults3.gpkg"]
+    result = run("lodestar:analyze", {"RASTERS": [str(great_basin / name) for name in files],
+                                      "QUESTION": "Is there gold here?", "FAVOURABLE_UNITS": "LPZE, UPZC, LPZ",
+                                      **_outputs(tmp_path)})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [k["id"] for k in record["knowledge"][:2]] == ["carlin_type_gold", "orogenic_gold"]
+    assert (result["ANSWER"], result["VALID"]) == ("A", 1)
+    targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
+    deposits = gpd.read_file(great_basin / "TrainGP.gpkg").to_crs(targets.crs)
+    assert deposits.geometry.within(targets.unary_union).sum() >= 24  # of 32 (25 with the case file)
+
+
 def test_choices_are_read_from_the_question(run, tmp_path):
     """As in the dock: a question listing its options gets those choices (Yes / No only when none are listed)."""
     question = ("Which hydrothermal alteration is present? Answer: A. Argillic (clay, sericite) B. Propylitic "

@@ -59,6 +59,33 @@ def test_generic_question_ranks_by_the_evidence_the_roles_can_test():
     assert len(retrieve("anything", ["other"], top=2)) == 2
 
 
+@pytest.mark.parametrize("names, expected", [
+    (["geologia", "as_rcl", "sb_rcl", "falha_rcl", "gbfaults3"], "carlin_type_gold"),  # Great Basin's files
+    (["greenstone", "faults"], "orogenic_gold"),  # Murchison's files
+])
+def test_a_commodity_question_takes_the_deposit_type_from_the_layers_names(names, expected):
+    """Orogenic and Carlin-type gold tie on "Is there gold here?" with a geological map, structure and geochemistry:
+    the layers a geologist loaded (an As-Sb survey, a greenstone map) tell which deposit type to test."""
+    roles = (["geological_map", "structure"] if len(names) == 2
+             else ["geological_map", "geochemistry", "geochemistry", "structure", "structure"])
+    tied = retrieve("Is there gold here?", roles)
+    assert {tied[0]["id"], tied[1]["id"]} == {"orogenic_gold", "carlin_type_gold"}
+    assert tied[0]["score"] == pytest.approx(tied[1]["score"])
+    assert retrieve("Is there gold here?", roles, names=names)[0]["id"] == expected
+    asked = retrieve("Where are orogenic gold deposits likely?", roles, names=names)[0]  # the question rules
+    assert asked["id"] == "orogenic_gold"
+
+
+def test_as_is_arsenic_in_a_layer_name_but_a_word_in_a_question():
+    from lodestar.plugin.engine.knowledge import score_parts
+
+    parts = score_parts("Is this as prospective for gold as the belt next door?", ["geochemistry"], names=["As ppm"])
+    assert parts["carlin_type_gold"]["keywords"] == ["gold"] and parts["carlin_type_gold"]["names"] == ["as"]
+    plain = retrieve("Is this as prospective for gold as the belt next door?", ["geochemistry"], top=7)
+    assert next(m for m in plain if m["id"] == "carlin_type_gold")["score"] == pytest.approx(
+        next(m for m in plain if m["id"] == "orogenic_gold")["score"])  # gold and the same coverage: no 'as' bonus
+
+
 def test_invalid_knowledge_files_are_refused(tmp_path):
     data = json.loads(KNOWLEDGE_PATH.read_text(encoding="utf-8"))
     data["models"][0]["evidence"][0]["level"] = "important"
