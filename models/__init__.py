@@ -5,7 +5,7 @@ lazily, for the reasoners of a run (`build_reasoners`) and for SAM outlines (`re
 """
 from __future__ import annotations
 
-from ..plugin.analysis import BackendSettings
+from ..plugin.analysis import OFFLINE_MODEL, BackendSettings
 from ..plugin.engine.contract import Roles
 from ..plugin.errors import LodestarError
 from ..plugin.progress import SILENT, Progress
@@ -15,10 +15,6 @@ from .replay import ReplayReasoner
 from .sam import refine_zones
 
 __all__ = ["OFFLINE_MODEL", "build_reasoners", "refine_zones"]
-
-OFFLINE_MODEL = "offline"
-"""A role whose model name is "offline" is answered by the offline reasoner, also with the openai back-end."""
-
 
 def build_reasoners(settings: BackendSettings, progress: Progress = SILENT, replay: dict | None = None) -> Roles:
     """The reasoner of each role: the decisions of the run record `replay` when given, else from the

@@ -692,6 +692,7 @@ class OfflineReasoner:
                                                                    ws.raster_set.grid.pixel_size)
                 gaps.append((f"{info.name} (nearest of its most favourable {100 - CORRIDOR_PERCENTILE:.0f} %)",
                              gap_to_corridor(self._corridors[info.name], geometry, ws.raster_set.grid)))
+                continue
             if info.kind != "vector" or ws.raster_set.crs is None:
                 continue
             if info.name not in self._features:

@@ -11,6 +11,10 @@ from .raster_io import LayerSpec
 ROLES_OF_MODELS = ("planner", "executor", "verifier")
 
 
+OFFLINE_MODEL = "offline"
+"""A role whose model name is "offline" is answered by the offline reasoner, also with the openai back-end."""
+
+
 @dataclass
 class BackendSettings:
     """Which reasoner answers, and how it is reached. The API key is never written anywhere."""

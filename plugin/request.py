@@ -16,7 +16,7 @@ from .analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
 from .engine.questions import parse_choices
 from .errors import LodestarError
 from .raster_io import LayerSpec
-from .roles import check_role, guess_favourable
+from .roles import check_role, guess_favourable, guess_role
 
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
@@ -77,6 +77,13 @@ def legend_beside(path) -> Path | None:
     """A categorical map's legend CSV kept beside it as `<stem>_legend.csv` (as in a case folder), or None."""
     legend = Path(path).with_name(f"{Path(path).stem}_legend.csv")
     return legend if legend.is_file() else None
+
+
+def guess_file_role(path, *texts: str) -> str:
+    """The role `guess_role` reads in a layer's words; a layer whose words tell nothing but whose file (`path`, or
+    None) has a legend of units beside it is a geological map."""
+    role = guess_role(*texts)
+    return "geological_map" if role == "other" and path is not None and legend_beside(path) is not None else role
 
 
 def evidence_spec(path, role: str, name: str, favourable: str | None = None) -> LayerSpec:

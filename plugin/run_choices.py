@@ -81,10 +81,8 @@ def overrides(values: dict) -> dict:
 
 
 def _model_line(entry: dict, parts: dict) -> str:
-    keywords, by_names = parts.get("keywords") or [], parts.get("names") or []
+    keywords = parts.get("keywords") or []
     said = f"the question names {', '.join(keywords)}" if keywords else "no keyword of it is in the question"
-    if by_names:
-        said += f"; the layers' names name {', '.join(by_names)}"
     return (f"{entry.get('name', entry.get('id'))} (score {float(entry.get('score', 0)):.2f}: {said}; "
             f"{parts.get('critical', 0):.0%} of its critical and {parts.get('secondary', 0):.0%} of its secondary "
             f"evidence testable with these layers)")
@@ -96,22 +94,23 @@ def model_choice(record: dict, models: list | None = None) -> dict:
     knowledge = record.get("knowledge") or []
     if not knowledge:
         return {}
-    inputs = record.get("inputs") or []
-    parts = score_parts(record.get("question", ""), [entry.get("role", "") for entry in inputs],
-                        models if models is not None else load_knowledge(),
-                        names=[entry.get("name", "") for entry in inputs])
+    roles = [entry.get("role", "") for entry in record.get("inputs") or []]
+    parts = score_parts(record.get("question", ""), roles, models if models is not None else load_knowledge())
     picked = knowledge[0]
     runner = knowledge[1] if len(knowledge) > 1 else None
     text = "Deposit model: " + _model_line(picked, parts.get(picked["id"], {})) + "."
     if runner is not None:
         text += " Runner-up: " + _model_line(runner, parts.get(runner["id"], {})) + "."
         if round(float(picked.get("score", 0)), 4) == round(float(runner.get("score", 0)), 4):
-            text += (f" The two tie; {picked.get('name')} comes first in the knowledge base, so it was followed. "
-                     "Name the deposit type in the question to choose.")
+            named = picked.get("names") or []
+            reason = (f"the layers' names name {', '.join(named)}" if named
+                      else f"{picked.get('name')} comes first in the knowledge base")
+            text += (f" The two tie; {reason}, so it was followed. Name the deposit type in the question to "
+                     "choose.")
         else:
             text += (f" {picked.get('name')} scores {float(picked['score']) - float(runner['score']):.2f} higher "
-                     "(score = 3 x the question's keywords + the layers' names' keywords, weighted by rarity, + 2 x "
-                     "critical + secondary evidence coverage).")
+                     "(score = 3 x the question's keywords, weighted by rarity, + 2 x critical + secondary "
+                     "evidence coverage).")
     return {"picked": picked, "runner_up": runner, "text": text}
 
 

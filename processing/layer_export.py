@@ -12,8 +12,8 @@ from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec, RasterReader
-from ..plugin.request import evidence_spec, legend_beside
-from ..plugin.roles import guess_role, tagged_role
+from ..plugin.request import evidence_spec, guess_file_role
+from ..plugin.roles import tagged_role
 from ..plugin.vector_io import write_vector
 
 
@@ -56,21 +56,17 @@ def layer_texts(layer) -> list[str]:
 
 
 def guessed_role(layer) -> str:
-    """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words; a raster
-    whose words tell nothing but which has a legend of units beside it (`<stem>_legend.csv`) is a geological map."""
-    raster_file = (isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal"
-                   and source_file(layer) is not None)
-    if raster_file:
+    """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words and the
+    legend beside its file (`guess_file_role`)."""
+    path = source_file(layer)
+    if isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal" and path is not None:
         try:
             tagged = tagged_role(RasterReader(layer_path(layer)).tags)
         except LodestarError:  # a raster the core cannot read says so when it is used, not while guessing
             tagged = None
         if tagged:
             return tagged
-    role = guess_role(*layer_texts(layer))
-    if role == "other" and raster_file and legend_beside(source_file(layer)) is not None:
-        return "geological_map"
-    return role
+    return guess_file_role(path, *layer_texts(layer))
 
 
 def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:

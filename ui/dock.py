@@ -15,9 +15,10 @@ from qgis.PyQt import uic
 from qgis.PyQt.QtCore import Qt, QTimer
 from qgis.PyQt.QtWidgets import QWidget
 
-from ..plugin.analysis import AnalysisRequest, AnalysisResult
+from ..plugin.analysis import OFFLINE_MODEL, AnalysisRequest, AnalysisResult
 from ..plugin.engine.knowledge import load_knowledge
-from ..plugin.engine.questions import offline_question_problem, parse_choices
+from ..plugin.engine.offline_questions import offline_question_problem
+from ..plugin.engine.questions import parse_choices
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.raster_io import role_mismatches
@@ -158,12 +159,13 @@ class LodestarDock(QgsDockWidget):
         question = self.ui.questionEdit.toPlainText().strip()
         if not question:
             return "Type a question, or pick one from the list above it."
-        if self.backend() == "offline":
+        settings = PluginSettings.load()
+        if self.backend() == "offline" or settings.models.get("verifier") == OFFLINE_MODEL:  # the offline verifier
             problem = offline_question_problem(question, parse_choices(question), load_knowledge())
             if problem:
                 return problem
         problem = self.map_options.problem(self.layers.named_specs())
-        return problem or PluginSettings.load().run_problem(self.backend(), self.ui.samCheck.isChecked())
+        return problem or settings.run_problem(self.backend(), self.ui.samCheck.isChecked())
 
     def validate(self) -> bool:
         """Enable Run only when the inputs are complete; keep one message in the bar saying what is missing."""

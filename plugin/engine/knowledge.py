@@ -9,10 +9,15 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..roles import ROLES
+from .questions import ALTERATION_WORDS
 
 KNOWLEDGE_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "deposit_models.json"
 FORMAT = "lodestar-knowledge/1"
 EVIDENCE_KINDS = ("anomaly", "coincidence", "halo", "structure", "host_unit")
+QUESTION_WORDS_NOT_KEYWORDS = ("as", "w")
+"""Keywords that are common words in a question ("as good as", "W of the fault"), never read as element symbols."""
+MEASURED_WORDS = {word for words in ALTERATION_WORDS.values() for word in words} | {"magnetite", "oxide"}
+"""Words an alteration or geophysical layer is named for: in a layer's name they tell its role, not a deposit type."""
 LOCALIZATION_KEYS = ("degree_centrality_weight", "betweenness_centrality_weight", "chain_presence_weight",
                      "area_type_weights", "important_areas_count", "hop2_expansion_height", "hop2_expansion_width")
 
@@ -60,26 +65,35 @@ def _load(path: str) -> tuple:
     return tuple(data["models"])
 
 
-def _words(text: str) -> str:
+def plain_words(text: str) -> str:
     return " " + re.sub(r"[^a-z0-9]+", " ", (text or "").lower()) + " "
 
 
-QUESTION_WORDS_NOT_KEYWORDS = ("as",)
-"""Keywords that are common words in a question ("as good as"): matched in layer names only ("As ppm", "as_rcl")."""
+def asked_keywords(model: dict, question: str) -> list[str]:
+    """The model's keywords the question names ("as" and "w", common words in a question, are never arsenic or
+    tungsten there)."""
+    text = plain_words(question)
+    return [k for k in model["keywords"] if k.lower() not in QUESTION_WORDS_NOT_KEYWORDS and plain_words(k) in text]
 
 
-def _matched(model: dict, text: str, skip=()) -> list[str]:
-    return [k for k in model["keywords"] if k.lower() not in skip and _words(k) in text]
+def _name_keywords(model: dict, layers) -> list[str]:
+    """The model's keywords the layers' names name, each name on its own: a survey's element ("As ppm", "sb_rcl":
+    symbols only on geochemistry layers) or a rock or deposit word ("greenstone"); never the words an alteration
+    layer is named for ("sericite index", "ferric iron"), which tell its role, already counted as coverage."""
+    found = []
+    for name, role in layers:
+        text = plain_words(name)
+        for keyword in model["keywords"]:
+            words = set(plain_words(keyword).split())
+            if keyword in found or words & MEASURED_WORDS or (len(keyword) <= 2 and role != "geochemistry"):
+                continue
+            if plain_words(keyword) in text:
+                found.append(keyword)
+    return found
 
 
 def _keyword_score(keywords, document_frequency: dict, total: int) -> float:
     return sum(math.log(1 + total / document_frequency[k.lower()]) for k in keywords)
-
-
-def _named(model: dict, question_text: str, names_text: str) -> tuple[list, list]:
-    """(keywords the question names, other keywords the layers' names name)."""
-    asked = _matched(model, question_text, QUESTION_WORDS_NOT_KEYWORDS)
-    return asked, [k for k in _matched(model, names_text) if k not in asked]
 
 
 def _coverage(model: dict, roles: set) -> tuple[float, float]:
@@ -93,17 +107,19 @@ def _coverage(model: dict, roles: set) -> tuple[float, float]:
 
 
 def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 3, names=()) -> list[dict]:
-    """Deposit models ranked by the question's keywords, the layers' names and the evidence the roles can test.
+    """Deposit models ranked by the question's keywords and the evidence the roles can test; ties broken by the
+    layers' names (`names`, one per role, in the same order), then the knowledge base's order.
 
-    Score = 3 x the question's keywords + the keywords the layer `names` add (an "As ppm" or "sb_rcl" survey, a
-    "greenstone" map: what a geologist loads tells the deposit type when the question names only a commodity),
-    each weighted by rarity, log(1 + N / models using it), + 2 x critical coverage + secondary coverage; ties keep
-    the knowledge base's order. Each returned model carries `score` and `testable` (its evidence ids testable with
-    these roles).
+    Score = sum over the question's keywords of log(1 + N / models using it) * 3 + 2 * critical coverage +
+    secondary coverage. A question naming only a commodity ("Is there gold here?") ties several models; what
+    the geologist loaded then tells the deposit type (an As-Sb survey: Carlin-type; a greenstone map: orogenic).
+    Each returned model carries `score`, `testable` (its evidence ids testable with these roles) and `names` (the
+    keywords the layers' names gave it).
     """
     models = models if models is not None else load_knowledge()
+    roles = list(roles)
+    layers = list(zip(names, roles))
     roles = set(roles)
-    question_text, names_text = _words(question), _words(" ".join(str(n) for n in names))
     frequency: dict = {}
     for model in models:
         for keyword in {k.lower() for k in model["keywords"]}:
@@ -111,16 +127,17 @@ def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 
     ranked = []
     for order, model in enumerate(models):
         critical, secondary = _coverage(model, roles)
-        asked, by_names = _named(model, question_text, names_text)
-        score = (3 * _keyword_score(asked, frequency, len(models)) + _keyword_score(by_names, frequency, len(models))
-                 + 2 * critical + secondary)
-        ranked.append((-round(score, 9), order, model))
-    ranked.sort(key=lambda r: (r[0], r[1]))
+        score = 3 * _keyword_score(asked_keywords(model, question), frequency, len(models)) + 2 * critical + secondary
+        by_names = _name_keywords(model, layers)
+        ranked.append((-round(score, 9), -round(_keyword_score(by_names, frequency, len(models)), 9), order, model,
+                       by_names))
+    ranked.sort(key=lambda r: r[:3])
     out = []
-    for neg_score, _, model in ranked[:max(1, top)]:
+    for neg_score, _, _, model, by_names in ranked[:max(1, top)]:
         entry = dict(model)
         entry["score"] = -neg_score
         entry["testable"] = [i["id"] for i in model["evidence"] if roles.intersection(i["roles"])]
+        entry["names"] = by_names
         out.append(entry)
     return out
 
@@ -132,16 +149,14 @@ def model_by_id(model_id: str, models: list[dict] | None = None) -> dict:
     raise LodestarError(f"No deposit model {model_id!r} in the knowledge base.")
 
 
-def score_parts(question: str, roles, models: list[dict] | None = None, names=()) -> dict:
-    """Why `retrieve` ranks each model as it does: {model id: {"keywords": matched keywords of the question,
-    "names": further keywords the layers' names match, "critical": share of critical evidence testable with
-    `roles`, "secondary": the same for secondary}}."""
+def score_parts(question: str, roles, models: list[dict] | None = None) -> dict:
+    """Why `retrieve` scores each model as it does: {model id: {"keywords": matched keywords of the question,
+    "critical": share of critical evidence testable with `roles`, "secondary": the same for secondary}}."""
     models = models if models is not None else load_knowledge()
-    question_text, names_text = _words(question), _words(" ".join(str(n) for n in names))
     roles = set(roles)
     parts = {}
     for model in models:
         critical, secondary = _coverage(model, roles)
-        asked, by_names = _named(model, question_text, names_text)
-        parts[model["id"]] = {"keywords": asked, "names": by_names, "critical": critical, "secondary": secondary}
+        parts[model["id"]] = {"keywords": asked_keywords(model, question), "critical": critical,
+                              "secondary": secondary}
     return parts

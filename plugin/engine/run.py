@@ -26,10 +26,11 @@ from ..vector_io import write_vector
 from ..zones import zones_frame
 from . import record as records
 from .contract import FAILED, INSUFFICIENT, Roles
-from .knowledge import load_knowledge, retrieve
+from .knowledge import load_knowledge, model_by_id, retrieve
 from .loop import Engine
+from .offline_questions import offline_question_problem
 from .prospectivity import map_prospectivity
-from .questions import asks_where, offline_question_problem, positive_choice
+from .questions import asks_where, positive_choice
 from .report import write_report
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -63,6 +64,13 @@ def _stamp(record: dict | None) -> str:
     if record is not None:
         return record["created_utc"]
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _recorded_knowledge(source: dict) -> list[dict]:
+    """The deposit models a record's run followed, as it ranked them: a replay follows the same models whatever
+    the retrieval of this version would rank first."""
+    return [dict(model_by_id(k["id"]), score=k["score"], testable=k["testable"], names=k.get("names", []))
+            for k in source["knowledge"]]
 
 
 def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
@@ -120,7 +128,8 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         if on_event is not None:
             on_event(event)
 
-    knowledge = retrieve(question, [spec.role for spec in layers], names=[spec.name for spec in layers])
+    knowledge = (_recorded_knowledge(source) if source is not None
+                 else retrieve(question, [spec.role for spec in layers], names=[spec.name for spec in layers]))
     try:  # every raster is read here, block by block (a damaged file is found before any model call)
         ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
                        favourable_units=mapping_parameters["favourable_units"])
@@ -147,8 +156,8 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                        "sam": sam, "favourability": mapping_parameters},
         "backend": source["backend"] if source else _backend_section(request.settings, roles),
         "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
-        "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"]}
-                      for k in knowledge],
+        "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"],
+                       "names": k.get("names", [])} for k in knowledge],
         "layers": [info.to_dict() for info in ws.layers],
     }
     try:

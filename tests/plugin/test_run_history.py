@@ -88,14 +88,15 @@ def test_the_deposit_model_its_runner_up_and_why(runs):
     assert choice["picked"]["id"] == record["knowledge"][0]["id"] == "porphyry_cu_mo_au"
     assert choice["runner_up"]["id"] == record["knowledge"][1]["id"]
     text = choice["text"]
-    assert text.startswith("Deposit model: Porphyry Cu-Mo-Au (score 15.83: the question names porphyry, copper; the "
-                           "layers' names name sericite;")  # the sample's "ASTER AlOH (sericite) index"
+    assert text.startswith("Deposit model: Porphyry Cu-Mo-Au (score 13.75: the question names porphyry")
     assert f"Runner-up: {record['knowledge'][1]['name']} (score {record['knowledge'][1]['score']:.2f}" in text
     gap = record["knowledge"][0]["score"] - record["knowledge"][1]["score"]
     assert f"scores {gap:.2f} higher" in text
     tie = dict(record, knowledge=[record["knowledge"][0], dict(record["knowledge"][1],
                                                                score=record["knowledge"][0]["score"] + 0.00001)])
     assert "The two tie; Porphyry Cu-Mo-Au comes first in the knowledge base" in model_choice(tie)["text"]
+    named = dict(tie, knowledge=[dict(tie["knowledge"][0], names=["greenstone"]), tie["knowledge"][1]])
+    assert "The two tie; the layers' names name greenstone, so it was followed" in model_choice(named)["text"]
     assert model_choice(dict(record, knowledge=[])) == {}
 
 

@@ -216,6 +216,14 @@ def test_run_disabled_with_a_message_while_inputs_are_invalid(dock, sample, tmp_
     assert problem() == (False, ["Set the model server's endpoint base URL in Lodestar settings (the gear button)."])
     dock.ui.questionEdit.setPlainText("How old is the granite?")  # a model server may answer it: not refused
     assert problem() == (False, ["Set the model server's endpoint base URL in Lodestar settings (the gear button)."])
+    settings = PluginSettings.load()
+    settings.models = dict(settings.models, verifier="offline")  # ... unless the offline reasoner is its verifier
+    settings.save()
+    dock.validate()
+    enabled, texts = problem()
+    assert not enabled and "names no deposit, commodity, target or alteration" in texts[0]
+    settings.models = dict(settings.models, verifier="")
+    settings.save()
     dock.ui.questionEdit.setPlainText(PRESETS[2][1])
     dock.ui.backendCombo.setCurrentIndex(dock.ui.backendCombo.findData("offline"))
     assert problem() == (True, [])

@@ -52,3 +52,20 @@ def test_a_place_off_the_grid_or_a_layer_without_data_has_an_infinite_gap():
     assert math.isinf(gap_to_corridor(distance, Point(-5000, -5000).buffer(10), GRID))
     empty = np.ma.masked_all((GRID.height, GRID.width), dtype="float32")
     assert np.isinf(corridor_distance(empty, "low", GRID.pixel_size)).all()
+
+
+def test_a_fault_mask_keeps_only_its_faults_as_the_corridor():
+    """A 0 / 1 mask with faults on 1 % of its cells: the 85th percentile is 0, and a cut at or above 0 would make the
+    whole layer a corridor (every place at gap 0)."""
+    mask = np.zeros((GRID.height, GRID.width), dtype="float32")
+    mask[:, 100:102] = 1.0
+    distance = corridor_distance(np.ma.masked_array(mask), "high", GRID.pixel_size)
+    assert (distance == 0).sum() == 2 * GRID.height
+    assert distance[0, 0] == pytest.approx(100 * PIXEL)
+    flat = corridor_distance(np.ma.masked_array(np.ones_like(mask)), "high", GRID.pixel_size)
+    assert np.isinf(flat).all()  # a constant layer has no corridor
+
+
+def test_an_empty_place_has_an_infinite_gap():
+    distance = corridor_distance(_distance_to_a_fault_at_column(100), "low", GRID.pixel_size)
+    assert math.isinf(gap_to_corridor(distance, Point(5000, 5000).buffer(0).buffer(-1), GRID))

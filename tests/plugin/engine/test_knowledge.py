@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -76,11 +77,36 @@ def test_a_commodity_question_takes_the_deposit_type_from_the_layers_names(names
     assert asked["id"] == "orogenic_gold"
 
 
-def test_as_is_arsenic_in_a_layer_name_but_a_word_in_a_question():
+def test_gold_over_a_porphyry_sample_follows_the_porphyry_cu_au_model():
+    """Porphyry Cu-Mo-Au and IOCG systems carry gold (their commodities say so): a gold question over the sample's
+    porphyry layers ties the porphyry and epithermal models and the porphyry model, first, is followed."""
+    from lodestar.plugin.case import read_case
+
+    case = read_case(Path(KNOWLEDGE_PATH).parents[1] / "sample" / "porphyry-demo")
+    ranked = retrieve("Is there gold here?", [s.role for s in case.layers], names=[s.name for s in case.layers])
+    assert ranked[0]["id"] == "porphyry_cu_mo_au"
+    assert all("gold" in model_by_id(m)["keywords"] for m in ("porphyry_cu_mo_au", "iocg"))
+
+
+def test_names_of_what_a_layer_measures_do_not_choose_the_model():
+    """"ferric iron index" names what the layer measures (its role): it does not make the generic question a skarn
+    question (iron is a skarn keyword); "as" counts as arsenic only in a geochemistry layer's name."""
+    question = "Given these layers, can mineral deposits be detected in this area? Answer: A. Yes B. No."
+    roles = ["iron_oxide", "structure", "geological_map"]
+    plain = retrieve(question, roles)
+    named = retrieve(question, roles, names=["ferric iron index", "Faults as mapped", "geological map"])
+    assert [m["id"] for m in named] == [m["id"] for m in plain]
+    assert all(m["names"] == [] for m in named)
+    survey = retrieve("Is there gold here?", ["geochemistry", "structure"], names=["As ppm", "faults"], top=7)
+    assert next(m for m in survey if m["id"] == "carlin_type_gold")["names"] == ["as"]
+    assert survey[0]["id"] == "carlin_type_gold"
+
+
+def test_as_is_a_word_in_a_question():
     from lodestar.plugin.engine.knowledge import score_parts
 
-    parts = score_parts("Is this as prospective for gold as the belt next door?", ["geochemistry"], names=["As ppm"])
-    assert parts["carlin_type_gold"]["keywords"] == ["gold"] and parts["carlin_type_gold"]["names"] == ["as"]
+    parts = score_parts("Is this as prospective for gold as the belt next door?", ["geochemistry"])
+    assert parts["carlin_type_gold"]["keywords"] == ["gold"]
     plain = retrieve("Is this as prospective for gold as the belt next door?", ["geochemistry"], top=7)
     assert next(m for m in plain if m["id"] == "carlin_type_gold")["score"] == pytest.approx(
         next(m for m in plain if m["id"] == "orogenic_gold")["score"])  # gold and the same coverage: no 'as' bonus

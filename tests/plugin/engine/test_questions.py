@@ -55,37 +55,3 @@ def test_the_alteration_preset_is_an_alteration_question():
     assert answer_form({"A": "Porphyry", "B": "Skarn", "C": "Epithermal"}) is None
     assert alteration_choices({"A": "Clay and quartz", "B": "None"}) is None  # a choice naming two families
 
-
-def _problem(question):
-    from lodestar.plugin.engine.knowledge import load_knowledge
-    from lodestar.plugin.engine.questions import offline_question_problem
-
-    return offline_question_problem(question, parse_choices(question), load_knowledge())
-
-
-@pytest.mark.parametrize("question", [
-    "Where are Carlin-type gold deposits likely?",
-    "Where are orogenic gold deposits likely in the Murchison greenstone belts?",
-    "Given these layers, can mineral deposits be detected in this area? Answer: A. Yes B. No.",
-    "Is there Cu here?",  # an element symbol among the models' keywords
-    "Is the rock around the stock altered?",
-    "Does any part of it deserve exploration?",
-    ALTERATION,
-])
-def test_questions_about_deposits_commodities_targets_or_alteration_are_answerable_offline(question):
-    assert _problem(question) == ""
-
-
-@pytest.mark.parametrize("question, said", [
-    ("How old is the granite?", "names no deposit, commodity, target or alteration to look for"),
-    ("Is it as old as the sandstone?", "names no deposit"),  # "as" (arsenic among Carlin's keywords) is a word
-    ("Where are lithium pegmatite deposits likely?", "No deposit model of the knowledge base covers lithium"),
-    ("Is there oil here? Answer: A. Yes B. No", "covers oil"),
-    ("Which deposit type is this? Answer: A. Porphyry B. Skarn", "these choices are neither: A. Porphyry, B. Skarn"),
-])
-def test_other_questions_are_told_what_the_offline_reasoner_answers(question, said):
-    assert said in _problem(question)
-
-
-def test_a_covered_commodity_beside_an_uncovered_one_is_answerable():
-    assert _problem("Are there gold or lithium deposits here?") == ""

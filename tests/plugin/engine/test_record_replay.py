@@ -55,6 +55,24 @@ def test_offline_run_replays_byte_for_byte(case, tmp_path):
     assert again["trace"] == record["trace"] and again["created_utc"] == record["created_utc"]
 
 
+def test_a_replay_follows_the_deposit_models_its_record_names(case, tmp_path):
+    """A record from a version that ranked the models otherwise (here: skarn first, with its recorded score) is
+    replayed with those models, not re-ranked by this version's retrieval."""
+    first = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "run", dict(case.choices),
+                                         case_id=case.id))
+    record = read_record(first.outputs["record"])
+    assert record["knowledge"][0]["id"] == "porphyry_cu_mo_au"
+    older = dict(record, knowledge=[{"id": "skarn", "name": "Skarn", "score": 9.5, "testable": ["x"]},
+                                    *record["knowledge"]])
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(older), encoding="utf-8")
+    replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=path))
+    again = read_record(replay.outputs["record"])
+    assert [k["id"] for k in again["knowledge"]] == [k["id"] for k in older["knowledge"]]
+    assert again["knowledge"][0] == {"id": "skarn", "name": "Skarn (Cu, Au, Zn-Pb, W, Fe)", "score": 9.5,
+                                     "testable": ["x"], "names": []}
+
+
 def test_scripted_model_run_replays_without_a_server(case, tmp_path):
     """A run with refinement through the real openai client; its replay reaches no server and matches."""
     logs = []
