@@ -66,6 +66,7 @@ def _load(path: str) -> tuple:
 
 
 def plain_words(text: str) -> str:
+    """Lower-case letters and digits, every other run of characters one space, padded: phrases match as words."""
     return " " + re.sub(r"[^a-z0-9]+", " ", (text or "").lower()) + " "
 
 

@@ -91,4 +91,3 @@ def answer_form(choices: dict) -> str | None:
     if positive_choice(choices) is not None:
         return "yes_no"
     return "alteration" if alteration_choices(choices) else None
-
