@@ -258,6 +258,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             if exc.record is not None:
                 write_bytes_atomic(record, Path(exc.record).read_bytes())
             raise QgsProcessingException(" ".join(f"{exc.cause} The run record is {record}.".split())) from exc
+        except BaseException:  # refused or cancelled before a record: nothing of the run is worth keeping
+            shutil.rmtree(work, ignore_errors=True)
+            raise
         if result.stopped:  # the model server failed for good: the record and report first, then a non-zero exit
             for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
                 write_bytes_atomic(target, Path(source).read_bytes())

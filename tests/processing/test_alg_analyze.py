@@ -136,6 +136,18 @@ def test_the_yes_no_presets_are_answered_with_targets(run, tmp_path, question):
     assert len(gpd.read_file(result["OUTPUT_PROSPECTIVITY"])) >= 1
 
 
+def test_a_question_the_offline_reasoner_cannot_answer_is_refused_and_leaves_no_run_folder(run, tmp_path):
+    from qgis.core import QgsProcessingException, QgsProcessingUtils
+
+    temp = Path(QgsProcessingUtils.tempFolder())
+    before = set(temp.glob("lodestar-analyze-*"))
+    with pytest.raises(QgsProcessingException, match="names no deposit, commodity, target or alteration"):
+        run("lodestar:analyze", {"CASE": str(SAMPLE / "case.json"), "QUESTION": "How old is the granite?",
+                                 **_outputs(tmp_path)})
+    assert set(temp.glob("lodestar-analyze-*")) == before
+    assert list(tmp_path.iterdir()) == []  # no output written
+
+
 def test_favourable_low_names_or_positions_replace_the_guess(run, tmp_path):
     case = json.loads((SAMPLE / "case.json").read_text(encoding="utf-8"))
     rasters = [str(SAMPLE / layer["path"]) for layer in case["layers"][1:4]]
