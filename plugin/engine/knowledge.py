@@ -85,10 +85,9 @@ def _name_keywords(model: dict, layers) -> list[str]:
     for name, role in layers:
         text = plain_words(name)
         for keyword in model["keywords"]:
-            words = set(plain_words(keyword).split())
-            if keyword in found or words & MEASURED_WORDS or (len(keyword) <= 2 and role != "geochemistry"):
-                continue
-            if plain_words(keyword) in text:
+            phrase = plain_words(keyword)
+            if (keyword not in found and phrase in text and not set(phrase.split()) & MEASURED_WORDS
+                    and (len(keyword) > 2 or role == "geochemistry")):
                 found.append(keyword)
     return found
 

@@ -48,7 +48,7 @@ def _covered(models: list[dict]) -> set:
         for symbol in model.get("commodities", []):
             covered |= {_text(symbol), *(_text(n) for n in COMMODITY_NAMES.get(symbol.lower(), ()))}
         name_words = set(_text(model["name"]).split())
-        covered |= {_text(k) for k in model["keywords"] if set(_text(k).split()) & name_words}
+        covered |= {phrase for phrase in map(_text, model["keywords"]) if set(phrase.split()) & name_words}
     return covered
 
 
