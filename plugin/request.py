@@ -9,7 +9,7 @@ page).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
@@ -17,6 +17,7 @@ from .engine.questions import parse_choices
 from .errors import LodestarError
 from .raster_io import LayerSpec
 from .roles import check_role, guess_favourable, guess_role
+from .tools.categorical import names_units
 
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
@@ -74,9 +75,10 @@ def backend_settings(values: BackendValues, where: dict | None = None, *, checke
 
 
 def legend_beside(path) -> Path | None:
-    """A categorical map's legend CSV kept beside it as `<stem>_legend.csv` (as in a case folder), or None."""
+    """A categorical map's legend CSV kept beside it as `<stem>_legend.csv` (as in a case folder), or None; a table
+    of class counts kept under that name (no column of names) is not a legend of units."""
     legend = Path(path).with_name(f"{Path(path).stem}_legend.csv")
-    return legend if legend.is_file() else None
+    return legend if legend.is_file() and names_units(legend) else None
 
 
 def guess_file_role(path, *texts: str) -> str:
@@ -92,6 +94,29 @@ def evidence_spec(path, role: str, name: str, favourable: str | None = None) -> 
     path = Path(path)
     role = check_role(role)
     return LayerSpec(path, role, name, favourable or guess_favourable(path, role, name), legend_beside(path))
+
+
+def distinct_names(layers: list[LayerSpec]) -> tuple[list[LayerSpec], list[str]]:
+    """`layers` with distinct names, and a line per renamed layer: a name several layers share (a map's raster and
+    its polygons, both 'greenstone' after their files) becomes each one's file name ('greenstone.tif',
+    'greenstone.gpkg'), or the name and file name, numbered when even those are shared."""
+    names = [spec.name for spec in layers]
+    if len(set(names)) == len(names):
+        return list(layers), []
+    renamed, lines, taken = [], [], {n for n in names if names.count(n) == 1}
+    for spec in layers:
+        name = spec.name
+        if names.count(name) > 1:
+            file_name = Path(spec.path).name
+            base = file_name if Path(spec.path).stem == name else f"{name} ({file_name})"
+            name, number = base, 2
+            while name in taken:
+                name, number = f"{base} {number}", number + 1
+            lines.append(f"{spec.name} ({spec.path}) is named {name}: layer names must be distinct.")
+            spec = replace(spec, name=name)
+        taken.add(name)
+        renamed.append(spec)
+    return renamed, lines
 
 
 def is_categorical_map(spec: LayerSpec) -> bool:

@@ -24,7 +24,7 @@ from ..plugin.case import read_case
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
 from ..plugin.files import write_bytes_atomic
-from ..plugin.request import build_request, replay_request
+from ..plugin.request import build_request, distinct_names, replay_request
 from ..plugin.roles import ROLES, check_role
 from ..plugin.vector_io import check_output_path, write_vector
 from . import backend_params, mapping_params
@@ -203,8 +203,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             feedback.pushInfo("Roles guessed from the layer names: " + ", ".join(
                 f"{n} = {r}" for n, r in zip(names, roles)))
         low = _parse_favourable_low(self.parameterAsString(parameters, self.FAVOURABLE_LOW, context), layers)
-        return [layer_spec(layer, role, folder, None if low is None else "low" if i in low else "high")
-                for i, (layer, role) in enumerate(zip(layers, roles))]
+        specs, renamed = distinct_names([layer_spec(layer, role, folder, None if low is None else "low" if i in low
+                                                    else "high") for i, (layer, role) in enumerate(zip(layers, roles))])
+        for line in renamed:
+            feedback.pushInfo(line)
+        return specs
 
     def request(self, parameters, context, feedback, work: Path) -> AnalysisRequest:
         """The request the parameters give, built by the core's one request builder (as the dock's)."""

@@ -29,22 +29,8 @@ _NAME_COLUMNS = ("name", "unit", "unit_name", "label", "code", "symbol", "descri
 def read_legend(path) -> dict[int, str]:
     """Unit names by code from a legend CSV (`value,name[,...]`, header required)."""
     path = Path(path)
-    if not path.exists():
-        raise LodestarError(f"Legend file not found: {path}. Give a CSV with columns value,name.")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:  # legends exported by desktop GIS are often in a Windows code page
-        text = path.read_text(encoding="cp1252", errors="replace")
-    rows = list(csv.reader(io.StringIO(text, newline="")))
-    rows = [r for r in rows if any(cell.strip() for cell in r)]
-    if len(rows) < 2:
-        raise LodestarError(f"Legend {path.name} has no entries; it needs a header and one row per unit.")
-    header = [h.strip().lower() for h in rows[0]]
-    body = rows[1:]
-    value_col = next((header.index(c) for c in _VALUE_COLUMNS if c in header), 0)
-    name_col = next((header.index(c) for c in _NAME_COLUMNS if c in header and header.index(c) != value_col), None)
-    if name_col is None:
-        name_col = next((i for i in range(len(header)) if i != value_col and not _numeric_column(body, i)), None)
+    header, body = _legend_rows(path)
+    value_col, name_col = _legend_columns(header, body)
     if name_col is None:
         raise LodestarError(f"Legend {path.name} has no column of unit names; add a column 'name'.")
     legend = {}
@@ -56,6 +42,39 @@ def read_legend(path) -> dict[int, str]:
         name = row[name_col].strip() if name_col < len(row) else ""
         legend[code] = name or str(code)
     return legend
+
+
+def names_units(path) -> bool:
+    """Whether a CSV is a legend of units: a column of names beside the codes. A table of class counts
+    (`VALUE,COUNT`, as GIS exports beside a reclassified raster) is not."""
+    try:
+        return _legend_columns(*_legend_rows(Path(path)))[1] is not None
+    except LodestarError:
+        return True  # a malformed legend is still meant as one: reading it says what is wrong
+
+
+def _legend_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    """The lower-cased header and the non-blank rows of a legend CSV."""
+    if not path.exists():
+        raise LodestarError(f"Legend file not found: {path}. Give a CSV with columns value,name.")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:  # legends exported by desktop GIS are often in a Windows code page
+        text = path.read_text(encoding="cp1252", errors="replace")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    rows = [r for r in rows if any(cell.strip() for cell in r)]
+    if len(rows) < 2:
+        raise LodestarError(f"Legend {path.name} has no entries; it needs a header and one row per unit.")
+    return [h.strip().lower() for h in rows[0]], rows[1:]
+
+
+def _legend_columns(header: list[str], body: list[list[str]]) -> tuple[int, int | None]:
+    """The value column (by name, else the first) and the name column (by name, else the first text column)."""
+    value_col = next((header.index(c) for c in _VALUE_COLUMNS if c in header), 0)
+    name_col = next((header.index(c) for c in _NAME_COLUMNS if c in header and header.index(c) != value_col), None)
+    if name_col is None:
+        name_col = next((i for i in range(len(header)) if i != value_col and not _numeric_column(body, i)), None)
+    return value_col, name_col
 
 
 def _numeric_column(rows: list[list[str]], index: int) -> bool:

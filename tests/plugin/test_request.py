@@ -12,8 +12,11 @@ from lodestar.plugin.request import (
     backend_problem,
     backend_settings,
     build_request,
+    distinct_names,
     evidence_spec,
+    guess_file_role,
     is_categorical_map,
+    legend_beside,
     parse_favourable_units,
 )
 
@@ -139,3 +142,33 @@ def test_request_mapping_fields(tmp_path):
         build_request(layers, "Gold?", tmp_path, BackendValues(), calibrate="svm", deposits="d.gpkg")
     with pytest.raises(LodestarError, match=r"^Set AREA_SHARE between 0\.5% and 50% of the analysed area, not 60\.0%"):
         build_request(layers, "Gold?", tmp_path, BackendValues(), area_share=0.6, where=where)
+
+
+def test_a_table_of_class_counts_beside_a_raster_is_no_legend_of_units(tmp_path):
+    """The Great Basin survey ships `as_rcl_legend.csv` (VALUE,COUNT) beside its arsenic classes: no unit names, so
+    the arsenic layer stays a measured index and is not guessed a geological map (before, the run was refused)."""
+    (tmp_path / "as_rcl_legend.csv").write_text("VALUE,COUNT\n1,13\n2,44\n", encoding="utf-8")
+    assert legend_beside(tmp_path / "as_rcl.tif") is None
+    assert evidence_spec(tmp_path / "as_rcl.tif", "geochemistry", "as_rcl").legend is None
+    (tmp_path / "belts_legend.csv").write_text("VALUE,COUNT,CODE\n1,31211,TPC\n", encoding="utf-8")
+    assert legend_beside(tmp_path / "belts.tif") == tmp_path / "belts_legend.csv"
+    assert guess_file_role(tmp_path / "belts.tif", "belts") == "geological_map"
+    assert guess_file_role(tmp_path / "as_rcl.tif", "counts") == "other"
+    (tmp_path / "broken_legend.csv").write_text("value,name\n", encoding="utf-8")  # meant as a legend: kept, and
+    assert legend_beside(tmp_path / "broken.tif") == tmp_path / "broken_legend.csv"  # reading it says what is wrong
+
+
+def test_names_several_layers_share_become_their_file_names(tmp_path):
+    layers = [LayerSpec(tmp_path / "greenstone.tif", "geological_map", "greenstone"),
+              LayerSpec(tmp_path / "greenstone.gpkg", "geological_map", "greenstone"),
+              LayerSpec(tmp_path / "faults.gpkg", "structure", "faults"),
+              LayerSpec(tmp_path / "a" / "as.tif", "geochemistry", "arsenic"),
+              LayerSpec(tmp_path / "b" / "as.tif", "geochemistry", "arsenic")]
+    renamed, lines = distinct_names(layers)
+    assert [spec.name for spec in renamed] == ["greenstone.tif", "greenstone.gpkg", "faults", "arsenic (as.tif)",
+                                               "arsenic (as.tif) 2"]
+    assert [spec.path for spec in renamed] == [spec.path for spec in layers]
+    assert lines[0] == (f"greenstone ({tmp_path / 'greenstone.tif'}) is named greenstone.tif: layer names must be "
+                        "distinct.")
+    assert len(lines) == 4
+    assert distinct_names(layers[2:4]) == (layers[2:4], [])
