@@ -42,6 +42,7 @@ from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.coincidence import SCALES, SHELL_SCALES
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ..plugin.engine.corridors import CORRIDOR_PERCENTILE, corridor_distance, gap_to_corridor
+from ..plugin.engine.pathfinders import model_layers
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M
 
@@ -127,7 +128,7 @@ class OfflineReasoner:
         steps: list[PlanStep] = []
         planned: dict = {}
         for item in model.get("evidence", []):
-            for info in ws.layers:
+            for info in self._evidence_layers(ws):
                 if info.role not in item["roles"]:
                     continue
                 if info.name in planned:
@@ -408,7 +409,7 @@ class OfflineReasoner:
             if node.observation.calls and "bounds" in node.observation.calls[-1].get("params", {}):
                 zoomed |= set(ws.zones_of(node.step.index)["zone_id"])
         items = _seed_items(ws.deposit_model)
-        if items and not {info.role for info in ws.layers}.intersection(items[0]["roles"]):
+        if items and not {info.role for info in self._evidence_layers(ws)}.intersection(items[0]["roles"]):
             items = items[:1]  # the first item cannot be tested at all: no partner stands in for it
         out = []
         for item in items:
@@ -488,7 +489,7 @@ class OfflineReasoner:
         is sought at or around it as a coincidence (at the partner's distance)."""
         model = ws.deposit_model
         out: dict = {}
-        present_roles = {info.role for info in ws.layers}
+        present_roles = {info.role for info in self._evidence_layers(ws)}
         core_family = FAMILY.get(core["role"], "other")
         items = _seed_items(model)
         seeds, first = {item["id"]: item for item in items}, items[0]
@@ -556,8 +557,8 @@ class OfflineReasoner:
         centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too."""
         from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
-        layers = [info for info in ws.layers if info.role in roles and FAMILY.get(info.role, "other") != core_family
-                  and self._measurable(info)]
+        layers = [info for info in self._evidence_layers(ws)
+                  if info.role in roles and FAMILY.get(info.role, "other") != core_family and self._measurable(info)]
         if not layers:
             return None
         grid = ws.raster_set.grid
@@ -610,8 +611,8 @@ class OfflineReasoner:
         grid = ws.raster_set.grid
         pixel = max(abs(v) for v in grid.pixel_size)
         radii = sorted({quantised(max(m * _per_metre(ws) / pixel, MIN_RADIUS_PX)) for m in JOINT_RADII_M})
-        cores = [i for i in ws.layers if i.role in first["roles"] and self._measurable(i)]
-        partners = [i for i in ws.layers if i.role in partner["roles"] and self._measurable(i)]
+        cores = [i for i in self._evidence_layers(ws) if i.role in first["roles"] and self._measurable(i)]
+        partners = [i for i in self._evidence_layers(ws) if i.role in partner["roles"] and self._measurable(i)]
         pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
                  if FAMILY.get(a.role, "other") != FAMILY.get(b.role, "other")]
         if not pairs:
@@ -650,6 +651,12 @@ class OfflineReasoner:
                     out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
                                        "zones": [partner_layer], "measured": text}
         return out
+
+    @staticmethod
+    def _evidence_layers(ws) -> list:
+        """The layers that may be evidence for the deposit model: all but geochemistry of elements that are not
+        its pathfinders (plugin.engine.pathfinders)."""
+        return model_layers(ws.layers, ws.deposit_model)
 
     @staticmethod
     def _measurable(info) -> bool:
@@ -753,7 +760,7 @@ class OfflineReasoner:
         first, found = items[0], assessment.get(items[0]["id"], {})
         if len(items) < 2 or core["seed"] == first["id"] or found.get("status") != "missing":
             return None
-        renderings = [info for info in ws.layers if info.role in first["roles"]]
+        renderings = [info for info in self._evidence_layers(ws) if info.role in first["roles"]]
         if not renderings or any(info.kind != "rgb" for info in renderings):
             return None
         reach = found.get("reach") or self._reach(ws, items[1].get("near_m", 1000.0))
@@ -834,7 +841,7 @@ class OfflineReasoner:
             critical = {i: False for i, item in items.items() if item["level"] == "critical"}
             secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
             core_item = items[next(iter(critical))] if critical else None
-            present = {info.role for info in ws.layers}
+            present = {info.role for info in self._evidence_layers(ws)}
             if core_item is not None and not present.intersection(core_item["roles"]):
                 rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
                              f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}. "

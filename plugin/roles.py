@@ -29,8 +29,9 @@ _ROLE_WORDS = (
     ("iron_oxide", r"iron|ferric|ferrous|goethite|hematite|gossan|\bfe\b"),
     ("hydrothermal_alteration", r"hydrotherm|alter|aloh|hydroxyl|oh.?index"),
     ("structure", r"fault|falha|lineament|structur|fracture|shear"),
-    ("geochemistry", r"geochem|stream|sediment|soil|_rcl|\b(as|sb|au|cu|mo|zn|pb|ag|hg)\b"),
-    ("geophysics", r"magnet|gravity|radiometr|geophys|\bmag\b|\btmi\b"),
+    ("geophysics", r"magnet|gravity|radiometr|gamma|geophys|\bmag\b|\btmi\b|\be(th|u)\b"),
+    ("geochemistry", r"geochem|stream|sediment|soil|\bpp[mb]\b|assay"
+                     r"|\b(as|sb|au|cu|mo|zn|pb|ag|hg|bi|te|sn|ni|co|cr|mn|ba|sr|li|k|ca|al)\b"),
     ("geological_map", r"geolog|litho|unit|formation|bedrock"),
 )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..roles import ROLES
+from .pathfinders import ELEMENTS
 from .questions import ALTERATION_WORDS
 
 KNOWLEDGE_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "deposit_models.json"
@@ -40,6 +41,10 @@ def _check_model(model: dict, where: str) -> None:
             if ref in item and item[ref] not in ids:
                 raise LodestarError(f"{where}: {model['id']}/{item['id']}: {ref} must name an earlier item.")
         ids.add(item["id"])
+    unknown = [e for e in model.get("pathfinders", []) if str(e).lower() not in ELEMENTS]
+    if unknown:
+        raise LodestarError(f"{where}: {model['id']}: unknown pathfinder elements {unknown}; known: "
+                            f"{', '.join(sorted(ELEMENTS))}.")
     if not any(item["level"] == "critical" for item in model["evidence"]):
         raise LodestarError(f"{where}: deposit model {model['id']!r} has no critical evidence.")
     missing = [k for k in LOCALIZATION_KEYS if k not in model["localization"]]

@@ -2,13 +2,15 @@
 
 Weights by layer role and the fault proximity (metres) come from the deposit model's
 `favourability` entry; the reasons quote the model's evidence items. Layers that cannot be scored
-(renderings, unit maps with no recognisable favourable unit, roles the model does not use) are
-returned with the reason, so every layer either feeds the surface or is accounted for.
+(renderings, unit maps with no recognisable favourable unit, roles the model does not use, geochemistry of
+elements that are not its pathfinders) are returned with the reason, so every layer either feeds the surface
+or is accounted for.
 """
 from __future__ import annotations
 
 import re
 
+from ..engine.pathfinders import off_model_reason
 from .evidence import EvidenceSpec
 from .transforms import matched_units
 
@@ -36,7 +38,10 @@ def knowledge_specs(layer_infos, deposit_model: dict, favourable_units: dict | N
                         if i.role == "structure" and i.kind == "index" and i.favourable == "low"]
     for info in layer_infos:
         weight = model.weight(info.role)
-        if info.kind == "rgb":
+        off_model = off_model_reason(info.name, info.role, deposit_model)
+        if off_model:
+            reason = off_model
+        elif info.kind == "rgb":
             reason = ("an RGB rendering: its colours are a picture, not measured values, so it cannot be scaled "
                       "into favourability (the executor's colour tools still read it)")
         elif not weight:

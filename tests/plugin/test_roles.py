@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 import rasterio
 from rasterio.transform import from_origin
 
@@ -35,3 +36,13 @@ def test_masks_densities_and_other_roles_stay_favourable_high(tmp_path):
     assert guess_favourable(density, "structure", "lineament density") == "high"
     assert guess_favourable(GREAT_BASIN / "as_rcl.tif", "geochemistry", "as_rcl") == "high"
     assert guess_favourable(GREAT_BASIN / "gbfaults3.gpkg", "structure", "gbfaults3") == "high"  # a vector
+
+
+@pytest.mark.parametrize("name, role", [
+    ("al_rcl", "geochemistry"), ("ca_rcl", "geochemistry"), ("k_rcl", "geochemistry"),  # a survey's element classes
+    ("Cu ppm", "geochemistry"), ("co_ppb", "geochemistry"),
+    ("radiometric K", "geophysics"), ("eTh", "geophysics"), ("gamma-ray potassium", "geophysics"),
+    ("stdyarea250", "other"),
+])
+def test_element_symbols_name_geochemistry_and_radiometrics_are_geophysics(name, role):
+    assert guess_role(name) == role

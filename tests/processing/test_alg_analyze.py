@@ -94,19 +94,66 @@ def test_a_real_district_from_its_files_alone(run, tmp_path):
     assert deposits.geometry.within(targets.unary_union).sum() >= 200  # of 255 (204 with the case file)
 
 
+def test_a_map_and_its_polygons_named_alike_are_told_apart_by_their_file_names(run, tmp_path):
+    """Murchison's bedrock map as a raster and as polygons, both 'greenstone' after their files, with the faults:
+    each takes its file name (before, the run was refused: "Layer names must be unique"), and both are evidence."""
+    import shutil
+
+    import rasterio
+    from rasterio.features import shapes
+    from shapely.geometry import shape
+
+    murchison = ROOT / "tests" / "data" / "murchison-gold"
+    for name in ("greenstone.tif", "greenstone_legend.csv", "faults.gpkg"):
+        shutil.copy(murchison / name, tmp_path / name)
+    with rasterio.open(murchison / "greenstone.tif") as source:
+        belts = [shape(geometry) for geometry, code in shapes(source.read(1), transform=source.transform)
+                 if code == 1]
+        crs = source.crs
+    gpd.GeoDataFrame({"unit": ["greenstone"] * len(belts)}, geometry=belts, crs=crs).to_file(
+        tmp_path / "greenstone.gpkg", driver="GPKG")
+    rasters = [str(tmp_path / name) for name in ("greenstone.tif", "greenstone.gpkg", "faults.gpkg")]
+    result = run("lodestar:analyze", {"RASTERS": rasters, "QUESTION": "Where should we explore for gold?",
+                                      **_outputs(tmp_path / "out")})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [(i["name"], i["role"]) for i in record["layers"]] == [
+        ("greenstone.tif", "geological_map"), ("greenstone.gpkg", "geological_map"), ("faults", "structure")]
+    assert {w["layer"] for w in record["favourability"]["weights"]} == {"greenstone.tif", "greenstone.gpkg", "faults"}
+    assert (result["ANSWER"], result["VALID"]) == ("A", 1)
+
+
 def test_a_gold_question_on_great_basin_files_tests_the_carlin_model_its_survey_points_to(run, tmp_path):
-    """"Is there gold here?" over the Great Basin's files (As and Sb stream-sediment classes, fault distance classes,
-    the fault lines, the bare-code geology with its carbonate units named): orogenic and Carlin-type gold tie on the
+    """"Is there gold here?" over the Great Basin's files as its survey ships them (As and Sb stream-sediment classes,
+    As with a table of class counts beside it, a potassium layer of the same survey, fault distance classes, the
+    fault lines, the bare-code geology with its carbonate units named): orogenic and Carlin-type gold tie on the
     question and the roles, the As-Sb survey names Carlin-type (before, the orogenic model was followed, found no
-    alteration on its shears and answered No with no map)."""
+    alteration on its shears and answered No with no map). The class counts are no legend of units (before, the
+    run was refused for it), and potassium is no Carlin-type pathfinder (before, it was an As-Sb anomaly step)."""
+    import shutil
+
+    import rasterio
+
     great_basin = ROOT / "tests" / "data" / "great-basin-gold"
-    files = ["geologia.tif", "as_rcl.tif", "sb_rcl.tif", "falha_rcl.tif", "gbfaults3.gpkg"]
-    result = run("lodestar:analyze", {"RASTERS": [str(great_basin / name) for name in files],
-                                      "QUESTION": "Is there gold here?", "FAVOURABLE_UNITS": "LPZE, UPZC, LPZ",
-                                      **_outputs(tmp_path)})
+    files = ["geologia.tif", "geologia_legend.csv", "as_rcl.tif", "sb_rcl.tif", "falha_rcl.tif", "gbfaults3.gpkg"]
+    for name in files:
+        shutil.copy(great_basin / name, tmp_path / name)
+    (tmp_path / "as_rcl_legend.csv").write_text("VALUE,COUNT\n1,13\n2,44\n3,252\n", encoding="utf-8")
+    with rasterio.open(great_basin / "sb_rcl.tif") as source:
+        profile, values = source.profile, source.read(1)
+    with rasterio.open(tmp_path / "k_rcl.tif", "w", **profile) as target:
+        target.write(values[::-1, ::-1], 1)  # a surface with its highs away from the antimony highs
+    rasters = [str(tmp_path / name) for name in files if not name.endswith(".csv")] + [str(tmp_path / "k_rcl.tif")]
+    result = run("lodestar:analyze", {"RASTERS": rasters, "QUESTION": "Is there gold here?",
+                                      "FAVOURABLE_UNITS": "LPZE, UPZC, LPZ", **_outputs(tmp_path / "out")})
     record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
     assert [k["id"] for k in record["knowledge"][:2]] == ["carlin_type_gold", "orogenic_gold"]
     assert (result["ANSWER"], result["VALID"]) == ("A", 1)
+    layers = {info["name"]: info for info in record["layers"]}
+    assert (layers["as_rcl"]["role"], layers["as_rcl"]["kind"]) == ("geochemistry", "index")
+    assert layers["k_rcl"]["role"] == "geochemistry"
+    assert all("k_rcl" not in step["layers"] for step in record["plan"])
+    assert record["favourability"]["unused"] == [{"layer": "k_rcl", "reason": "Potassium is not a pathfinder of "
+                                                  "Carlin-type sediment-hosted gold (Au, As, Sb, Hg, Tl)."}]
     targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
     deposits = gpd.read_file(great_basin / "TrainGP.gpkg").to_crs(targets.crs)
     assert deposits.geometry.within(targets.unary_union).sum() >= 24  # of 32 (25 with the case file)

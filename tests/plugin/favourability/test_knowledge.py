@@ -115,3 +115,13 @@ def test_great_basin_plan():
     assert chosen[arsenic].transform == chosen[antimony].transform == "percentile_rank"  # classes, not ppm
     assert chosen[falha].membership == "invert"
     assert [item["layer"] for item in left_out] == [faults]
+
+
+def test_geochemistry_of_elements_that_are_no_pathfinders_is_left_out_with_its_reason():
+    infos = [LayerInfo("as_rcl", "geochemistry", "index", stats={"min": 1.0, "p50": 13.0, "max": 25.0}),
+             LayerInfo("k_rcl", "geochemistry", "index", stats={"min": 1.0, "p50": 10.0, "max": 20.0}),
+             LayerInfo("soil PC1", "geochemistry", "index", stats={"min": -2.0, "p50": 0.1, "max": 5.0})]
+    specs, left_out = knowledge_specs(infos, CARLIN)
+    assert [s.layer for s in specs] == ["as_rcl", "soil PC1"]
+    assert left_out == [{"layer": "k_rcl", "reason": "Potassium is not a pathfinder of Carlin-type sediment-hosted "
+                                                     "gold (Au, As, Sb, Hg, Tl)."}]
