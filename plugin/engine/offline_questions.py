@@ -22,6 +22,13 @@ OTHER_COMMODITIES = {"lithium": "lithium", "li": "lithium", "nickel": "nickel", 
                      "vanadium": "vanadium", "graphite": "graphite", "coal": "coal", "oil": "oil", "gas": "gas",
                      "vms": "volcanogenic massive sulphide", "sedex": "SEDEX", "mvt": "Mississippi Valley-type"}
 """Commodities and deposit types a question may name that no bundled deposit model covers (word: what to call it)."""
+OTHER_DEPOSIT_TYPES = {"ni cu": "magmatic Ni-Cu sulphide", "cu ni": "magmatic Ni-Cu sulphide",
+                       "nickel copper": "magmatic Ni-Cu sulphide", "copper nickel": "magmatic Ni-Cu sulphide",
+                       "magmatic sulphide": "magmatic sulphide", "magmatic sulfide": "magmatic sulphide",
+                       "massive sulphide": "volcanogenic massive sulphide",
+                       "massive sulfide": "volcanogenic massive sulphide"}
+"""Deposit types that name a covered commodity among others ("Ni-Cu sulphide"): a question naming one asks about a
+deposit type no model covers, unless it also names a covered deposit type."""
 
 
 def _singular(word: str) -> str:
@@ -39,17 +46,17 @@ def _text(text: str) -> str:
     return " " + " ".join(_singular(w) for w in plain_words(text).split()) + " "
 
 
-def _covered(models: list[dict]) -> set:
-    """What the models cover, as singular phrases: each model's commodities (symbols and names) and its deposit-type
-    keywords, those sharing a word with its name ("carlin-type" and "sediment-hosted" with "Carlin-type
-    sediment-hosted gold")."""
-    covered = set()
+def _covered(models: list[dict]) -> tuple[set, set]:
+    """What the models cover, as singular phrases: (deposit types, commodities). The types are each model's
+    keywords sharing a word with its name ("carlin-type" and "sediment-hosted" with "Carlin-type sediment-hosted
+    gold"), but not its commodities ("cu" with "Porphyry Cu-Mo-Au"): their symbols and names."""
+    types, commodities = set(), set()
     for model in models:
         for symbol in model.get("commodities", []):
-            covered |= {_text(symbol), *(_text(n) for n in COMMODITY_NAMES.get(symbol.lower(), ()))}
+            commodities |= {_text(symbol), *(_text(n) for n in COMMODITY_NAMES.get(symbol.lower(), ()))}
         name_words = set(_text(model["name"]).split())
-        covered |= {phrase for phrase in map(_text, model["keywords"]) if set(phrase.split()) & name_words}
-    return covered
+        types |= {phrase for phrase in map(_text, model["keywords"]) if set(phrase.split()) & name_words}
+    return types - commodities, commodities
 
 
 def offline_question_problem(question: str, choices: dict, models: list[dict]) -> str:
@@ -70,9 +77,13 @@ def offline_question_problem(question: str, choices: dict, models: list[dict]) -
     if form == "alteration":
         return ""
     text = _text(str(question or "").split("Answer:", 1)[0])
-    if any(phrase in text for phrase in _covered(models)):
+    types, commodities = _covered(models)
+    if any(phrase in text for phrase in types):
         return ""
-    other = next((name for word, name in OTHER_COMMODITIES.items() if _text(word) in text), None)
+    other = next((name for words, name in OTHER_DEPOSIT_TYPES.items() if _text(words) in text), None)
+    if other is None and any(phrase in text for phrase in commodities):
+        return ""
+    other = other or next((name for word, name in OTHER_COMMODITIES.items() if _text(word) in text), None)
     if other:
         known = ", ".join(model["name"] for model in models)
         return (f"No deposit model of the knowledge base covers {other}; the offline reasoner knows {known}. Ask "

@@ -37,6 +37,9 @@ def test_questions_about_a_covered_deposit_commodity_target_or_alteration_are_an
     ("Is there lithium in the pegmatite veins?", "covers lithium"),
     ("Are nickel sulphide deposits likely in this greenstone belt?", "covers nickel"),
     ("Is there Sn here? Answer: A. Yes B. No", "covers tin"),
+    ("Are there Ni-Cu sulphide deposits here?", "covers magmatic Ni-Cu sulphide"),  # Cu alone is porphyry's
+    ("Where are copper-nickel deposits likely?", "covers magmatic Ni-Cu sulphide"),
+    ("Is this a massive sulfide district?", "covers volcanogenic massive sulphide"),
     ("Which deposit type is this? Answer: A. Porphyry B. Skarn", "these choices are neither: A. Porphyry, B. Skarn"),
 ])
 def test_other_questions_are_told_what_the_offline_reasoner_answers(question, said):
@@ -45,3 +48,4 @@ def test_other_questions_are_told_what_the_offline_reasoner_answers(question, sa
 
 def test_a_covered_commodity_beside_an_uncovered_one_is_answerable():
     assert _problem("Are there gold or lithium deposits here?") == ""
+    assert _problem("Is there a porphyry Cu-Ni system here?") == ""  # a covered deposit type is named
