@@ -84,7 +84,7 @@ def legend_beside(path) -> Path | None:
 def guess_file_role(path, *texts: str) -> str:
     """The role `guess_role` reads in a layer's words; a layer whose words tell nothing but whose file (`path`, or
     None) has a legend of units beside it is a geological map."""
-    role = guess_role(*texts)
+    role = guess_role(*texts, named=[*texts[:1], *([Path(path).stem] if path is not None else [])])
     return "geological_map" if role == "other" and path is not None and legend_beside(path) is not None else role
 
 

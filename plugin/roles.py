@@ -24,16 +24,20 @@ ROLES = (
 _ROLE_WORDS = (
     ("false_color_composite", r"false.?colou?r|fcc|composite|rgb"),
     ("silicification", r"silic|silica|quartz|\bsi\b"),
-    ("propylitic_alteration", r"propyl|chlorite|epidote|mgoh|carbonate|calcite"),
+    ("propylitic_alteration", r"propyl|chlorite|epidote|mg.?oh|carbonate|calcite"),
     ("argillic_alteration", r"argill|kaolin|alunite|clay|sericite|phyllic"),
     ("iron_oxide", r"iron|ferric|ferrous|goethite|hematite|gossan|\bfe\b"),
-    ("hydrothermal_alteration", r"hydrotherm|alter|aloh|hydroxyl|oh.?index"),
+    ("hydrothermal_alteration", r"hydrotherm|alter|al.?oh|hydroxyl|oh.?index"),
     ("structure", r"fault|falha|lineament|structur|fracture|shear"),
-    ("geophysics", r"magnet|gravity|radiometr|gamma|geophys|\bmag\b|\btmi\b|\be(th|u)\b"),
-    ("geochemistry", r"geochem|stream|sediment|soil|\bpp[mb]\b|assay"
-                     r"|\b(as|sb|au|cu|mo|zn|pb|ag|hg|bi|te|sn|ni|co|cr|mn|ba|sr|li|k|ca|al)\b"),
+    ("geochemistry", r"geochem|stream|sediment|soil|assay"),
+    ("geophysics", r"magnet|gravity|bouguer|radiometr|gamma|geophys|\bmag\b|\btmi\b|\be?(th|u)\b"
+                   r"|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"),
     ("geological_map", r"geolog|litho|unit|formation|bedrock"),
 )
+"""Words that tell a role, tried in order on a layer's name, title, abstract, keywords, file name and band names.
+Element symbols are weaker: where no word tells a role, a name or file name beginning with element symbols, or
+holding one that is no common word ("as_rcl", "Cu ppm", plugin.engine.pathfinders), is geochemistry; element names
+are not read ("gold" may name the known deposits)."""
 
 
 def check_role(role: str) -> str:
@@ -44,14 +48,19 @@ def check_role(role: str) -> str:
     return role
 
 
-def guess_role(*texts: str) -> str:
-    """Guess a role from a layer's name, file name or metadata; 'other' when nothing matches."""
+def guess_role(*texts: str, named=None) -> str:
+    """Guess a role from a layer's name, file name or metadata (`texts`, the layer's name first); 'other' when
+    nothing matches. Element symbols are read in `named` (the name and file name; default: the first text) only:
+    an abstract's "K. Smith" names no potassium layer."""
+    from .engine.pathfinders import named_elements
+
     text = " ".join(t for t in texts if t).lower().replace("-", "_")
     text = re.sub(r"[_.]", " ", text)
     for role, pattern in _ROLE_WORDS:
         if re.search(pattern, text):
             return role
-    return "other"
+    names = texts[:1] if named is None else named
+    return "geochemistry" if any(named_elements(name, by_name=False) for name in names if name) else "other"
 
 
 def tagged_role(tags: dict) -> str | None:

@@ -94,8 +94,10 @@ def model_choice(record: dict, models: list | None = None) -> dict:
     knowledge = record.get("knowledge") or []
     if not knowledge:
         return {}
-    roles = [entry.get("role", "") for entry in record.get("inputs") or []]
-    parts = score_parts(record.get("question", ""), roles, models if models is not None else load_knowledge())
+    inputs = record.get("inputs") or []
+    parts = score_parts(record.get("question", ""), [entry.get("role", "") for entry in inputs],
+                        models if models is not None else load_knowledge(),
+                        names=[entry.get("name", "") for entry in inputs])
     picked = knowledge[0]
     runner = knowledge[1] if len(knowledge) > 1 else None
     text = "Deposit model: " + _model_line(picked, parts.get(picked["id"], {})) + "."

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..roles import ROLES
-from .pathfinders import ELEMENTS
+from .pathfinders import ELEMENTS, off_model_reason
 from .questions import ALTERATION_WORDS
 
 KNOWLEDGE_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "deposit_models.json"
@@ -111,6 +111,14 @@ def _coverage(model: dict, roles: set) -> tuple[float, float]:
     return shares[0], shares[1]
 
 
+def _model_roles(model: dict, roles: set, layers: list) -> set:
+    """The roles of the layers (name, role) that may be evidence for `model`: not geochemistry of elements that are
+    none of its pathfinders (pathfinders.off_model_reason); `roles` when the layers' names are not known."""
+    if not layers:
+        return roles
+    return {role for name, role in layers if not off_model_reason(name, role, model)}
+
+
 def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 3, names=()) -> list[dict]:
     """Deposit models ranked by the question's keywords and the evidence the roles can test; ties broken by the
     layers' names (`names`, one per role, in the same order), then the knowledge base's order.
@@ -131,7 +139,7 @@ def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 
             frequency[keyword] = frequency.get(keyword, 0) + 1
     ranked = []
     for order, model in enumerate(models):
-        critical, secondary = _coverage(model, roles)
+        critical, secondary = _coverage(model, _model_roles(model, roles, layers))
         score = 3 * _keyword_score(asked_keywords(model, question), frequency, len(models)) + 2 * critical + secondary
         by_names = _name_keywords(model, layers)
         ranked.append((-round(score, 9), -round(_keyword_score(by_names, frequency, len(models)), 9), order, model,
@@ -141,7 +149,8 @@ def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 
     for neg_score, _, _, model, by_names in ranked[:max(1, top)]:
         entry = dict(model)
         entry["score"] = -neg_score
-        entry["testable"] = [i["id"] for i in model["evidence"] if roles.intersection(i["roles"])]
+        usable = _model_roles(model, roles, layers)
+        entry["testable"] = [i["id"] for i in model["evidence"] if usable.intersection(i["roles"])]
         entry["names"] = by_names
         out.append(entry)
     return out
@@ -154,14 +163,16 @@ def model_by_id(model_id: str, models: list[dict] | None = None) -> dict:
     raise LodestarError(f"No deposit model {model_id!r} in the knowledge base.")
 
 
-def score_parts(question: str, roles, models: list[dict] | None = None) -> dict:
+def score_parts(question: str, roles, models: list[dict] | None = None, names=()) -> dict:
     """Why `retrieve` scores each model as it does: {model id: {"keywords": matched keywords of the question,
-    "critical": share of critical evidence testable with `roles`, "secondary": the same for secondary}}."""
+    "critical": share of critical evidence testable with `roles` (of the layers named `names`, as in `retrieve`),
+    "secondary": the same for secondary}}."""
     models = models if models is not None else load_knowledge()
-    roles = set(roles)
+    roles = list(roles)
+    layers = list(zip(names, roles))
     parts = {}
     for model in models:
-        critical, secondary = _coverage(model, roles)
+        critical, secondary = _coverage(model, _model_roles(model, set(roles), layers))
         parts[model["id"]] = {"keywords": asked_keywords(model, question), "critical": critical,
                               "secondary": secondary}
     return parts

@@ -20,15 +20,29 @@ ELEMENTS = {
 }
 """Element symbols read in layer names, with their names. Symbols that are also common words or units in a layer's
 name are not read: in ("Cu in soil"), mg ("mg/kg"), s, p, v, na, re, pt."""
+AMBIGUOUS = {"al", "as", "ba", "ca", "cd", "ce", "co", "k", "la", "li", "pd", "se", "te", "th", "ti", "u", "w"}
+"""Symbols that are also words or abbreviations in names ("as", "SE grid", "W block", "La Plata", "et al",
+"k-means", "Bouguer BA"): read only where a name begins with its elements ("as_rcl", "K ppm", "As-Sb ratio")."""
 _OTHER_NAMES = {"aluminum": "al", "rare earth": "ree"}
 _BY_NAME = {**{name: symbol for symbol, name in ELEMENTS.items()}, **_OTHER_NAMES}
+_NOT_AFTER_A_SYMBOL = {"means"}  # "k-means clusters"
 
 
-def named_elements(name: str) -> set[str]:
-    """Element symbols a layer's name names, as words or by their names ("as_rcl" and "Arsenic (ppm)": {'as'})."""
-    text = " " + re.sub(r"[^a-z0-9]+", " ", (name or "").lower()) + " "
-    found = {symbol for symbol in ELEMENTS if f" {symbol} " in text}
-    return found | {symbol for word, symbol in _BY_NAME.items() if f" {word} " in text and symbol in ELEMENTS}
+def named_elements(name: str, by_name: bool = True) -> set[str]:
+    """Element symbols a layer's name names ("as_rcl", "Cu-Au soil", "Arsenic (ppm)"): the symbols it begins with,
+    the other symbols that are no common word or abbreviation (AMBIGUOUS) anywhere, and with `by_name` element
+    names anywhere."""
+    words = re.sub(r"[^a-z0-9]+", " ", (name or "").lower()).split()
+    leading = []
+    for word in words:
+        if word not in ELEMENTS:
+            break
+        leading.append(word)
+    if len(leading) < len(words) and words[len(leading)] in _NOT_AFTER_A_SYMBOL:
+        leading = leading[:-1]
+    text = " " + " ".join(words) + " "
+    found = set(leading) | {symbol for symbol in ELEMENTS if symbol not in AMBIGUOUS and f" {symbol} " in text}
+    return found | {symbol for word, symbol in _BY_NAME.items() if by_name and f" {word} " in text}
 
 
 def off_model_reason(name: str, role: str, model: dict) -> str:
@@ -51,3 +65,10 @@ def _symbol(symbol: str) -> str:
 def model_layers(layers, model: dict) -> list:
     """The layers (LayerInfo) that may be evidence for `model`: all but geochemistry of other elements."""
     return [info for info in layers if not off_model_reason(info.name, info.role, model)]
+
+
+def off_model_note(layers, model: dict, roles) -> str:
+    """A sentence naming the layers of `roles` given that are no evidence for `model`, with why; '' when none."""
+    off = [f"{info.name} ({off_model_reason(info.name, info.role, model)})" for info in layers
+           if info.role in roles and off_model_reason(info.name, info.role, model)]
+    return f" The layers given with that role are no evidence for it: {'; '.join(off)}." if off else ""

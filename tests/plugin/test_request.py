@@ -147,13 +147,15 @@ def test_request_mapping_fields(tmp_path):
 def test_a_table_of_class_counts_beside_a_raster_is_no_legend_of_units(tmp_path):
     """The Great Basin survey ships `as_rcl_legend.csv` (VALUE,COUNT) beside its arsenic classes: no unit names, so
     the arsenic layer stays a measured index and is not guessed a geological map (before, the run was refused)."""
-    (tmp_path / "as_rcl_legend.csv").write_text("VALUE,COUNT\n1,13\n2,44\n", encoding="utf-8")
+    (tmp_path / "as_rcl_legend.csv").write_text("VALUE,COUNT\n1,13\n2,\n3\n", encoding="utf-8")  # blanks too
     assert legend_beside(tmp_path / "as_rcl.tif") is None
     assert evidence_spec(tmp_path / "as_rcl.tif", "geochemistry", "as_rcl").legend is None
     (tmp_path / "belts_legend.csv").write_text("VALUE,COUNT,CODE\n1,31211,TPC\n", encoding="utf-8")
     assert legend_beside(tmp_path / "belts.tif") == tmp_path / "belts_legend.csv"
     assert guess_file_role(tmp_path / "belts.tif", "belts") == "geological_map"
-    assert guess_file_role(tmp_path / "as_rcl.tif", "counts") == "other"
+    (tmp_path / "classes_legend.csv").write_text("VALUE,COUNT\n1,13\n2,44\n", encoding="utf-8")
+    assert guess_file_role(tmp_path / "classes.tif", "classes") == "other"  # no map for a count table
+    assert guess_file_role(tmp_path / "as_rcl.tif", "arsenic classes") == "geochemistry"  # its file's symbol
     (tmp_path / "broken_legend.csv").write_text("value,name\n", encoding="utf-8")  # meant as a legend: kept, and
     assert legend_beside(tmp_path / "broken.tif") == tmp_path / "broken_legend.csv"  # reading it says what is wrong
 

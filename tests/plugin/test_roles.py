@@ -40,9 +40,18 @@ def test_masks_densities_and_other_roles_stay_favourable_high(tmp_path):
 
 @pytest.mark.parametrize("name, role", [
     ("al_rcl", "geochemistry"), ("ca_rcl", "geochemistry"), ("k_rcl", "geochemistry"),  # a survey's element classes
-    ("Cu ppm", "geochemistry"), ("co_ppb", "geochemistry"),
-    ("radiometric K", "geophysics"), ("eTh", "geophysics"), ("gamma-ray potassium", "geophysics"),
-    ("stdyarea250", "other"),
+    ("Cu", "geochemistry"), ("co_ppb", "geochemistry"), ("Sn", "geochemistry"),
+    ("radiometric K", "geophysics"), ("eTh", "geophysics"), ("K/Th ratio", "geophysics"), ("U ppm", "geophysics"),
+    ("K_pct", "geophysics"), ("Bouguer BA", "geophysics"),
+    ("stream sediment gamma", "geochemistry"), ("magnetite in stream sediment", "geochemistry"),  # words first
+    ("CA_geology", "geological_map"), ("Te Kuiti formation", "geological_map"), ("Ca-rich units", "geological_map"),
+    ("Al-OH depth", "hydrothermal_alteration"),
+    ("stdyarea250", "other"), ("k-means clusters", "other"), ("gold", "other"), ("Landsat band 7", "other"),
 ])
-def test_element_symbols_name_geochemistry_and_radiometrics_are_geophysics(name, role):
+def test_element_symbols_name_geochemistry_after_every_word_and_radiometrics_are_geophysics(name, role):
     assert guess_role(name) == role
+
+
+def test_element_symbols_are_read_in_the_name_and_file_name_not_in_metadata():
+    assert guess_role("Landsat 8 band 7", "", "processed by K. Smith") == "other"
+    assert guess_role("survey 12", "", named=["survey 12", "as_rcl"]) == "geochemistry"

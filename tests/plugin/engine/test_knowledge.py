@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lodestar.models.offline import favourable_units
-from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve
+from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve, score_parts
 from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.roles import ROLES
@@ -103,8 +103,6 @@ def test_names_of_what_a_layer_measures_do_not_choose_the_model():
 
 
 def test_as_is_a_word_in_a_question():
-    from lodestar.plugin.engine.knowledge import score_parts
-
     parts = score_parts("Is this as prospective for gold as the belt next door?", ["geochemistry"])
     assert parts["carlin_type_gold"]["keywords"] == ["gold"]
     plain = retrieve("Is this as prospective for gold as the belt next door?", ["geochemistry"], top=7)
@@ -138,3 +136,16 @@ def test_favourable_units():
     assert favourable_units(info, model_by_id("porphyry_cu_mo_au")) == ["Tqmp Tertiary quartz monzonite porphyry"]
     assert favourable_units(info, model_by_id("carlin_type_gold")) == ["Kls Cretaceous limestone"]
     assert favourable_units(info, model_by_id("high_sulphidation_epithermal")) == ["Tdt Tertiary dacitic tuff"]
+
+
+def test_geochemistry_of_other_elements_tests_nothing_of_a_model_in_retrieval():
+    """A copper survey and faults, "Is there gold here?": copper is no pathfinder of orogenic gold, so its
+    alteration-on-shear item is not testable and the model's coverage does not count it (before, orogenic gold was
+    followed and its copper layer then left out)."""
+    names, roles = ["cu_rcl", "falha_rcl", "gbfaults3"], ["geochemistry", "structure", "structure"]
+    ranked = retrieve("Is there gold here?", roles, top=7, names=names)
+    orogenic = next(m for m in ranked if m["id"] == "orogenic_gold")
+    assert orogenic["testable"] == ["shear_corridor"]
+    assert ranked[0]["id"] == "iocg" and "geochemical_support" in ranked[0]["testable"]  # Cu-Au: Cu counts
+    assert score_parts("Is there gold here?", roles, names=names)["orogenic_gold"]["critical"] == 0.5
+    assert score_parts("Is there gold here?", roles)["orogenic_gold"]["critical"] == 1.0  # names unknown

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id
-from lodestar.plugin.engine.pathfinders import model_layers, named_elements, off_model_reason
+from lodestar.plugin.engine.pathfinders import model_layers, named_elements, off_model_note, off_model_reason
 from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
 
@@ -23,9 +23,18 @@ CARLIN = model_by_id("carlin_type_gold")
     ("Cu-Au soil", {"cu", "au"}),
     ("soil anomaly PC1", set()),
     ("", set()),
+    ("As-Sb ratio", {"as", "sb"}), ("Te_ppm", {"te"}), ("K/Th ratio", {"k", "th"}),  # a name beginning with them
+    ("Soil geochem SE grid", set()), ("soil geochem W block", set()),  # ambiguous symbols inside a name: words
+    ("Soil anomaly PC1 (La Plata)", set()), ("stream sediment PCA k-means", set()), ("k-means clusters", set()),
+    ("soil Au ppb", {"au"}),  # an unambiguous symbol anywhere
 ])
 def test_elements_are_read_from_a_layers_name(name, elements):
     assert named_elements(name) == elements
+
+
+def test_element_names_are_read_only_when_asked():
+    assert named_elements("stream-sediment arsenic", by_name=False) == set()
+    assert named_elements("gold", by_name=False) == set()  # the known deposits' layer, as often named
 
 
 def test_geochemistry_of_other_elements_is_no_evidence_for_a_model():
@@ -39,6 +48,16 @@ def test_geochemistry_of_other_elements_is_no_evidence_for_a_model():
     assert off_model_reason("k_rcl", "geochemistry", {"name": "generic"}) == ""  # a model listing no pathfinders
     assert off_model_reason("Cu in soil (ppm)", "geochemistry", model_by_id("porphyry_cu_mo_au")) == ""
     assert off_model_reason("Cu in soil (ppm)", "geochemistry", CARLIN) != ""
+
+
+def test_a_note_names_the_layers_of_a_role_that_are_no_evidence_for_the_model():
+    infos = [LayerInfo("al_rcl", "geochemistry", "index"), LayerInfo("k_rcl", "geochemistry", "index"),
+             LayerInfo("faults", "structure", "vector")]
+    assert off_model_note(infos, CARLIN, ["geochemistry", "silicification"]) == (
+        " The layers given with that role are no evidence for it: al_rcl (aluminium is not a pathfinder of Carlin-type "
+        "sediment-hosted gold (Au, As, Sb, Hg, Tl)); k_rcl (potassium is not a pathfinder of Carlin-type "
+        "sediment-hosted gold (Au, As, Sb, Hg, Tl)).")
+    assert off_model_note(infos, CARLIN, ["structure"]) == ""
 
 
 def test_model_layers_keep_every_layer_but_off_model_geochemistry():
