@@ -42,7 +42,7 @@ from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.coincidence import SCALES, SHELL_SCALES
 from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ..plugin.engine.corridors import CORRIDOR_PERCENTILE, corridor_distance, gap_to_corridor
-from ..plugin.engine.pathfinders import model_layers
+from ..plugin.engine.pathfinders import model_layers, off_model_note
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M
 
@@ -844,8 +844,9 @@ class OfflineReasoner:
             present = {info.role for info in self._evidence_layers(ws)}
             if core_item is not None and not present.intersection(core_item["roles"]):
                 rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
-                             f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}. "
-                             "Without it the deposit can be neither confirmed nor ruled out.")
+                             f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}."
+                             + off_model_note(ws.layers, model, core_item["roles"])
+                             + " Without it the deposit can be neither confirmed nor ruled out.")
                 return Verdict(not feedback, None, feedback, critical, secondary, rationale,
                                list(core_item["roles"]))
             else:

@@ -45,6 +45,7 @@ from .contract import (
     Verdict,
 )
 from .control import check_zones, limits_from
+from .pathfinders import off_model_note
 from .workspace import Workspace
 
 
@@ -286,7 +287,8 @@ class Engine:
             if verdict.answer is None and verdict.missing:
                 outcome.answer, outcome.valid = INSUFFICIENT, verdict.valid
                 outcome.notes.append("Insufficient evidence: the critical evidence needs a layer with role "
-                                     + " or ".join(verdict.missing) + "; add one to answer the question.")
+                                     + " or ".join(verdict.missing) + "; add one to answer the question."
+                                     + off_model_note(self.ws.layers, self.ws.deposit_model, verdict.missing))
                 return self._settle(outcome)
             if round_no == self.max_rounds:
                 break

@@ -608,6 +608,28 @@ def test_great_basin_fault_control_from_its_distance_raster_alone(tmp_path):
     assert "fault_control [critical]: supported, gap 0" in verdict["rationale"]
 
 
+def test_geochemistry_of_no_pathfinder_is_named_when_the_critical_evidence_cannot_be_tested(tmp_path):
+    """Potassium and aluminium classes with the mapped faults, asked about Carlin-type gold: the pathfinder item
+    cannot be tested, and the answer says the geochemistry given is no evidence for the model, and why (before,
+    they were As-Sb pathfinder steps)."""
+    import shutil
+
+    great_basin = ROOT / "tests" / "data" / "great-basin-gold"
+    layers = []
+    for name in ("k_rcl", "al_rcl"):
+        shutil.copy(great_basin / "sb_rcl.tif", tmp_path / f"{name}.tif")
+        layers.append(LayerSpec(tmp_path / f"{name}.tif", "geochemistry", name))
+    layers.append(LayerSpec(great_basin / "gbfaults3.gpkg", "structure", "mapped faults"))
+    result = run_analysis(AnalysisRequest(layers, "Are there Carlin-type gold deposits here?", tmp_path / "out"))
+    record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
+    assert result.answer == "Insufficient evidence"
+    assert all(step["layers"] in ([], ["mapped faults"]) for step in record["plan"])
+    assert ("Insufficient evidence: the critical evidence needs a layer with role geochemistry or silicification; "
+            "add one to answer the question. The layers given with that role are no evidence for it: k_rcl "
+            "(potassium is not a pathfinder of Carlin-type sediment-hosted gold (Au, As, Sb, Hg, Tl)); al_rcl "
+            "(aluminium is not a pathfinder") in " ".join(result.notes)
+
+
 @pytest.mark.parametrize("deposits, message", [
     ("missing.gpkg", r"does not exist \(or is a folder\)"),
     ("folder.gpkg", r"does not exist \(or is a folder\)"),
