@@ -78,10 +78,12 @@ def _legend_columns(header: list[str], body: list[list[str]]) -> tuple[int, int 
 
 
 def _numeric_column(rows: list[list[str]], index: int) -> bool:
+    """Whether a column holds numbers only (blank or missing cells aside): counts or areas, not names."""
     for row in rows:
+        cell = row[index].strip() if index < len(row) else ""
         try:
-            float(row[index])
-        except (ValueError, IndexError):
+            float(cell or 0)
+        except ValueError:
             return False
     return True
 
