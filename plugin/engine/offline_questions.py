@@ -19,16 +19,17 @@ OTHER_COMMODITIES = {"lithium": "lithium", "li": "lithium", "nickel": "nickel", 
                      "palladium": "palladium", "chromite": "chromite", "chromium": "chromium", "diamond": "diamonds",
                      "kimberlite": "kimberlite", "pegmatite": "pegmatites", "tin": "tin", "sn": "tin",
                      "manganese": "manganese", "bauxite": "bauxite", "phosphate": "phosphate", "potash": "potash",
-                     "vanadium": "vanadium", "graphite": "graphite", "coal": "coal", "oil": "oil", "gas": "gas",
-                     "vms": "volcanogenic massive sulphide", "sedex": "SEDEX", "mvt": "Mississippi Valley-type"}
+                     "vanadium": "vanadium", "graphite": "graphite", "coal": "coal", "oil": "oil", "gas": "gas"}
 """Commodities and deposit types a question may name that no bundled deposit model covers (word: what to call it)."""
 OTHER_DEPOSIT_TYPES = {"ni cu": "magmatic Ni-Cu sulphide", "cu ni": "magmatic Ni-Cu sulphide",
                        "nickel copper": "magmatic Ni-Cu sulphide", "copper nickel": "magmatic Ni-Cu sulphide",
                        "magmatic sulphide": "magmatic sulphide", "magmatic sulfide": "magmatic sulphide",
                        "massive sulphide": "volcanogenic massive sulphide",
-                       "massive sulfide": "volcanogenic massive sulphide"}
-"""Deposit types that name a covered commodity among others ("Ni-Cu sulphide"): a question naming one asks about a
-deposit type no model covers, unless it also names a covered deposit type."""
+                       "massive sulfide": "volcanogenic massive sulphide", "vms": "volcanogenic massive sulphide",
+                       "sedex": "SEDEX", "mvt": "Mississippi Valley-type"}
+"""Deposit types no model covers that are named with covered commodities ("Ni-Cu sulphide", "VMS copper",
+"MVT zinc"): a question naming one asks about a deposit type no model covers, unless it also names a covered
+deposit type."""
 
 
 def _singular(word: str) -> str:

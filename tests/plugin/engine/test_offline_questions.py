@@ -40,6 +40,9 @@ def test_questions_about_a_covered_deposit_commodity_target_or_alteration_are_an
     ("Are there Ni-Cu sulphide deposits here?", "covers magmatic Ni-Cu sulphide"),  # Cu alone is porphyry's
     ("Where are copper-nickel deposits likely?", "covers magmatic Ni-Cu sulphide"),
     ("Is this a massive sulfide district?", "covers volcanogenic massive sulphide"),
+    ("Are there VMS copper deposits here?", "covers volcanogenic massive sulphide"),
+    ("Are there MVT zinc deposits here?", "covers Mississippi Valley-type"),
+    ("Is there SEDEX zinc-lead here?", "covers SEDEX"),
     ("Which deposit type is this? Answer: A. Porphyry B. Skarn", "these choices are neither: A. Porphyry, B. Skarn"),
 ])
 def test_other_questions_are_told_what_the_offline_reasoner_answers(question, said):
