@@ -22,6 +22,7 @@ from rasterio.windows import Window
 
 from .errors import Cancelled, LodestarError
 from .progress import SILENT, Progress
+from .vector_io import holds_points
 
 MIN_ANALYSIS_PIXELS = 64
 """Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
@@ -376,6 +377,13 @@ class RasterSet:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise LodestarError(f"Layer names must be unique; rename: {', '.join(duplicates)}.")
+        points = [s.name for s in self.layers if s.is_vector and s.role != "other" and holds_points(s.path)]
+        if points:
+            raise LodestarError(
+                f"{', '.join(points)} {'holds' if len(points) == 1 else 'hold'} points; vector evidence is read as "
+                "fault lines (structure) or unit polygons (geological map). Give known deposits as the deposits "
+                "layer (they validate the map), and grid point samples into a raster first (Processing Toolbox > "
+                "Interpolation > IDW interpolation), then give that raster the geochemistry role.")
         self.readers: dict[str, RasterReader] = {
             spec.name: RasterReader(spec.path) for spec in self.layers if not spec.is_vector
         }

@@ -45,6 +45,15 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
     return frame
 
 
+def holds_points(path) -> bool:
+    """Whether a vector file's layer is declared as points (known deposits, samples); False when it cannot tell."""
+    try:
+        with fiona.open(Path(path)) as source:
+            return "point" in str(source.schema.get("geometry") or "").lower()
+    except Exception:  # fiona raises many driver-specific types; reading the layer later says what is wrong
+        return False
+
+
 def check_output_path(path, what: str = "Output", vector: bool = False) -> Path:
     """Refuse, before any work, an output that cannot be written: a folder where the file should be (a folder
     named x.gpkg), a vector format no driver writes, a parent that is a file or not writable."""

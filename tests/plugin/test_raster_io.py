@@ -85,3 +85,17 @@ def test_a_tiny_layer_cannot_silently_shrink_the_analysis(tmp_path):
     assert rs.warnings == ["Warning: the analysis covers only where all layers overlap: 1.44 km2, 16.0% of big; the "
                            "rest of it is not analysed (the smallest layer, q, covers 1.44 km2)."]
     assert rs.warnings[0] in rs.log
+
+
+def test_points_given_as_evidence_are_refused_with_what_to_do_and_left_alone_as_other():
+    """Murchison's deposit points given a geochemistry role: vector evidence is fault lines or unit polygons, so the
+    run says where deposits and point samples go (before, a step failed three times on 'mixes geometry types')."""
+    from pathlib import Path
+
+    murchison = Path(__file__).resolve().parents[1] / "data" / "murchison-gold"
+    belts = LayerSpec(murchison / "greenstone.tif", "geological_map", "greenstone")
+    with pytest.raises(LodestarError, match=r"gold holds points; vector evidence is read as fault lines \(structure\) "
+                                            r"or unit polygons .* Give known deposits as the deposits layer"):
+        RasterSet([belts, LayerSpec(murchison / "gold.gpkg", "geochemistry", "gold")])
+    assert RasterSet([belts, LayerSpec(murchison / "gold.gpkg", "other", "gold")]).spec("gold").is_vector
+    assert RasterSet([belts, LayerSpec(murchison / "faults.gpkg", "structure", "faults")]).spec("faults").is_vector
