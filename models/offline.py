@@ -184,14 +184,16 @@ class OfflineReasoner:
         if tool == "categorical":
             units = ", ".join(params.get("units", [])) or "all units"
             return f"Map the favourable host units ({units}) and contacts on '{name}' ({item['id']})"
+        if info.kind == "vector" and info.role == "geological_map":
+            return f"Map the units and their contacts on '{name}' ({item['id']})"
         if tool in ("vector_evidence", "feature_regions") or info.role == "structure":
             return f"Mark faults and structural corridors on '{name}' ({item['id']})"
         return f"Mark clear {info.role.replace('_', ' ')} anomalies on '{name}' ({item['id']}: {item['what']})"
 
     @staticmethod
     def _tool_for(info, item) -> str | None:
-        if info.kind == "vector":
-            return "vector_evidence"
+        if info.kind == "vector":  # fault lines or unit polygons, as the surface reads them
+            return "vector_evidence" if info.role in ("structure", "geological_map") else None
         if info.role == "geological_map":
             if info.kind == "categorical":
                 return "categorical"

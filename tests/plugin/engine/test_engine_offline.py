@@ -608,6 +608,25 @@ def test_great_basin_fault_control_from_its_distance_raster_alone(tmp_path):
     assert "fault_control [critical]: supported, gap 0" in verdict["rationale"]
 
 
+def test_vector_layers_are_planned_only_as_fault_lines_or_unit_polygons(two_layers, tmp_path):
+    """Anomaly polygons given a silicification role are not a step (the surface leaves them out too: a vector layer
+    is scored as faults or units only); before, they were planned as 'faults and structural corridors'."""
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    from lodestar.models.offline import OfflineReasoner
+
+    with rasterio.open(two_layers[0].path) as source:
+        left, bottom, right, top = source.bounds
+        crs = source.crs
+    polygons = tmp_path / "silica_polygons.gpkg"
+    gpd.GeoDataFrame({"name": ["silica"]}, geometry=[box(left, bottom, (left + right) / 2, (bottom + top) / 2)],
+                     crs=crs).to_file(polygons, driver="GPKG")
+    ws = _workspace([two_layers[0], LayerSpec(polygons, "silicification", "silica polygons")], tmp_path)
+    steps = OfflineReasoner().plan(ws)
+    assert [step.layers for step in steps] == [["aloh"], []] and "aloh" in steps[0].purpose
+
+
 def test_geochemistry_of_no_pathfinder_is_named_when_the_critical_evidence_cannot_be_tested(tmp_path):
     """Potassium and aluminium classes with the mapped faults, asked about Carlin-type gold: the pathfinder item
     cannot be tested, and the answer says the geochemistry given is no evidence for the model, and why (before,
