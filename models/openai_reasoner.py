@@ -566,7 +566,7 @@ def _call_problems(answer: dict, viewed: str | None) -> list[str]:
 
 
 def _planner_knowledge(model: dict) -> dict:
-    keep = ("id", "name", "setting", "alteration_zoning", "spectral_signatures", "structural_controls",
+    keep = ("id", "name", "setting", "pathfinders", "alteration_zoning", "spectral_signatures", "structural_controls",
             "favourable_units")
     out = {k: model[k] for k in keep if k in model}
     out["evidence"] = [_evidence_item(e) for e in model.get("evidence", [])]
