@@ -30,14 +30,15 @@ _ROLE_WORDS = (
     ("hydrothermal_alteration", r"hydrotherm|alter|al.?oh|hydroxyl|oh.?index"),
     ("structure", r"fault|falha|lineament|structur|fracture|shear"),
     ("geochemistry", r"geochem|stream|sediment|soil|assay"),
-    ("geophysics", r"magnet|gravity|bouguer|radiometr|gamma|geophys|\bmag\b|\btmi\b|\be?(th|u)\b"
-                   r"|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"),
+    ("geophysics", r"magnet|gravity|bouguer|radiometr|gamma|geophys|\bmag\b|\btmi\b"),
     ("geological_map", r"geolog|litho|unit|formation|bedrock"),
 )
 """Words that tell a role, tried in order on a layer's name, title, abstract, keywords, file name and band names.
-Element symbols are weaker: where no word tells a role, a name or file name beginning with element symbols, or
-holding one that is no common word ("as_rcl", "Cu ppm", plugin.engine.pathfinders), is geochemistry; element names
-are not read ("gold" may name the known deposits)."""
+Symbols are weaker, and read in the name and file name only ("U.S. Geological Survey" in an abstract names no
+uranium): where no word tells a role, radiometric channels (eTh, U, K/Th, K pct) are geophysics, and a name
+beginning with element symbols, or holding one that is no common word ("as_rcl", "Cu ppm",
+plugin.engine.pathfinders), is geochemistry; element names are not read ("gold" may name the known deposits)."""
+_RADIOMETRIC = r"\be?(th|u)\b|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"
 
 
 def check_role(role: str) -> str:
@@ -59,8 +60,10 @@ def guess_role(*texts: str, named=None) -> str:
     for role, pattern in _ROLE_WORDS:
         if re.search(pattern, text):
             return role
-    names = texts[:1] if named is None else named
-    return "geochemistry" if any(named_elements(name, by_name=False) for name in names if name) else "other"
+    names = [name for name in (texts[:1] if named is None else named) if name]
+    if any(re.search(_RADIOMETRIC, re.sub(r"[_.-]", " ", name.lower())) for name in names):
+        return "geophysics"
+    return "geochemistry" if any(named_elements(name, by_name=False) for name in names) else "other"
 
 
 def tagged_role(tags: dict) -> str | None:

@@ -54,4 +54,6 @@ def test_element_symbols_name_geochemistry_after_every_word_and_radiometrics_are
 
 def test_element_symbols_are_read_in_the_name_and_file_name_not_in_metadata():
     assert guess_role("Landsat 8 band 7", "", "processed by K. Smith") == "other"
+    assert guess_role("scene 12", "", "Supplied by the U.S. agency") == "other"  # no uranium in an abstract
+    assert guess_role("survey 12", "", "Th and U channels") == "other"
     assert guess_role("survey 12", "", named=["survey 12", "as_rcl"]) == "geochemistry"
