@@ -45,13 +45,19 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
     return frame
 
 
-def holds_points(path) -> bool:
-    """Whether a vector file's layer is declared as points (known deposits, samples); False when it cannot tell."""
+def holds_points(path, sample: int = 1000) -> bool:
+    """Whether a vector file's layer holds points (known deposits, samples): declared so, or, when its declared type
+    says nothing ("Unknown", "Geometry"), its first `sample` features all points; False when it cannot tell."""
     try:
         with fiona.open(Path(path)) as source:
-            return "point" in str(source.schema.get("geometry") or "").lower()
+            declared = str(source.schema.get("geometry") or "").lower()
+            if "point" in declared or declared not in ("", "none", "unknown", "geometry", "geometrycollection"):
+                return "point" in declared
+            kinds = {str((feature.get("geometry") or {}).get("type") or "").lower()
+                     for _, feature in zip(range(sample), source)} - {""}
     except Exception:  # fiona raises many driver-specific types; reading the layer later says what is wrong
         return False
+    return bool(kinds) and all("point" in kind for kind in kinds)
 
 
 def check_output_path(path, what: str = "Output", vector: bool = False) -> Path:

@@ -99,3 +99,24 @@ def test_points_given_as_evidence_are_refused_with_what_to_do_and_left_alone_as_
         RasterSet([belts, LayerSpec(murchison / "gold.gpkg", "geochemistry", "gold")])
     assert RasterSet([belts, LayerSpec(murchison / "gold.gpkg", "other", "gold")]).spec("gold").is_vector
     assert RasterSet([belts, LayerSpec(murchison / "faults.gpkg", "structure", "faults")]).spec("faults").is_vector
+
+
+def test_points_in_a_layer_declared_of_no_particular_geometry_are_found_from_its_features(tmp_path):
+    import fiona
+    from fiona.crs import from_epsg
+
+    from lodestar.plugin.vector_io import holds_points
+
+    def write(path, driver, geometries):
+        schema = {"geometry": "Unknown", "properties": {"id": "int"}}
+        with fiona.open(path, "w", driver=driver, schema=schema, crs=from_epsg(32750)) as sink:
+            for i, geometry in enumerate(geometries):
+                sink.write({"geometry": geometry, "properties": {"id": i}})
+        return path
+
+    point, points = {"type": "Point", "coordinates": (1.0, 2.0)}, {"type": "MultiPoint", "coordinates": [(3.0, 4.0)]}
+    line = {"type": "LineString", "coordinates": [(0.0, 0.0), (1.0, 1.0)]}
+    assert holds_points(write(tmp_path / "deposits.gpkg", "GPKG", [point, points]))
+    assert holds_points(write(tmp_path / "deposits.geojson", "GeoJSON", [point, points]))
+    assert not holds_points(write(tmp_path / "mixed.gpkg", "GPKG", [point, line]))
+    assert not holds_points(tmp_path / "missing.gpkg")
