@@ -22,7 +22,9 @@ ELEMENTS = {
 name are not read: in ("Cu in soil"), mg ("mg/kg"), s, p, v, na, re, pt."""
 AMBIGUOUS = {"al", "as", "ba", "ca", "cd", "ce", "co", "k", "la", "li", "pd", "se", "te", "th", "ti", "u", "w"}
 """Symbols that are also words or abbreviations in names ("as", "SE grid", "W block", "La Plata", "et al",
-"k-means", "Bouguer BA"): read only where a name begins with its elements ("as_rcl", "K ppm", "As-Sb ratio")."""
+"k-means", "Bouguer BA"): read only where a name begins with its elements ("as_rcl", "K ppm", "As-Sb ratio"), where
+a unit or class word follows ("soil_K_ppm"), or at the end after short prefixes only ("ss_al", "gb_ca")."""
+_UNIT_WORDS = {"ppm", "ppb", "pct", "percent", "rcl", "class", "classes", "log", "idw"}
 _OTHER_NAMES = {"aluminum": "al", "rare earth": "ree"}
 _BY_NAME = {**{name: symbol for symbol, name in ELEMENTS.items()}, **_OTHER_NAMES}
 _NOT_AFTER_A_SYMBOL = {"means"}  # "k-means clusters"
@@ -30,8 +32,8 @@ _NOT_AFTER_A_SYMBOL = {"means"}  # "k-means clusters"
 
 def named_elements(name: str, by_name: bool = True) -> set[str]:
     """Element symbols a layer's name names ("as_rcl", "Cu-Au soil", "Arsenic (ppm)"): the symbols it begins with,
-    the other symbols that are no common word or abbreviation (AMBIGUOUS) anywhere, and with `by_name` element
-    names anywhere."""
+    those before a unit or class word or ending a name of short prefixes (AMBIGUOUS), the other symbols anywhere,
+    and with `by_name` element names anywhere."""
     words = re.sub(r"[^a-z0-9]+", " ", (name or "").lower()).split()
     leading = []
     for word in words:
@@ -42,6 +44,9 @@ def named_elements(name: str, by_name: bool = True) -> set[str]:
         leading = leading[:-1]
     text = " " + " ".join(words) + " "
     found = set(leading) | {symbol for symbol in ELEMENTS if symbol not in AMBIGUOUS and f" {symbol} " in text}
+    found |= {word for word, after in zip(words, words[1:]) if word in ELEMENTS and after in _UNIT_WORDS}
+    if len(words) >= 2 and words[-1] in ELEMENTS and all(len(word) <= 3 for word in words[:-1]):
+        found.add(words[-1])
     return found | {symbol for word, symbol in _BY_NAME.items() if by_name and f" {word} " in text}
 
 

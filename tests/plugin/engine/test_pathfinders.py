@@ -75,3 +75,12 @@ def test_every_bundled_model_lists_its_pathfinders_and_unknown_elements_are_refu
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(LodestarError, match=r"unknown pathfinder elements \['Xx'\]"):
         load_knowledge(bad)
+
+
+@pytest.mark.parametrize("name, elements", [
+    ("soil_K_ppm", {"k"}), ("sed_K_pct", {"k"}),  # an ambiguous symbol before a unit word
+    ("ss_al", {"al"}), ("gb_ca", {"ca"}),  # ending a name of short prefixes
+])
+def test_ambiguous_symbols_are_read_beside_units_and_after_survey_prefixes(name, elements):
+    assert named_elements(name) == elements
+    assert off_model_reason(name, "geochemistry", CARLIN) != ""
