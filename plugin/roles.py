@@ -24,20 +24,20 @@ ROLES = (
 _ROLE_WORDS = (
     ("false_color_composite", r"false.?colou?r|fcc|composite|rgb"),
     ("silicification", r"silic|silica|quartz|\bsi\b"),
-    ("propylitic_alteration", r"propyl|chlorite|epidote|mg.?oh|carbonate|calcite"),
+    ("propylitic_alteration", r"propyl|chlorite|epidote|mg.?oh\b|carbonate|calcite"),
     ("argillic_alteration", r"argill|kaolin|alunite|clay|sericite|phyllic"),
     ("iron_oxide", r"iron|ferric|ferrous|goethite|hematite|gossan|\bfe\b"),
-    ("hydrothermal_alteration", r"hydrotherm|alter|al.?oh|hydroxyl|oh.?index"),
+    ("hydrothermal_alteration", r"hydrotherm|alter|al.?oh\b|hydroxyl|oh.?index"),
     ("structure", r"fault|falha|lineament|structur|fracture|shear"),
-    ("geochemistry", r"geochem|stream|sediment|soil|assay"),
+    ("geochemistry", r"geochem|stream|sediment|soil|assay|\bpp[mb]\b"),
     ("geophysics", r"magnet|gravity|bouguer|radiometr|gamma|geophys|\bmag\b|\btmi\b"),
     ("geological_map", r"geolog|litho|unit|formation|bedrock"),
 )
-"""Words that tell a role, tried in order on a layer's name, title, abstract, keywords, file name and band names.
-Symbols are weaker, and read in the name and file name only ("U.S. Geological Survey" in an abstract names no
-uranium): where no word tells a role, radiometric channels (eTh, U, K/Th, K pct) are geophysics, and a name
-beginning with element symbols, or holding one that is no common word ("as_rcl", "Cu ppm",
-plugin.engine.pathfinders), is geochemistry; element names are not read ("gold" may name the known deposits)."""
+"""Words that tell a role, tried in order, first on a layer's name and file name, then also on its title, abstract,
+keywords and band names. Radiometric channels (eTh, U ppm, K/Th, K pct) named so are geophysics before any word
+counts; where no word tells a role, a name holding element symbols ("as_rcl", plugin.engine.pathfinders) is
+geochemistry. Symbols are read in the name and file name only ("U.S." or "K. Smith" in an abstract names no
+channel), and element names are not read ("gold" may name the known deposits)."""
 _RADIOMETRIC = r"\be?(th|u)\b|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"
 
 
@@ -51,19 +51,24 @@ def check_role(role: str) -> str:
 
 def guess_role(*texts: str, named=None) -> str:
     """Guess a role from a layer's name, file name or metadata (`texts`, the layer's name first); 'other' when
-    nothing matches. Element symbols are read in `named` (the name and file name; default: the first text) only:
-    an abstract's "K. Smith" names no potassium layer."""
+    nothing matches. `named`: the name and file name (default: the first text), read first and alone for symbols:
+    an abstract's "K. Smith" names no potassium layer, and its words count only when the names tell nothing."""
     from .engine.pathfinders import named_elements
 
-    text = " ".join(t for t in texts if t).lower().replace("-", "_")
-    text = re.sub(r"[_.]", " ", text)
-    for role, pattern in _ROLE_WORDS:
-        if re.search(pattern, text):
-            return role
     names = [name for name in (texts[:1] if named is None else named) if name]
-    if any(re.search(_RADIOMETRIC, re.sub(r"[_.-]", " ", name.lower())) for name in names):
+    if any(re.search(_RADIOMETRIC, _plain(name)) for name in names):
         return "geophysics"
+    for words in (names, texts):
+        text = _plain(" ".join(t for t in words if t))
+        for role, pattern in _ROLE_WORDS:
+            if re.search(pattern, text):
+                return role
     return "geochemistry" if any(named_elements(name, by_name=False) for name in names) else "other"
+
+
+def _plain(text: str) -> str:
+    """Lower case, with '_', '-' and '.' read as spaces."""
+    return re.sub(r"[_.-]", " ", text.lower())
 
 
 def tagged_role(tags: dict) -> str | None:

@@ -47,6 +47,8 @@ def test_masks_densities_and_other_roles_stay_favourable_high(tmp_path):
     ("CA_geology", "geological_map"), ("Te Kuiti formation", "geological_map"), ("Ca-rich units", "geological_map"),
     ("Al-OH depth", "hydrothermal_alteration"),
     ("stdyarea250", "other"), ("k-means clusters", "other"), ("gold", "other"), ("Landsat band 7", "other"),
+    ("arsenic_ppm", "geochemistry"), ("NURE_As_ppm", "geochemistry"), ("ss_as", "geochemistry"),
+    ("Electrical ohm-m", "other"), ("AlOH_depth", "hydrothermal_alteration"),
 ])
 def test_element_symbols_name_geochemistry_after_every_word_and_radiometrics_are_geophysics(name, role):
     assert guess_role(name) == role
@@ -56,4 +58,10 @@ def test_element_symbols_are_read_in_the_name_and_file_name_not_in_metadata():
     assert guess_role("Landsat 8 band 7", "", "processed by K. Smith") == "other"
     assert guess_role("scene 12", "", "Supplied by the U.S. agency") == "other"  # no uranium in an abstract
     assert guess_role("survey 12", "", "Th and U channels") == "other"
+
+
+def test_words_of_the_name_win_over_words_of_the_metadata():
+    assert guess_role("Radiometric K", "", "gamma-ray spectrometry of the top 30 cm of soil") == "geophysics"
+    assert guess_role("TMI grid", "", "Aeromagnetic survey over a sedimentary basin") == "geophysics"
+    assert guess_role("survey 12", "", "stream sediment samples") == "geochemistry"  # metadata when names say nothing
     assert guess_role("survey 12", "", named=["survey 12", "as_rcl"]) == "geochemistry"
