@@ -46,6 +46,8 @@ from ..plugin.engine.pathfinders import model_layers, off_model_note
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M
 
+VECTOR_ROLES = ("structure", "geological_map")
+"""Roles a vector layer is evidence in: fault lines and unit polygons (the surface reads no other)."""
 FAMILY = {
     "hydrothermal_alteration": "clay",
     "argillic_alteration": "clay",
@@ -193,7 +195,7 @@ class OfflineReasoner:
     @staticmethod
     def _tool_for(info, item) -> str | None:
         if info.kind == "vector":  # fault lines or unit polygons, as the surface reads them
-            return "vector_evidence" if info.role in ("structure", "geological_map") else None
+            return "vector_evidence" if info.role in VECTOR_ROLES else None
         if info.role == "geological_map":
             if info.kind == "categorical":
                 return "categorical"
@@ -657,8 +659,9 @@ class OfflineReasoner:
     @staticmethod
     def _evidence_layers(ws) -> list:
         """The layers that may be evidence for the deposit model: all but geochemistry of elements that are not
-        its pathfinders (plugin.engine.pathfinders)."""
-        return model_layers(ws.layers, ws.deposit_model)
+        its pathfinders (plugin.engine.pathfinders), and vector layers other than fault lines or unit polygons."""
+        return [info for info in model_layers(ws.layers, ws.deposit_model)
+                if info.kind != "vector" or info.role in VECTOR_ROLES]
 
     @staticmethod
     def _measurable(info) -> bool:

@@ -627,6 +627,26 @@ def test_vector_layers_are_planned_only_as_fault_lines_or_unit_polygons(two_laye
     assert [step.layers for step in steps] == [["aloh"], []] and "aloh" in steps[0].purpose
 
 
+def test_polygons_of_an_anomaly_role_do_not_stand_for_the_evidence_they_cannot_show(tmp_path):
+    """Fault distance classes and silica polygons (a vector, role silicification), asked about Carlin-type gold: the
+    polygons are no step and no surface layer, so the pathfinder item cannot be tested (before: "No clear
+    evidence of ... jasperoid silicification was found", answer No)."""
+    import geopandas as gpd
+    from shapely.geometry import box
+
+    great_basin = ROOT / "tests" / "data" / "great-basin-gold"
+    with rasterio.open(great_basin / "falha_rcl.tif") as source:
+        left, bottom, right, top = source.bounds
+        crs = source.crs
+    polygons = tmp_path / "silica.gpkg"
+    gpd.GeoDataFrame({"name": ["jasperoid"]}, geometry=[box(left, bottom, (left + right) / 2, (bottom + top) / 2)],
+                     crs=crs).to_file(polygons, driver="GPKG")
+    layers = [LayerSpec(great_basin / "falha_rcl.tif", "structure", "distance to faults", "low"),
+              LayerSpec(polygons, "silicification", "silica polygons")]
+    result = run_analysis(AnalysisRequest(layers, "Are there Carlin-type gold deposits here?", tmp_path / "out"))
+    assert result.answer == "Insufficient evidence"
+
+
 def test_geochemistry_of_no_pathfinder_is_named_when_the_critical_evidence_cannot_be_tested(tmp_path):
     """Potassium and aluminium classes with the mapped faults, asked about Carlin-type gold: the pathfinder item
     cannot be tested, and the answer says the geochemistry given is no evidence for the model, and why (before,
