@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .engine.pathfinders import named_elements
 from .errors import LodestarError
 
 ROLES = (
@@ -53,8 +54,6 @@ def guess_role(*texts: str, named=None) -> str:
     """Guess a role from a layer's name, file name or metadata (`texts`, the layer's name first); 'other' when
     nothing matches. `named`: the name and file name (default: the first text), read first and alone for symbols:
     an abstract's "K. Smith" names no potassium layer, and its words count only when the names tell nothing."""
-    from .engine.pathfinders import named_elements
-
     names = [name for name in (texts[:1] if named is None else named) if name]
     if any(re.search(_RADIOMETRIC, _plain(name)) for name in names):
         return "geophysics"

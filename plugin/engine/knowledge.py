@@ -139,17 +139,17 @@ def retrieve(question: str, roles, models: list[dict] | None = None, top: int = 
             frequency[keyword] = frequency.get(keyword, 0) + 1
     ranked = []
     for order, model in enumerate(models):
-        critical, secondary = _coverage(model, _model_roles(model, roles, layers))
+        usable = _model_roles(model, roles, layers)
+        critical, secondary = _coverage(model, usable)
         score = 3 * _keyword_score(asked_keywords(model, question), frequency, len(models)) + 2 * critical + secondary
         by_names = _name_keywords(model, layers)
         ranked.append((-round(score, 9), -round(_keyword_score(by_names, frequency, len(models)), 9), order, model,
-                       by_names))
+                       by_names, usable))
     ranked.sort(key=lambda r: r[:3])
     out = []
-    for neg_score, _, _, model, by_names in ranked[:max(1, top)]:
+    for neg_score, _, _, model, by_names, usable in ranked[:max(1, top)]:
         entry = dict(model)
         entry["score"] = -neg_score
-        usable = _model_roles(model, roles, layers)
         entry["testable"] = [i["id"] for i in model["evidence"] if usable.intersection(i["roles"])]
         entry["names"] = by_names
         out.append(entry)

@@ -4,16 +4,16 @@ and alteration in general)."""
 from __future__ import annotations
 
 from .knowledge import plain_words
+from .pathfinders import ELEMENTS
 from .questions import ALTERATION_WORDS, answer_form
 
 SOUGHT = ("deposit", "mineral", "mineralisation", "mineralization", "mineralised", "mineralized", "ore", "orebody",
           "prospect", "prospective", "prospectivity", "target", "explore", "exploring", "exploration",
           "occurrence", "alteration", "altered", "hydrothermal", "drill", "drilling")
 """Words (singular) by which a yes / no question asks about deposits, targets or alteration in general."""
-COMMODITY_NAMES = {"cu": ("copper",), "mo": ("molybdenum",), "au": ("gold",), "ag": ("silver",), "zn": ("zinc",),
-                   "pb": ("lead",), "w": ("tungsten",), "fe": ("iron", "iron ore"), "u": ("uranium",),
-                   "ree": ("rare earth", "rare earth element")}
-"""Names of the commodity symbols the deposit models list."""
+COMMODITY_NAMES = {**{symbol: (name,) for symbol, name in ELEMENTS.items()},
+                   "fe": ("iron", "iron ore"), "ree": ("rare earth", "rare earth element")}
+"""Names of the commodity symbols the deposit models list (the elements', and a few more ways to say them)."""
 OTHER_COMMODITIES = {"lithium": "lithium", "li": "lithium", "nickel": "nickel", "ni": "nickel", "cobalt": "cobalt",
                      "platinum": "platinum", "pge": "platinum-group elements", "pgm": "platinum-group metals",
                      "palladium": "palladium", "chromite": "chromite", "chromium": "chromium", "diamond": "diamonds",

@@ -74,6 +74,6 @@ def model_layers(layers, model: dict) -> list:
 
 def off_model_note(layers, model: dict, roles) -> str:
     """A sentence naming the layers of `roles` given that are no evidence for `model`, with why; '' when none."""
-    off = [f"{info.name} ({off_model_reason(info.name, info.role, model)})" for info in layers
-           if info.role in roles and off_model_reason(info.name, info.role, model)]
+    reasons = [(info.name, off_model_reason(info.name, info.role, model)) for info in layers if info.role in roles]
+    off = [f"{name} ({reason})" for name, reason in reasons if reason]
     return f" The layers given with that role are no evidence for it: {'; '.join(off)}." if off else ""
