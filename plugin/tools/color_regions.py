@@ -441,9 +441,14 @@ class ColorBar:
         return positions[inverse].reshape(rgb.shape[:-1]).astype("float32")
 
 
-def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray) -> ColorBar | None:
-    """The colour bar of a rendering: a thin, elongated, well-filled strip of graded hues near an edge."""
-    height, width = coloured.shape
+def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray, nodata: np.ndarray) -> ColorBar | None:
+    """The colour bar of a rendering: a thin, elongated, well-filled strip near an edge of its data whose hue moves
+    one way along it through 60 degrees or more (a coloured stratum along an edge has as many hues but wanders).
+
+    Sizes and edges are those of the box holding the data, not of the image: a nodata border around a map moves
+    its bar away from the image's edges and makes it short against the image."""
+    top, bottom, left, right = _data_box(nodata)
+    height, width = bottom - top, right - left
     labels, count = ndimage.label(coloured)
     best = None
     for index, slices in enumerate(ndimage.find_objects(labels), start=1):
@@ -455,19 +460,26 @@ def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray) -> Col
         component = labels[slices] == index
         if component.mean() < 0.6:  # well filled, allowing for a bar slightly turned by reprojection
             continue
-        near_edge = min(rows.start, cols.start, height - rows.stop, width - cols.stop) <= 0.15 * max(height, width)
-        if not near_edge:
+        edge_gap = min(rows.start - top, cols.start - left, bottom - rows.stop, right - cols.stop)
+        if edge_gap > 0.15 * max(height, width):
             continue
         vertical = h > w
         profile_hue = _profile(hue[slices], component, vertical)
-        spread = _hue_span(profile_hue)
-        if spread < 60:
+        if _hue_span(profile_hue) < 60 or _one_way(profile_hue) < 0.8:
             continue
         if best is None or long_side > best[0]:
             colours = np.stack([_profile(rgb[slices][..., c].astype("float32"), component, vertical)
                                 for c in range(3)], axis=1)
             best = (long_side, ColorBar(rows, cols, colours[::-1] if vertical else colours, vertical))
     return None if best is None else best[1]
+
+
+def _data_box(nodata: np.ndarray) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) pixel bounds (end exclusive) of the cells with data; the whole image if none."""
+    rows, cols = np.nonzero(~nodata)
+    if not rows.size:
+        return 0, nodata.shape[0], 0, nodata.shape[1]
+    return int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
 
 
 def _profile(values: np.ndarray, component: np.ndarray, vertical: bool) -> np.ndarray:
@@ -483,6 +495,13 @@ def _hue_span(hues: np.ndarray) -> float:
     steps = np.diff(hues)
     steps = (steps + 180) % 360 - 180
     return float(np.abs(np.cumsum(steps)).max()) if steps.size else 0.0
+
+
+def _one_way(hues: np.ndarray) -> float:
+    """How much of a hue sequence's path goes one way: |net change| / path length (1 for a colour bar's ramp)."""
+    steps = (np.diff(hues) + 180) % 360 - 180
+    path = float(np.abs(steps).sum())
+    return abs(float(steps.sum())) / path if path > 0 else 0.0
 
 
 def hue_ramp_values(hue: np.ndarray) -> np.ndarray:
@@ -506,8 +525,9 @@ def locate_colorbar(raster_set: RasterSet, reader: RasterReader, window: Window,
     """
     native, native_grid = reader.read_overview(RENDERING_LIMIT, bands=[1, 2, 3], resampling=Resampling.nearest)
     native_rgb = np.clip(np.moveaxis(native.filled(0), 0, -1), 0, 255)
-    native_hue, native_coloured = _colour_planes(native_rgb, params, np.ma.getmaskarray(native).any(axis=0))
-    bar = find_colorbar(native_rgb, native_coloured, native_hue)
+    native_nodata = np.ma.getmaskarray(native).any(axis=0)
+    native_hue, native_coloured = _colour_planes(native_rgb, params, native_nodata)
+    bar = find_colorbar(native_rgb, native_coloured, native_hue, native_nodata)
     if bar is None:
         return None, None
     box = _box_on_window(bar, native_grid, reader, raster_set.grid, window)

@@ -367,3 +367,31 @@ def test_colour_bar_outside_the_common_extent_is_still_read(tmp_path):
     zone = result.zones.iloc[0]
     assert_bounds_close(zone.geometry.bounds, box_bounds(50, 90, 40, 100), tolerance=1e-6)
     assert zone.score_mean == pytest.approx(135 / 149, abs=0.02)
+
+
+def test_colour_bar_of_a_map_in_a_wide_nodata_border_is_read(tmp_path):
+    """A rendering padded with a nodata border twice its size a side: its bar, in a corner of the data, lies far from
+    the image's edges and is short against the image, yet it is the bar (read as before, and no zone)."""
+    image = np.maximum(rendering(), 1)                      # 0 is nodata
+    padded = np.zeros((1000, 1500, 3), dtype=np.uint8)
+    padded[400:600, 600:900] = image
+    path = write_tif(tmp_path / "padded.tif", np.moveaxis(padded, -1, 0), nodata=0)
+    result = color_regions(single_layer_set(path), "padded")
+    assert result.stats["colorbar"] == [425, 880, 575, 892]
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    assert_bounds_close(zone.geometry.bounds, box_bounds(450, 490, 640, 700), tolerance=1e-6)
+    assert zone.score_mean == pytest.approx(135 / 149, abs=0.02)
+
+
+def test_a_coloured_stratum_along_an_edge_is_not_the_colour_bar(tmp_path):
+    """A clay stratum coloured along the bottom edge is longer than the bar and spans as many hues, but its hues
+    wander along it: the short bar on the right is read, and the stratum is a zone."""
+    image = rendering()
+    ramp = jet(150)
+    levels = (75 + 60 * np.sin(np.arange(300) / 7.0)).astype(int)      # 15 % to 90 % of the scale, back and forth
+    image[185:197, :] = ramp[levels][None, :, :]
+    result = color_regions(single_layer_set(write_png(tmp_path / "stratum.png", image)), "stratum",
+                           ColorRegionParams(level=0.1))
+    assert result.stats["colorbar"] == [25, 280, 175, 292]
+    assert any(zone.bounds[3] == pytest.approx(197.0) for zone in result.zones.geometry)
