@@ -40,6 +40,11 @@ counts; where no word tells a role, a name holding element symbols ("as_rcl", pl
 geochemistry. Symbols are read in the name and file name only ("U.S." or "K. Smith" in an abstract names no
 channel), and element names are not read ("gold" may name the known deposits)."""
 _RADIOMETRIC = r"\be?(th|u)\b|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"
+_NO_EVIDENCE = (r"\b(sr|st) b\d+\b|\bb\d{1,2}a?\b|\bband ?\d+\b|\bdem\b|\bdtm\b|\bdsm\b|srtm|elevation|hillshade"
+                r"|topograph")
+"""A single satellite band ("..._SR_B4", "B8A", "band 7") or a terrain model named so: role "other", no evidence of
+its own; its "SR" or "MN" names no element. Read in the names only, after their words (a band's description in the
+metadata is "Band 1" for any raster)."""
 
 
 def check_role(role: str) -> str:
@@ -62,6 +67,8 @@ def guess_role(*texts: str, named=None) -> str:
         for role, pattern in _ROLE_WORDS:
             if re.search(pattern, text):
                 return role
+        if words is names and re.search(_NO_EVIDENCE, text):
+            return "other"
     return "geochemistry" if any(named_elements(name, by_name=False) for name in names) else "other"
 
 

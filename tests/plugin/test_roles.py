@@ -65,3 +65,19 @@ def test_words_of_the_name_win_over_words_of_the_metadata():
     assert guess_role("TMI grid", "", "Aeromagnetic survey over a sedimentary basin") == "geophysics"
     assert guess_role("survey 12", "", "stream sediment samples") == "geochemistry"  # metadata when names say nothing
     assert guess_role("survey 12", "", named=["survey 12", "as_rcl"]) == "geochemistry"
+
+
+@pytest.mark.parametrize("name, role", [
+    ("LC08_L2SP_040033_20200101_20200115_02_T1_SR_B4", "other"),       # Landsat surface reflectance, band 4
+    ("LC09_L2SP_040033_20220101_20220105_02_T1_ST_B10", "other"),      # Landsat surface temperature
+    ("T11SKA_20200101T183751_B04_10m", "other"), ("S2A_MSIL2A_B8A", "other"),   # Sentinel-2 bands
+    ("MN_DEM", "other"), ("Co SRTM DEM 30m", "other"), ("hillshade", "other"), ("elevation_m", "other"),
+    ("Landsat ferric iron ratio B4/B2", "iron_oxide"), ("ASTER B4/B6 AlOH", "hydrothermal_alteration"),  # words first
+    ("Mn_ppm", "geochemistry"), ("Sr ppm", "geochemistry"),
+])
+def test_single_satellite_bands_and_elevation_are_other_not_element_symbols(name, role):
+    """A band of a Landsat or Sentinel scene and a terrain model are no evidence of their own: "SR" (surface
+    reflectance) and "MN" (a map sheet) are not strontium and manganese. Read in the names only: any raster's band
+    is described as "Band 1"."""
+    assert guess_role(name) == role
+    assert guess_role("as_rcl", "as_rcl.tif", "Band 1") == "geochemistry"
