@@ -52,7 +52,7 @@ from ..raster_io import LayerSpec, RasterGrid, RasterSet
 from ..tools.categorical import read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from . import transforms as tf
-from .evidence import EvidenceSpec, _membership, _vector
+from .evidence import EvidenceSpec, _membership, _vector, polygon_codes
 from .outputs import NODATA
 from .overlay import METHODS, combine
 
@@ -271,6 +271,7 @@ class LayerPlan:
     selected: list = field(default_factory=list)
     legend: dict = field(default_factory=dict)
     frame_codes: object = None  # unit polygons: (geometries, codes)
+    frame_bounds: tuple = ()  # unit polygons: the map's extent (minx, miny, maxx, maxy)
     shapes: list = field(default_factory=list)
     pads: tuple = (0, 0, 0, 0)  # left, right, top, bottom: the whole-grid distance canvas around the grid
     coarse: tuple | None = None  # (distances, canvas factor) of a coarse whole-canvas transform
@@ -426,6 +427,7 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
                 plan.legend = {i: name for i, name in enumerate(sorted(set(names)), start=1)}
                 index = {name: code for code, name in plan.legend.items()}
                 plan.frame_codes = (list(frame.geometry), [index[n] for n in names])
+                plan.frame_bounds = tuple(frame.total_bounds)
                 _select_units(plan, sorted(plan.legend))
             else:
                 stats_specs.append(spec)
@@ -463,9 +465,9 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
     elif spec.transform == "units":
         if plan.frame_codes is not None:
             shapes, codes = plan.frame_codes
-            burnt = _burn(shapes, codes, (int(window.height), int(window.width)),
-                          grid.window_grid(window).transform, False, "int32")
-            data = np.ma.masked_equal(burnt, 0).astype("float64")
+            transform = grid.window_grid(window).transform
+            burnt = _burn(shapes, codes, (int(window.height), int(window.width)), transform, False, "int32")
+            data = polygon_codes(burnt, plan.frame_bounds, transform).astype("float64")
         else:
             band = reads[spec.layer][0]
             ok = ~np.ma.getmaskarray(band)

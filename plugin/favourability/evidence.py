@@ -157,4 +157,18 @@ def _unit_codes(raster_set: RasterSet, layer: str, given) -> tuple[np.ma.MaskedA
     grid = raster_set.grid
     burnt = rasterize(((g, index[n]) for g, n in zip(frame.geometry, names)), out_shape=(grid.height, grid.width),
                       transform=grid.transform, fill=0, dtype="int32")
-    return np.ma.masked_equal(burnt, 0), legend
+    legend[0] = "outside the unit polygons"
+    return polygon_codes(burnt, frame.total_bounds, grid.transform), legend
+
+
+def polygon_codes(burnt: np.ndarray, bounds, transform) -> np.ma.MaskedArray:
+    """Rasterized unit polygons (0 where no polygon lies) masked beyond the map's extent (`bounds`, minx miny maxx
+    maxy). Within its extent a map of unit polygons says where its units are: a cell no polygon holds (ground
+    outside the mapped greenstone belts) is in none of them, not without data."""
+    rows = np.arange(burnt.shape[0])[:, None] + 0.5
+    cols = np.arange(burnt.shape[1])[None, :] + 0.5
+    xs = transform.c + cols * transform.a + rows * transform.b
+    ys = transform.f + cols * transform.d + rows * transform.e
+    minx, miny, maxx, maxy = bounds
+    within = (xs >= minx) & (xs <= maxx) & (ys >= miny) & (ys <= maxy)
+    return np.ma.masked_array(burnt, mask=(burnt == 0) & ~within)

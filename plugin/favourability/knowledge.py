@@ -9,6 +9,7 @@ or is accounted for.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..engine.pathfinders import off_model_reason
 from .evidence import EvidenceSpec
@@ -57,7 +58,23 @@ def knowledge_specs(layer_infos, deposit_model: dict, favourable_units: dict | N
                 specs.append(spec)
                 continue
         left_out.append({"layer": info.name, "reason": reason[0].upper() + reason[1:] + "."})
-    return specs, left_out
+    return _maps_share_their_weight(specs), left_out
+
+
+def _maps_share_their_weight(specs: list[EvidenceSpec]) -> list[EvidenceSpec]:
+    """Several maps of the host units (one map as a unit raster and as polygons, or two maps) are one criterion:
+    they share its weight, so the surface weighs the host rocks as with one map."""
+    maps = [s for s in specs if s.role == "geological_map"]
+    if len(maps) < 2:
+        return specs
+    shared = []
+    for spec in specs:
+        if spec.role == "geological_map":
+            weight = spec.weight / len(maps)
+            spec = replace(spec, weight=weight, why=f"{spec.why} {len(maps)} maps of the host units share its "
+                                                    f"weight: {weight:g} each.")
+        shared.append(spec)
+    return shared
 
 
 class _Model:

@@ -96,7 +96,8 @@ def test_a_real_district_from_its_files_alone(run, tmp_path):
 
 def test_a_map_and_its_polygons_named_alike_are_told_apart_by_their_file_names(run, tmp_path):
     """Murchison's bedrock map as a raster and as polygons, both 'greenstone' after their files, with the faults:
-    each takes its file name (before, the run was refused: "Layer names must be unique"), and both are evidence."""
+    each takes its file name (before, the run was refused: "Layer names must be unique"), and both are evidence,
+    sharing the host-rock weight (before, each took all of it: the map counted twice)."""
     import shutil
 
     import rasterio
@@ -118,7 +119,9 @@ def test_a_map_and_its_polygons_named_alike_are_told_apart_by_their_file_names(r
     record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
     assert [(i["name"], i["role"]) for i in record["layers"]] == [
         ("greenstone.tif", "geological_map"), ("greenstone.gpkg", "geological_map"), ("faults", "structure")]
-    assert {w["layer"] for w in record["favourability"]["weights"]} == {"greenstone.tif", "greenstone.gpkg", "faults"}
+    weights = {w["layer"]: w["weight"] for w in record["favourability"]["weights"]}
+    assert set(weights) == {"greenstone.tif", "greenstone.gpkg", "faults"}
+    assert weights["greenstone.tif"] == weights["greenstone.gpkg"] == pytest.approx(0.5)  # one criterion, weight 1
     assert (result["ANSWER"], result["VALID"]) == ("A", 1)
 
 

@@ -87,3 +87,35 @@ def test_extra_data_stands_in_for_a_file(raster_set):
 def test_a_membership_without_its_parameters_says_which(raster_set):
     with pytest.raises(LodestarError, match="needs params\\['midpoint'\\]"):
         membership_map(raster_set, EvidenceSpec("As", "geochemistry", "index", "none", "large"))
+
+
+def test_ground_no_unit_polygon_holds_is_in_none_of_the_maps_units_within_its_extent(case_files, tmp_path):
+    """A map of greenstone-belt polygons says where the belts are: within its extent a cell no polygon holds scores as
+    the other units do (before, it had no data there, and the other layers alone scored it); beyond its extent the
+    map has no data. Block by block the same."""
+    import geopandas as gpd
+    import rasterio
+    from shapely.geometry import box
+
+    from lodestar.plugin.favourability import blockwise
+    from lodestar.plugin.favourability.overlay import favourability_surface
+    from lodestar.plugin.raster_io import LayerSpec, RasterSet
+
+    belts = tmp_path / "belts.gpkg"
+    gpd.GeoDataFrame({"unit": ["greenstone", "greenstone"]},
+                     geometry=[box(X0, Y0 - 300, X0 + 300, Y0), box(X0 + 400, Y0 - 600, X0 + 600, Y0 - 300)],
+                     crs="EPSG:32611").to_file(belts, driver="GPKG")
+    layers = [LayerSpec(case_files["arsenic"], "geochemistry", "As"), LayerSpec(belts, "geological_map", "belts")]
+    raster_set = RasterSet(layers)
+    belts_spec = EvidenceSpec("belts", "geological_map", "vector", "units",
+                              params={"units": ["greenstone"], "outside": 0.1})
+    out = membership_map(raster_set, belts_spec)
+    np.testing.assert_allclose(out[0, :6], [1, 1, 1, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(out[4, :6], [0.1, 0.1, 0.1, 0.1, 1, 1])
+    assert out.mask[:, 6:].all() and not out.mask[:, :6].any()     # column 6 lies beyond the belts' extent
+    specs = [EvidenceSpec("As", "geochemistry", "index", "percentile_rank"), belts_spec]
+    expected = favourability_surface(raster_set, specs).values
+    path = blockwise.write_full_resolution(layers, specs, tmp_path / "full.tif", block=16)
+    with rasterio.open(path) as source:
+        got = source.read(1, masked=True)
+    np.testing.assert_allclose(got.filled(-1), expected.filled(-1), atol=1e-6)

@@ -125,3 +125,21 @@ def test_geochemistry_of_elements_that_are_no_pathfinders_is_left_out_with_its_r
     assert [s.layer for s in specs] == ["as_rcl", "soil PC1"]
     assert left_out == [{"layer": "k_rcl", "reason": "Potassium is not a pathfinder of Carlin-type sediment-hosted "
                                                      "gold (Au, As, Sb, Hg, Tl)."}]
+
+
+def test_maps_of_the_host_units_share_the_criterion_weight():
+    """A survey folder loaded whole gives its map twice, as a unit raster and as polygons: one criterion, so each map
+    takes half its weight and the surface weighs the host rocks as with one map."""
+    units = {1: "Granite", 2: "Silty limestone"}
+    infos = [LayerInfo("As ppm", "geochemistry", "index", stats={"min": 0.5, "p50": 4.2, "max": 880.0}),
+             LayerInfo("geology", "geological_map", "categorical", units=units),
+             LayerInfo("geology polygons", "geological_map", "vector")]
+    specs, left_out = knowledge_specs(infos, CARLIN)
+    chosen = _by_layer(specs)
+    weights = CARLIN["favourability"]["weights"]
+    assert left_out == [] and chosen["As ppm"].weight == weights["geochemistry"]
+    for name in ("geology", "geology polygons"):
+        assert chosen[name].weight == pytest.approx(weights["geological_map"] / 2)
+        assert "2 maps of the host units share its weight" in chosen[name].why
+    one, _ = knowledge_specs(infos[:2], CARLIN)
+    assert _by_layer(one)["geology"].weight == weights["geological_map"]
