@@ -44,7 +44,7 @@ from .errors import LodestarError
 from .files import atomic_path, write_text_atomic
 from .progress import SILENT, Progress
 from .raster_io import RasterGrid, RasterReader
-from .vector_io import read_vector
+from .vector_io import points_from_columns, read_vector
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
 MAX_CURVE_LEVELS = 200
@@ -91,9 +91,16 @@ def _is_raster(value) -> bool:
 
 
 def deposit_points(deposits, crs, log: list) -> list:
-    """Shapely points of known deposits (a GeoDataFrame or vector path) in `crs`: multi-points split,
-    other shapes reduced to a representative point; notes go to `log`."""
+    """Shapely points of known deposits (a GeoDataFrame or vector path, or a table such as a CSV with longitude /
+    latitude or x / y columns) in `crs`: multi-points split, other shapes reduced to a representative point; notes
+    go to `log`. A table of rows none of which has a location is refused."""
     frame = deposits if isinstance(deposits, gpd.GeoDataFrame) else read_vector(Path(deposits))
+    frame = points_from_columns(frame, log)
+    if len(frame) and frame.geometry.isna().all():
+        columns = ", ".join(str(c) for c in frame.columns if c != frame.geometry.name)
+        raise LodestarError(f"the table has no locations: no geometry, and none of its columns ({columns}) is read as "
+                            "coordinates; give a point layer, or a table (CSV) with longitude and latitude columns "
+                            "(or x and y in the analysis CRS).")
     frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
     if frame.crs is not None and crs is not None and len(frame) and frame.crs != crs:
         frame = frame.to_crs(crs)

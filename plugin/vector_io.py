@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 import warnings
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import fiona
 import geopandas as gpd
+import pandas as pd
 from pyproj import CRS
 
 from .errors import LodestarError
@@ -43,6 +45,55 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
             raise LodestarError(f"{path.name} has no CRS; assign one (Layer Properties > Source) and try again.")
         frame = frame.to_crs(crs)
     return frame
+
+
+_LONGITUDE, _LATITUDE = {"longitude", "long", "lon", "lng"}, {"latitude", "lat"}
+_X_WORDS, _Y_WORDS = {"x", "easting", "east"}, {"y", "northing", "north"}
+
+
+def points_from_columns(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
+    """A table without geometry (a CSV of deposits) as points from its coordinate columns, found by a word of their
+    names ("LONG_DD", "Latitude (deg)", "POINT_X", "Easting_MGA"): longitude / latitude (EPSG:4326, checked to lie
+    within +-180 and +-90), else x / y or easting / northing (no CRS: the caller's). Decimal commas are read; rows
+    without numbers there are dropped and said in `log`. A frame with geometry, or a table with no such columns, is
+    returned as it is."""
+    if len(frame) == 0 or frame.geometry.notna().any():
+        return frame
+    geometry = frame.geometry.name
+    words = {name: set(re.split(r"[^a-z]+", str(name).lower())) for name in frame.columns if name != geometry}
+    geographic = True
+    x, y = _column(words, _LONGITUDE), _column(words, _LATITUDE)
+    if x is None or y is None:
+        geographic, x, y = False, _column(words, _X_WORDS), _column(words, _Y_WORDS)
+    if x is None or y is None:
+        return frame
+    xs, ys = _numbers(frame[x]), _numbers(frame[y])
+    ok = xs.notna() & ys.notna()
+    if geographic and ((xs[ok].abs() > 180).any() or (ys[ok].abs() > 90).any()):
+        raise LodestarError(f"its columns {x} and {y} hold values beyond longitude +-180 and latitude +-90; if they "
+                            "are projected coordinates, name the columns x and y (or easting and northing).")
+    if not ok.all():
+        log.append(f"{_rows(int((~ok).sum()))} of {len(frame)} without numbers in {x} and {y} left out.")
+    points = gpd.GeoDataFrame(frame.drop(columns=[frame.geometry.name])[ok].reset_index(drop=True),
+                              geometry=gpd.points_from_xy(xs[ok], ys[ok]), crs="EPSG:4326" if geographic else None)
+    log.append(f"Points read from the columns {x} and {y}" + (" (longitude and latitude, EPSG:4326)." if geographic
+                                                               else "."))
+    return points
+
+
+def _column(words: dict, wanted: set):
+    """The first column one of whose name's words is wanted, or None."""
+    return next((name for name, parts in words.items() if parts & wanted), None)
+
+
+def _numbers(column: pd.Series) -> pd.Series:
+    """Numbers of a text column, decimal commas read ("117,5"); NaN where there is none."""
+    text = column.astype(str).str.strip().str.replace(r"^(-?\d+),(\d+)$", r"\1.\2", regex=True)
+    return pd.to_numeric(text, errors="coerce")
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
 
 
 def holds_points(path, sample: int = 1000) -> bool:

@@ -112,7 +112,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     raster_set = RasterSet(layers, progress=progress)
     for line in raster_set.log:
         progress.log(line)
-    deposit_xy = _deposit_points(deposits, raster_set.crs)  # read before the first model call and before any file
+    deposit_xy = _deposit_points(deposits, raster_set.grid)  # read before the first model call and before any file
     # is written: no token is spent, and no folder left, for a run whose deposits cannot be read
     out = Path(request.output_dir)
     evidence_dir = out / "evidence"
@@ -382,19 +382,33 @@ def _map_layers(ws: Workspace) -> list[str]:
     return [info.name for info in order]
 
 
-def _deposit_points(deposits, crs) -> list:
-    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read is refused."""
+def _deposit_points(deposits, grid) -> list:
+    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read, holds no point or none
+    within the analysed extent (`grid`: its grid) is refused."""
     if not deposits:
         return []
     from ..evaluation import deposit_points
 
     if not Path(deposits).is_file():
         raise LodestarError(f"The known deposits file {deposits} does not exist (or is a folder): give a point layer "
-                            "(GeoPackage, Shapefile or GeoJSON), or leave the deposits out.")
+                            "(GeoPackage, Shapefile, GeoJSON, or a CSV with longitude and latitude columns), or leave "
+                            "the deposits out.")
+    log = []
     try:
-        return [(p.x, p.y) for p in deposit_points(deposits, crs, [])]
+        points = [(p.x, p.y) for p in deposit_points(deposits, grid.crs, log)]
     except LodestarError as exc:
         raise LodestarError(f"The known deposits {deposits} cannot be read: {exc}") from exc
+    read = f" ({' '.join(log)})" if log else ""
+    if not points:
+        raise LodestarError(f"The known deposits {deposits} hold no points{read}: give a layer with at least one "
+                            "deposit, or leave the deposits out.")
+    xmin, ymin, xmax, ymax = grid.bounds
+    if not any(xmin <= x <= xmax and ymin <= y <= ymax for x, y in points):
+        raise LodestarError(f"None of the {len(points)} known deposits in {deposits} lies within the analysed extent "
+                            f"{tuple(round(v) for v in grid.bounds)}{read}: check the layer's CRS (coordinates in "
+                            "degrees need longitude and latitude columns, projected ones x and y), or leave the "
+                            "deposits out.")
+    return points
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,

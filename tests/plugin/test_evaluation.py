@@ -306,7 +306,42 @@ def test_map_deposits_are_read_like_the_evaluated_ones(tmp_path):
     frame = gpd.GeoDataFrame({"name": ["pair", "one"]}, geometry=[MultiPoint([(10, 10), (60, 60)]), Point(30, 90)],
                              crs=UTM)
     frame.to_crs("EPSG:4326").to_file(tmp_path / "d.geojson", driver="GeoJSON")
-    points = _deposit_points(tmp_path / "d.geojson", CRS.from_string(UTM))
+    points = _deposit_points(tmp_path / "d.geojson", GRID)
     assert np.allclose(points, [(10, 10), (60, 60), (30, 90)], atol=1e-3)
     with pytest.raises(LodestarError, match="does not exist"):  # refused before a run starts, not drawn as none
-        _deposit_points(tmp_path / "missing.gpkg", CRS.from_string(UTM))
+        _deposit_points(tmp_path / "missing.gpkg", GRID)
+
+
+def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
+    """A CSV of deposits (longitude / latitude, or x / y in the analysis CRS) gives its points; before, it gave none
+    and a run was validated against 0 deposits without a word. A table without locations, a layer with no deposit,
+    degrees in x / y columns or metres in longitude / latitude columns are refused before a run starts."""
+    from lodestar.plugin.engine.run import _deposit_points
+    from lodestar.plugin.evaluation import deposit_points
+
+    lonlat = gpd.GeoSeries([Point(10, 10), Point(60, 60)], crs=UTM).to_crs("EPSG:4326")
+    (tmp_path / "lonlat.csv").write_text("name,Longitude,Latitude\n"
+                                         f"a,{lonlat[0].x!r},{lonlat[0].y!r}\nb,{lonlat[1].x!r},{lonlat[1].y!r}\n"
+                                         "c,,\n", encoding="utf-8")
+    log = []
+    points = deposit_points(tmp_path / "lonlat.csv", GRID.crs, log)
+    assert np.allclose([(p.x, p.y) for p in points], [(10, 10), (60, 60)], atol=1e-3)
+    assert log == ["1 row of 3 without numbers in Longitude and Latitude left out.",
+                   "Points read from the columns Longitude and Latitude (longitude and latitude, EPSG:4326)."]
+    europe = "\n".join(f"{i};{p.x:.9f};{p.y:.9f}".replace(".", ",") for i, p in enumerate(lonlat))  # decimal commas
+    (tmp_path / "europe.csv").write_text("ID;LONG_DD;LAT_DD\n" + europe + "\n", encoding="utf-8-sig")
+    assert np.allclose(_deposit_points(tmp_path / "europe.csv", GRID), [(10, 10), (60, 60)], atol=1e-3)
+    (tmp_path / "xy.csv").write_text("id,POINT_X,POINT_Y\n1,30,90\n", encoding="utf-8")
+    assert np.allclose(_deposit_points(tmp_path / "xy.csv", GRID), [(30, 90)])       # no CRS: the analysis CRS
+    (tmp_path / "degrees.csv").write_text("id,x,y\n1,117.5,-27.0\n", encoding="utf-8")  # degrees as metres
+    with pytest.raises(LodestarError, match="None of the 1 known deposits .* lies within the analysed extent"):
+        _deposit_points(tmp_path / "degrees.csv", GRID)
+    (tmp_path / "metres.csv").write_text("id,lon,lat\n1,450000,7000000\n", encoding="utf-8")
+    with pytest.raises(LodestarError, match="beyond longitude .* name the columns x and y"):
+        _deposit_points(tmp_path / "metres.csv", GRID)
+    (tmp_path / "names.csv").write_text("name,district\nAlpha,North\n", encoding="utf-8")
+    with pytest.raises(LodestarError, match=r"none of its columns \(name, district\) is read as coordinates"):
+        _deposit_points(tmp_path / "names.csv", GRID)
+    gpd.GeoDataFrame({"name": []}, geometry=[], crs=UTM).to_file(tmp_path / "none.gpkg", driver="GPKG")
+    with pytest.raises(LodestarError, match="hold no points"):
+        _deposit_points(tmp_path / "none.gpkg", GRID)

@@ -81,17 +81,23 @@ def test_a_raster_with_a_legend_of_units_beside_it_is_guessed_a_geological_map(q
 def test_a_real_district_from_its_files_alone(run, tmp_path):
     """Murchison's bedrock map (named after its rock, its legend beside it) and faults, roles left to the guess: the
     orogenic gold model is tested on both, as with the case file (before, the map was 'other' and the run picked an
-    epithermal model it could not test)."""
+    epithermal model it could not test). The known deposits come as a CSV of longitudes and latitudes (before, it
+    gave 0 deposits and the run was validated against none without a word)."""
     murchison = ROOT / "tests" / "data" / "murchison-gold"
+    deposits = gpd.read_file(murchison / "gold.gpkg").to_crs("EPSG:4326")
+    deposits.assign(longitude=deposits.geometry.x, latitude=deposits.geometry.y).drop(columns="geometry").to_csv(
+        tmp_path / "gold.csv", index=False)
     result = run("lodestar:analyze", {"RASTERS": [str(murchison / "greenstone.tif"), str(murchison / "faults.gpkg")],
-                                      "QUESTION": "Is there gold here?", **_outputs(tmp_path)})
+                                      "QUESTION": "Is there gold here?", "DEPOSITS": str(tmp_path / "gold.csv"),
+                                      **_outputs(tmp_path)})
     record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
     assert [i["role"] for i in record["inputs"]] == ["geological_map", "structure"]
     assert record["knowledge"][0]["id"] == "orogenic_gold"
     assert (result["ANSWER"], result["VALID"]) == ("A", 1)
     targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
-    deposits = gpd.read_file(murchison / "gold.gpkg").to_crs(targets.crs)
-    assert deposits.geometry.within(targets.unary_union).sum() >= 200  # of 255 (204 with the case file)
+    held = deposits.to_crs(targets.crs).geometry.within(targets.unary_union).sum()
+    assert held >= 200  # of 255 (204 with the case file)
+    assert (record["metrics"]["deposits"], record["metrics"]["found"]) == (255, held)
 
 
 def test_a_map_and_its_polygons_named_alike_are_told_apart_by_their_file_names(run, tmp_path):
