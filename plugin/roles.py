@@ -40,11 +40,12 @@ counts; where no word tells a role, a name holding element symbols ("as_rcl", pl
 geochemistry. Symbols are read in the name and file name only ("U.S." or "K. Smith" in an abstract names no
 channel), and element names are not read ("gold" may name the known deposits)."""
 _RADIOMETRIC = r"\be?(th|u)\b|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"
-_NO_EVIDENCE = (r"\b(sr|st) b\d+\b|\bb\d{1,2}a?\b|\bband ?\d+\b|\bdem\b|\bdtm\b|\bdsm\b|srtm|elevation|hillshade"
-                r"|topograph")
-"""A single satellite band ("..._SR_B4", "B8A", "band 7") or a terrain model named so: role "other", no evidence of
-its own; its "SR" or "MN" names no element. Read in the names only, after their words (a band's description in the
-metadata is "Band 1" for any raster)."""
+_NO_EVIDENCE = (r"\b(sr|st) b\d+\b|\bb(0\d|1[0-2]|8a)\b|\bband ?\d+\b|\bdem\b|\bdtm\b|\bdsm\b|srtm|elevation"
+                r"|hillshade|topograph")
+"""A single satellite band named so (Landsat "..._SR_B4", Sentinel-2 "B04", "B8A", "band 7") or a terrain model:
+role "other", no evidence of its own; its "SR" or "MN" names no element. Read in the names only, once no word of
+the names or the metadata tells a role ("aster_b4_b6" described as an AlOH index is one), and before symbols; a
+one-digit batch tag ("Cu_B1") is no band."""
 
 
 def check_role(role: str) -> str:
@@ -67,8 +68,8 @@ def guess_role(*texts: str, named=None) -> str:
         for role, pattern in _ROLE_WORDS:
             if re.search(pattern, text):
                 return role
-        if words is names and re.search(_NO_EVIDENCE, text):
-            return "other"
+    if any(re.search(_NO_EVIDENCE, _plain(name)) for name in names):
+        return "other"
     return "geochemistry" if any(named_elements(name, by_name=False) for name in names) else "other"
 
 

@@ -95,7 +95,9 @@ def membership_map(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None
         values = np.ma.masked_array(tf.distance_to_features_m(geometries, raster_set.grid))
     elif spec.transform == "units":
         codes, legend = _unit_codes(raster_set, spec.layer, given)
-        values = tf.unit_membership(codes, legend, spec.params["units"], spec.params.get("outside", 0.0))
+        polygons = given is None and raster_set.spec(spec.layer).is_vector
+        values = tf.unit_membership(codes, legend, spec.params["units"], spec.params.get("outside", 0.0),
+                                    blank=0 if polygons else None)
     else:
         band = np.ma.asarray(given) if given is not None else raster_set.read(spec.layer)[0]
         values = _TRANSFORMS[spec.transform](band)
@@ -157,18 +159,20 @@ def _unit_codes(raster_set: RasterSet, layer: str, given) -> tuple[np.ma.MaskedA
     grid = raster_set.grid
     burnt = rasterize(((g, index[n]) for g, n in zip(frame.geometry, names)), out_shape=(grid.height, grid.width),
                       transform=grid.transform, fill=0, dtype="int32")
-    legend[0] = "outside the unit polygons"
     return polygon_codes(burnt, frame.total_bounds, grid.transform), legend
 
 
 def polygon_codes(burnt: np.ndarray, bounds, transform) -> np.ma.MaskedArray:
-    """Rasterized unit polygons (0 where no polygon lies) masked beyond the map's extent (`bounds`, minx miny maxx
-    maxy). Within its extent a map of unit polygons says where its units are: a cell no polygon holds (ground
-    outside the mapped greenstone belts) is in none of them, not without data."""
+    """Rasterized unit polygons (0 where no polygon lies) masked beyond the map's extent (`bounds`, its bounding box:
+    minx miny maxx maxy). Within its extent a map of unit polygons says where its units are: a cell no polygon holds
+    (ground outside the mapped greenstone belts) is in none of them, not without data."""
     rows = np.arange(burnt.shape[0])[:, None] + 0.5
     cols = np.arange(burnt.shape[1])[None, :] + 0.5
-    xs = transform.c + cols * transform.a + rows * transform.b
-    ys = transform.f + cols * transform.d + rows * transform.e
+    if transform.b == 0 and transform.d == 0:  # north up: a row and a column of centres
+        xs, ys = transform.c + cols * transform.a, transform.f + rows * transform.e
+    else:
+        xs = transform.c + cols * transform.a + rows * transform.b
+        ys = transform.f + cols * transform.d + rows * transform.e
     minx, miny, maxx, maxy = bounds
     within = (xs >= minx) & (xs <= maxx) & (ys >= miny) & (ys <= maxy)
     return np.ma.masked_array(burnt, mask=(burnt == 0) & ~within)

@@ -214,16 +214,18 @@ def matched_units(legend: dict, favourable) -> dict[int, str]:
     return out
 
 
-def unit_membership(codes, legend: dict, favourable, outside: float = 0.0) -> np.ma.MaskedArray:
+def unit_membership(codes, legend: dict, favourable, outside: float = 0.0, blank: int | None = None
+                    ) -> np.ma.MaskedArray:
     """1 on cells of a unit matching `favourable` (see `matched_units`), `outside` on the other units.
 
     `codes` are integer unit codes (masked where there is no data), `legend` names them
-    ({code: name}; a code missing from it goes by the code itself). No match at all is an error
-    that lists the units present.
+    ({code: name}; a code missing from it goes by the code itself); `blank`: a code that is no unit (ground no
+    polygon of a map holds), never matched and scored `outside`. No match at all is an error that lists the units
+    present.
     """
     data = np.ma.masked_invalid(np.ma.array(codes, dtype="float64"))
     present = np.unique(np.rint(data.compressed())).astype(int)
-    names = {int(c): legend.get(int(c), str(int(c))) for c in present}
+    names = {int(c): legend.get(int(c), str(int(c))) for c in present if c != blank}
     selected = matched_units(names, favourable)
     if not selected:
         raise LodestarError(f"None of the favourable units {', '.join(map(str, favourable))} is in this map; "

@@ -465,7 +465,7 @@ def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray, nodata
             continue
         vertical = h > w
         profile_hue = _profile(hue[slices], component, vertical)
-        if _hue_span(profile_hue) < 60 or _one_way(profile_hue) < 0.8:
+        if _hue_span(profile_hue) < 60 or _one_way(profile_hue) < 0.6:
             continue
         if best is None or long_side > best[0]:
             colours = np.stack([_profile(rgb[slices][..., c].astype("float32"), component, vertical)
@@ -497,9 +497,14 @@ def _hue_span(hues: np.ndarray) -> float:
     return float(np.abs(np.cumsum(steps)).max()) if steps.size else 0.0
 
 
-def _one_way(hues: np.ndarray) -> float:
-    """How much of a hue sequence's path goes one way: |net change| / path length (1 for a colour bar's ramp)."""
-    steps = (np.diff(hues) + 180) % 360 - 180
+def _one_way(hues: np.ndarray, pieces: int = 16) -> float:
+    """How much of a hue sequence's path goes one way: |net change| / path length over the circular mean hues of
+    `pieces` stretches of it (1 for a colour bar's ramp; stretches, so that pixel noise of a scanned or resampled
+    bar does not count as path)."""
+    angles = np.deg2rad(np.asarray(hues, dtype="float64"))
+    stretches = [part for part in np.array_split(angles, min(pieces, len(angles))) if part.size]
+    means = np.rad2deg([np.arctan2(np.sin(part).mean(), np.cos(part).mean()) for part in stretches])
+    steps = (np.diff(means) + 180) % 360 - 180
     path = float(np.abs(steps).sum())
     return abs(float(steps.sum())) / path if path > 0 else 0.0
 

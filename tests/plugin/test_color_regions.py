@@ -395,3 +395,18 @@ def test_a_coloured_stratum_along_an_edge_is_not_the_colour_bar(tmp_path):
                            ColorRegionParams(level=0.1))
     assert result.stats["colorbar"] == [25, 280, 175, 292]
     assert any(zone.bounds[3] == pytest.approx(197.0) for zone in result.zones.geometry)
+
+
+@pytest.mark.parametrize("name", ["jet", "viridis", "turbo"])
+def test_a_long_colour_bar_with_pixel_noise_is_read(tmp_path, name):
+    """A 600-pixel bar with the colour noise of a scanned or resampled map (3 levels of 255): its median profile
+    wanders pixel to pixel, but over stretches its hue moves one way, so it is the bar."""
+    from matplotlib import colormaps
+
+    rng = np.random.default_rng(5)
+    ramp = (colormaps[name](np.linspace(0, 1, 600))[:, :3] * 255).round()
+    image = np.full((700, 300, 3), 110.0)
+    image[50:650, 270:285] = ramp[::-1][:, None, :]
+    image += rng.normal(0, 3, image.shape)
+    path = write_png(tmp_path / "noisy.png", np.clip(image, 0, 255).round().astype(np.uint8))
+    assert color_regions(single_layer_set(path), "noisy").stats["colorbar"] == [50, 270, 650, 285]

@@ -77,7 +77,12 @@ def test_words_of_the_name_win_over_words_of_the_metadata():
 ])
 def test_single_satellite_bands_and_elevation_are_other_not_element_symbols(name, role):
     """A band of a Landsat or Sentinel scene and a terrain model are no evidence of their own: "SR" (surface
-    reflectance) and "MN" (a map sheet) are not strontium and manganese. Read in the names only: any raster's band
-    is described as "Band 1"."""
+    reflectance) and "MN" (a map sheet) are not strontium and manganese."""
     assert guess_role(name) == role
-    assert guess_role("as_rcl", "as_rcl.tif", "Band 1") == "geochemistry"
+
+
+def test_band_names_count_after_the_words_of_the_metadata_and_only_in_the_names():
+    assert guess_role("as_rcl", "as_rcl.tif", "Band 1") == "geochemistry"      # any raster's band is "Band 1"
+    assert guess_role("aster_b4_b6", "", "AlOH index from ASTER bands 4 and 6") == "hydrothermal_alteration"
+    assert guess_role("S2_B11_B12", "", "SWIR clay ratio") == "argillic_alteration"
+    assert guess_role("Cu_B1") == "geochemistry" and guess_role("Au_b2") == "geochemistry"   # batch tags, not bands

@@ -113,9 +113,12 @@ def test_ground_no_unit_polygon_holds_is_in_none_of_the_maps_units_within_its_ex
     np.testing.assert_allclose(out[0, :6], [1, 1, 1, 0.1, 0.1, 0.1])
     np.testing.assert_allclose(out[4, :6], [0.1, 0.1, 0.1, 0.1, 1, 1])
     assert out.mask[:, 6:].all() and not out.mask[:, :6].any()     # column 6 lies beyond the belts' extent
-    specs = [EvidenceSpec("As", "geochemistry", "index", "percentile_rank"), belts_spec]
-    expected = favourability_surface(raster_set, specs).values
-    path = blockwise.write_full_resolution(layers, specs, tmp_path / "full.tif", block=16)
-    with rasterio.open(path) as source:
-        got = source.read(1, masked=True)
-    np.testing.assert_allclose(got.filled(-1), expected.filled(-1), atol=1e-6)
+    every_unit = EvidenceSpec("belts", "geological_map", "vector", "units", params={"units": ["*"], "outside": 0.1})
+    np.testing.assert_allclose(membership_map(raster_set, every_unit)[0, :6], [1, 1, 1, 0.1, 0.1, 0.1])  # no unit
+    for spec in (belts_spec, every_unit):
+        specs = [EvidenceSpec("As", "geochemistry", "index", "percentile_rank"), spec]
+        expected = favourability_surface(raster_set, specs).values
+        path = blockwise.write_full_resolution(layers, specs, tmp_path / "full.tif", block=16)
+        with rasterio.open(path) as source:
+            got = source.read(1, masked=True)
+        np.testing.assert_allclose(got.filled(-1), expected.filled(-1), atol=1e-6)
