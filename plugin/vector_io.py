@@ -62,9 +62,9 @@ def points_from_columns(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
     geometry = frame.geometry.name
     words = {name: set(re.split(r"[^a-z]+", str(name).lower())) for name in frame.columns if name != geometry}
     geographic = True
-    x, y = _column(words, _LONGITUDE), _column(words, _LATITUDE)
+    x, y = _column(frame, words, _LONGITUDE), _column(frame, words, _LATITUDE)
     if x is None or y is None:
-        geographic, x, y = False, _column(words, _X_WORDS), _column(words, _Y_WORDS)
+        geographic, x, y = False, _column(frame, words, _X_WORDS), _column(frame, words, _Y_WORDS)
     if x is None or y is None:
         return frame
     xs, ys = _numbers(frame[x]), _numbers(frame[y])
@@ -81,9 +81,11 @@ def points_from_columns(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
     return points
 
 
-def _column(words: dict, wanted: set):
-    """The first column one of whose name's words is wanted, or None."""
-    return next((name for name, parts in words.items() if parts & wanted), None)
+def _column(frame, words: dict, wanted: set):
+    """The column one of whose name's words is wanted holding the most numbers ("longitude" before "long_name"; the
+    first on a tie), or None."""
+    candidates = [name for name, parts in words.items() if parts & wanted]
+    return max(candidates, key=lambda name: int(_numbers(frame[name]).notna().sum()), default=None)
 
 
 def _numbers(column: pd.Series) -> pd.Series:

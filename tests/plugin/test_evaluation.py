@@ -331,6 +331,9 @@ def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
     europe = "\n".join(f"{i};{p.x:.9f};{p.y:.9f}".replace(".", ",") for i, p in enumerate(lonlat))  # decimal commas
     (tmp_path / "europe.csv").write_text("ID;LONG_DD;LAT_DD\n" + europe + "\n", encoding="utf-8-sig")
     assert np.allclose(_deposit_points(tmp_path / "europe.csv", GRID), [(10, 10), (60, 60)], atol=1e-3)
+    (tmp_path / "named.csv").write_text("long_name,Latitude,Longitude\n"
+                                        f"Alpha mine,{lonlat[0].y!r},{lonlat[0].x!r}\n", encoding="utf-8")
+    assert np.allclose(_deposit_points(tmp_path / "named.csv", GRID), [(10, 10)], atol=1e-3)   # not long_name
     (tmp_path / "xy.csv").write_text("id,POINT_X,POINT_Y\n1,30,90\n", encoding="utf-8")
     assert np.allclose(_deposit_points(tmp_path / "xy.csv", GRID), [(30, 90)])       # no CRS: the analysis CRS
     (tmp_path / "degrees.csv").write_text("id,x,y\n1,117.5,-27.0\n", encoding="utf-8")  # degrees as metres
