@@ -74,7 +74,7 @@ def points_from_columns(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
                             "are projected coordinates, name the columns x and y (or easting and northing).")
     if not ok.all():
         log.append(f"{_rows(int((~ok).sum()))} of {len(frame)} without numbers in {x} and {y} left out.")
-    points = gpd.GeoDataFrame(frame.drop(columns=[frame.geometry.name])[ok].reset_index(drop=True),
+    points = gpd.GeoDataFrame(frame.drop(columns=[geometry])[ok].reset_index(drop=True),
                               geometry=gpd.points_from_xy(xs[ok], ys[ok]), crs="EPSG:4326" if geographic else None)
     log.append(f"Points read from the columns {x} and {y}" + (" (longitude and latitude, EPSG:4326)." if geographic
                                                                else "."))
