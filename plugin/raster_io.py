@@ -28,6 +28,8 @@ MIN_ANALYSIS_PIXELS = 64
 """Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
 OVERLAP_WARNING_SHARE = 0.25
 """When the layers' common extent is under this share of the largest layer, the run says so."""
+DATA_BOUNDS_PIXELS = 4_000_000
+"""Pixel budget of the read that finds where a raster holds data (its nodata border left out)."""
 DEFAULT_MAX_PIXELS = 4_000_000
 """Default pixel budget of one analysis grid (about 16 MB per float32 layer)."""
 BLOCK_SOURCE_PIXELS = 1 << 22
@@ -272,6 +274,24 @@ class RasterReader:
             data = data * scale + offset
         return np.ma.masked_invalid(data)
 
+    def data_bounds(self, progress: Progress = SILENT) -> tuple[float, float, float, float]:
+        """(xmin, ymin, xmax, ymax), in this raster's CRS, of the cells holding data in any band: its frame less a
+        nodata border; the frame when every cell or none holds data. A decimated read's box is grown by one of its
+        cells, so it never cuts data off."""
+        valid = None
+        for band in range(1, self.count + 1):  # one band at a time: a budget's worth of memory, whatever the bands
+            data, grid = self.read_overview(DATA_BOUNDS_PIXELS, [band], resampling=Resampling.nearest,
+                                            progress=progress)
+            held = ~np.ma.getmaskarray(data)[0]
+            valid = held if valid is None else valid | held
+        if valid.all() or not valid.any():
+            return self.grid.bounds
+        margin = 0 if (grid.width, grid.height) == (self.grid.width, self.grid.height) else 1
+        rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
+        r0, c0 = max(0, rows[0] - margin), max(0, cols[0] - margin)
+        r1, c1 = min(grid.height, rows[-1] + 1 + margin), min(grid.width, cols[-1] + 1 + margin)
+        return grid.window_grid(Window(int(c0), int(r0), int(c1 - c0), int(r1 - r0))).bounds
+
     def decimated_shape(self, max_pixels: int, window: Window | None = None) -> tuple[int, int]:
         """Rows and columns of a read of `window` that fits in max_pixels, keeping the aspect ratio."""
         height = int(window.height) if window is not None else self.grid.height
@@ -441,10 +461,15 @@ class RasterSet:
         for name, reader in referenced.items():
             if not reader.grid.crs.equals(crs):
                 self.log.append(f"{name} is in {crs_label(reader.grid.crs)}; reprojected to {crs_label(crs)}.")
-            b = transform_bounds(reader.grid.crs, crs, *reader.grid.bounds, densify_pts=21)
+            frame = transform_bounds(reader.grid.crs, crs, *reader.grid.bounds, densify_pts=21)
+            res = min(res, math.sqrt((frame[2] - frame[0]) * (frame[3] - frame[1])
+                                     / (reader.grid.width * reader.grid.height)))
+            # Several layers meet where each holds data: a nodata border around one must not let the others' data
+            # beyond it in (a padded copy of a case is the same case).
+            b = frame if len(referenced) == 1 else transform_bounds(
+                reader.grid.crs, crs, *reader.data_bounds(self.progress), densify_pts=21)
             areas[name] = (b[2] - b[0]) * (b[3] - b[1])
             xmin, ymin, xmax, ymax = max(xmin, b[0]), max(ymin, b[1]), min(xmax, b[2]), min(ymax, b[3])
-            res = min(res, math.sqrt((b[2] - b[0]) * (b[3] - b[1]) / (reader.grid.width * reader.grid.height)))
         if xmin >= xmax or ymin >= ymax:
             raise LodestarError(
                 "The layers do not overlap: " + ", ".join(referenced) + ". Choose layers that cover a common area."

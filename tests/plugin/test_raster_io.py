@@ -31,6 +31,29 @@ def test_layer_offset_by_a_fraction_of_a_pixel_keeps_its_edge_pixels(tmp_path):
         assert np.allclose(data.filled(np.nan), 1.0)
 
 
+def test_layers_meet_where_each_holds_data_not_where_their_frames_do(tmp_path):
+    """b is a's ground less its last 20 columns; padded with a nodata border of 30 pixels, b's frame covers all
+    of a, but the analysis stays on the ground both hold data for: the grid of the unpadded pair, the same values.
+    A decimated read of a large raster (over the budget) finds its data box to within two of its cells, outward."""
+    values = np.arange(100 * 100, dtype="float32").reshape(100, 100)
+    a = write_tif(tmp_path / "a.tif", values)
+    b = write_tif(tmp_path / "b.tif", values[:, :80])
+    padded = np.full((160, 140), -9999.0, dtype="float32")
+    padded[30:130, 30:110] = values[:, :80]
+    b_padded = write_tif(tmp_path / "b_padded.tif", padded, x0=X0 - 30 * PX, y0=Y0 + 30 * PX)
+    plain = RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other")])
+    wide = RasterSet([LayerSpec(a, "other"), LayerSpec(b_padded, "other", "b")])
+    assert plain.grid == wide.grid == RasterGrid(Affine(PX, 0, X0, 0, -PX, Y0), 80, 100, plain.grid.crs)
+    assert np.array_equal(wide.read("b").filled(0), plain.read("b").filled(0))
+    assert wide.valid_mask().all()
+    large = np.full((2400, 2400), -9999.0, dtype="float32")
+    large[1000:1500, 700:1900] = 1.0
+    reader = RasterSet([LayerSpec(write_tif(tmp_path / "large.tif", large, px=10.0), "other")]).readers["large"]
+    xmin, ymin, xmax, ymax = reader.data_bounds()
+    assert X0 + 6_970 <= xmin <= X0 + 7_000 and X0 + 19_000 <= xmax <= X0 + 19_030
+    assert Y0 - 15_030 <= ymin <= Y0 - 15_000 and Y0 - 10_000 <= ymax <= Y0 - 9_970
+
+
 def test_valid_area_leaves_nodata_out(tmp_path):
     values = np.ones((10, 20))
     values[:, :5] = -9999.0  # a quarter of the raster is nodata

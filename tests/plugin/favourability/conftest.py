@@ -15,15 +15,16 @@ CRS = "EPSG:32611"
 
 @pytest.fixture
 def case_files(tmp_path):
-    """Paths of the synthetic layers: a 6 x 8 grid whose last column is nodata in every raster."""
+    """Paths of the synthetic layers: a 6 x 8 grid whose last column is nodata in every raster but in its top row
+    (layers meet where each holds data: a column of nodata in all of them would lie outside the analysis)."""
     transform = from_origin(X0, Y0, PX, PX)
     arsenic = np.arange(48, dtype="float32").reshape(6, 8) + 1.0
-    arsenic[:, 7] = -1
+    arsenic[1:, 7] = -1
     distance = np.tile(np.arange(8, dtype="float32") * 100.0, (6, 1))
-    distance[:, 7] = -1
+    distance[1:, 7] = -1
     geology = np.ones((6, 8), dtype="uint8")
     geology[:, 4:7] = 2
-    geology[:, 7] = 0
+    geology[1:, 7] = 0
     legend = tmp_path / "geology_legend.csv"
     legend.write_text("value,name\n1,Granite\n2,Silty limestone\n", encoding="utf-8")
     faults = tmp_path / "faults.gpkg"

@@ -33,17 +33,17 @@ def test_spec_round_trip_and_words():
 def test_percentile_rank_of_a_raster_is_masked_outside_the_analysed_area(raster_set):
     out = membership_map(raster_set, EvidenceSpec("As", "geochemistry", "index", "percentile_rank"))
     assert out.dtype == np.float32 and out.shape == (6, 8)
-    assert out.mask[:, 7].all() and not out.mask[:, :7].any()
-    # 42 distinct valid values; the value 9 (row 1, col 0) has 7 below it
+    assert out.mask[1:, 7].all() and not out.mask[:, :7].any() and not out.mask[0, 7]
+    # 43 distinct valid values; the value 9 (row 1, col 0) has 8 below it
     assert out[0, 0] == 0.0 and out[5, 6] == 1.0
-    assert out[1, 0] == pytest.approx(7 / 41)
+    assert out[1, 0] == pytest.approx(8 / 42)
 
 
 def test_favourable_low_raster_is_inverted(raster_set):
     out = membership_map(raster_set, EvidenceSpec("fault distance", "structure", "index", "percentile_rank",
                                                   "invert"))
-    # column c holds 6 ties at ranks 6c + 1 ... 6c + 6: mean rank 6c + 3.5, scaled (6c + 2.5) / 41
-    expected = 1 - (6 * np.arange(7) + 2.5) / 41
+    # column c holds 6 ties at ranks 6c + 1 ... 6c + 6 of 43: mean rank 6c + 3.5, scaled (6c + 2.5) / 42
+    expected = 1 - (6 * np.arange(7) + 2.5) / 42
     np.testing.assert_allclose(out[2, :7], expected, atol=1e-6)
 
 
@@ -61,7 +61,7 @@ def test_fault_lines_become_a_fuzzy_small_distance(raster_set):
     # the fault runs through column 0: distance 100 c metres, 1 / (1 + (c / 2) ** 2)
     expected = 1 / (1 + (np.arange(7) / 2.0) ** 2)
     np.testing.assert_allclose(out[0, :7], expected, atol=1e-6)
-    assert out.mask[:, 7].all()
+    assert out.mask[1:, 7].all()
 
 
 def test_unit_polygons_are_rasterized_and_matched_by_name(raster_set):
@@ -75,7 +75,7 @@ def test_extra_data_stands_in_for_a_file(raster_set):
     spec = EvidenceSpec("derived", "other", "index", "none", "linear", {"low": 0.0, "high": 40.0})
     out = membership_map(raster_set, spec, extra={"derived": given})
     np.testing.assert_allclose(out[0, :7], [0, 0.25, 0.5, 0.75, 1, 1, 1])
-    assert out.mask[:, 7].all()
+    assert out.mask[1:, 7].all()
     line = LineString([(X0 + 350, Y0), (X0 + 350, Y0 - 600)])  # through column 3
     spec = EvidenceSpec("sketched faults", "structure", "vector", "distance_m", "small", {"midpoint": 100.0})
     out = membership_map(raster_set, spec, extra={"sketched faults": [line]})
