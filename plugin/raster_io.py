@@ -268,6 +268,11 @@ class RasterReader:
                                 "again.") from exc
         progress.check()
         data = np.ma.concatenate(blocks, axis=1) if len(blocks) != 1 else blocks[0]
+        alpha = [k for k, band in enumerate(bands) if self.colorinterp[band - 1] == "alpha"]
+        if alpha:  # GDAL masks the colour bands by the alpha band, never the alpha band itself: transparent is no data
+            mask = np.ma.getmaskarray(data).copy()
+            mask[alpha] |= data.data[alpha] == 0
+            data = np.ma.masked_array(data.data, mask=mask)
         if self.scaled:
             scale = np.array([self.scales[b - 1] for b in bands], dtype="float32")[:, None, None]
             offset = np.array([self.offsets[b - 1] for b in bands], dtype="float32")[:, None, None]

@@ -54,6 +54,26 @@ def test_layers_meet_where_each_holds_data_not_where_their_frames_do(tmp_path):
     assert Y0 - 15_030 <= ymin <= Y0 - 15_000 and Y0 - 10_000 <= ymax <= Y0 - 9_970
 
 
+def test_a_transparent_border_of_a_rendering_is_no_data(tmp_path):
+    """An RGBA rendering whose outer 10 pixels are transparent (alpha 0): those cells are no area and outside its
+    data, as its colour bands' masks already said (GDAL never masks the alpha band itself, so they counted)."""
+    import rasterio
+    from rasterio.enums import ColorInterp
+
+    rgba = np.full((4, 60, 60), 200, dtype="uint8")
+    rgba[3] = 0
+    rgba[3, 10:50, 10:50] = 255
+    path = tmp_path / "map.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=60, height=60, count=4, dtype="uint8", crs="EPSG:32611",
+                       transform=from_origin(X0, Y0, PX, PX), photometric="RGB", alpha="YES") as out:
+        out.write(rgba)
+        out.colorinterp = [ColorInterp.red, ColorInterp.green, ColorInterp.blue, ColorInterp.alpha]
+    rs = RasterSet([LayerSpec(path, "hydrothermal_alteration", "map")])
+    assert rs.valid_mask().sum() == 40 * 40
+    assert rs.readers["map"].data_bounds() == (X0 + 10 * PX, Y0 - 50 * PX, X0 + 50 * PX, Y0 - 10 * PX)
+    assert not np.ma.getmaskarray(rs.read("map"))[:, 30, 30].any()
+
+
 def test_valid_area_leaves_nodata_out(tmp_path):
     values = np.ones((10, 20))
     values[:, :5] = -9999.0  # a quarter of the raster is nodata
