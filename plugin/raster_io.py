@@ -268,16 +268,26 @@ class RasterReader:
                                 "again.") from exc
         progress.check()
         data = np.ma.concatenate(blocks, axis=1) if len(blocks) != 1 else blocks[0]
-        alpha = [k for k, band in enumerate(bands) if self.colorinterp[band - 1] == "alpha"]
-        if alpha:  # GDAL masks the colour bands by the alpha band, never the alpha band itself: transparent is no data
-            mask = np.ma.getmaskarray(data).copy()
-            mask[alpha] |= data.data[alpha] == 0
-            data = np.ma.masked_array(data.data, mask=mask)
+        data = self._rendering_masks(data, bands)
         if self.scaled:
             scale = np.array([self.scales[b - 1] for b in bands], dtype="float32")[:, None, None]
             offset = np.array([self.offsets[b - 1] for b in bands], dtype="float32")[:, None, None]
             data = data * scale + offset
         return np.ma.masked_invalid(data)
+
+    def _rendering_masks(self, data: np.ma.MaskedArray, bands: list[int]) -> np.ma.MaskedArray:
+        """Masks of an image read as a pixel's: an alpha band is no data where transparent (GDAL masks the colour bands
+        by it, never itself), and a rendering's colour bands are no data only where all of them hold the nodata value
+        (with nodata 0, per-band masks would blank pure red (255, 0, 0), the top of a jet or hot ramp)."""
+        alpha = [k for k, band in enumerate(bands) if self.colorinterp[band - 1] == "alpha"]
+        colour = [k for k in range(len(bands)) if k not in alpha] if self.is_rgb and self.nodata is not None else []
+        if not alpha and len(colour) < 2:
+            return data
+        mask = np.ma.getmaskarray(data).copy()
+        mask[alpha] |= data.data[alpha] == 0
+        if len(colour) > 1:
+            mask[colour] = mask[colour].all(axis=0)
+        return np.ma.masked_array(data.data, mask=mask)
 
     def data_bounds(self, progress: Progress = SILENT) -> tuple[float, float, float, float]:
         """(xmin, ymin, xmax, ymax), in this raster's CRS, of the cells holding data in any band: its frame less a

@@ -278,6 +278,24 @@ def test_rgb_rendering_reads_the_colour_bar(tmp_path):
     assert low.geometry.bounds == pytest.approx((150.0, 120.0, 200.0, 160.0))
 
 
+def test_a_rendering_with_nodata_zero_keeps_its_pure_colours(tmp_path):
+    """The same rendering as a GeoTIFF declaring nodata 0 (as many exports do): jet's top colours have a blue of 0,
+    and per-band masks blanked the high patch and the bar's top; a pixel is no data only where all three are 0."""
+    image = rendering()
+    image[:, :10] = 0  # a black nodata border
+    path = tmp_path / "exported.tif"
+    write_geotiff(path, np.moveaxis(image, -1, 0), UTM, "EPSG:32611", nodata=0, dtype="uint8")
+    raster_set = single_layer_set(path, role="hydrothermal_alteration")
+    data = raster_set.read("exported")
+    assert not np.ma.getmaskarray(data)[:, 70, 70].any() and np.ma.getmaskarray(data)[:, 70, 5].all()
+    result = color_regions(raster_set, "exported")
+    assert result.stats["colorbar"] == [25, 280, 175, 292]
+    assert result.count == 1
+    zone = result.zones.iloc[0]
+    assert zone.score_mean == pytest.approx(135 / 149, abs=0.02)
+    assert_bounds_close(zone.geometry.bounds, box_bounds(50, 90, 40, 100))
+
+
 def test_rgb_without_colour_bar_uses_the_hue_ramp(tmp_path):
     path = write_png(tmp_path / "nobar.png", rendering(with_bar=False))
     result = color_regions(single_layer_set(path), "nobar")

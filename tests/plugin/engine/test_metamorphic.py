@@ -2,8 +2,9 @@
 
 Padding every layer with a nodata border, halving and doubling the pixel size, reprojecting one layer,
 adding a barren layer, renaming layers and shuffling their order keep the offline answer of a
-positive and a negative synthetic case, and change the favourability surface only within resampling
-tolerance. Random smooth geochemistry with random faults is never a verified Yes.
+positive and a negative synthetic case, each with index layers only and with its AlOH and silica layers as
+colour renderings, and change the favourability surface only within resampling tolerance. Random smooth
+geochemistry with random faults is never a verified Yes.
 """
 from __future__ import annotations
 
@@ -24,7 +25,11 @@ from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.run import run_analysis
 
 ROOT = Path(__file__).resolve().parents[3]
-CASES = {"positive": ("porphyry", 11, "A"), "negative": ("misaligned", 13, "B")}
+CASES = {"positive": ("porphyry", 11, "A", 110, ()), "negative": ("misaligned", 13, "B", 110, ()),
+         "rendered positive": ("porphyry", 11, "A", 220, ("aloh", "silica")),
+         "rendered negative": ("misaligned", 13, "B", 220, ("aloh", "silica"))}
+"""name -> (kind, seed, answer, size, layers drawn as colour renderings); a rendering is drawn at twice the size so
+that at twice the pixel its colour bar and zones keep their shape."""
 PAD_PX = 60
 
 
@@ -38,9 +43,9 @@ def _generator():
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory):
     made = {}
-    for name, (kind, seed, _answer) in CASES.items():
-        path = _generator().make_case(tmp_path_factory.mktemp(name), seed, kind, size=110, colour=(),
-                                      mixed_crs=False, structure="vector", geology_style="categorical")
+    for name, (kind, seed, _answer, size, colour) in CASES.items():
+        path = _generator().make_case(tmp_path_factory.mktemp(name.replace(" ", "-")), seed, kind, size=size,
+                                      colour=colour, mixed_crs=False, structure="vector", geology_style="categorical")
         made[name] = Path(path).parent
     return made
 
@@ -55,7 +60,8 @@ def _run(folder: Path, out: Path):
 
 @pytest.fixture(scope="module")
 def baseline(cases, tmp_path_factory):
-    return {name: _run(folder, tmp_path_factory.mktemp(f"{name}-base")) for name, folder in cases.items()}
+    return {name: _run(folder, tmp_path_factory.mktemp(f"{name.replace(' ', '-')}-base"))
+            for name, folder in cases.items()}
 
 
 # -- transformations of a case folder (copies; the generated case is never touched) -------------------------
@@ -78,7 +84,8 @@ def _nodata_for(ds) -> float:
 
 
 def pad(folder: Path, target: Path) -> Path:
-    """Every raster grown by a nodata border of PAD_PX pixels: four times more empty ground around the data."""
+    """Every raster grown by a nodata border of PAD_PX pixels: four times more empty ground around the data (a
+    rendering's border is black, declared nodata 0, as many exports are)."""
     target, data = _copy(folder, target)
     for path in _rasters(target, data):
         with rasterio.open(path) as ds:
