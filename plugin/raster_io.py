@@ -29,7 +29,7 @@ MIN_ANALYSIS_PIXELS = 64
 OVERLAP_WARNING_SHARE = 0.25
 """When the layers' common extent is under this share of the largest layer, the run says so."""
 DATA_BOUNDS_PIXELS = 4_000_000
-"""Pixel budget of the read that finds where a raster holds data (its nodata border left out)."""
+"""Value budget (pixels x bands) of the read that finds where a raster holds data (its nodata border left out)."""
 DEFAULT_MAX_PIXELS = 4_000_000
 """Default pixel budget of one analysis grid (about 16 MB per float32 layer)."""
 BLOCK_SOURCE_PIXELS = 1 << 22
@@ -237,7 +237,9 @@ class RasterReader:
         """Read bands (1-based list, default all) of a window, optionally decimated to out_shape, in physical
         values (scale and offset applied). The read goes block by block of rows (each block covering about
         BLOCK_SOURCE_PIXELS source pixels, the same values as one read), `progress.check()` between blocks."""
-        bands = list(bands) if bands is not None else list(range(1, self.count + 1))
+        wanted = list(bands) if bands is not None else list(range(1, self.count + 1))
+        # a rendering's masks take every band into account (`_rendering_masks`), whichever bands are asked for
+        bands = list(range(1, self.count + 1)) if self._masks_span_bands else wanted
         win = window if window is not None else Window(0, 0, self.grid.width, self.grid.height)
         rows, cols = (int(win.height), int(win.width)) if out_shape is None else (int(out_shape[0]),
                                                                                   int(out_shape[1]))
@@ -269,43 +271,54 @@ class RasterReader:
         progress.check()
         data = np.ma.concatenate(blocks, axis=1) if len(blocks) != 1 else blocks[0]
         data = self._rendering_masks(data, bands)
+        if bands != wanted:
+            data = data[[bands.index(band) for band in wanted]]
         if self.scaled:
-            scale = np.array([self.scales[b - 1] for b in bands], dtype="float32")[:, None, None]
-            offset = np.array([self.offsets[b - 1] for b in bands], dtype="float32")[:, None, None]
+            scale = np.array([self.scales[b - 1] for b in wanted], dtype="float32")[:, None, None]
+            offset = np.array([self.offsets[b - 1] for b in wanted], dtype="float32")[:, None, None]
             data = data * scale + offset
         return np.ma.masked_invalid(data)
 
+    @property
+    def _masks_span_bands(self) -> bool:
+        """Whether one band's mask depends on the others: an image with an alpha band, or a rendering with a nodata
+        value."""
+        return "alpha" in self.colorinterp or (self.is_rgb and self.nodata is not None)
+
     def _rendering_masks(self, data: np.ma.MaskedArray, bands: list[int]) -> np.ma.MaskedArray:
-        """Masks of an image read as a pixel's: an alpha band is no data where transparent (GDAL masks the colour bands
-        by it, never itself), and a rendering's colour bands are no data only where all of them hold the nodata value
-        (with nodata 0, per-band masks would blank pure red (255, 0, 0), the top of a jet or hot ramp)."""
+        """Masks of an image read as a pixel's (`bands`: every band of the file when `_masks_span_bands`): a
+        rendering's colour bands are no data only where all of them hold the nodata value (with nodata 0, per-band
+        masks would blank pure red (255, 0, 0), the top of a jet or hot ramp), and a transparent pixel (alpha 0) is
+        no data in every band, the alpha band included (GDAL never masks the alpha band, and ignores it when a
+        nodata value is set)."""
+        if not self._masks_span_bands:
+            return data
         alpha = [k for k, band in enumerate(bands) if self.colorinterp[band - 1] == "alpha"]
         colour = [k for k in range(len(bands)) if k not in alpha] if self.is_rgb and self.nodata is not None else []
-        if not alpha and len(colour) < 2:
-            return data
         mask = np.ma.getmaskarray(data).copy()
-        mask[alpha] |= data.data[alpha] == 0
         if len(colour) > 1:
             mask[colour] = mask[colour].all(axis=0)
+        if alpha:
+            mask |= (data.data[alpha] == 0).any(axis=0)
         return np.ma.masked_array(data.data, mask=mask)
 
     def data_bounds(self, progress: Progress = SILENT) -> tuple[float, float, float, float]:
         """(xmin, ymin, xmax, ymax), in this raster's CRS, of the cells holding data in any band: its frame less a
-        nodata border; the frame when every cell or none holds data. A decimated read's box is grown by one of its
-        cells, so it never cuts data off."""
-        valid = None
-        for band in range(1, self.count + 1):  # one band at a time: a budget's worth of memory, whatever the bands
-            data, grid = self.read_overview(DATA_BOUNDS_PIXELS, [band], resampling=Resampling.nearest,
-                                            progress=progress)
-            held = ~np.ma.getmaskarray(data)[0]
-            valid = held if valid is None else valid | held
+        nodata border, on its own pixel edges; the frame when every cell or none holds data. Read once under a pixel
+        budget, averaged (a decimated cell holds data when any of its pixels does) and grown by one decimated cell,
+        so it never cuts data off."""
+        data, grid = self.read_overview(max(1, DATA_BOUNDS_PIXELS // self.count), resampling=Resampling.average,
+                                        progress=progress)
+        valid = ~np.ma.getmaskarray(data).all(axis=0)
         if valid.all() or not valid.any():
             return self.grid.bounds
+        sx, sy = self.grid.width / grid.width, self.grid.height / grid.height
         margin = 0 if (grid.width, grid.height) == (self.grid.width, self.grid.height) else 1
         rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        r0, c0 = max(0, rows[0] - margin), max(0, cols[0] - margin)
-        r1, c1 = min(grid.height, rows[-1] + 1 + margin), min(grid.width, cols[-1] + 1 + margin)
-        return grid.window_grid(Window(int(c0), int(r0), int(c1 - c0), int(r1 - r0))).bounds
+        c0, r0 = max(0, math.floor((cols[0] - margin) * sx)), max(0, math.floor((rows[0] - margin) * sy))
+        c1 = min(self.grid.width, math.ceil((cols[-1] + 1 + margin) * sx))
+        r1 = min(self.grid.height, math.ceil((rows[-1] + 1 + margin) * sy))
+        return self.grid.window_grid(Window(c0, r0, c1 - c0, r1 - r0)).bounds
 
     def decimated_shape(self, max_pixels: int, window: Window | None = None) -> tuple[int, int]:
         """Rows and columns of a read of `window` that fits in max_pixels, keeping the aspect ratio."""

@@ -69,7 +69,8 @@ FULL_TILE = 512
 
 def full_resolution_grid(layers: list, resolution: float | None = None) -> tuple[RasterSet, RasterGrid]:
     """The layers' common extent at their finest resolution (`resolution` map units per pixel when given):
-    a RasterSet for the layers' metadata (nothing is read) and the full-resolution grid."""
+    a RasterSet for the layers' metadata (only where each raster holds data is read, decimated) and the
+    full-resolution grid."""
     raster_set = RasterSet([s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in layers], max_pixels=sys.maxsize)
     grid = raster_set.grid
     if resolution:

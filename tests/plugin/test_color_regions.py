@@ -288,6 +288,7 @@ def test_a_rendering_with_nodata_zero_keeps_its_pure_colours(tmp_path):
     raster_set = single_layer_set(path, role="hydrothermal_alteration")
     data = raster_set.read("exported")
     assert not np.ma.getmaskarray(data)[:, 70, 70].any() and np.ma.getmaskarray(data)[:, 70, 5].all()
+    assert not np.ma.getmaskarray(raster_set.readers["exported"].read([3]))[0, 70, 70]  # whichever bands are read
     result = color_regions(raster_set, "exported")
     assert result.stats["colorbar"] == [25, 280, 175, 292]
     assert result.count == 1

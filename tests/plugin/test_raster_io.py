@@ -34,7 +34,8 @@ def test_layer_offset_by_a_fraction_of_a_pixel_keeps_its_edge_pixels(tmp_path):
 def test_layers_meet_where_each_holds_data_not_where_their_frames_do(tmp_path):
     """b is a's ground less its last 20 columns; padded with a nodata border of 30 pixels, b's frame covers all
     of a, but the analysis stays on the ground both hold data for: the grid of the unpadded pair, the same values.
-    A decimated read of a large raster (over the budget) finds its data box to within two of its cells, outward."""
+    A decimated read of a large raster (over the budget) finds its data box to within two of its cells, outward,
+    on its own pixel edges, and misses no line of data thinner than a decimated cell."""
     values = np.arange(100 * 100, dtype="float32").reshape(100, 100)
     a = write_tif(tmp_path / "a.tif", values)
     b = write_tif(tmp_path / "b.tif", values[:, :80])
@@ -52,11 +53,16 @@ def test_layers_meet_where_each_holds_data_not_where_their_frames_do(tmp_path):
     xmin, ymin, xmax, ymax = reader.data_bounds()
     assert X0 + 6_970 <= xmin <= X0 + 7_000 and X0 + 19_000 <= xmax <= X0 + 19_030
     assert Y0 - 15_030 <= ymin <= Y0 - 15_000 and Y0 - 10_000 <= ymax <= Y0 - 9_970
+    assert all((v - X0) % 10.0 == 0.0 for v in (xmin, xmax)) and all((Y0 - v) % 10.0 == 0.0 for v in (ymin, ymax))
+    large[:, 2398] = 1.0  # a one-pixel flight line near the edge, thinner than a decimated cell
+    reader = RasterSet([LayerSpec(write_tif(tmp_path / "line.tif", large, px=10.0), "other")]).readers["line"]
+    assert reader.data_bounds()[2] >= X0 + 23_990
 
 
 def test_a_transparent_border_of_a_rendering_is_no_data(tmp_path):
     """An RGBA rendering whose outer 10 pixels are transparent (alpha 0): those cells are no area and outside its
-    data, as its colour bands' masks already said (GDAL never masks the alpha band itself, so they counted)."""
+    data, as its colour bands' masks already said (GDAL never masks the alpha band itself, so they counted); so too
+    when the file also declares nodata 0, which makes GDAL ignore the alpha band."""
     import rasterio
     from rasterio.enums import ColorInterp
 
@@ -72,6 +78,11 @@ def test_a_transparent_border_of_a_rendering_is_no_data(tmp_path):
     assert rs.valid_mask().sum() == 40 * 40
     assert rs.readers["map"].data_bounds() == (X0 + 10 * PX, Y0 - 50 * PX, X0 + 50 * PX, Y0 - 10 * PX)
     assert not np.ma.getmaskarray(rs.read("map"))[:, 30, 30].any()
+    with rasterio.open(path, "r+") as ds:  # a nodata value shadows the alpha band for GDAL: still transparent
+        ds.nodata = 0
+    reader = RasterSet([LayerSpec(path, "hydrothermal_alteration", "map")]).readers["map"]
+    assert np.ma.getmaskarray(reader.read())[:, 5, 5].all() and not np.ma.getmaskarray(reader.read([3]))[0, 30, 30]
+    assert reader.data_bounds() == (X0 + 10 * PX, Y0 - 50 * PX, X0 + 50 * PX, Y0 - 10 * PX)
 
 
 def test_valid_area_leaves_nodata_out(tmp_path):
