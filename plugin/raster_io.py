@@ -309,15 +309,12 @@ class RasterReader:
         so it never cuts data off."""
         data, grid = self.read_overview(max(1, DATA_BOUNDS_PIXELS // self.count), resampling=Resampling.average,
                                         progress=progress)
-        valid = ~np.ma.getmaskarray(data).all(axis=0)
-        if valid.all() or not valid.any():
-            return self.grid.bounds
+        top, bottom, left, right = data_box(np.ma.getmaskarray(data).all(axis=0))
         sx, sy = self.grid.width / grid.width, self.grid.height / grid.height
         margin = 0 if (grid.width, grid.height) == (self.grid.width, self.grid.height) else 1
-        rows, cols = np.flatnonzero(valid.any(axis=1)), np.flatnonzero(valid.any(axis=0))
-        c0, r0 = max(0, math.floor((cols[0] - margin) * sx)), max(0, math.floor((rows[0] - margin) * sy))
-        c1 = min(self.grid.width, math.ceil((cols[-1] + 1 + margin) * sx))
-        r1 = min(self.grid.height, math.ceil((rows[-1] + 1 + margin) * sy))
+        c0, r0 = max(0, math.floor((left - margin) * sx)), max(0, math.floor((top - margin) * sy))
+        c1 = min(self.grid.width, math.ceil((right + margin) * sx))
+        r1 = min(self.grid.height, math.ceil((bottom + margin) * sy))
         return self.grid.window_grid(Window(c0, r0, c1 - c0, r1 - r0)).bounds
 
     def decimated_shape(self, max_pixels: int, window: Window | None = None) -> tuple[int, int]:
@@ -337,6 +334,14 @@ class RasterReader:
         data = self.read(bands, window=window, out_shape=shape, resampling=resampling, progress=progress)
         base = self.grid.window_grid(window) if window is not None else self.grid
         return data, base.resized(shape[1], shape[0])
+
+
+def data_box(nodata: np.ndarray) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) pixel bounds (end exclusive) of the cells with data; the whole image if none."""
+    rows, cols = np.nonzero(~nodata)
+    if not rows.size:
+        return 0, nodata.shape[0], 0, nodata.shape[1]
+    return int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
 
 
 _MISMATCHES: dict = {}

@@ -30,7 +30,7 @@ from scipy import ndimage
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
-from ..raster_io import LayerSpec, RasterGrid, RasterReader, RasterSet
+from ..raster_io import LayerSpec, RasterGrid, RasterReader, RasterSet, data_box
 from ..render import pixel_window
 from ..roles import guess_role
 from ..zones import labelled_polygons, zone_record, zones_frame
@@ -447,7 +447,7 @@ def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray, nodata
 
     Sizes and edges are those of the box holding the data, not of the image: a nodata border around a map moves
     its bar away from the image's edges and makes it short against the image."""
-    top, bottom, left, right = _data_box(nodata)
+    top, bottom, left, right = data_box(nodata)
     height, width = bottom - top, right - left
     labels, count = ndimage.label(coloured)
     best = None
@@ -472,14 +472,6 @@ def find_colorbar(rgb: np.ndarray, coloured: np.ndarray, hue: np.ndarray, nodata
                                 for c in range(3)], axis=1)
             best = (long_side, ColorBar(rows, cols, colours[::-1] if vertical else colours, vertical))
     return None if best is None else best[1]
-
-
-def _data_box(nodata: np.ndarray) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) pixel bounds (end exclusive) of the cells with data; the whole image if none."""
-    rows, cols = np.nonzero(~nodata)
-    if not rows.size:
-        return 0, nodata.shape[0], 0, nodata.shape[1]
-    return int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1
 
 
 def _profile(values: np.ndarray, component: np.ndarray, vertical: bool) -> np.ndarray:
