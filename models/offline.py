@@ -62,8 +62,21 @@ FAMILY = {
     "other": "other",
 }
 """Alteration family of each role: coincidence counts only between different families."""
+COMPOSITE_SHOWS = {"false_color_composite": ("clay", "iron")}
+"""Families a composite's colours show: a SWIR-NIR-red picture is made of the bands the AlOH (clay) and
+ferric-iron indices are computed from, so its zone over a clay or iron anomaly is that anomaly seen again."""
 
 ZONE_KINDS_STRUCTURE = ("fault", "lineament_density", "contact")
+
+
+def _families(role: str) -> set:
+    return set(COMPOSITE_SHOWS.get(role, (FAMILY.get(role, "other"),)))
+
+
+def seen_again(role: str, core_role: str) -> bool:
+    """Whether an anomaly of `role` at a core of `core_role` may be the core's own signal seen again, not a
+    second kind of evidence: the same alteration family, or a composite showing the core's family."""
+    return bool(_families(role) & _families(core_role))
 
 
 def _per_metre(ws) -> float:
@@ -494,7 +507,6 @@ class OfflineReasoner:
         model = ws.deposit_model
         out: dict = {}
         present_roles = {info.role for info in self._evidence_layers(ws)}
-        core_family = FAMILY.get(core["role"], "other")
         items = _seed_items(model)
         seeds, first = {item["id"]: item for item in items}, items[0]
         for item in model["evidence"]:
@@ -518,7 +530,8 @@ class OfflineReasoner:
             for zone in zones:
                 if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
                     continue
-                if kind == "coincidence" and FAMILY.get(zone["role"], "other") == core_family:
+                repeat = seen_again(zone["role"], core["role"])  # a composite repeats whatever it shows
+                if repeat and (kind == "coincidence" or zone["role"] in COMPOSITE_SHOWS):
                     continue
                 if not self._supports(ws, zone, item) or zone["zone_id"] in self._lithology_zones:
                     continue
@@ -537,7 +550,7 @@ class OfflineReasoner:
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach * self.marginal_factor:
                 # a marginal one awaits a zoomed look; the model's centre item around a partner's core may wrap it
-                found = self._measured_over(ws, core, item["roles"], core_family, shell=item["id"] == first["id"])
+                found = self._measured_over(ws, core, item["roles"], shell=item["id"] == first["id"])
                 if found is not None:
                     (best_zone, measured), best_gap = found, 0.0
             if best_zone is None:
@@ -553,8 +566,8 @@ class OfflineReasoner:
                                "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
         return out
 
-    def _measured_over(self, ws, core: dict, roles, core_family: str, shell: bool = False) -> tuple[str, str] | None:
-        """(name, the measurement in words) of a layer of `roles` (another alteration family than the core's)
+    def _measured_over(self, ws, core: dict, roles, shell: bool = False) -> tuple[str, str] | None:
+        """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
         that stands out from its surroundings at the core (plugin.engine.coincidence), significant at
         `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell`: the layer may
         wrap the core as a shell reaching several of its radii out (a porphyry's phyllic shell around a potassic
@@ -562,7 +575,7 @@ class OfflineReasoner:
         from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
         layers = [info for info in self._evidence_layers(ws)
-                  if info.role in roles and FAMILY.get(info.role, "other") != core_family and self._measurable(info)]
+                  if info.role in roles and not seen_again(info.role, core["role"]) and self._measurable(info)]
         if not layers:
             return None
         grid = ws.raster_set.grid
@@ -618,7 +631,7 @@ class OfflineReasoner:
         cores = [i for i in self._evidence_layers(ws) if i.role in first["roles"] and self._measurable(i)]
         partners = [i for i in self._evidence_layers(ws) if i.role in partner["roles"] and self._measurable(i)]
         pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
-                 if FAMILY.get(a.role, "other") != FAMILY.get(b.role, "other")]
+                 if not seen_again(b.role, a.role)]
         if not pairs:
             return None
         maps = {(name, r): self._contrast_map(ws, ws.layer(name), r) for a, b, r in pairs for name in (a, b)}
@@ -774,10 +787,9 @@ class OfflineReasoner:
             self._in_spreads(ws, info)
             if self._coloured[info.name][around].any():  # any colour, even the bottom of its scale, is a reading
                 return None
-        core_family = FAMILY.get(core["role"], "other")
         best_gap, best_zone = math.inf, None
         for zone in zones:
-            if (zone["role"] not in items[1]["roles"] or FAMILY.get(zone["role"], "other") == core_family
+            if (zone["role"] not in items[1]["roles"] or seen_again(zone["role"], core["role"])
                     or zone["zone_id"] in self._lithology_zones or not self._supports(ws, zone, items[1])):
                 continue
             gap = self._centre_gap(core["geometry"], zone["geometry"])
@@ -786,7 +798,7 @@ class OfflineReasoner:
         names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
         blank = f"a second core signature; {names} no colour within reach, a rendering's blank, not a measured absence"
         if best_zone is None:
-            measured = self._measured_over(ws, core, items[1]["roles"], core_family)
+            measured = self._measured_over(ws, core, items[1]["roles"])
             if measured is None:
                 return None
             (name, words), best_gap = measured, 0.0

@@ -743,6 +743,31 @@ def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_
     assert alone.critical["phyllic_core"] is False
 
 
+def test_a_composite_over_the_core_is_not_a_second_kind_of_evidence_when_it_shows_the_core_s_own_bands(tmp_path):
+    """A false-colour composite (SWIR-NIR-red) is made of the bands the AlOH and ferric indices are computed from:
+    its zone over an AlOH core is the core seen again, neither the zoned partner nor the gossan over the core. Over
+    a silica core (thermal infrared) it is a second kind of evidence."""
+    from lodestar.models.offline import OfflineReasoner, seen_again
+
+    assert seen_again("false_color_composite", "hydrothermal_alteration")
+    assert seen_again("false_color_composite", "iron_oxide")
+    assert seen_again("argillic_alteration", "hydrothermal_alteration")
+    assert not seen_again("false_color_composite", "silicification")
+    assert not seen_again("silicification", "hydrothermal_alteration")
+    layers = [LayerSpec(_write_index(tmp_path / "aloh.tif", amplitude=0.0, size=240), "hydrothermal_alteration",
+                        "aloh"),
+              LayerSpec(_write_blank_rendering(tmp_path / "fcc.tif"), "false_color_composite", "fcc")]
+    ws = _workspace(layers, tmp_path)
+    ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                       (501000, 3998600, 501400, 3999000), 1.25))
+    ws.put(_node(2, "fcc"), _box_zone(ws, "s2:fcc:1", "fcc", "false_color_composite",
+                                      (500950, 3998550, 501450, 3999050), 1.25))
+    verdict = OfflineReasoner().verify(ws, ws.chain)
+    assert verdict.rationale.startswith("Core: s1:aloh:1")
+    assert verdict.critical == {"phyllic_core": True, "zoned_alteration": False} and verdict.answer == "B"
+    assert verdict.secondary["silica_or_gossan"] is False and "s2:fcc:1" not in verdict.rationale
+
+
 def _write_blank_rendering(path: Path, size=240, specks=False):
     """A MineBench-style rendering that colours nothing (or, with `specks`, only scattered cyan pixels, low on its
     scale): a grey backdrop and a jet colour bar in a corner."""
