@@ -93,7 +93,7 @@ class RefineZonesSamAlgorithm(LodestarAlgorithm):
                     "rasters given (" + ", ".join(sorted(names)) + "). Choose the rasters the zones were marked "
                     "on, or a single raster for all zones."
                 )
-        raster_set = RasterSet(specs)
+        raster_set = RasterSet(specs, progress=progress)
         for line in raster_set.log:
             progress.log(line)
         device = DEVICES[self.parameterAsEnum(parameters, self.DEVICE, context)][1]

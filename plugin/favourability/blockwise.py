@@ -67,11 +67,13 @@ COARSE_CELLS = 4_000_000
 FULL_TILE = 512
 
 
-def full_resolution_grid(layers: list, resolution: float | None = None) -> tuple[RasterSet, RasterGrid]:
+def full_resolution_grid(layers: list, resolution: float | None = None,
+                         progress: Progress = SILENT) -> tuple[RasterSet, RasterGrid]:
     """The layers' common extent at their finest resolution (`resolution` map units per pixel when given):
-    a RasterSet for the layers' metadata (only where each raster holds data is read, decimated) and the
-    full-resolution grid."""
-    raster_set = RasterSet([s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in layers], max_pixels=sys.maxsize)
+    a RasterSet for the layers' metadata (only where each raster holds data is read, decimated, `progress.check()`
+    between blocks) and the full-resolution grid."""
+    raster_set = RasterSet([s if isinstance(s, LayerSpec) else LayerSpec(**s) for s in layers], max_pixels=sys.maxsize,
+                           progress=progress)
     grid = raster_set.grid
     if resolution:
         if not resolution > 0:
@@ -607,7 +609,7 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
         raise LodestarError("No evidence layer to combine; give at least one usable layer.")
     if block < 16:
         raise LodestarError(f"A block must be at least 16 pixels a side, not {block}.")
-    raster_set, grid = full_resolution_grid(layers, resolution)
+    raster_set, grid = full_resolution_grid(layers, resolution, progress)
     progress.log(f"Full-resolution surface: {grid.width} x {grid.height} pixels in blocks of {block}")
     plans = plan_surface(raster_set, specs, extra, block, scheduler, progress)
     profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",

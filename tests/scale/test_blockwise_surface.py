@@ -106,6 +106,9 @@ def test_a_coarser_resolution_and_a_cancel(case, tmp_path):
     with pytest.raises(Cancelled):
         blockwise.write_full_resolution(case.layers, specs, tmp_path / "cancelled.tif", block=BLOCK, progress=cancel)
     assert not (tmp_path / "cancelled.tif").exists()
+    # the read of where each raster holds data, before any block, is cancellable too
+    with pytest.raises(Cancelled):
+        blockwise.full_resolution_grid(case.layers, progress=Progress(is_cancelled=lambda: True))
 
 
 def test_block_distances_equal_the_whole_grid_transform_and_far_cells_stay_within_a_coarse_cell(case, monkeypatch):
