@@ -61,7 +61,7 @@ FAMILY = {
     "geophysics": "geophysics",
     "other": "other",
 }
-"""Alteration family of each role: coincidence counts only between different families."""
+"""Alteration family of each role: coincidence counts only between different families (composites: `seen_again`)."""
 COMPOSITE_SHOWS = {"false_color_composite": ("clay", "iron")}
 """Families a composite's colours show: a SWIR-NIR-red picture is made of the bands the AlOH (clay) and
 ferric-iron indices are computed from, so its zone over a clay or iron anomaly is that anomaly seen again."""

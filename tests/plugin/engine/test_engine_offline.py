@@ -748,6 +748,7 @@ def test_a_composite_over_the_core_is_not_a_second_kind_of_evidence_when_it_show
     its zone over an AlOH core is the core seen again, neither the zoned partner nor the gossan over the core. Over
     a silica core (thermal infrared) it is a second kind of evidence."""
     from lodestar.models.offline import OfflineReasoner, seen_again
+    from lodestar.plugin.zones import zones_frame
 
     assert seen_again("false_color_composite", "hydrothermal_alteration")
     assert seen_again("false_color_composite", "iron_oxide")
@@ -766,17 +767,42 @@ def test_a_composite_over_the_core_is_not_a_second_kind_of_evidence_when_it_show
     assert verdict.rationale.startswith("Core: s1:aloh:1")
     assert verdict.critical == {"phyllic_core": True, "zoned_alteration": False} and verdict.answer == "B"
     assert verdict.secondary["silica_or_gossan"] is False and "s2:fcc:1" not in verdict.rationale
+    # coloured at the core without a zone, it is not measured there either
+    painted = tmp_path / "painted"
+    painted.mkdir()
+    layers[1] = LayerSpec(_write_blank_rendering(painted / "fcc.tif", patch=(33, 47, 33, 47)), "false_color_composite",
+                          "fcc")
+    ws = _workspace(layers, painted)
+    ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                       (501000, 3998600, 501400, 3999000), 1.25))
+    ws.put(_node(2, "fcc", sub="No"), zones_frame([], ws.raster_set.crs))
+    verdict = OfflineReasoner().verify(ws, ws.chain)
+    assert verdict.critical == {"phyllic_core": True, "zoned_alteration": False} and "measured" not in verdict.rationale
+    # over the silica core of a high-sulphidation system the composite's staining is the iron-oxide cap
+    question = "Can high-sulphidation epithermal deposits be detected? A. Yes B. No"
+    layers = [LayerSpec(_write_index(painted / "silica.tif", amplitude=0.0, size=240), "silicification", "silica"),
+              LayerSpec(painted / "fcc.tif", "false_color_composite", "fcc")]
+    ws = _workspace(layers, tmp_path / "epithermal", question)
+    ws.put(_node(1, "silica"), _box_zone(ws, "s1:silica:1", "silica", "silicification",
+                                         (501000, 3998600, 501400, 3999000), 1.25))
+    ws.put(_node(2, "fcc"), _box_zone(ws, "s2:fcc:1", "fcc", "false_color_composite",
+                                      (500950, 3998550, 501450, 3999050), 1.25))
+    verdict = OfflineReasoner().verify(ws, ws.chain)
+    assert verdict.rationale.startswith("Core: s1:silica:1") and verdict.secondary["iron_oxide_cap"] is True
 
 
-def _write_blank_rendering(path: Path, size=240, specks=False):
+def _write_blank_rendering(path: Path, size=240, specks=False, patch=None):
     """A MineBench-style rendering that colours nothing (or, with `specks`, only scattered cyan pixels, low on its
-    scale): a grey backdrop and a jet colour bar in a corner."""
+    scale; with `patch`, rows and columns (r0, r1, c0, c1) in the bar's top red): a grey backdrop and a jet colour
+    bar in a corner."""
     from matplotlib import colormaps
 
     rows, cols = np.mgrid[0:size, 0:size]
     image = np.repeat((100 + 30 * np.sin(rows / 9.0) * np.cos(cols / 13.0))[..., None], 3, axis=2)
     if specks:
         image[np.random.default_rng(5).random((size, size)) < 0.03] = (0, 255, 255)
+    if patch:
+        image[patch[0]:patch[1], patch[2]:patch[3]] = np.asarray(colormaps["jet"](0.9)[:3]) * 255
     image[150:230, 225:232] = (colormaps["jet"](np.linspace(1, 0, 80))[:, :3] * 255)[:, None, :]
     profile = dict(driver="GTiff", width=size, height=size, count=3, dtype="uint8", crs="EPSG:32612",
                    transform=Affine(30, 0, 500000, 0, -30, 4000000))
