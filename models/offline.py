@@ -12,25 +12,23 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   settings on each controller retry; on a re-execution asked by the verifier, the step looks again
   around the candidate core at a lower threshold (a zoomed, confirmatory look);
 - observer: judges a tool result from the zones' contrast, size and cross-layer coincidence;
-- verifier: evaluates the deposit model's evidence items around each candidate core zone (a clear
-  anomaly of the first critical item or of its critical coincidence partner): anomaly, coincidence
-  with another alteration family, halo, structure and host unit, each within the deposit model's
-  distance in metres (at least two pixels of the analysis grid; in pixel space a pixel counts as
-  NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone within reach is measured on its
-  layers at the core and counts when significant against the rest of the scene
-  (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores tried; the first item
-  around a partner's core at the shell scale too, a phyllic shell wrapping a potassic centre). When no zone core
-  gives a Yes, a partner's core where every layer of the first item is a rendering colouring nothing nearby
-  (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second core
-  signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
-  of its partner stand out together (each at least the refinement level above its surroundings) is weighed as
-  a core too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), and its
-  steps are asked for a zoomed look there. The answer is "Yes" only
-  when every testable critical item is supported and at least one secondary item is
-  present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a Yes on its
-  own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a step's
-  inference contradicts its own zones, or when a critical coincidence is marginal (then the partner
-  steps are re-executed with a zoomed look).
+- verifier: evaluates the deposit model's evidence items around each candidate core zone (a clear anomaly of the
+  first critical item or of its critical coincidence partner): anomaly, coincidence with another alteration family,
+  halo, structure and host unit, each within the deposit model's distance in metres (at least two pixels of the
+  analysis grid; in pixel space a pixel counts as NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone
+  within reach (a marginal one once its zoomed look has not brought a zone within reach) is measured on its layers
+  at the core and counts when significant against the rest of the scene (plugin.engine.coincidence;
+  `coincidence_alpha` shared among the layers and cores tried; the first item around a partner's core at the shell
+  scale too, a phyllic shell wrapping a potassic centre). When no zone core gives a Yes, a partner's core where
+  every layer of the first item is a rendering colouring nothing nearby (a picture's blank, not a measured absence)
+  may have that item stood in for by a zone of a second core signature coinciding with it (`_stood_in`); then the
+  place where a layer of the first critical item and one of its partner stand out together (each at least the
+  refinement level above its surroundings) is weighed as a core too, when rarer by chance than `joint_alpha`
+  expected places (plugin.engine.joint_places), and its steps are asked for a zoomed look there. The answer is "Yes"
+  only when every testable critical item is supported and at least one secondary item is present (seed 000, C.4
+  verifier rule); a Yes names its system, and every other core that gives a Yes on its own outside it, as targets
+  (plugin.engine.core_target); the chain is invalid when a step failed, when a step's inference contradicts its own
+  zones, or when a critical coincidence is marginal (then the partner steps are re-executed with a zoomed look).
 """
 from __future__ import annotations
 
@@ -548,8 +546,10 @@ class OfflineReasoner:
                     if gap < best_gap:
                         best_gap, best_zone = gap, measured_on
             measured = None
-            if kind in ("coincidence", "anomaly") and not best_gap <= reach * self.marginal_factor:
-                # a marginal one awaits a zoomed look; the model's centre item around a partner's core may wrap it
+            if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
+                    not best_gap <= reach * self.marginal_factor or self._looked_again(ws, item["id"])):
+                # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
+                # item around a partner's core may wrap it
                 found = self._measured_over(ws, core, item["roles"], shell=item["id"] == first["id"])
                 if found is not None:
                     (best_zone, measured), best_gap = found, 0.0
@@ -993,6 +993,11 @@ class OfflineReasoner:
                 said = "claims clear evidence" if obs.sub_inference == "Yes" else "sees no evidence"
                 feedback.setdefault(node.step.index, f"Step {node.step.index} {said}, but its zones "
                                     f"{'do not show' if not clear else 'show'} a clear anomaly; re-examine it.")
+
+    def _looked_again(self, ws, item_id: str) -> bool:
+        """Whether a marginal item is settled: its steps had their zoomed look, or none can have one."""
+        return (ws.last_round or not self._steps_for(ws.chain, [item_id], ws)
+                or self._refined(ws.chain, [item_id], ws))
 
     @staticmethod
     def _refined(chain, items: list, ws) -> bool:

@@ -716,6 +716,41 @@ def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(tmp_pat
     assert "measured at the core" not in off_the_core.rationale
 
 
+def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_not_settled_it(tmp_path):
+    """Coincidence marginal by zones (the silica zone marked 600 m off): the verifier first asks for a zoomed look;
+    when that look still marks the zone off the core, the silica layer is measured at the core as a missing partner
+    would be, so a partner near the core never counts for less than one nowhere near it."""
+    from lodestar.models.offline import OfflineReasoner
+
+    def verdicts(silica_centre, folder):
+        folder.mkdir()
+        layers = [LayerSpec(_write_index(folder / "aloh.tif", size=240), "hydrothermal_alteration", "aloh"),
+                  LayerSpec(_write_index(folder / "silica.tif", centre=silica_centre, size=240, seed=2),
+                            "silicification", "silica")]
+        ws = _workspace(layers, folder)
+        reasoner = OfflineReasoner(joint_alpha=0.0)  # no joint place: the zones' coincidence alone is weighed
+        off_core = (502000, 3998600, 502300, 3999000)  # its centre 724 m beyond the core's edge: marginal
+        ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                           (501000, 3998600, 501400, 3999000), 1.25))
+        ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification", off_core, 1.25))
+        first = reasoner.verify(ws, ws.chain)
+        zoomed = {"value": 1.03, "bounds": (500000, 3997000, 503000, 4000000)}
+        ws.put(_node(2, "silica", params=zoomed), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                                            off_core, 1.25))
+        return first, reasoner.verify(ws, ws.chain)
+
+    first, settled = verdicts((40, 40), tmp_path / "over")
+    assert first.feedback == {2: first.feedback[2]} and "marginal" in first.feedback[2]
+    assert "measured at the core" not in first.rationale
+    assert settled.valid and settled.answer == "A"
+    assert settled.critical == {"phyllic_core": True, "zoned_alteration": True}
+    assert "zoned_alteration [critical]: supported, by silica (measured at the core" in settled.rationale
+    first, settled = verdicts((72, 72), tmp_path / "elsewhere")
+    assert "marginal" in first.feedback[2]
+    assert settled.answer == "B" and settled.critical["zoned_alteration"] is False
+    assert "zoned_alteration [critical]: marginal" in settled.rationale
+
+
 def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_itself(tmp_path):
     """Porphyry model: a Cu-in-soil zone over an AlOH core is a second kind of evidence at the place; a Cu-in-soil
     zone with no AlOH core fixes no place (soil anomalies spread downslope): it is not weighed as a core."""
@@ -725,7 +760,7 @@ def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_
         folder.mkdir()
         layers = [LayerSpec(_write_index(folder / "aloh.tif", amplitude=0.0, size=240), "hydrothermal_alteration",
                             "aloh"),
-                  LayerSpec(_write_index(folder / "cu.tif", amplitude=0.0, size=240, seed=2), "geochemistry", "cu")]
+                  LayerSpec(_write_index(folder / "cu.tif", amplitude=0.04, size=240, seed=2), "geochemistry", "cu")]
         ws = _workspace(layers, folder)
         aloh = (_box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration", (501000, 3998600, 501400, 3999000),
                           1.25) if aloh_zone else _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
