@@ -33,7 +33,8 @@ TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_z
                   "why")
 CALIBRATION_METHODS = ("wofe", "logistic")
 MIN_TARGET_CELLS = 4
-"""Patches of the top share smaller than this many cells are specks, not targets: left out (and said)."""
+"""Patches of the top share smaller than this many cells are specks, not targets: left out (and said); holes
+smaller than this inside a target are specks too, and part of it."""
 
 
 @dataclass
@@ -125,7 +126,8 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
         covered = float(targets["area_m2"].sum()) / max(analysed, 1e-12)
         notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
                      f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
-                     f"they hold (patches under {MIN_TARGET_CELLS} cells left out as specks).")
+                     f"they hold (patches under {MIN_TARGET_CELLS} cells left out as specks, holes under "
+                     f"{MIN_TARGET_CELLS} cells inside a target made part of it).")
     else:
         notes.append("No targets: the answer rules the deposit out; the favourability surface is still written.")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
@@ -222,7 +224,8 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_
     `others`: outlines of further verified systems, whose cells join it too and whose targets come next."""
     outlines = [g for g in (core, others) if g is not None]
     include = core_cells(unary_union(outlines), grid) if outlines else None
-    polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include)
+    polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include,
+                                pinhole_cells=MIN_TARGET_CELLS)
     holds_core = np.zeros(len(polygons), dtype=bool)
     if core is not None and len(polygons):  # the patch holding most of the core: one target holds it
         shared = polygons.geometry.intersection(core).area.to_numpy()

@@ -78,16 +78,21 @@ def top_share_mask(values: np.ma.MaskedArray, area_share: float) -> np.ndarray:
 
 
 def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: float = 1.5,
-                     include: np.ndarray | None = None) -> gpd.GeoDataFrame:
+                     include: np.ndarray | None = None, pinhole_cells: int = 0) -> gpd.GeoDataFrame:
     """Polygons of the top `area_share` of the analysed area by favourability, most favourable first.
 
     One polygon per 4-connected patch of selected cells (holes kept, simplified by `simplify_px`
     pixels); attributes: rank, fav_mean, fav_max, area_m2 (the selected cells' area, square map units).
     `include`: cells selected whatever their favourability (a verified core), on the surface's grid.
+    `pinhole_cells`: holes of fewer analysed cells than this inside a patch are part of it (a speck of
+    ground just under the share, wholly enclosed by the target, is not left out of it).
     """
+    valid = ~np.ma.getmaskarray(surface.values)
     selected = top_share_mask(surface.values, area_share)
     if include is not None:
-        selected = selected | (include & ~np.ma.getmaskarray(surface.values))
+        selected = selected | (include & valid)
+    if pinhole_cells:
+        selected = selected | (_pinholes(selected, pinhole_cells) & valid)
     labels, count = ndimage.label(selected)
     polygons = labelled_polygons(labels, surface.grid, simplify_px)
     values = np.asarray(surface.values.filled(0.0), dtype="float64")
@@ -106,3 +111,15 @@ def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: fl
         return gpd.GeoDataFrame({c: [] for c in columns}, geometry=gpd.GeoSeries([], crs=surface.crs),
                                 crs=surface.crs)
     return gpd.GeoDataFrame(rows, geometry="geometry", crs=surface.crs)[columns + ["geometry"]]
+
+
+def _pinholes(selected: np.ndarray, under_cells: int) -> np.ndarray:
+    """Cells of the holes in `selected` (8-connected runs of unselected cells, the complement of 4-connected
+    patches, not touching the grid's edge) of fewer than `under_cells` cells."""
+    holes, count = ndimage.label(~selected, structure=np.ones((3, 3), dtype=bool))
+    if not count:
+        return np.zeros_like(selected)
+    sizes = ndimage.sum(np.ones(selected.shape), holes, np.arange(1, count + 1))
+    edge = np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]))
+    small = np.flatnonzero(sizes < under_cells) + 1
+    return np.isin(holes, np.setdiff1d(small, edge))

@@ -114,3 +114,21 @@ def test_tied_cells_are_taken_or_left_together():
     assert top_share_mask(values, 0.6).sum() == 6
     with pytest.raises(LodestarError, match="area share"):
         top_share_mask(values, 0.0)
+
+
+def test_pinholes_inside_a_patch_are_part_of_it_and_larger_holes_and_the_edge_are_not():
+    values = np.zeros((20, 30))
+    values[2:9, 2:9] = 0.9  # a 7 x 7 patch with a one-cell pinhole and a 3 x 3 hole
+    values[3, 3] = 0.1
+    values[5:8, 5:8] = 0.1
+    values[12:20, 20:30] = 0.8  # a patch on the grid's corner with a notch open to the edge
+    values[19, 25] = 0.1
+    surface = _surface(values, np.zeros((20, 30), dtype=bool))
+    share = (49 - 10 + 80 - 1) / 600
+    kept = surface_polygons(surface, share)
+    filled = surface_polygons(surface, share, pinhole_cells=4)
+    assert kept["area_m2"].tolist() == [39 * PX * PX, 79 * PX * PX]
+    assert filled["area_m2"].tolist() == [40 * PX * PX, 79 * PX * PX]  # the 9-cell hole and the notch stay out
+    assert filled["fav_mean"].tolist() == pytest.approx([(39 * 0.9 + 0.1) / 40, 0.8])
+    assert [len(g.interiors) for g in filled.geometry] == [1, 0]
+    assert [len(g.interiors) for g in kept.geometry] == [2, 0]
