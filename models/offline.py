@@ -524,7 +524,7 @@ class OfflineReasoner:
             if item["id"] in seeds:  # the core item around a partner's core
                 kind, near_m = "coincidence", seeds[core["seed"]].get("near_m", near_m)
             reach = self._reach(ws, near_m)
-            best_gap, best_zone = math.inf, None
+            best_gap, best_zone, near_layers = math.inf, None, set()
             for zone in zones:
                 if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
                     continue
@@ -541,6 +541,8 @@ class OfflineReasoner:
                     gap = float(core["geometry"].distance(zone["geometry"]))
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
+                if gap <= reach * self.marginal_factor:
+                    near_layers.add(zone["layer"])
             if kind == "structure":
                 for measured_on, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
                     if gap < best_gap:
@@ -550,7 +552,9 @@ class OfflineReasoner:
                     not best_gap <= reach * self.marginal_factor or self._looked_again(ws, item["id"])):
                 # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
                 # item around a partner's core may wrap it
-                found = self._measured_over(ws, core, item["roles"], shell=item["id"] == first["id"])
+                shell = item["id"] == first["id"]  # around a partner's core, a zone just off it is its shell
+                found = self._measured_over(ws, core, item["roles"], shell=shell,
+                                            besides=frozenset() if shell else near_layers)
                 if found is not None:
                     (best_zone, measured), best_gap = found, 0.0
             if best_zone is None:
@@ -566,16 +570,20 @@ class OfflineReasoner:
                                "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
         return out
 
-    def _measured_over(self, ws, core: dict, roles, shell: bool = False) -> tuple[str, str] | None:
+    def _measured_over(self, ws, core: dict, roles, shell: bool = False,
+                       besides: set = frozenset()) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
         that stands out from its surroundings at the core (plugin.engine.coincidence), significant at
         `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell`: the layer may
         wrap the core as a shell reaching several of its radii out (a porphyry's phyllic shell around a potassic
-        centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too."""
+        centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too. `besides`:
+        layers not measured, those whose own zone lies just off the core (marginal, after its zoomed look): what
+        such a layer shows at the core is that zone's flank, already weighed (not so for a shell, whose zone
+        beside the centre is the shell itself)."""
         from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
-        layers = [info for info in self._evidence_layers(ws)
-                  if info.role in roles and not seen_again(info.role, core["role"]) and self._measurable(info)]
+        layers = [info for info in self._evidence_layers(ws) if info.role in roles and info.name not in besides
+                  and not seen_again(info.role, core["role"]) and self._measurable(info)]
         if not layers:
             return None
         grid = ws.raster_set.grid

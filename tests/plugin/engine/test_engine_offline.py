@@ -717,36 +717,50 @@ def test_a_partner_layer_without_a_zone_nearby_is_measured_over_the_core(tmp_pat
 
 
 def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_not_settled_it(tmp_path):
-    """Coincidence marginal by zones (the silica zone marked 600 m off): the verifier first asks for a zoomed look;
-    when that look still marks the zone off the core, the silica layer is measured at the core as a missing partner
-    would be, so a partner near the core never counts for less than one nowhere near it."""
+    """Coincidence marginal by zones (a propylitic zone marked 600 m off): the verifier first asks for a zoomed
+    look; when that look still marks the zone off the core, the other partner layers are measured at the core as
+    for a missing partner, so a partner near the core never counts for less than one nowhere near it. The layer
+    whose own zone lies just off the core is not measured there again: what it shows at the core is that zone's
+    flank."""
     from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
 
-    def verdicts(silica_centre, folder):
+    off_core = (502000, 3998600, 502300, 3999000)  # its centre 724 m beyond the core's edge: marginal
+    zoomed = {"value": 1.03, "bounds": (500000, 3997000, 503000, 4000000)}
+
+    def verdicts(silica_centre, folder, silica_zone=False):
         folder.mkdir()
         layers = [LayerSpec(_write_index(folder / "aloh.tif", size=240), "hydrothermal_alteration", "aloh"),
                   LayerSpec(_write_index(folder / "silica.tif", centre=silica_centre, size=240, seed=2),
-                            "silicification", "silica")]
+                            "silicification", "silica"),
+                  LayerSpec(_write_index(folder / "mgoh.tif", centre=(66, 40), size=240, seed=3),
+                            "propylitic_alteration", "mgoh")]
         ws = _workspace(layers, folder)
         reasoner = OfflineReasoner(joint_alpha=0.0)  # no joint place: the zones' coincidence alone is weighed
-        off_core = (502000, 3998600, 502300, 3999000)  # its centre 724 m beyond the core's edge: marginal
+        marginal = "silica" if silica_zone else "mgoh"
         ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
                                            (501000, 3998600, 501400, 3999000), 1.25))
-        ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification", off_core, 1.25))
+        if not silica_zone:
+            ws.put(_node(2, "silica", sub="No"), zones_frame([], ws.raster_set.crs))
+        role = ws.layer(marginal).role
+        ws.put(_node(3, marginal), _box_zone(ws, f"s3:{marginal}:1", marginal, role, off_core, 1.25))
         first = reasoner.verify(ws, ws.chain)
-        zoomed = {"value": 1.03, "bounds": (500000, 3997000, 503000, 4000000)}
-        ws.put(_node(2, "silica", params=zoomed), _box_zone(ws, "s2:silica:1", "silica", "silicification",
-                                                            off_core, 1.25))
+        ws.put(_node(3, marginal, params=zoomed), _box_zone(ws, f"s3:{marginal}:1", marginal, role, off_core, 1.25))
         return first, reasoner.verify(ws, ws.chain)
 
     first, settled = verdicts((40, 40), tmp_path / "over")
-    assert first.feedback == {2: first.feedback[2]} and "marginal" in first.feedback[2]
-    assert "measured at the core" not in first.rationale
+    assert "marginal" in first.feedback[3]  # with the other partner step, asked to look again too
+    assert "zoned_alteration [critical]: marginal" in first.rationale and first.answer == "B"
     assert settled.valid and settled.answer == "A"
     assert settled.critical == {"phyllic_core": True, "zoned_alteration": True}
     assert "zoned_alteration [critical]: supported, by silica (measured at the core" in settled.rationale
     first, settled = verdicts((72, 72), tmp_path / "elsewhere")
-    assert "marginal" in first.feedback[2]
+    assert "marginal" in first.feedback[3]
+    assert settled.answer == "B" and settled.critical["zoned_alteration"] is False
+    assert "zoned_alteration [critical]: marginal" in settled.rationale
+    # the silica zone itself marginal, the silica layer high at the core: not measured again, so not supported
+    first, settled = verdicts((40, 40), tmp_path / "own zone", silica_zone=True)
+    assert "marginal" in first.feedback[3]
     assert settled.answer == "B" and settled.critical["zoned_alteration"] is False
     assert "zoned_alteration [critical]: marginal" in settled.rationale
 
