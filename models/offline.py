@@ -16,19 +16,21 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   first critical item or of its critical coincidence partner): anomaly, coincidence with another alteration family,
   halo, structure and host unit, each within the deposit model's distance in metres (at least two pixels of the
   analysis grid; in pixel space a pixel counts as NOMINAL_PIXEL_M). An anomaly or coincidence item with no zone
-  within reach (a marginal one once its zoomed look has not brought a zone within reach) is measured on its layers
-  at the core and counts when significant against the rest of the scene (plugin.engine.coincidence;
-  `coincidence_alpha` shared among the layers and cores tried; the first item around a partner's core at the shell
-  scale too, a phyllic shell wrapping a potassic centre). When no zone core gives a Yes, a partner's core where
-  every layer of the first item is a rendering colouring nothing nearby (a picture's blank, not a measured absence)
-  may have that item stood in for by a zone of a second core signature coinciding with it (`_stood_in`); then the
-  place where a layer of the first critical item and one of its partner stand out together (each at least the
-  refinement level above its surroundings) is weighed as a core too, when rarer by chance than `joint_alpha`
-  expected places (plugin.engine.joint_places), and its steps are asked for a zoomed look there. The answer is "Yes"
-  only when every testable critical item is supported and at least one secondary item is present (seed 000, C.4
-  verifier rule); a Yes names its system, and every other core that gives a Yes on its own outside it, as targets
-  (plugin.engine.core_target); the chain is invalid when a step failed, when a step's inference contradicts its own
-  zones, or when a critical coincidence is marginal (then the partner steps are re-executed with a zoomed look).
+  within reach (a marginal critical one once its zoomed look has not brought a zone within reach, a marginal
+  secondary one at once) is measured on its layers at the core, leaving out a layer whose own zone lies just off the
+  core (that zone's flank, already weighed; not so for a shell around a partner's core), and counts when significant
+  against the rest of the scene (plugin.engine.coincidence; `coincidence_alpha` shared among the layers and cores
+  tried; the first item around a partner's core at the shell scale too, a phyllic shell wrapping a potassic centre).
+  When no zone core gives a Yes, a partner's core where every layer of the first item is a rendering colouring
+  nothing nearby (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second
+  core signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
+  of its partner stand out together (each at least the refinement level above its surroundings) is weighed as a core
+  too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), and its steps are asked
+  for a zoomed look there. The answer is "Yes" only when every testable critical item is supported and at least one
+  secondary item is present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a
+  Yes on its own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a
+  step's inference contradicts its own zones, or when a critical coincidence is marginal (then the partner steps are
+  re-executed with a zoomed look).
 """
 from __future__ import annotations
 
@@ -549,7 +551,7 @@ class OfflineReasoner:
                         best_gap, best_zone = gap, measured_on
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
-                    not best_gap <= reach * self.marginal_factor or self._looked_again(ws, item["id"])):
+                    not best_gap <= reach * self.marginal_factor or self._looked_again(ws, item)):
                 # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
                 # item around a partner's core may wrap it
                 shell = item["id"] == first["id"]  # around a partner's core, a zone just off it is its shell
@@ -1002,10 +1004,11 @@ class OfflineReasoner:
                 feedback.setdefault(node.step.index, f"Step {node.step.index} {said}, but its zones "
                                     f"{'do not show' if not clear else 'show'} a clear anomaly; re-examine it.")
 
-    def _looked_again(self, ws, item_id: str) -> bool:
-        """Whether a marginal item is settled: its steps had their zoomed look, or none can have one."""
-        return (ws.last_round or not self._steps_for(ws.chain, [item_id], ws)
-                or self._refined(ws.chain, [item_id], ws))
+    def _looked_again(self, ws, item: dict) -> bool:
+        """Whether a marginal item is settled: a secondary one at once (the verifier asks a zoomed look for
+        critical items only), a critical one once its steps had their zoomed look, or when none can have one."""
+        return (item["level"] != "critical" or ws.last_round or not self._steps_for(ws.chain, [item["id"]], ws)
+                or self._refined(ws.chain, [item["id"]], ws))
 
     @staticmethod
     def _refined(chain, items: list, ws) -> bool:

@@ -84,8 +84,9 @@ def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: fl
     One polygon per 4-connected patch of selected cells (holes kept, simplified by `simplify_px`
     pixels); attributes: rank, fav_mean, fav_max, area_m2 (the selected cells' area, square map units).
     `include`: cells selected whatever their favourability (a verified core), on the surface's grid.
-    `pinhole_cells`: holes of fewer analysed cells than this inside a patch are part of it (a speck of
-    ground just under the share, wholly enclosed by the target, is not left out of it).
+    `pinhole_cells`: holes of fewer cells than this inside a patch (nodata cells counted, only analysed ones
+    filled) are part of it (a speck of ground just under the share, wholly enclosed by the target, is not left
+    out of it).
     """
     valid = ~np.ma.getmaskarray(surface.values)
     selected = top_share_mask(surface.values, area_share)

@@ -765,6 +765,31 @@ def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_n
     assert "zoned_alteration [critical]: marginal" in settled.rationale
 
 
+def test_a_phyllic_zone_just_off_a_partner_s_core_is_its_shell_and_its_layer_is_still_measured_there(tmp_path):
+    """Around a silica core, an AlOH zone just off it (marginal after its zoomed look) is the phyllic shell
+    wrapping the centre: unlike a partner's flank, the AlOH layer is still measured at the core, at the shell
+    scale."""
+    from lodestar.models.offline import OfflineReasoner
+
+    layers = [LayerSpec(_write_index(tmp_path / "aloh.tif", size=240), "hydrothermal_alteration", "aloh"),
+              LayerSpec(_write_index(tmp_path / "silica.tif", size=240, seed=2), "silicification", "silica")]
+    ws = _workspace(layers, tmp_path)
+    reasoner = OfflineReasoner(joint_alpha=0.0)
+    off_core = (502000, 3998600, 502300, 3999000)
+    ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration", off_core, 1.25))
+    ws.put(_node(2, "silica"), _box_zone(ws, "s2:silica:1", "silica", "silicification",
+                                         (501000, 3998600, 501400, 3999000), 1.25))
+    first = reasoner.verify(ws, ws.chain)
+    assert "phyllic_core [critical]: marginal" in first.rationale and "marginal" in first.feedback[1]
+    zoomed = {"value": 1.03, "bounds": (500000, 3997000, 503000, 4000000)}
+    ws.put(_node(1, "aloh", params=zoomed), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
+                                                      off_core, 1.25))
+    settled = reasoner.verify(ws, ws.chain)
+    assert settled.answer == "A" and settled.critical == {"phyllic_core": True, "zoned_alteration": True}
+    assert "Core: s2:silica:1" in settled.rationale
+    assert "phyllic_core [critical]: supported, by aloh (measured at the core" in settled.rationale
+
+
 def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_itself(tmp_path):
     """Porphyry model: a Cu-in-soil zone over an AlOH core is a second kind of evidence at the place; a Cu-in-soil
     zone with no AlOH core fixes no place (soil anomalies spread downslope): it is not weighed as a core."""
@@ -774,7 +799,7 @@ def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_
         folder.mkdir()
         layers = [LayerSpec(_write_index(folder / "aloh.tif", amplitude=0.0, size=240), "hydrothermal_alteration",
                             "aloh"),
-                  LayerSpec(_write_index(folder / "cu.tif", amplitude=0.04, size=240, seed=2), "geochemistry", "cu")]
+                  LayerSpec(_write_index(folder / "cu.tif", amplitude=0.0, size=240, seed=2), "geochemistry", "cu")]
         ws = _workspace(layers, folder)
         aloh = (_box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration", (501000, 3998600, 501400, 3999000),
                           1.25) if aloh_zone else _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",

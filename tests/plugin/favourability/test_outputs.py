@@ -132,3 +132,16 @@ def test_pinholes_inside_a_patch_are_part_of_it_and_larger_holes_and_the_edge_ar
     assert filled["fav_mean"].tolist() == pytest.approx([(39 * 0.9 + 0.1) / 40, 0.8])
     assert [len(g.interiors) for g in filled.geometry] == [1, 0]
     assert [len(g.interiors) for g in kept.geometry] == [2, 0]
+
+
+def test_a_pinhole_beside_nodata_is_filled_only_where_the_ground_is_analysed():
+    values = np.zeros((20, 30))
+    values[2:9, 2:9] = 0.9
+    values[3, 3] = 0.1  # a two-cell hole: one analysed cell under the share, one nodata cell
+    mask = np.zeros((20, 30), dtype=bool)
+    mask[3, 4] = True
+    surface = _surface(values, mask)
+    filled = surface_polygons(surface, 47 / 599, pinhole_cells=4)
+    assert filled["area_m2"].tolist() == [48 * PX * PX]
+    assert filled["fav_mean"].tolist() == pytest.approx([(47 * 0.9 + 0.1) / 48])
+    assert len(filled.geometry.iloc[0].interiors) == 1  # the nodata cell stays out of the target
