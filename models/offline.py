@@ -579,7 +579,7 @@ class OfflineReasoner:
         `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell`: the layer may
         wrap the core as a shell reaching several of its radii out (a porphyry's phyllic shell around a potassic
         centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too. `besides`:
-        layers not measured, those whose own zone lies just off the core (marginal, after its zoomed look): what
+        layers not measured, those whose own zone lies just off the core (marginal, and settled): what
         such a layer shows at the core is that zone's flank, already weighed (not so for a shell, whose zone
         beside the centre is the shell itself)."""
         from ..plugin.engine.coincidence import place_radius_px, quantised, significance
