@@ -837,8 +837,7 @@ class OfflineReasoner:
         critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
         secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
         marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
-        pending = (bool(marginal) and not ws.last_round and bool(self._steps_for(ws.chain, marginal, ws))
-                   and not self._refined(ws.chain, marginal, ws))
+        pending = bool(marginal) and not self._settled(ws, marginal)
         settled = ("supported", "marginal") if pending else ("supported",)
         return (sum(a["status"] in settled for a in critical) - len(critical),
                 sum(a["status"] == "supported" for a in secondary),
@@ -1006,9 +1005,13 @@ class OfflineReasoner:
 
     def _looked_again(self, ws, item: dict) -> bool:
         """Whether a marginal item is settled: a secondary one at once (the verifier asks a zoomed look for
-        critical items only), a critical one once its steps had their zoomed look, or when none can have one."""
-        return (item["level"] != "critical" or ws.last_round or not self._steps_for(ws.chain, [item["id"]], ws)
-                or self._refined(ws.chain, [item["id"]], ws))
+        critical items only), a critical one as `_settled`."""
+        return item["level"] != "critical" or self._settled(ws, [item["id"]])
+
+    def _settled(self, ws, items: list) -> bool:
+        """Whether marginal items can have no further look: their steps had their zoomed look, none can have
+        one, or no round is left."""
+        return ws.last_round or not self._steps_for(ws.chain, items, ws) or self._refined(ws.chain, items, ws)
 
     @staticmethod
     def _refined(chain, items: list, ws) -> bool:
