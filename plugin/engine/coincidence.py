@@ -48,16 +48,9 @@ class Significance:
     pixels: int   # pixels the p-value was ranked among
 
 
-def disc_radius(factor: float, radius_px: float, shape) -> float:
-    """The disc radius (pixels) of one scale: `factor` place radii, at most a sixth of the grid's shorter side so
-    the ring around it (as wide again) still fits in the scene."""
-    return min(max(factor * radius_px, MIN_RADIUS_PX), max(min(shape) / 6.0, MIN_RADIUS_PX))
-
-
-def reach(radius_px: float, shape, scales=SCALES) -> float:
-    """How far (pixels) the measure at a place reaches: its widest ring as measured on a grid of `shape` (a
-    capped disc reaches no farther than its cap) plus the search for its centre."""
-    return 2.0 * disc_radius(max(scales), radius_px, shape) + SLACK * radius_px
+def reach(scales=SCALES) -> float:
+    """How far (in place radii) the measure at a place reaches: its widest ring plus the search for its centre."""
+    return 2.0 * max(scales) + SLACK
 
 
 def place_radius_px(place, grid) -> float:
@@ -84,6 +77,7 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float, scales=SCALES) -> np.nd
     valid = ~np.ma.getmaskarray(z) & np.isfinite(data)
     filled = np.where(valid, data, 0.0)
     weight = valid.astype("float64")
+    limit = max(min(z.shape) / 6.0, MIN_RADIUS_PX)
     best = np.full(z.shape, -np.inf)
     sums: dict = {}
 
@@ -95,7 +89,7 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float, scales=SCALES) -> np.nd
         return sums[radius]
 
     for factor in scales:
-        radius = disc_radius(factor, radius_px, z.shape)
+        radius = min(max(factor * radius_px, MIN_RADIUS_PX), limit)
         (inner, n_inner, area_inner), (outer, n_outer, area_outer) = disc_sums(radius), disc_sums(2.0 * radius)
         n_ring = n_outer - n_inner
         ok = valid & (n_inner >= MIN_COVER * area_inner) & (n_ring >= MIN_COVER * (area_outer - area_inner))
@@ -122,7 +116,7 @@ def significance(scores: np.ndarray, place, grid, radius_px: float, scales=SCALE
     if not np.isfinite(value):
         return None
     rows, cols = np.ogrid[0:scores.shape[0], 0:scores.shape[1]]
-    away = (rows + 0.5 - row) ** 2 + (cols + 0.5 - col) ** 2 > reach(radius_px, scores.shape, scales) ** 2
+    away = (rows + 0.5 - row) ** 2 + (cols + 0.5 - col) ** 2 > (reach(scales) * radius_px) ** 2
     scored = scores[away & np.isfinite(scores)]
     window = window_side(radius_px) ** 2
     above = int((scored >= value).sum())
