@@ -120,7 +120,7 @@ def _pinholes(selected: np.ndarray, under_cells: int) -> np.ndarray:
     holes, count = ndimage.label(~selected, structure=np.ones((3, 3), dtype=bool))
     if not count:
         return np.zeros_like(selected)
-    sizes = ndimage.sum(np.ones(selected.shape), holes, np.arange(1, count + 1))
+    sizes = np.bincount(holes.ravel(), minlength=count + 1)[1:]
     edge = np.unique(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]))
     small = np.flatnonzero(sizes < under_cells) + 1
     return np.isin(holes, np.setdiff1d(small, edge))
