@@ -19,6 +19,10 @@ demo: setup
 bench: setup
 	$(PY) tests/benchmarks/run_all.py
 
+.PHONY: bench-heldout
+bench-heldout: setup
+	$(PY) tests/benchmarks/heldout_worlds_b.py
+
 .PHONY: test-llm
 test-llm: setup
 	@scripts/test_llm.sh
