@@ -108,6 +108,7 @@ class OfflineReasoner:
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole, once per run
         self._lithology_zones: set = set()  # zones left out as cores because they fill a map unit
+        self._unit_measures: dict = {}  # core zone id -> layers not measured there: they raise its map unit as a whole
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid, once per run
         self._coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
         self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (engine.coincidence)
@@ -138,6 +139,7 @@ class OfflineReasoner:
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
         self._filled, self._lithology_zones, self._spreads, self._coloured, self._contrasts = None, set(), {}, {}, {}
+        self._unit_measures = {}
         self._lifted, self._joint, self._verdict_core, self._verified = {}, {}, None, []
         model = ws.deposit_model
         steps: list[PlanStep] = []
@@ -441,12 +443,16 @@ class OfflineReasoner:
         out.sort(key=lambda z: (-self._strength(ws, z) * math.sqrt(z["area_m2"]), z["zone_id"]))
         return out
 
-    def _lithology_note(self) -> str:
+    def _lithology_note(self, core: dict | None = None) -> str:
         zones = sorted(self._lithology_zones)
-        if not zones:
-            return ""
-        return (f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a "
-                "map unit raised as a whole (lithology, not a zoned system).")
+        note = "" if not zones else (
+            f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a map "
+            "unit raised as a whole (lithology, not a zoned system).")
+        layers = sorted(self._unit_measures.get(core["zone_id"], ())) if core is not None else []
+        if layers:
+            note += (f" Not measured at the core: {', '.join(layers)}, which stand{'s' if len(layers) == 1 else ''} "
+                     "high over the whole map unit the core lies in (lithology, not the system's own zoning).")
+        return note
 
     def _lithological(self, ws, zone: dict) -> bool:
         """Whether a zone lies in a map unit that its layer's anomalies fill, or in one over which the layer itself
@@ -581,11 +587,17 @@ class OfflineReasoner:
         centre found on silica, magnetics or a gossan), so the measure takes in the shell scale too. `besides`:
         layers not measured, those whose own zone lies just off the core (marginal, and settled): what
         such a layer shows at the core is that zone's flank, already weighed (not so for a shell, whose zone
-        beside the centre is the shell itself)."""
+        beside the centre is the shell itself). Nor is a layer that raises the whole map unit the core lies in
+        (`_lithological`, the core's outline taken as the layer's zone): it stands out there through the unit."""
         from ..plugin.engine.coincidence import place_radius_px, quantised, significance
 
         layers = [info for info in self._evidence_layers(ws) if info.role in roles and info.name not in besides
                   and not seen_again(info.role, core["role"]) and self._measurable(info)]
+        # a layer standing high over the whole map unit the core lies in stands out there through that unit
+        raised = {info.name for info in layers if self._lithological(ws, dict(core, layer=info.name))}
+        if raised:
+            self._unit_measures.setdefault(core["zone_id"], set()).update(raised)
+        layers = [info for info in layers if info.name not in raised]
         if not layers:
             return None
         grid = ws.raster_set.grid
@@ -914,7 +926,7 @@ class OfflineReasoner:
         if answer == yes and _seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
             named, others = self._named_systems(ws, core, assessment)
         return Verdict(not feedback, answer, feedback, critical, secondary,
-                       f"{verdict_text}. {conclusion}{others}{self._lithology_note()}", core=named)
+                       f"{verdict_text}. {conclusion}{others}{self._lithology_note(core)}", core=named)
 
     def _named_systems(self, ws, core: dict, assessment: dict) -> tuple[dict, str]:
         """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of

@@ -128,3 +128,16 @@ def test_a_gossan_over_its_stock_is_a_porphyry_core(tmp_path):
     assert verdict.startswith("Core: s3:Ferric iron (gossan) index (anomaly map)")
     assert "zoned_alteration [critical]: supported" in verdict
     assert "Ferric iron" not in verdict.partition("Not taken as a core:")[2]
+
+
+def test_a_layer_raising_the_whole_unit_a_core_lies_in_is_not_measured_at_that_core(tmp_path):
+    """worlds_b seed 9002 case 0 (a diagnosis seed): AlOH stands high over a whole stratum, and a silica noise zone
+    lies in it. Measured at that silica core, the AlOH layer stood out through the unit (p = 0.0077, bound 0.0167),
+    and the verifier answered Yes; the layer is now left out there, and the verdict says why."""
+    result, record = analyse_worlds_b_case(9002, 0, "lithology_clay", tmp_path)
+    assert result.answer == "B"
+    verdict = record["rounds"][-1]["verdict"]["rationale"]
+    assert verdict.startswith("Core: s2:Silica index (TIR):3")
+    assert "phyllic_core [critical]: missing" in verdict
+    assert ("Not measured at the core: AlOH (2.2 um) index, which stands high over the whole map unit the core lies "
+            "in") in verdict
