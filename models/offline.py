@@ -139,8 +139,7 @@ class OfflineReasoner:
     # -- planner ----------------------------------------------------------------------------------
     def plan(self, ws) -> list[PlanStep]:
         self._filled, self._lithology_zones, self._spreads, self._coloured, self._contrasts = None, set(), {}, {}, {}
-        self._unit_measures = {}
-        self._lifted, self._joint, self._verdict_core, self._verified = {}, {}, None, []
+        self._lifted, self._joint, self._verdict_core, self._verified, self._unit_measures = {}, {}, None, [], {}
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
@@ -593,7 +592,6 @@ class OfflineReasoner:
 
         layers = [info for info in self._evidence_layers(ws) if info.role in roles and info.name not in besides
                   and not seen_again(info.role, core["role"]) and self._measurable(info)]
-        # a layer standing high over the whole map unit the core lies in stands out there through that unit
         raised = {info.name for info in layers if self._lithological(ws, dict(core, layer=info.name))}
         if raised:
             self._unit_measures.setdefault(core["zone_id"], set()).update(raised)
