@@ -25,8 +25,10 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   nothing nearby (a picture's blank, not a measured absence) may have that item stood in for by a zone of a second
   core signature coinciding with it (`_stood_in`); then the place where a layer of the first critical item and one
   of its partner stand out together (each at least the refinement level above its surroundings) is weighed as a core
-  too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), and its steps are asked
-  for a zoomed look there. The answer is "Yes" only when every testable critical item is supported and at least one
+  too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), else the place where
+  layers of three alteration families of the model stand out together, rarer than `triple_alpha` (a zoned system
+  even where the first item's layers show nothing: a blank rendering, or a scene so small that two layers cannot be
+  rare enough), and its steps are asked for a zoomed look there. The answer is "Yes" only when every testable critical item is supported and at least one
   secondary item is present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a
   Yes on its own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a
   step's inference contradicts its own zones, or when a critical coincidence is marginal (then the partner steps are
@@ -92,7 +94,7 @@ class OfflineReasoner:
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
                  geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05,
-                 joint_alpha: float = 0.005):
+                 joint_alpha: float = 0.005, triple_alpha: float = 0.001):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_m2 = float(min_area_m2)
@@ -103,6 +105,7 @@ class OfflineReasoner:
         self.fault_buffer_m = float(fault_buffer_m)
         self.coincidence_alpha = float(coincidence_alpha)
         self.joint_alpha = float(joint_alpha)
+        self.triple_alpha = float(triple_alpha)
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share (once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
@@ -113,7 +116,7 @@ class OfflineReasoner:
         self._coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
         self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (engine.coincidence)
         self._places = 1  # candidate cores the verifier weighs: each is one more chance of a partner by chance
-        self._joint: dict = {}  # the place where the core and partner layers stand out together, once per run
+        self._joint: dict = {}  # the place where the core's layers stand out together, once per run
         self._verdict_core = None  # the geometry of the core the latest verdict weighed (refinements look around it)
         self._verified: list = []  # (core, assessment) of every zone core the latest verdict found giving a Yes
 
@@ -131,7 +134,8 @@ class OfflineReasoner:
                 "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
                 "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
                 "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m,
-                "coincidence_alpha": self.coincidence_alpha, "joint_alpha": self.joint_alpha}
+                "coincidence_alpha": self.coincidence_alpha, "joint_alpha": self.joint_alpha,
+                "triple_alpha": self.triple_alpha}
 
     def prompt_hashes(self) -> dict:
         return {}
@@ -629,16 +633,15 @@ class OfflineReasoner:
     def _joint_core(self, ws) -> dict | None:
         """A candidate core where no zone is: the place where a layer of the first critical item and one of its
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
-        by chance (plugin.engine.joint_places), at core radii of JOINT_RADII_M, each layer at least the
-        refinement level (`anomaly_sigma` x `refine_factor` spreads) above its surroundings there; None when
-        there is none, or when it is lithology (`_lithological`). Worked out once per run."""
+        by chance (plugin.engine.joint_places), else the place where layers of three alteration families the
+        deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at core radii of JOINT_RADII_M,
+        each layer at least the refinement level (`anomaly_sigma` x `refine_factor` spreads) above its
+        surroundings there. None when there is none, or when it is lithology (`_lithological`). Worked out once
+        per run."""
         if "core" in self._joint:
             return self._joint["core"]
-        from shapely.geometry import Point
-
         from ..plugin.engine.coincidence import MIN_RADIUS_PX, quantised
         from ..plugin.engine.joint_places import best_joint_place
-        from ..plugin.zones import zone_record
 
         self._joint["core"] = None
         items = _seed_items(ws.deposit_model)
@@ -652,41 +655,82 @@ class OfflineReasoner:
         partners = [i for i in self._evidence_layers(ws) if i.role in partner["roles"] and self._measurable(i)]
         pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
                  if not seen_again(b.role, a.role)]
-        if not pairs:
-            return None
-        maps = {(name, r): self._contrast_map(ws, ws.layer(name), r) for a, b, r in pairs for name in (a, b)}
-        place = best_joint_place(maps, pairs, grid, floor=self.refinement_level)
-        if place is None or place.expected > self.joint_alpha:
-            return None
-        core_layer, partner_layer = place.layers
-        record = zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), grid,
-                             zone_id=f"place where {core_layer} and {partner_layer} stand out together",
-                             layer=core_layer, role=ws.layer(core_layer).role, kind="place",
+        for groups, bound in ((pairs, self.joint_alpha), (self._triple_groups(ws, first, radii), self.triple_alpha)):
+            if not groups:
+                continue
+            maps = {(name, group[-1]): self._contrast_map(ws, ws.layer(name), group[-1])
+                    for group in groups for name in group[:-1]}
+            place = best_joint_place(maps, groups, grid, floor=self.refinement_level)
+            if place is None or place.expected > bound:
+                continue
+            core = self._place_record(ws, place, dict(seed=first["id"], partner=partner["id"], bound=bound))
+            if self._lithological(ws, core):
+                self._lithology_zones.add(core["zone_id"])
+                continue
+            self._joint["core"] = core
+            return core
+        return None
+
+    def _triple_groups(self, ws, first: dict, radii: list) -> list:
+        """(layer, layer, layer, radius) groups for the scan of three families: measurable layers of the deposit
+        model's alteration, geophysical and geochemical roles (no composite, which repeats the bands of others),
+        three different families in each group, a layer of the first critical item first where one is in it. A
+        soil anomaly or a halo fixes no place alone, but three kinds of evidence rare at one place are a zoned
+        system, whatever each shows elsewhere."""
+        from itertools import combinations
+
+        layers = [info for info in self._evidence_layers(ws) if info.kind != "vector" and self._measurable(info)
+                  and info.role not in VECTOR_ROLES and info.role not in COMPOSITE_SHOWS]
+        layers.sort(key=lambda info: info.role not in first["roles"])  # stable: a first-item layer leads
+        groups = []
+        for trio in combinations(layers, 3):
+            if len(set.union(*(_families(info.role) for info in trio))) == 3:
+                groups += [(*(info.name for info in trio), r) for r in radii]
+        return groups
+
+    def _place_record(self, ws, place, extra: dict) -> dict:
+        """A joint place as a candidate core: a disc of the place's radius on its first layer."""
+        from shapely.geometry import Point
+
+        from ..plugin.zones import zone_record
+
+        pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
+        names = list(place.layers)
+        together = " and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + " and " + names[-1]
+        record = zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), ws.raster_set.grid,
+                             zone_id=f"place where {together} stand out together",
+                             layer=names[0], role=ws.layer(names[0]).role, kind="place",
                              score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
-        core = dict(record, seed=first["id"], partner=partner["id"], joint=place)
-        if self._lithological(ws, core):
-            self._lithology_zones.add(core["zone_id"])
-            return None
-        self._joint["core"] = core
-        return core
+        return dict(record, joint=place, **extra)
 
     def _assess_joint(self, ws, core: dict, zones: list[dict]) -> dict:
-        """Evidence items around a joint place: as around a zone core, with the partner item (and any anomaly
-        item of the partner layer's role) supported by the joint measurement unless a zone supports it (a place
-        found by scanning the scene is not measured again as if it had been fixed beforehand)."""
+        """Evidence items around a joint place: as around a zone core, with every anomaly or coincidence item of
+        the role of another of the place's layers (the partner among them) supported by the joint measurement
+        unless a zone supports it (a place found by scanning the scene is not measured again as if it had been
+        fixed beforehand). A place of three families none of which is the first critical item's stands in for
+        it: three kinds of evidence rare at one place are a zoned system, whatever the first item's layers show."""
         out = self._assess(ws, core, zones)
         place = core["joint"]
-        core_layer, partner_layer = place.layers
-        text = (f"{partner_layer} (measured with {core_layer} at the place: {place.scores[1]:.1f} and "
-                f"{place.scores[0]:.1f} spreads above their surroundings, both rarer than a share "
-                f"{place.share:.4f} of the scene; chance count {place.expected:.4f}, bound {self.joint_alpha})")
-        role = ws.layer(partner_layer).role
-        for item in ws.deposit_model["evidence"]:
-            if item["id"] == core["partner"] or (item["kind"] in ("anomaly", "coincidence") and role in item["roles"]):
+        names = list(place.layers)
+        heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
+        measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
+                   f"share {place.share:.4f} of the scene; chance count {place.expected:.2g}, bound {core['bound']}")
+        first = _seed_items(ws.deposit_model)[0]
+        if core["role"] not in first["roles"]:
+            out[first["id"]] = dict(out[first["id"]], measured=f"three other kinds of evidence standing in, measured "
+                                                                f"together at the place: {measure}")
+        placed: set = set()  # items the place's measurement supports, each by the first of its layers there
+        for name in names[1:]:
+            role = ws.layer(name).role
+            others = " and ".join(n for n in names if n != name)
+            for item in ws.deposit_model["evidence"]:
+                if item["kind"] not in ("anomaly", "coincidence") or role not in item["roles"] or item["id"] in placed:
+                    continue
+                placed.add(item["id"])
                 found = out.get(item["id"], {})
                 if found.get("status") != "supported" or found.get("measured"):
-                    out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
-                                       "zones": [partner_layer], "measured": text}
+                    out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0, "zones": [name],
+                                       "measured": f"{name} (measured with {others} at the place: {measure})"}
         return out
 
     @staticmethod
@@ -904,8 +948,8 @@ class OfflineReasoner:
         joint = [core["seed"], core["partner"]] if "joint" in core else []
         if joint and not self._refined(chain, joint, ws):
             for index in self._steps_for(chain, joint, ws):
-                feedback.setdefault(index, "The core and partner layers stand out together at a place where no zone "
-                                           "was marked; look again around it at a lower threshold.")
+                feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
+                                           "no zone was marked; look again around it at a lower threshold.")
         items = []
         for k, a in assessment.items():
             if a["status"] != "untestable":

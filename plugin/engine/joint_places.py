@@ -1,19 +1,21 @@
-"""Where two layers stand out together: a scan of their contrast maps for one shared place.
+"""Where two or more layers stand out together: a scan of their contrast maps for one shared place.
 
 A zoned system whose every layer stays under a clear-anomaly level (two to four background spreads) makes no
 zone anywhere, yet at its centre each layer stands above its own surroundings at once. The scan ranks every
 pixel of each layer's contrast map (plugin.engine.coincidence) by the share of the scene scoring at least as
-high, takes the larger share of the two layers at each pixel (both must be rare there) and keeps the pixel
-where it is smallest. How rare that is by chance: with layers independent, a place reaches a share q on both
-with chance q squared; the scene holds about its pixels over one place's window of independent places, and
-every pair of layers and radius tried is one more chance. Their product is the expected count of such places
-by chance, which the caller bounds (layers that share a background are not independent, so the bound is
-strict). Only places at least twice their radius inside the data are scanned, where the disc and ring at the
-place's own radius lie wholly on data: near an edge fewer cells are averaged, both layers swing further there,
-and the two would meet by chance more often (the wider scales may still reach past the edge). And only places
-where both layers stand at least a floor of spreads above their surroundings are candidates: a contrast within
-the scene's ordinary variation is no evidence whatever its rank, and in a small scene, which holds only a few
-windows of a place's size, a rank can claim a rarity that so few independent places cannot show.
+high, takes the largest share of the group's layers at each pixel (all must be rare there) and keeps the pixel
+where it is smallest. How rare that is by chance: with layers independent, a place reaches a share q on each of
+k layers with chance q to the power k; the scene holds about its pixels over one place's window of independent
+places, and every group of layers and radius tried is one more chance. Their product is the expected count of
+such places by chance, which the caller bounds (layers that share a background are not independent, so the
+bound is strict). A third layer matters most in a small scene: it holds only a few windows of a place's size, so
+two layers at the top of their ranks still leave a chance count of about the tests over the places, while three
+bring it down by the places once more. Only places at least twice their radius inside the data are scanned,
+where the disc and ring at the place's own radius lie wholly on data: near an edge fewer cells are averaged, the
+layers swing further there, and they would meet by chance more often (the wider scales may still reach past the
+edge). And only places where every layer stands at least a floor of spreads above its surroundings are
+candidates: a contrast within the scene's ordinary variation is no evidence whatever its rank, and in a small
+scene a rank can claim a rarity that so few independent places cannot show.
 """
 from __future__ import annotations
 
@@ -30,9 +32,9 @@ class JointPlace:
     x: float           # map coordinates of the place's centre
     y: float
     radius_px: float   # the place's radius in analysis-grid pixels (the contrast maps' radius)
-    layers: tuple      # (core layer, partner layer)
+    layers: tuple      # (core layer, partner layer, ...): the group's layers, in the order given
     scores: tuple      # each layer's standardised contrast there
-    share: float       # the larger of the two layers' shares of the scene scoring at least as high
+    share: float       # the largest of the layers' shares of the scene scoring at least as high
     expected: float    # expected count of places as rare on both layers by chance in all the tests made
 
 
@@ -53,28 +55,27 @@ def interior(scores: np.ndarray, radius_px: float) -> np.ndarray:
     return np.where(inside, scores, np.nan)
 
 
-def best_joint_place(maps: dict, pairs: list, grid, floor: float = 0.0) -> JointPlace | None:
-    """The rarest place on both layers of a pair, over `pairs` of (core layer, partner layer, radius in pixels),
-    among the pixels where both layers' contrast reaches `floor` standardised spreads; `maps` holds each
-    (layer, radius) contrast map. None when no pair has such a pixel scored on both layers."""
-    tests = len(pairs)
+def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0) -> JointPlace | None:
+    """The rarest place on every layer of a group, over `groups` of (layer, layer, ..., radius in pixels), among
+    the pixels where every layer's contrast reaches `floor` standardised spreads; `maps` holds each (layer, radius)
+    contrast map. None when no group has such a pixel scored on all its layers."""
+    tests = len(groups)
     cache: dict = {}
     best = None
-    for core, partner, radius in pairs:
-        for key in ((core, radius), (partner, radius)):
-            if key not in cache:
-                cache[key] = shares(interior(maps[key], radius))
-        both = np.maximum(cache[(core, radius)], cache[(partner, radius)])  # NaN where either is unscored
-        places = int(np.isfinite(both).sum()) / window_side(radius) ** 2
-        both[~(np.fmin(maps[(core, radius)], maps[(partner, radius)]) >= floor)] = np.nan
-        if not np.isfinite(both).any():
+    for *layers, radius in groups:
+        for name in layers:
+            if (name, radius) not in cache:
+                cache[(name, radius)] = shares(interior(maps[(name, radius)], radius))
+        rarest = np.max([cache[(name, radius)] for name in layers], axis=0)  # NaN where any is unscored
+        places = int(np.isfinite(rarest).sum()) / window_side(radius) ** 2
+        rarest[~(np.min([maps[(name, radius)] for name in layers], axis=0) >= floor)] = np.nan
+        if not np.isfinite(rarest).any():
             continue
-        row, col = np.unravel_index(int(np.nanargmin(both)), both.shape)
-        share = float(both[row, col])
-        expected = share ** 2 * max(places, 1.0) * tests
+        row, col = np.unravel_index(int(np.nanargmin(rarest)), rarest.shape)
+        share = float(rarest[row, col])
+        expected = share ** len(layers) * max(places, 1.0) * tests
         if best is None or expected < best.expected:
             x, y = grid.transform * (col + 0.5, row + 0.5)
-            best = JointPlace(float(x), float(y), float(radius), (core, partner),
-                              (float(maps[(core, radius)][row, col]), float(maps[(partner, radius)][row, col])),
-                              share, expected)
+            best = JointPlace(float(x), float(y), float(radius), tuple(layers),
+                              tuple(float(maps[(name, radius)][row, col]) for name in layers), share, expected)
     return best

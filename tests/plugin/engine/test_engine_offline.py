@@ -736,7 +736,7 @@ def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_n
                   LayerSpec(_write_index(folder / "mgoh.tif", centre=(66, 40), size=240, seed=3),
                             "propylitic_alteration", "mgoh")]
         ws = _workspace(layers, folder)
-        reasoner = OfflineReasoner(joint_alpha=0.0)  # no joint place: the zones' coincidence alone is weighed
+        reasoner = OfflineReasoner(joint_alpha=0.0, triple_alpha=0.0)  # no joint place: the zones' coincidence alone is weighed
         marginal = "silica" if silica_zone else "mgoh"
         ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
                                            (501000, 3998600, 501400, 3999000), 1.25))
@@ -1026,3 +1026,32 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
     reasoner._steps_for = lambda chain, items, ws: [2]
     ws.last_round = True  # the last verdict (max_rounds reached): no look can follow
     assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
+
+
+def test_three_kinds_standing_out_together_in_a_small_scene_make_a_core_two_cannot(tmp_path):
+    """A 4.8 km scene holds too few windows for two layers at the top of their ranks to be rarer than the pair
+    bound by chance; a third kind at the same place (magnetics over the silica and AlOH) makes the place a core,
+    every layer's step asked for a zoomed look there. Three layers of background alone make none."""
+    from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
+
+    def verdict(folder, specs):
+        folder.mkdir()
+        layers = [LayerSpec(_write_index(folder / f"{name}.tif", centre=(80, 80), amplitude=amplitude, size=160,
+                                         seed=seed), role, name) for name, role, amplitude, seed in specs]
+        ws = _workspace(layers, folder)
+        for index, spec in enumerate(specs, start=1):
+            ws.put(_node(index, spec[0], sub="No"), zones_frame([], ws.raster_set.crs))
+        return OfflineReasoner().verify(ws, ws.chain)
+
+    aloh, silica = ("aloh", "hydrothermal_alteration", 0.03, 1), ("silica", "silicification", 0.03, 2)
+    magnetics = ("magnetics", "geophysics", 0.03, 3)
+    two = verdict(tmp_path / "two", [aloh, silica])
+    assert two.answer == "B" and "place where" not in two.rationale
+    three = verdict(tmp_path / "three", [aloh, silica, magnetics])
+    assert three.rationale.startswith("Core: place where aloh, silica and magnetics stand out together (center)")
+    assert three.critical == {"phyllic_core": True, "zoned_alteration": True} and three.answer == "A"
+    assert "zoned_alteration [critical]: supported, by silica (measured with aloh and magnetics at the place: aloh 1" in three.rationale
+    assert "bound 0.001" in three.rationale and not three.valid and set(three.feedback) == {1, 2, 3}
+    barren = verdict(tmp_path / "barren", [(name, role, 0.0, seed) for name, role, _, seed in (aloh, silica, magnetics)])
+    assert barren.answer == "B" and "place where" not in barren.rationale

@@ -1,6 +1,7 @@
-"""Two layers scanned for a place where both stand out: weak anomalies of both at one place are found there and
-rare by chance; the same anomalies kilometres apart, or two layers of pure background, are not; a place where
-either layer stays under the floor of spreads is no candidate."""
+"""Layers scanned for a place where they stand out together: weak anomalies of two layers at one place are found
+there and rare by chance; the same anomalies kilometres apart, or two layers of pure background, are not; a place
+where either layer stays under the floor of spreads is no candidate; in a scene a few windows across, a third
+layer at the place makes it rarer than two layers can be, while three layers of pure background are not."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,3 +85,27 @@ def test_a_small_scene_whose_rarest_place_stands_out_by_ordinary_variation_is_no
     result, record = analyse_worlds_b_case(4444, 55, "lithology_clay", tmp_path)
     assert result.answer == "B"
     assert "stand out together" not in record["rounds"][-1]["verdict"]["rationale"]
+
+
+def test_a_third_layer_makes_a_place_in_a_small_scene_rarer_than_two_can_and_pure_background_is_not():
+    small = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 60, 60, CRS.from_epsg(32612))
+
+    def maps(layers: dict) -> dict:
+        return {(name, 4.0): contrast_map(np.ma.masked_array(values), 4.0) for name, values in layers.items()}
+
+    def layer(seed: int, amplitude: float = 0.0) -> np.ndarray:
+        z = ndimage.gaussian_filter(np.random.default_rng(seed).standard_normal((60, 60)), 3.0)
+        rows, cols = np.mgrid[0:60, 0:60]
+        return z / z.std() + amplitude * (np.hypot(rows + 0.5 - 30, cols + 0.5 - 30) < 6)
+
+    system = maps({name: layer(seed, 3.0) for name, seed in (("clay", 1), ("silica", 2), ("iron", 3))})
+    pair = best_joint_place(system, [("clay", "silica", 4.0)], small)
+    trio = best_joint_place(system, [("clay", "silica", "iron", 4.0)], small)
+    assert pair.expected > 0.005  # the top of the ranks on both layers, still over the pair's bound
+    assert trio.layers == ("clay", "silica", "iron") and len(trio.scores) == 3
+    assert trio.expected < 0.001 and abs(trio.expected - pair.expected * trio.share) < 1e-12
+    col, row = ~small.transform * (trio.x, trio.y)
+    assert abs(row - 30) <= 6 and abs(col - 30) <= 6
+    chance = [best_joint_place(maps({name: layer(100 + 3 * i + k) for k, name in enumerate(("a", "b", "c"))}),
+                               [("a", "b", "c", 4.0)], small).expected for i in range(20)]
+    assert min(chance) > 0.001 and float(np.median(chance)) > 0.05
