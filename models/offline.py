@@ -28,11 +28,11 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   too, when rarer by chance than `joint_alpha` expected places (plugin.engine.joint_places), else the place where
   layers of three alteration families of the model stand out together, rarer than `triple_alpha` (a zoned system
   even where the first item's layers show nothing: a blank rendering, or a scene so small that two layers cannot be
-  rare enough), and its steps are asked for a zoomed look there. The answer is "Yes" only when every testable critical item is supported and at least one
-  secondary item is present (seed 000, C.4 verifier rule); a Yes names its system, and every other core that gives a
-  Yes on its own outside it, as targets (plugin.engine.core_target); the chain is invalid when a step failed, when a
-  step's inference contradicts its own zones, or when a critical coincidence is marginal (then the partner steps are
-  re-executed with a zoomed look).
+  rare enough), and its steps are asked for a zoomed look there. The answer is "Yes" only when every testable
+  critical item is supported and at least one secondary item is present (seed 000, C.4 verifier rule); a Yes names
+  its system, and every other core that gives a Yes on its own outside it, as targets (plugin.engine.core_target);
+  the chain is invalid when a step failed, when a step's inference contradicts its own zones, or when a critical
+  coincidence is marginal (then the partner steps are re-executed with a zoomed look).
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ pooled, with bootstrap intervals (`plugin.batch.summarize`). Writes:
   build/bench/worlds_b_heldout.csv   one row per seed and one for the pool
   build/bench/worlds_b_heldout.md    the table, with the pooled per-kind breakdown
 
-Not part of `make bench` (about 3 s a case on 2 cores: the 1,380 cases of the 23 seeds take about an hour):
+Not part of `make bench` (about 3 s a case on 2 cores: the 1,680 cases of the 28 seeds take about 75 minutes):
 `make bench-heldout`, or `.venv/bin/python tests/benchmarks/heldout_worlds_b.py [seed ...]`; LODESTAR_BENCH_WORKERS
 sets the processes (default: one per core).
 """
@@ -34,11 +34,13 @@ CASES = 60
 HELDOUT = {
     2026: "the headline seed of `make bench`; run after the changes of several sessions, one decision used it",
     5150: "run after the changes of several sessions",
-    8080: "run after the changes of the eleventh to thirteenth sessions, one decision used it",
-    **{seed: "first run in the fourteenth session, with its rule set beforehand; run again in the fifteenth"
-       for seed in (1357, 2468, 3579, 4680, 5791, 6802, 7913, 8024, 9135, 1246)},
-    **{seed: "first run in the fifteenth session, with its rule set beforehand"
+    8080: "run after the changes of the eleventh to thirteenth and the sixteenth sessions, one decision used it",
+    **{seed: "first run in the fourteenth session, with its rule set beforehand; run again in the fifteenth and "
+             "sixteenth" for seed in (1357, 2468, 3579, 4680, 5791, 6802, 7913, 8024, 9135, 1246)},
+    **{seed: "first run in the fifteenth session, with its rule set beforehand; run again in the sixteenth"
        for seed in (3141, 2718, 1618, 1414, 1732, 2236, 2646, 3317, 3606, 4123)},
+    **{seed: "first run in the sixteenth session, with its rule set beforehand"
+       for seed in (1123, 5813, 2134, 3455, 8914)},
 }
 """Held-out seeds and how each has been used (docs/worlds_b_log.md)."""
 

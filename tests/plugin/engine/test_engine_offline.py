@@ -736,7 +736,7 @@ def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_n
                   LayerSpec(_write_index(folder / "mgoh.tif", centre=(66, 40), size=240, seed=3),
                             "propylitic_alteration", "mgoh")]
         ws = _workspace(layers, folder)
-        reasoner = OfflineReasoner(joint_alpha=0.0, triple_alpha=0.0)  # no joint place: the zones' coincidence alone is weighed
+        reasoner = OfflineReasoner(joint_alpha=0.0, triple_alpha=0.0)  # no joint place: zones' coincidence alone
         marginal = "silica" if silica_zone else "mgoh"
         ws.put(_node(1, "aloh"), _box_zone(ws, "s1:aloh:1", "aloh", "hydrothermal_alteration",
                                            (501000, 3998600, 501400, 3999000), 1.25))
@@ -1051,7 +1051,9 @@ def test_three_kinds_standing_out_together_in_a_small_scene_make_a_core_two_cann
     three = verdict(tmp_path / "three", [aloh, silica, magnetics])
     assert three.rationale.startswith("Core: place where aloh, silica and magnetics stand out together (center)")
     assert three.critical == {"phyllic_core": True, "zoned_alteration": True} and three.answer == "A"
-    assert "zoned_alteration [critical]: supported, by silica (measured with aloh and magnetics at the place: aloh 1" in three.rationale
+    assert ("zoned_alteration [critical]: supported, by silica (measured with aloh and magnetics at the place: "
+            "aloh 1") in three.rationale
     assert "bound 0.001" in three.rationale and not three.valid and set(three.feedback) == {1, 2, 3}
-    barren = verdict(tmp_path / "barren", [(name, role, 0.0, seed) for name, role, _, seed in (aloh, silica, magnetics)])
+    flat = [(name, role, 0.0, seed) for name, role, _, seed in (aloh, silica, magnetics)]
+    barren = verdict(tmp_path / "barren", flat)
     assert barren.answer == "B" and "place where" not in barren.rationale
