@@ -633,11 +633,13 @@ class OfflineReasoner:
     def _joint_core(self, ws) -> dict | None:
         """A candidate core where no zone is: the place where a layer of the first critical item and one of its
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
-        by chance (plugin.engine.joint_places), else the place where layers of three alteration families the
-        deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at core radii of JOINT_RADII_M,
-        each layer at least the refinement level (`anomaly_sigma` x `refine_factor` spreads) above its
-        surroundings there. None when there is none, or when it is lithology (`_lithological`). Worked out once
-        per run."""
+        by chance (plugin.engine.joint_places), else (no such place, or one that is lithology) the place where
+        layers of three families the deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at
+        core radii of JOINT_RADII_M, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
+        spreads) above its surroundings there. None when there is none, when it is lithology (`_lithological`),
+        or when the model's core is no area with a critical partner (`_seed_items`); no three-family place when no
+        layer can test the first item (the model's core is then untested, as without any zone core). Worked out
+        once per run."""
         if "core" in self._joint:
             return self._joint["core"]
         from ..plugin.engine.coincidence import MIN_RADIUS_PX, quantised
@@ -655,7 +657,9 @@ class OfflineReasoner:
         partners = [i for i in self._evidence_layers(ws) if i.role in partner["roles"] and self._measurable(i)]
         pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
                  if not seen_again(b.role, a.role)]
-        for groups, bound in ((pairs, self.joint_alpha), (self._triple_groups(ws, first, radii), self.triple_alpha)):
+        testable = any(info.role in first["roles"] for info in self._evidence_layers(ws))
+        triples = self._triple_groups(ws, first, radii) if testable else []
+        for groups, bound in ((pairs, self.joint_alpha), (triples, self.triple_alpha)):
             if not groups:
                 continue
             maps = {(name, group[-1]): self._contrast_map(ws, ws.layer(name), group[-1])
@@ -672,15 +676,17 @@ class OfflineReasoner:
         return None
 
     def _triple_groups(self, ws, first: dict, radii: list) -> list:
-        """(layer, layer, layer, radius) groups for the scan of three families: measurable layers of the deposit
-        model's alteration, geophysical and geochemical roles (no composite, which repeats the bands of others),
-        three different families in each group, a layer of the first critical item first where one is in it. A
-        soil anomaly or a halo fixes no place alone, but three kinds of evidence rare at one place are a zoned
-        system, whatever each shows elsewhere."""
+        """(layer, layer, layer, radius) groups for the scan of three families: measurable layers of the roles the
+        deposit model's anomaly, coincidence and halo items name (alteration, geophysics, soil geochemistry; no
+        composite, which repeats the bands of others), three different families in each group, a layer of the
+        first critical item first where one is in it. A soil anomaly or a halo fixes no place alone, but three
+        kinds of evidence rare at one place are a zoned system, whatever each shows elsewhere."""
         from itertools import combinations
 
-        layers = [info for info in self._evidence_layers(ws) if info.kind != "vector" and self._measurable(info)
-                  and info.role not in VECTOR_ROLES and info.role not in COMPOSITE_SHOWS]
+        named = {role for item in ws.deposit_model.get("evidence", []) if item["kind"] in ("anomaly", "coincidence",
+                                                                                          "halo")
+                 for role in item["roles"]} - set(VECTOR_ROLES) - set(COMPOSITE_SHOWS)
+        layers = [info for info in self._evidence_layers(ws) if info.role in named and self._measurable(info)]
         layers.sort(key=lambda info: info.role not in first["roles"])  # stable: a first-item layer leads
         groups = []
         for trio in combinations(layers, 3):
@@ -714,14 +720,16 @@ class OfflineReasoner:
         names = list(place.layers)
         heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
         measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
-                   f"share {place.share:.4f} of the scene; chance count {place.expected:.2g}, bound {core['bound']}")
+                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core['bound']}")
         first = _seed_items(ws.deposit_model)[0]
         if core["role"] not in first["roles"]:
             out[first["id"]] = dict(out[first["id"]], measured=f"three other kinds of evidence standing in, measured "
                                                                 f"together at the place: {measure}")
         placed: set = set()  # items the place's measurement supports, each by the first of its layers there
-        for name in names[1:]:
+        for name in names:
             role = ws.layer(name).role
+            if role in first["roles"]:  # the core itself (`_assess`)
+                continue
             others = " and ".join(n for n in names if n != name)
             for item in ws.deposit_model["evidence"]:
                 if item["kind"] not in ("anomaly", "coincidence") or role not in item["roles"] or item["id"] in placed:
@@ -947,7 +955,9 @@ class OfflineReasoner:
                                            "at a lower threshold.")
         joint = [core["seed"], core["partner"]] if "joint" in core else []
         if joint and not self._refined(chain, joint, ws):
-            for index in self._steps_for(chain, joint, ws):
+            placed = [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
+                      and n.step.layers[0] in core["joint"].layers]  # a third family's step too
+            for index in sorted(set(self._steps_for(chain, joint, ws) + placed)):
                 feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
                                            "no zone was marked; look again around it at a lower threshold.")
         items = []

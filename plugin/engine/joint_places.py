@@ -35,7 +35,7 @@ class JointPlace:
     layers: tuple      # (core layer, partner layer, ...): the group's layers, in the order given
     scores: tuple      # each layer's standardised contrast there
     share: float       # the largest of the layers' shares of the scene scoring at least as high
-    expected: float    # expected count of places as rare on both layers by chance in all the tests made
+    expected: float    # expected count of places as rare on every layer of the group by chance in all the tests made
 
 
 def shares(scores: np.ndarray) -> np.ndarray:

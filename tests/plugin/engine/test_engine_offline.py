@@ -1028,32 +1028,50 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
     assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
 
 
+def _small_scene_verdict(folder, specs):
+    """The offline verdict on a 4.8 km scene of index layers (name, role, amplitude of a bump at its centre, noise
+    seed) whose steps marked no zone."""
+    from lodestar.models.offline import OfflineReasoner
+    from lodestar.plugin.zones import zones_frame
+
+    folder.mkdir()
+    layers = [LayerSpec(_write_index(folder / f"{name}.tif", centre=(80, 80), amplitude=amplitude, size=160,
+                                     seed=seed), role, name) for name, role, amplitude, seed in specs]
+    ws = _workspace(layers, folder)
+    for index, spec in enumerate(specs, start=1):
+        ws.put(_node(index, spec[0], sub="No"), zones_frame([], ws.raster_set.crs))
+    return OfflineReasoner().verify(ws, ws.chain)
+
+
+ALOH, SILICA = ("aloh", "hydrothermal_alteration", 0.03, 1), ("silica", "silicification", 0.03, 2)
+MAGNETICS, GOSSAN = ("magnetics", "geophysics", 0.03, 3), ("gossan", "iron_oxide", 0.03, 4)
+
+
 def test_three_kinds_standing_out_together_in_a_small_scene_make_a_core_two_cannot(tmp_path):
     """A 4.8 km scene holds too few windows for two layers at the top of their ranks to be rarer than the pair
     bound by chance; a third kind at the same place (magnetics over the silica and AlOH) makes the place a core,
     every layer's step asked for a zoomed look there. Three layers of background alone make none."""
-    from lodestar.models.offline import OfflineReasoner
-    from lodestar.plugin.zones import zones_frame
-
-    def verdict(folder, specs):
-        folder.mkdir()
-        layers = [LayerSpec(_write_index(folder / f"{name}.tif", centre=(80, 80), amplitude=amplitude, size=160,
-                                         seed=seed), role, name) for name, role, amplitude, seed in specs]
-        ws = _workspace(layers, folder)
-        for index, spec in enumerate(specs, start=1):
-            ws.put(_node(index, spec[0], sub="No"), zones_frame([], ws.raster_set.crs))
-        return OfflineReasoner().verify(ws, ws.chain)
-
-    aloh, silica = ("aloh", "hydrothermal_alteration", 0.03, 1), ("silica", "silicification", 0.03, 2)
-    magnetics = ("magnetics", "geophysics", 0.03, 3)
-    two = verdict(tmp_path / "two", [aloh, silica])
+    two = _small_scene_verdict(tmp_path / "two", [ALOH, SILICA])
     assert two.answer == "B" and "place where" not in two.rationale
-    three = verdict(tmp_path / "three", [aloh, silica, magnetics])
+    three = _small_scene_verdict(tmp_path / "three", [ALOH, SILICA, MAGNETICS])
     assert three.rationale.startswith("Core: place where aloh, silica and magnetics stand out together (center)")
     assert three.critical == {"phyllic_core": True, "zoned_alteration": True} and three.answer == "A"
     assert ("zoned_alteration [critical]: supported, by silica (measured with aloh and magnetics at the place: "
             "aloh 1") in three.rationale
     assert "bound 0.001" in three.rationale and not three.valid and set(three.feedback) == {1, 2, 3}
-    flat = [(name, role, 0.0, seed) for name, role, _, seed in (aloh, silica, magnetics)]
-    barren = verdict(tmp_path / "barren", flat)
+    flat = [(name, role, 0.0, seed) for name, role, _, seed in (ALOH, SILICA, MAGNETICS)]
+    barren = _small_scene_verdict(tmp_path / "barren", flat)
     assert barren.answer == "B" and "place where" not in barren.rationale
+
+
+def test_three_other_kinds_stand_in_for_an_aloh_that_shows_nothing_but_not_for_one_never_given(tmp_path):
+    """Silica, gossan and magnetics standing out together where the AlOH layer is flat: the three stand in for the
+    AlOH core, and the verdict says so. With no AlOH layer at all, the model's core cannot be tested: no place
+    stands in for a layer that was never given."""
+    flat_aloh = ("aloh", "hydrothermal_alteration", 0.0, 1)
+    seen = _small_scene_verdict(tmp_path / "flat", [flat_aloh, SILICA, GOSSAN, MAGNETICS])
+    assert seen.rationale.startswith("Core: place where silica, gossan and magnetics stand out together")
+    assert "phyllic_core [critical]: supported, by three other kinds of evidence standing in" in seen.rationale
+    assert seen.answer == "A" and set(seen.feedback) == {1, 2, 3, 4}  # the AlOH asked to look again there too
+    untested = _small_scene_verdict(tmp_path / "none", [SILICA, GOSSAN, MAGNETICS])
+    assert untested.answer is None and "cannot be tested" in untested.rationale
