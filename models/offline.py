@@ -667,7 +667,8 @@ class OfflineReasoner:
             place = best_joint_place(maps, groups, grid, floor=self.refinement_level)
             if place is None or place.expected > bound:
                 continue
-            core = self._place_record(ws, place, dict(seed=first["id"], partner=partner["id"], bound=bound))
+            core = dict(self._place_record(ws, place), seed=first["id"], partner=partner["id"], bound=bound,
+                        joint=place)
             if self._lithological(ws, core):
                 self._lithology_zones.add(core["zone_id"])
                 continue
@@ -683,9 +684,9 @@ class OfflineReasoner:
         kinds of evidence rare at one place are a zoned system, whatever each shows elsewhere."""
         from itertools import combinations
 
-        named = {role for item in ws.deposit_model.get("evidence", []) if item["kind"] in ("anomaly", "coincidence",
-                                                                                          "halo")
-                 for role in item["roles"]} - set(VECTOR_ROLES) - set(COMPOSITE_SHOWS)
+        named = {role for item in ws.deposit_model.get("evidence", [])
+                 if item["kind"] in ("anomaly", "coincidence", "halo") for role in item["roles"]}
+        named -= set(VECTOR_ROLES) | set(COMPOSITE_SHOWS)
         layers = [info for info in self._evidence_layers(ws) if info.role in named and self._measurable(info)]
         layers.sort(key=lambda info: info.role not in first["roles"])  # stable: a first-item layer leads
         groups = []
@@ -694,20 +695,20 @@ class OfflineReasoner:
                 groups += [(*(info.name for info in trio), r) for r in radii]
         return groups
 
-    def _place_record(self, ws, place, extra: dict) -> dict:
-        """A joint place as a candidate core: a disc of the place's radius on its first layer."""
+    @staticmethod
+    def _place_record(ws, place) -> dict:
+        """A joint place's zone record: a disc of the place's radius on its first layer."""
         from shapely.geometry import Point
 
         from ..plugin.zones import zone_record
 
         pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
         names = list(place.layers)
-        together = " and ".join(names) if len(names) == 2 else ", ".join(names[:-1]) + " and " + names[-1]
-        record = zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), ws.raster_set.grid,
-                             zone_id=f"place where {together} stand out together",
-                             layer=names[0], role=ws.layer(names[0]).role, kind="place",
-                             score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
-        return dict(record, joint=place, **extra)
+        together = ", ".join(names[:-1]) + " and " + names[-1]
+        return zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), ws.raster_set.grid,
+                           zone_id=f"place where {together} stand out together",
+                           layer=names[0], role=ws.layer(names[0]).role, kind="place",
+                           score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
 
     def _assess_joint(self, ws, core: dict, zones: list[dict]) -> dict:
         """Evidence items around a joint place: as around a zone core, with every anomaly or coincidence item of
