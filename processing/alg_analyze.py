@@ -86,13 +86,15 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         "MAX_ROUNDS rounds, then a majority vote (or 'Insufficient evidence' when the critical evidence cannot be "
         "tested with the layers given).\nEvery run maps prospectivity: the planner turns each evidence layer into a "
         "0-1 membership (transformation, weight and why in the weights table) and combines them into a "
-        "favourability surface; with known deposits and CALIBRATE the weights are fitted (weights of evidence or "
-        "logistic regression) with spatial block cross-validation. The targets are the top AREA_SHARE % of the "
+        "favourability surface; with known deposits and CALIBRATE a model is fitted on the layers' measured "
+        "values (weights of evidence, logistic regression, random forest, gradient boosting, or the best of them "
+        "out of fold) with spatial block cross-validation and compared with the equal-weight mean of the layers' "
+        "ranks. The targets are the top AREA_SHARE % of the "
         "surface, ranked by the evidence they hold and explained through the spatial graph of all zones.\n"
-        "Outputs: the favourability surface (GeoTIFF; cross-validated too with CALIBRATE), the evidence weights "
-        "table (CSV), candidate zones, graph nodes and edges, prospectivity polygons (any OGR format, Shapefile "
-        "included), an HTML report (answer, chain, evidence images, verdicts, votes, map, validation against "
-        "known deposits) and a JSON run record that REPLAY re-runs with no model calls.\n"
+        "Outputs: the favourability surface (GeoTIFF; cross-validated and its uncertainty too with CALIBRATE), the "
+        "evidence weights table (CSV), candidate zones, graph nodes and edges, prospectivity polygons (any OGR "
+        "format, Shapefile included), an HTML report (answer, chain, evidence images, verdicts, votes, map, "
+        "validation against known deposits) and a JSON run record that REPLAY re-runs with no model calls.\n"
         "The offline back-end (default) needs no network. The "
         "openai back-end talks to any OpenAI-compatible server; give the key through AUTHCFG (preferred), the "
         "LODESTAR_API_KEY environment variable, or the key stored in the Lodestar settings. The key is never "
@@ -123,6 +125,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     FAVOURABLE_UNITS = mapping_params.FAVOURABLE_UNITS
     OUTPUT_FAVOURABILITY = mapping_params.OUTPUT_FAVOURABILITY
     OUTPUT_FAVOURABILITY_CV = mapping_params.OUTPUT_FAVOURABILITY_CV
+    OUTPUT_UNCERTAINTY = mapping_params.OUTPUT_UNCERTAINTY
     OUTPUT_WEIGHTS = mapping_params.OUTPUT_WEIGHTS
     OUTPUT_ZONES = "OUTPUT_ZONES"
     OUTPUT_NODES = "OUTPUT_NODES"

@@ -25,9 +25,11 @@ AREA_SHARE = "AREA_SHARE"
 FAVOURABLE_UNITS = "FAVOURABLE_UNITS"
 OUTPUT_FAVOURABILITY = "OUTPUT_FAVOURABILITY"
 OUTPUT_FAVOURABILITY_CV = "OUTPUT_FAVOURABILITY_CV"
+OUTPUT_UNCERTAINTY = "OUTPUT_UNCERTAINTY"
 OUTPUT_WEIGHTS = "OUTPUT_WEIGHTS"
 OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
            OUTPUT_FAVOURABILITY_CV: ("favourability_cv", "favourability_cv.tif"),
+           OUTPUT_UNCERTAINTY: ("uncertainty", "uncertainty.tif"),
            OUTPUT_WEIGHTS: ("weights", "weights.csv")}
 """Output key -> (the engine's output name, the file name of a temporary output)."""
 WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE,
@@ -56,11 +58,17 @@ def mapping_parameters() -> list:
                             "Written only with CALIBRATE: the out-of-fold surface, each spatial block predicted by a "
                             "model fitted without its deposits (the honest skill figure). Float32 GeoTIFF as "
                             "OUTPUT_FAVOURABILITY.")
+    uncertainty = raster_destination(OUTPUT_UNCERTAINTY, "Uncertainty of the calibrated surface (with CALIBRATE only)",
+                                     "Written only with CALIBRATE: for weights of evidence the posterior probability's "
+                                     "standard deviation (weights and missing data), for the other models the "
+                                     "standard deviation of the fold models' favourability (0-1); the band "
+                                     "description says which. Float32 GeoTIFF on the analysis grid.")
     weights = file_destination(OUTPUT_WEIGHTS, "Evidence weights table", "CSV files (*.csv)",
                                "One row per evidence layer: layer, role, transformation, membership, weight and why; "
                                "with CALIBRATE also the fitted figures (W+, W-, contrast, studentised contrast, or the "
-                               "regression coefficient).")
-    return [deposits, *surface_parameters(), units, favourability, cv, weights]
+                               "regression coefficient), each layer's out-of-fold importance (drop in AUC when "
+                               "shuffled) and whether it lowers the skill.")
+    return [deposits, *surface_parameters(), units, favourability, cv, uncertainty, weights]
 
 
 def surface_parameters() -> list:
@@ -68,11 +76,16 @@ def surface_parameters() -> list:
     calibrate = QgsProcessingParameterEnum(CALIBRATE, "Calibrate with known deposits",
                                            options=[label for _, label in CALIBRATIONS], defaultValue=0)
     calibrate.setHelp("0: none: the surface is knowledge-driven (the planner's transformations and weights from the "
-                      "deposit model, no deposit data used). 1: weights of evidence (W+, W-, contrast, studentised "
-                      "contrast). 2: logistic regression (needs scikit-learn). Calibration needs DEPOSITS (or a case "
-                      "with deposits) and fits on them with spatial block cross-validation: OUTPUT_FAVOURABILITY "
-                      "gets the full fit, OUTPUT_FAVOURABILITY_CV the out-of-fold prediction. qgis_process takes the "
-                      "number.")
+                      "deposit model, no deposit data used). 1: weights of evidence (categorical per unit, ordered "
+                      "layers generalised at maximum studentised contrast). 2: logistic regression. 3: random "
+                      "forest. 4: gradient boosting. 5: best out of fold (all four fitted, the one of highest "
+                      "out-of-fold AUC chosen, and why said in the log). 2-5 need scikit-learn. Every model fits the "
+                      "layers' measured values (units, distances in metres, values) on DEPOSITS (or a case's "
+                      "deposits) with spatial block cross-validation, hyperparameters chosen inside the training "
+                      "folds: OUTPUT_FAVOURABILITY gets the full fit, OUTPUT_FAVOURABILITY_CV the out-of-fold "
+                      "prediction, OUTPUT_UNCERTAINTY its uncertainty; the report compares it with the "
+                      "knowledge-driven surface and the equal-weight mean of the layers' ranks. A fit that does not "
+                      "beat that baseline out of fold is not used for the targets. qgis_process takes the number.")
     low, high = AREA_SHARE_RANGE
     share = number_parameter(AREA_SHARE, "Target area share (% of the analysed area)",
                              QgsProcessingParameterNumber.Double, 10.0, 100 * low, 100 * high,
@@ -95,7 +108,7 @@ def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=N
 def mapping_destinations(algorithm, parameters, context) -> dict:
     """Output key -> the file it names; a surface must be a GeoTIFF (checked before the run)."""
     paths = {key: output_path(algorithm, parameters, key, context, name) for key, (_, name) in OUTPUTS.items()}
-    for key in (OUTPUT_FAVOURABILITY, OUTPUT_FAVOURABILITY_CV):
+    for key in (OUTPUT_FAVOURABILITY, OUTPUT_FAVOURABILITY_CV, OUTPUT_UNCERTAINTY):
         if Path(paths[key]).suffix.lower() not in (".tif", ".tiff"):
             raise LodestarError(f"{algorithm.parameterDefinition(key).description()}: the surface is written as a "
                                 f"GeoTIFF; give a file name ending in .tif, not {Path(paths[key]).name}.")
@@ -113,11 +126,12 @@ def write_mapping_outputs(paths: dict, engine_outputs: dict, context, feedback) 
     for key, path in paths.items():
         name = OUTPUTS[key][0]
         if name not in engine_outputs:
-            feedback.pushInfo(f"{key} was not written: " + ("it needs CALIBRATE." if key == OUTPUT_FAVOURABILITY_CV
+            needs = key in (OUTPUT_FAVOURABILITY_CV, OUTPUT_UNCERTAINTY)
+            feedback.pushInfo(f"{key} was not written: " + ("it needs CALIBRATE." if needs
                                                              else "no layer could be turned into evidence."))
             continue
         write_bytes_atomic(path, Path(engine_outputs[name]).read_bytes())
         if key != OUTPUT_WEIGHTS:
-            style_output(context, path, "favourability.qml")
+            style_output(context, path, "uncertainty.qml" if key == OUTPUT_UNCERTAINTY else "favourability.qml")
         written[key] = path
     return written

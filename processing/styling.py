@@ -10,6 +10,7 @@ from qgis.core import (
     QgsEditorWidgetSetup,
     QgsField,
     QgsProcessingLayerPostProcessorInterface,
+    QgsRasterBandStats,
     QgsRasterLayer,
     QgsVectorLayer,
 )
@@ -37,6 +38,11 @@ def apply_style(layer, style: str) -> tuple[str, bool]:
     message, ok = layer.loadNamedStyle(str(STYLES / style))
     if ok and isinstance(layer, QgsVectorLayer):
         fit_to_contents(layer)
+    elif ok and isinstance(layer, QgsRasterLayer) and layer.renderer().type() == "singlebandgray":
+        stats = layer.dataProvider().bandStatistics(1, QgsRasterBandStats.Min | QgsRasterBandStats.Max)
+        enhancement = layer.renderer().contrastEnhancement()
+        enhancement.setMinimumValue(stats.minimumValue)
+        enhancement.setMaximumValue(stats.maximumValue)
     return message, ok
 
 

@@ -25,6 +25,7 @@ RESULT_LAYERS = (  # output key, layer name, style file, shown when added; top o
     ("zones", "Candidate zones", "zones.qml", True),
     ("favourability", "Favourability", "favourability.qml", True),
     ("favourability_cv", "Favourability (cross-validated)", "favourability.qml", False),
+    ("uncertainty", "Uncertainty (calibrated surface)", "uncertainty.qml", False),
 )
 RASTER_SUFFIXES = (".tif", ".tiff")
 

@@ -1,17 +1,21 @@
 """The run's prospectivity map: a favourability surface, calibrated when deposits are known, and ranked targets.
 
 The planner's evidence specs (layer, transformation, membership, weight, why) make the
-knowledge-driven surface (`plugin/favourability`). With known deposits and calibration asked for,
-weights of evidence or logistic regression are fitted on the same membership maps with spatial block
-cross-validation: the full fit (labelled as fitted on the deposits) and the out-of-fold surface (each
-block predicted by a model that never saw its deposits). Targets are the top `area_share` of the
-analysed area on the surface the user gets (the full fit when calibrated, else the knowledge-driven
-one); the spatial graph of the chain's zones ranks and explains them: a target's rank follows the
-evidence it holds (`score`: its favourability summed over its area, in favourability-weighted km2,
-so a large coherent anomaly outranks a speck of one high cell; then the graph score of the zones
-inside it), and its `why` names the zones, roles and chains it holds. When the answer rests on a core that
-the verifier names (`Verdict.core`), the core's cells join the selection and the target holding them comes
-first, followed by the further systems it verified on its own (`core_target`).
+knowledge-driven surface (`plugin/favourability`). With known deposits and calibration asked for, a model
+(weights of evidence, logistic regression, random forest, gradient boosting, or the best of them out of
+fold) is fitted on the layers' measured evidence with spatial block cross-validation
+(`favourability/calibration.py`): the full fit (labelled as fitted on the deposits), the out-of-fold surface
+(each block predicted by a model that never saw its deposits), its uncertainty, and a comparison with the
+knowledge-driven surface and the equal-weight mean of the layers' ranks on the same cells. A fitted surface
+that does not beat that equal-weight baseline out of fold is refused for the targets, and said so. With
+known deposits, a layer the deposit model weighs up that ranks them below the average cell is flagged.
+Targets are the top `area_share` of the analysed area on the surface the user gets (the full fit when
+calibrated and not refused, else the knowledge-driven one); the spatial graph of the chain's zones ranks and
+explains them: a target's rank follows the evidence it holds (`score`: its favourability summed over its
+area, in favourability-weighted km2, so a large coherent anomaly outranks a speck of one high cell; then the
+graph score of the zones inside it), and its `why` names the zones, roles and chains it holds. When the
+answer rests on a core that the verifier names (`Verdict.core`), the core's cells join the selection and the
+target holding them comes first, followed by the further systems it verified on its own (`core_target`).
 """
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ from shapely.ops import unary_union
 from ..errors import LodestarError
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.knowledge import knowledge_specs
+from ..favourability.models import LABELS as _LABELS
 from ..favourability.outputs import surface_polygons
 from ..favourability.overlay import Surface, favourability_surface
 from ..progress import SILENT, Progress
@@ -31,7 +36,9 @@ from .core_target import core_cells, other_outlines, target_outline
 
 TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
                   "why")
-CALIBRATION_METHODS = ("wofe", "logistic")
+CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
+EQUAL_WEIGHT = "equal-weight mean of the layers' ranks"
+KNOWLEDGE = "knowledge-driven surface"
 MIN_TARGET_CELLS = 4
 """Patches of the top share smaller than this many cells are specks, not targets: left out (and said); holes
 smaller than this inside a target are specks too, and part of it."""
@@ -55,10 +62,11 @@ class ProspectivityMap:
     calibration: dict = field(default_factory=dict)
     validation: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    uncertainty: Surface | None = None
 
     @property
     def basis(self) -> str:
-        return "calibrated" if self.cv is not None else "knowledge-driven"
+        return "calibrated" if self.cv is not None and self.surface is not self.knowledge else "knowledge-driven"
 
     def section(self) -> dict:
         """The run record's favourability section (JSON values); `specs`: the knowledge-driven surface's evidence
@@ -109,12 +117,22 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
         if len(deposit_xy or []) < 2:
             raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                                 "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
-        full, out_of_fold, table, section = calibrated(maps, ws.raster_set.grid, deposit_xy, calibrate)
-        surface = Surface(full, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, full fit)")
-        cv = Surface(out_of_fold, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({calibrate}, out of fold)")
-        fitted = {row["layer"]: row for row in table}
-        weights = [dict(row, **{k: v for k, v in fitted.get(row["layer"], {}).items() if k != "layer"})
-                   for row in weights]
+        progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
+        fit, section = calibrated(ws, maps, knowledge, deposit_xy, calibrate, progress)
+        label = f"calibrated ({fit.method}, full fit)"
+        fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
+        cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
+        uncertainty = Surface(fit.uncertainty, knowledge.grid, knowledge.crs, list(specs),
+                              f"uncertainty: {fit.uncertainty_label}")
+        weights = merged_weights(weights, fit.table, ws)
+        if section["refused"]:
+            notes.append(section["refused"])
+        else:
+            surface = fitted_surface
+    else:
+        uncertainty = None
+    if deposit_xy:
+        notes.extend(anti_correlated(knowledge, maps, deposit_xy))
     targets = empty
     if draw_targets:
         progress.check()
@@ -125,13 +143,13 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
                                (core or {}).get("label", ""), others)
         covered = float(targets["area_m2"].sum()) / max(analysed, 1e-12)
         notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
-                     f"on the {'calibrated' if cv is not None else 'knowledge-driven'} surface, ranked by the evidence "
-                     f"they hold (patches under {MIN_TARGET_CELLS} cells left out as specks, holes under "
-                     f"{MIN_TARGET_CELLS} cells inside a target made part of it).")
+                     f"on the {'calibrated' if surface is not knowledge else 'knowledge-driven'} surface, "
+                     f"ranked by the evidence they hold (patches under {MIN_TARGET_CELLS} cells left out as specks, "
+                     f"holes under {MIN_TARGET_CELLS} cells inside a target made part of it).")
     else:
         notes.append("No targets: the answer rules the deposit out; the favourability surface is still written.")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
-                              notes=notes)
+                              notes=notes, uncertainty=uncertainty)
     if deposit_xy:
         result.validation = validation(result, deposit_xy)
     return result
@@ -200,21 +218,95 @@ def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
     if result.cv is not None:
         out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
                                       "its deposits")
-        out["fitted"] = scored(result.surface, "fitted on these deposits: not a skill figure")
+        if result.surface is not result.knowledge:
+            out["fitted"] = scored(result.surface, "fitted on these deposits: not a skill figure")
     return out
 
 
-def calibrated(maps: dict, grid, deposit_xy: list, method: str):
-    """(full-fit values, out-of-fold values, weights rows, record section) fitted on known deposits over the
-    evidence layers' membership maps."""
+def calibrated(ws, maps: dict, knowledge: Surface, deposit_xy: list, method: str, progress: Progress = SILENT):
+    """(the fit, the record section) of `method` on the layers' measured evidence, beside the knowledge-driven
+    surface and the equal-weight mean of the membership maps' ranks scored on the same cells. The section's
+    `refused` says why the fitted surface is not the one targets are drawn from (it does not beat, out of fold,
+    the equal-weight baseline that used no deposit data), else ''."""
     from ..favourability.calibration import calibrate
+    from ..favourability.measured import measured_evidence
 
     if method not in CALIBRATION_METHODS:
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
-    fit = calibrate(maps, grid, deposit_xy, method=method)
-    section = {"method": method, "basis": "fitted on known deposits; the cross-validated surface is the skill figure",
-               "folds": fit.folds.summary(), "log": list(fit.log), "independence": fit.independence}
-    return fit.full, fit.cv, fit.table, section
+    layers, not_measured = measured_evidence(ws.raster_set, ws.layers)
+    baselines = {KNOWLEDGE: knowledge.values, EQUAL_WEIGHT: equal_weight_ranks(maps)}
+    fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress)
+    mine = next(row for row in fit.comparison if row["basis"] != "no deposit data"
+                and row["surface"].startswith(_LABELS[fit.method]))
+    plain = next(row for row in fit.comparison if row["surface"] == EQUAL_WEIGHT)
+    refused = ""
+    if mine["auc"] is not None and plain["auc"] is not None and mine["auc"] <= plain["auc"]:
+        refused = (f"The calibrated surface ({_LABELS[fit.method]}) was not used for the targets: its out-of-fold AUC "
+                   f"{mine['auc']:.3f} does not beat the {EQUAL_WEIGHT} ({plain['auc']:.3f}), which used no deposit "
+                   "data; the targets come from the knowledge-driven surface.")
+    section = {"method": fit.method, "asked": method,
+               "basis": "fitted on known deposits; the cross-validated surface is the skill figure",
+               "why": fit.why, "refused": refused, "folds": fit.folds.summary(), "log": list(fit.log),
+               "independence": fit.independence, "comparison": fit.comparison,
+               "uncertainty": fit.uncertainty_label, "out_of_fold": fit.out_of_fold,
+               "not_measured": not_measured,
+               "responses": {row["layer"]: row.get("response") for row in fit.table},
+               "classes": {row["layer"]: row["classes"] for row in fit.table if row.get("classes")}}
+    return fit, section
+
+
+def equal_weight_ranks(maps: dict) -> np.ma.MaskedArray:
+    """The plain baseline: at each cell the mean of the membership maps' percentile ranks (0-1, ties at their
+    mid-rank) over the layers with data there, every layer weighing the same."""
+    from scipy.stats import rankdata
+
+    ranked = []
+    for values in maps.values():
+        values = np.ma.masked_invalid(np.ma.asarray(values, dtype=float))
+        known = ~np.ma.getmaskarray(values)
+        out = np.full(values.shape, np.nan)
+        if known.any():
+            out[known] = (rankdata(values.compressed(), method="average") - 0.5) / known.sum()
+        ranked.append(out)
+    stack = np.stack(ranked)
+    counts = np.sum(~np.isnan(stack), axis=0)
+    mean = np.where(counts > 0, np.nansum(stack, axis=0) / np.maximum(counts, 1), 0.0)
+    return np.ma.masked_array(mean.astype("float32"), mask=counts == 0)
+
+
+def merged_weights(weights: list, fitted: list, ws) -> list:
+    """The knowledge table's rows with the fit's figures for the same layer, then the rows of layers only the fit
+    used (measured evidence the knowledge-driven surface left out); response curves and unit classes stay in the
+    record's calibration section."""
+    shown = [{k: v for k, v in row.items() if k not in ("response", "classes")} for row in fitted]
+    by_layer = {row["layer"]: row for row in shown}
+    merged = [dict(row, **{k: v for k, v in by_layer.get(row["layer"], {}).items() if k != "layer"})
+              for row in weights]
+    known = {row["layer"] for row in weights}
+    roles = {info.name: info.role for info in ws.layers}
+    merged += [dict({"layer": row["layer"], "role": roles.get(row["layer"], ""), "transformation": "measured values",
+                     "why": "Not in the knowledge-driven surface; the fitted model uses its measured values."},
+                    **{k: v for k, v in row.items() if k != "layer"})
+               for row in shown if row["layer"] not in known]
+    return merged
+
+
+def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
+    """A note for each layer the knowledge-driven surface weighs up whose membership ranks the known deposits
+    below the average cell (AUC under 0.5): the deposit model's weight is not borne out here."""
+    from ..evaluation import evaluate_surface
+
+    notes = []
+    for spec in knowledge.specs:
+        values = maps.get(spec.layer)
+        if values is None or spec.weight <= 0 or np.ma.count(values) == 0:
+            continue
+        metrics = evaluate_surface(values, knowledge.grid, deposit_xy)
+        if metrics["inside"] and metrics["auc"] is not None and metrics["auc"] < 0.5:
+            notes.append(f"{spec.layer} is weighted {spec.weight:g} by the deposit model, but its membership ranks "
+                         f"the {metrics['inside']} known deposits below the average cell here (AUC "
+                         f"{metrics['auc']:.3f}): check it before trusting the knowledge-driven surface.")
+    return notes
 
 
 def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float, core=None,

@@ -14,9 +14,10 @@ _PLAN_COLUMNS = ("layer", "role", "transformation", "membership", "weight", "why
 _FIT_HEADERS = {"method": "method", "pattern": "pattern", "area_share": "pattern area",
                 "deposits_in_pattern": "deposits in pattern", "w_plus": "W+", "s_w_plus": "s(W+)", "w_minus": "W−",
                 "s_w_minus": "s(W−)", "coefficient": "coefficient", "contrast": "contrast C", "s_contrast": "s(C)",
-                "studentised_contrast": "studentised C", "basis": "basis"}
+                "studentised_contrast": "studentised C", "basis": "basis", "parameters": "chosen in the folds",
+                "importance": "importance (AUC drop)", "lowers_skill": "lowers the skill"}
 _METHODS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "wofe": "weights of evidence",
-            "logistic": "logistic regression"}
+            "logistic": "logistic regression", "forest": "random forest", "boosting": "gradient boosting"}
 _PLANNERS = {"offline": "the offline rule-based planner"}
 _CAPTURE_KEYS = ("0.02", "0.05", "0.1", "0.2")
 
@@ -118,10 +119,52 @@ def _calibration(section: dict, rows: list, columns: list) -> str:
     basis = str(calibration.get("basis") or "")
     return (f"<h3>Calibration: {e(_METHODS.get(calibration.get('method'), calibration.get('method')))}</h3>"
             + (f"<p>{e(basis[:1].upper() + basis[1:])}.</p>" if basis else "")
+            + (f"<p><b>{e(calibration['refused'])}</b></p>" if calibration.get("refused") else "")
+            + _comparison(calibration)
             + (f"<p>{e(said[:1].upper() + said[1:])}.</p>" if said else "")
             + table([[r.get("layer")] + [_fit_value(k, r.get(k)) for k in shown] for r in rows],
                     ["layer"] + [_FIT_HEADERS.get(k, words(k)) for k in shown], css="fit")
+            + _responses(calibration)
+            + (f"<p>Uncertainty (uncertainty.tif): {e(calibration['uncertainty'])}.</p>"
+               if calibration.get("uncertainty") else "")
             + bullets(calibration.get("log") or []))
+
+
+def _comparison(calibration: dict) -> str:
+    """Every surface scored on the same cells: the models out of fold beside those that used no deposit data."""
+    rows = calibration.get("comparison") or []
+    if not rows:
+        return ""
+    out = []
+    for r in rows:
+        pa = r.get("pa_crossing") or {}
+        crossing = (f"{percent(pa['deposit_share'], 3)} of deposits in {percent(pa['area_share'], 3)} of the area"
+                    if pa else "-")
+        auc = f"{r['auc']:.3f}" if r.get("auc") is not None else "-"
+        out.append([r.get("surface"), r.get("basis"), auc]
+                   + [number((r.get("capture") or {}).get(k), 1) for k in _CAPTURE_KEYS] + [crossing])
+    return ("<p>Compared on the same cells (deposits captured in the top 2 / 5 / 10 / 20 % of the area; the "
+            "prediction-area crossing):</p>"
+            + table(out, ["surface", "deposit data", "AUC", "2 %", "5 %", "10 %", "20 %", "prediction-area crossing"],
+                    css="comparison")
+            + (f"<p>{e(calibration['why'])}</p>" if calibration.get("why") else ""))
+
+
+def _responses(calibration: dict) -> str:
+    """Each layer's response: the fitted favourability (0-1) at levels of its value, or per unit."""
+    responses = calibration.get("responses") or {}
+    rows = []
+    for layer, curve in responses.items():
+        if not curve:
+            continue
+        levels = [f"{c['unit'] if 'unit' in c else number(c.get('value'), 3)}: {number(c.get('favourability'), 2)}"
+                  for c in curve]
+        rows.append([layer, "; ".join(levels)])
+    if not rows:
+        return ""
+    return ("<p>Response of the full fit: its mean favourability with the layer set to each level (quantiles of its "
+            "values, or its largest units), the other layers as they are.</p>"
+            + table(rows, ["layer", "favourability by level"], css="responses"))
 
 
 def _basis_note(basis: str) -> str:
@@ -155,7 +198,7 @@ def validation_rows(record: dict) -> list:
     name, basis, auc, capture ({"0.02": n, ...}), inside and points [(area share, deposit share), ...]."""
     section = record.get("favourability") or {}
     validation = section.get("validation") or {}
-    calibrated = "cv" in validation
+    calibrated = section.get("basis") == "calibrated"  # the targets come from the full fit (not refused)
     names = {"cv": "calibrated surface, cross-validated (favourability_cv.tif)",
              "knowledge": "knowledge-driven surface" + ("" if calibrated else " (favourability.tif)"),
              "fitted": "calibrated surface, full fit (favourability.tif)"}

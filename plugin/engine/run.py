@@ -45,6 +45,7 @@ OUTPUT_FILES = {
     "prospectivity": "prospectivity.gpkg",
     "favourability": "favourability.tif",
     "favourability_cv": "favourability_cv.tif",
+    "uncertainty": "uncertainty.tif",
     "weights": "weights.csv",
     "record": "record.json",
     "report": "report.html",
@@ -425,6 +426,9 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
         outputs["weights"] = write_weights_csv(mapping.weights, out / OUTPUT_FILES["weights"])
     if mapping.cv is not None:
         outputs["favourability_cv"] = write_surface(mapping.cv, out / OUTPUT_FILES["favourability_cv"])
+    if mapping.uncertainty is not None:
+        outputs["uncertainty"] = write_surface(mapping.uncertainty, out / OUTPUT_FILES["uncertainty"],
+                                               description=mapping.uncertainty.method)
     map_png = None
     try:
         shown = prospectivity if len(prospectivity) else zones

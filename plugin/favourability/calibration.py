@@ -1,189 +1,356 @@
-"""Data-driven favourability: weights of evidence or logistic regression fitted on known deposits, with
-spatial block cross-validation.
+"""Favourability fitted on known deposits: every model out of fold on spatial blocks, compared with the surfaces
+that used no deposit data, with its uncertainty, the importance of each layer and its response.
 
-The features are membership maps (0-1, higher = more favourable) on the analysis grid; the study area is
-the cells where at least one map has data, and a cell's label is the number of known deposits in it.
-- `wofe`: each map is generalised into a binary pattern at its threshold of maximum studentised contrast
-  (cumulative descending, over the cells where it has data); posterior logit = prior logit + W+ or W- of
-  each layer, 0 where the layer has no data (Bonham-Carter's missing-data rule; wofe.py; unit cell 1 km2,
-  or one pixel on a grid without a CRS). The full fit also gets the conditional-independence check.
-- `logistic`: scikit-learn's L2-penalised logistic regression (C = 1, lbfgs) on the memberships (a missing
-  value filled with the layer's mean over the training cells), deposit cells weighted by their deposit
-  count. A layer's contrast is its coefficient (the log-odds between membership 0 and 1), studentised by
-  its standard error from the penalised information matrix.
-Cross-validation (blocks.py): each fold's cells are predicted by a model fitted on the other folds' cells
-and deposits only. Both surfaces are 0-1: the share of the study area whose fitted probability is lower
-(ties at their mid-rank), so the out-of-fold probabilities of all folds are ranked together.
+The evidence is measured (measured.py): unit codes, distances in metres, values in the layer's units; the
+models are in models.py. The study area is the cells where at least one layer has data; a cell's label is
+the number of known deposits in it.
+
+- **Training rows.** Weights of evidence counts every training cell. The other models see the training
+  deposits' cells (weighted by their deposit count) and up to `BACKGROUND_CELLS` background cells drawn at
+  random from the training cells farther than `BUFFER_M` from every training deposit, the classes weighted
+  to equal totals.
+- **Out of fold.** Each fold's cells are predicted by a model fitted on the other folds' cells and deposits
+  only (blocks.py). A model's hyperparameters are chosen inside those training folds (nested): each
+  candidate of models.GRIDS is fitted on all but one of the training folds and scored (AUC) on the one left,
+  in turn; the best mean wins. The full fit chooses the same way over all folds.
+- **Comparison.** Every model's out-of-fold surface is scored on the same cells beside the `baselines` given
+  (the knowledge-driven surface and the equal-weight mean of the layers' ranks, which use no deposit data):
+  AUC, deposits captured in the top 2 / 5 / 10 / 20 % of the area, and the prediction-area crossing. With
+  `method="best"` all four models run and the one of highest out-of-fold AUC is chosen.
+- **Surfaces.** 0-1: the share of the study area whose score is lower (ties at their mid-rank); the
+  out-of-fold scores of all folds are ranked together.
+- **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The others: the
+  standard deviation, at each cell, of the fold models' surfaces (each ranked 0-1 over the study area).
+- **Importance.** Per layer, the drop in out-of-fold AUC when its values are shuffled among the cells a fold
+  model predicts (deposits and a background sample of that fold), averaged over folds by their deposits; a
+  layer whose shuffling raises the AUC lowers the model's skill, and is flagged.
+- **Response.** Per layer, the full fit's mean favourability (0-1, as the surface) over a sample of the
+  study area with the layer set to each of 11 quantiles of its values (or to each of its largest units).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.ndimage import distance_transform_edt
+from scipy.stats import rankdata
 
-from ..errors import LodestarError, require_package
-from ..evaluation import cells_of
+from ..errors import LodestarError
+from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
+from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
-from .wofe import UNIT_AREA, conditional_independence, generalise, posterior, prior_logit
+from .models import GRIDS, LABELS, METHODS, Columns, fit_model, weighted_auc
+from .wofe import UNIT_AREA, conditional_independence, posterior
 
 BASIS = "fitted on known deposits"
-LOGISTIC_C = 1.0
+CHOICES = METHODS + ("best",)
+BUFFER_M = 1000.0
+"""Background is drawn farther than this from a known deposit: ground that near may hold the same system,
+unsampled (on a grid without a CRS, 2 pixels)."""
+BACKGROUND_CELLS = 20_000
+"""Background cells drawn for one fit: enough for a stable AUC, few enough for a 3-million-cell district."""
+IMPORTANCE_CELLS = 5_000
+RESPONSE_CELLS = 2_000
+RESPONSE_UNITS = 12
+SEED = 0
 
 
 @dataclass
 class Calibration:
-    """A calibrated surface: `full` (fit on all deposits) and `cv` (out-of-fold) favourability, float32
-    masked 0-1 on the analysis grid; `table` has one row per layer of the full fit."""
+    """The chosen model's surfaces (`full`: fit on all deposits; `cv`: out of fold; `uncertainty`), float32
+    masked on the analysis grid; `table`: one row per layer (the model's figures, importance, response);
+    `comparison`: one row per surface scored on the same cells."""
 
     method: str
     full: np.ma.MaskedArray
     cv: np.ma.MaskedArray
+    uncertainty: np.ma.MaskedArray
+    uncertainty_label: str
     table: list[dict]
+    comparison: list[dict]
     folds: Folds
     log: list[str]
+    why: str
     independence: dict | None = None
+    out_of_fold: dict = field(default_factory=dict)
 
 
-class WofeModel:
-    """Binary weights of evidence over the feature columns (NaN: no data; layers without a usable pattern
-    are left out)."""
+@dataclass
+class _Data:
+    """The study area's rows: design matrix, deposit counts, fold of each row, the cells' positions."""
 
-    def __init__(self, features: np.ndarray, deposits: np.ndarray, cell_units: float):
-        self.n_deposits = float(deposits.sum())
-        self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
-        self.patterns = []
-        for column in features.T:
-            known = ~np.isnan(column)
-            self.patterns.append(generalise(column[known], deposits[known], cell_units))
+    columns: Columns
+    x: np.ndarray
+    counts: np.ndarray
+    fold: np.ndarray
+    valid: np.ndarray
+    cell_units: float
+    buffer_px: float
+    rows: np.ndarray
+    cols: np.ndarray
+    rng: np.random.Generator
 
-    def evidence(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(logit, variance of the weights, unique-condition code) of each row."""
-        logit = np.full(len(features), self.prior)
-        variance = np.zeros(len(features))
-        condition = np.zeros(len(features), dtype=np.int64)
-        for column, g in zip(features.T, self.patterns):
-            if g is None:
-                continue
-            known = ~np.isnan(column)
-            inside = g.contains(column) & known
-            w = g.table
-            logit += np.where(known, np.where(inside, w.w_plus[g.best], w.w_minus[g.best]), 0.0)
-            variance += np.where(known, np.where(inside, w.s_w_plus[g.best], w.s_w_minus[g.best]), 0.0) ** 2
-            condition = condition * 3 + np.where(known, inside, 2)
-        return logit, variance, condition
+    def sample(self, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row indices, weights) of a training sample from the rows where `use` is True: every deposit row and
+        background rows beyond the buffer of those rows' deposits, the classes weighted to equal totals."""
+        positive = use & (self.counts > 0)
+        if not positive.any():
+            raise LodestarError("A training fold holds no deposit; choose larger blocks or fewer folds.")
+        near = self._near(positive)
+        background = np.flatnonzero(use & ~positive & ~near)
+        if len(background) > BACKGROUND_CELLS:
+            background = np.sort(self.rng.choice(background, BACKGROUND_CELLS, replace=False))
+        pos = np.flatnonzero(positive)
+        weight = np.concatenate([self.counts[pos], np.ones(len(background))])
+        weight[len(pos):] *= self.counts[pos].sum() / max(len(background), 1)
+        return np.concatenate([pos, background]), weight / weight.mean()
 
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        return posterior(self.evidence(features)[0], 0.0, self.n_deposits)[0]
-
-    def rows(self, names: list[str]) -> list[dict]:
-        rows = []
-        for name, g in zip(names, self.patterns):
-            row = _row(name, "weights of evidence", self.n_deposits)
-            if g is None:
-                row["pattern"] = "no pattern with defined weights: left out"
-            else:
-                w, k = g.table, g.best
-                row.update(pattern=f">= {g.threshold:.3g}", area_share=float(w.area[k] / w.area[0]),
-                           deposits_in_pattern=float(w.deposits[k]), w_plus=float(w.w_plus[k]),
-                           s_w_plus=float(w.s_w_plus[k]), w_minus=float(w.w_minus[k]),
-                           s_w_minus=float(w.s_w_minus[k]), contrast=float(w.contrast[k]),
-                           s_contrast=float(w.s_contrast[k]), studentised_contrast=float(w.studentised[k]))
-            rows.append(row)
-        return rows
+    def _near(self, positive: np.ndarray) -> np.ndarray:
+        grid = np.ones(self.valid.shape, dtype=bool)
+        grid[self.rows[positive], self.cols[positive]] = False
+        return distance_transform_edt(grid)[self.rows, self.cols] <= self.buffer_px
 
 
-class LogisticModel:
-    """L2-penalised logistic regression of deposit presence on the feature columns."""
-
-    def __init__(self, features: np.ndarray, deposits: np.ndarray, cell_units: float):
-        linear_model = require_package("sklearn.linear_model", "scikit-learn", "Logistic-regression calibration")
-        self.n_deposits = float(deposits.sum())
-        self.fill = np.nanmean(features, axis=0)
-        self.model = linear_model.LogisticRegression(C=LOGISTIC_C, max_iter=1000)
-        labels = deposits > 0
-        weight = np.where(labels, deposits, 1.0)
-        filled = self._filled(features)
-        self.model.fit(filled, labels, sample_weight=weight)
-        self.standard_errors = _standard_errors(self.model, filled, weight)
-
-    def _filled(self, features: np.ndarray) -> np.ndarray:
-        return np.where(np.isnan(features), self.fill, features)
-
-    def predict(self, features: np.ndarray) -> np.ndarray:
-        return self.model.predict_proba(self._filled(features))[:, 1]
-
-    def rows(self, names: list[str]) -> list[dict]:
-        rows = []
-        for name, coefficient, se in zip(names, self.model.coef_[0], self.standard_errors):
-            row = _row(name, "logistic regression", self.n_deposits)
-            row.update(coefficient=float(coefficient), contrast=float(coefficient), s_contrast=float(se),
-                       studentised_contrast=float(coefficient / se))
-            rows.append(row)
-        return rows
-
-
-def _standard_errors(model, features: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Coefficient standard errors from the inverse of the penalised information matrix X'WX + I/C."""
-    p = model.predict_proba(features)[:, 1]
-    design = np.column_stack([features, np.ones(len(features))])
-    information = (design * (weight * p * (1 - p))[:, None]).T @ design
-    information[:-1, :-1] += np.eye(features.shape[1]) / LOGISTIC_C
-    return np.sqrt(np.diag(np.linalg.inv(information)))[:-1]
-
-
-FITTERS = {"wofe": WofeModel, "logistic": LogisticModel}
-
-
-def _row(layer: str, method: str, deposits: float) -> dict:
-    return {"layer": layer, "method": method, "pattern": None, "area_share": None, "deposits_in_pattern": None,
-            "w_plus": None, "s_w_plus": None, "w_minus": None, "s_w_minus": None, "coefficient": None,
-            "contrast": None, "s_contrast": None, "studentised_contrast": None,
-            "basis": f"{BASIS} ({deposits:g})"}
-
-
-def calibrate(maps: dict[str, np.ma.MaskedArray], grid: RasterGrid, deposit_xy, method: str = "wofe",
-              block_size_m: float | None = None, folds: int = 5, seed: int = 0) -> Calibration:
-    """Fit `method` ("wofe" or "logistic") on membership `maps` against deposits at map points (x, y) in the
-    grid's CRS; the out-of-fold surface from spatial block cross-validation (blocks.py for the defaults)."""
-    if method not in FITTERS:
-        raise LodestarError(f"Unknown calibration method {method!r}; choose one of {', '.join(FITTERS)}.")
-    if not maps:
-        raise LodestarError("Calibration needs at least one evidence map.")
-    names = list(maps)
-    stack = [np.ma.masked_invalid(np.ma.asarray(maps[n], dtype=float)) for n in names]
-    for name, layer in zip(names, stack):
-        if layer.shape != (grid.height, grid.width):
-            raise LodestarError(f"Evidence map {name} is {layer.shape}, not on the {grid.height} x {grid.width} grid.")
-    valid = np.logical_or.reduce([~np.ma.getmaskarray(layer) for layer in stack])
+def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", *, baselines: dict | None = None,
+              block_size_m: float | None = None, folds: int = 5, seed: int = SEED, thresholds: dict | None = None,
+              progress: Progress = SILENT) -> Calibration:
+    """Fit `method` (one of CHOICES) on measured `layers` against deposits at map points (x, y) in the grid's
+    CRS (see the module docstring); `baselines`: {label: 0-1 surface on the grid} scored beside it."""
+    if method not in CHOICES:
+        raise LodestarError(f"Unknown calibration method {method!r}; choose one of {', '.join(CHOICES)}.")
+    if not layers:
+        raise LodestarError("Calibration needs at least one evidence layer with measured values.")
+    for layer in layers:
+        if layer.values.shape != (grid.height, grid.width):
+            raise LodestarError(f"Evidence layer {layer.name} is {layer.values.shape}, not on the "
+                                f"{grid.height} x {grid.width} grid.")
+    masks = [np.ma.getmaskarray(layer.values) for layer in layers]
+    valid = np.logical_or.reduce([~m for m in masks])
     log = []
-    gaps = int((valid & np.logical_or.reduce([np.ma.getmaskarray(layer) for layer in stack])).sum())
+    gaps = int((valid & np.logical_or.reduce(masks)).sum())
     if gaps:
-        log.append(f"{gaps} cells lack some evidence maps: there a missing layer weighs 0 (weights of evidence) "
-                   "or takes its mean over the training cells (logistic regression).")
+        log.append(f"{gaps:,} cells lack some evidence layers: there a missing layer weighs 0 (weights of evidence), "
+                   "is marked missing (gradient boosting) or takes the training median with a missing-data "
+                   "indicator (the other models).")
     deposits = _deposit_counts(deposit_xy, grid, valid, log)
     if deposits.sum() < 2:
         raise LodestarError("Calibration needs at least 2 known deposits inside the analysed area.")
     split = spatial_folds(grid, valid, deposits, block_size_m, folds, seed)
     log.append(split.summary())
-    features = np.column_stack([layer.filled(np.nan)[valid] for layer in stack])
-    counts = deposits[valid]
-    fold = split.fold[valid]
-    cell_units = grid.pixel_area / UNIT_AREA if grid.crs is not None else 1.0
-    fit = FITTERS[method]
-    out_of_fold = np.empty(len(counts))
-    for k in range(folds):
-        test = fold == k
-        out_of_fold[test] = fit(features[~test], counts[~test], cell_units).predict(features[test])
-    model = fit(features, counts, cell_units)
-    independence = None
-    if isinstance(model, WofeModel):
-        logit, variance, condition = model.evidence(features)
+    rows, cols = np.nonzero(valid)
+    pixel = max(abs(v) for v in grid.pixel_size)
+    data = _Data(Columns(layers), np.column_stack([layer.values.filled(np.nan)[valid] for layer in layers]),
+                 deposits[valid], split.fold[valid], valid,
+                 grid.pixel_area / UNIT_AREA if grid.crs is not None else 1.0,
+                 BUFFER_M / pixel if grid.crs is not None else 2.0, rows, cols, np.random.default_rng(seed))
+    methods = METHODS if method == "best" else (method,)
+    runs = {}
+    for k, name in enumerate(methods):
+        progress.check()
+        progress.set(100.0 * k / (len(methods) + 1))
+        try:
+            runs[name] = _out_of_fold(name, data, folds, thresholds, seed, progress)
+        except LodestarError as exc:
+            if method != "best":
+                raise
+            log.append(f"{LABELS[name]} was not run: {exc}")
+    comparison = [_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", _surface(run["oof"], valid),
+                         grid, deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
+    comparison += [_score(label, "no deposit data", surface, grid, deposit_xy, valid, None)
+                   for label, surface in (baselines or {}).items()]
+    chosen = max(runs, key=lambda name: runs[name]["auc"])
+    why = _why(chosen, runs, comparison, method)
+    log.append(why)
+    run = runs[chosen]
+    progress.set(100.0 * len(methods) / (len(methods) + 1))
+    model, params = _tuned(chosen, data, np.ones(len(data.counts), dtype=bool), thresholds, seed)
+    full_scores = model.predict(data.x)
+    table = _rows(model, params, run, data, full_scores, valid)
+    independence, uncertainty, label = None, None, ""
+    if chosen == "wofe":
+        logit, variance, _ = model.evidence(data.x)
         probability, variance = posterior(logit, variance, model.n_deposits)
-        independence = conditional_independence(probability, variance, condition, cell_units, model.n_deposits)
+        independence = conditional_independence(probability, variance, _conditions(model, data.x), data.cell_units,
+                                                 model.n_deposits)
         log.append(_independence_line(independence))
-    return Calibration(method, _surface(model.predict(features), valid), _surface(out_of_fold, valid),
-                       model.rows(names), split, log, independence)
+        uncertainty = _masked(model.posterior_sd(data.x), valid)
+        label = "posterior probability standard deviation (weights and missing data; per unit cell)"
+    else:
+        spread = np.std([_ranks(m.predict(data.x)) for m in run["models"]], axis=0)
+        uncertainty = _masked(spread, valid)
+        label = "standard deviation of the fold models' favourability (0-1 rank scale)"
+    progress.set(100.0)
+    return Calibration(chosen, _surface(full_scores, valid), _surface(run["oof"], valid), uncertainty, label, table,
+                       comparison, split, log, why, independence,
+                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()})
+
+
+def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
+    """Out-of-fold scores of `method`, its fold models, the chosen hyperparameters and the importance samples."""
+    start = time.perf_counter()
+    oof = np.empty(len(data.counts))
+    models, params, held = [], [], []
+    for k in range(folds):
+        progress.check()
+        test = data.fold == k
+        model, chosen = _tuned(method, data, ~test, thresholds, seed)
+        oof[test] = model.predict(data.x[test])
+        models.append(model)
+        params.append(chosen)
+        held.append(np.flatnonzero(test))
+    auc = _cell_auc(oof, data.counts)
+    return {"oof": oof, "models": models, "params": params, "held": held, "auc": auc,
+            "seconds": time.perf_counter() - start}
+
+
+def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
+    """(model fitted on the rows `use`, its hyperparameters): the candidate of best mean AUC over the folds
+    inside `use`, each left out in turn (nested), when there is more than one candidate."""
+    candidates = GRIDS[method]
+    if method == "wofe":
+        index = np.flatnonzero(use)
+        return fit_model(method, data.columns, data.x[index], data.counts[index], None, {}, data.cell_units,
+                         thresholds, seed), {}
+    index, weight = data.sample(use)
+    best = candidates[0]
+    if len(candidates) > 1:
+        groups = data.fold[index]
+        scores = []
+        for params in candidates:
+            aucs = []
+            for g in np.unique(groups):
+                inner = groups != g
+                if not (data.counts[index[inner]] > 0).any() or not (data.counts[index[~inner]] > 0).any():
+                    continue
+                model = fit_model(method, data.columns, data.x[index[inner]], data.counts[index[inner]],
+                                  weight[inner], params, data.cell_units, thresholds, seed)
+                aucs.append(weighted_auc(model.predict(data.x[index[~inner]]), data.counts[index[~inner]] > 0,
+                                         weight[~inner]))
+            scores.append(np.nanmean(aucs) if aucs else -np.inf)
+        best = candidates[int(np.argmax(scores))]
+    return fit_model(method, data.columns, data.x[index], data.counts[index], weight, best, data.cell_units,
+                     thresholds, seed), dict(best)
+
+
+def _cell_auc(scores: np.ndarray, counts: np.ndarray) -> float:
+    """AUC over the study area's cells, each deposit counted once per deposit (the success-rate AUC)."""
+    positive = counts > 0
+    weight = np.where(positive, counts, 1.0)
+    both = np.concatenate([scores, scores[positive]])
+    label = np.concatenate([np.zeros(len(scores), dtype=bool), np.ones(int(positive.sum()), dtype=bool)])
+    return weighted_auc(both, label, np.concatenate([np.ones(len(scores)), weight[positive]]))
+
+
+def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, valid: np.ndarray) -> list[dict]:
+    """The model's rows per layer with its hyperparameters, out-of-fold importance and response curve."""
+    rows = model.rows()
+    importance = _importance(run, data)
+    sorted_full = np.sort(full_scores)
+    sample = data.rng.choice(len(data.x), min(RESPONSE_CELLS, len(data.x)), replace=False)
+    for j, row in enumerate(rows):
+        row["basis"] = f"{BASIS} ({data.counts.sum():g})"
+        row["parameters"] = ", ".join(f"{k} {v:g}" for k, v in params.items()) or None
+        row["importance"] = round(float(importance[j]), 4)
+        row["lowers_skill"] = bool(importance[j] < 0)
+        row["response"] = _response(model, data, j, sample, sorted_full)
+    return rows
+
+
+def _importance(run: dict, data: _Data) -> np.ndarray:
+    """Drop in out-of-fold AUC per layer when its values are shuffled among a fold's cells (deposit-weighted)."""
+    drops = np.zeros(len(data.columns))
+    total = 0.0
+    for model, held in zip(run["models"], run["held"]):
+        positive = held[data.counts[held] > 0]
+        background = held[data.counts[held] == 0]
+        if not len(positive) or not len(background):
+            continue
+        if len(background) > IMPORTANCE_CELLS:
+            background = data.rng.choice(background, IMPORTANCE_CELLS, replace=False)
+        index = np.concatenate([positive, background])
+        label = data.counts[index] > 0
+        weight = np.where(label, data.counts[index], 1.0)
+        base = weighted_auc(model.predict(data.x[index]), label, weight)
+        n = float(data.counts[positive].sum())
+        for j in range(len(data.columns)):
+            shuffled = data.x[index].copy()
+            shuffled[:, j] = data.rng.permutation(shuffled[:, j])
+            drops[j] += n * (base - weighted_auc(model.predict(shuffled), label, weight))
+        total += n
+    return drops / total if total else drops
+
+
+def _response(model, data: _Data, j: int, sample: np.ndarray, sorted_full: np.ndarray) -> list[dict]:
+    """Mean favourability over `sample` with layer j set to each level (its quantiles, or its largest units)."""
+    layer = data.columns.layers[j]
+    column = data.x[:, j]
+    known = column[~np.isnan(column)]
+    if data.columns.categorical[j]:
+        codes, counts = np.unique(known, return_counts=True)
+        levels = codes[np.argsort(-counts, kind="stable")][:RESPONSE_UNITS]
+    else:
+        levels = np.unique(np.quantile(known, np.linspace(0, 1, 11)))
+    out = []
+    for level in levels:
+        x = data.x[sample].copy()
+        x[:, j] = level
+        favourability = np.searchsorted(sorted_full, model.predict(x)) / len(sorted_full)
+        entry = {"favourability": round(float(favourability.mean()), 4)}
+        entry.update({"unit": layer.class_name(level)} if data.columns.categorical[j] else {"value": float(level)})
+        out.append(entry)
+    return out
+
+
+def _conditions(model, x: np.ndarray) -> np.ndarray:
+    """Unique-condition code of each row (the state of every layer, missing as its own state)."""
+    code = np.zeros(len(x), dtype=np.int64)
+    for j, g in enumerate(model.patterns):
+        if g is None:
+            continue
+        column = x[:, j]
+        known = ~np.isnan(column)
+        state, w, _, _ = model.states(j, np.where(known, column, 0.0))
+        code = code * (len(w) + 1) + np.where(known, state, len(w))
+    return code
+
+
+def _score(label: str, basis: str, surface: np.ma.MaskedArray, grid, deposit_xy, valid, seconds) -> dict:
+    """A surface's AUC, capture and prediction-area crossing on the study-area cells (its own gaps rank last)."""
+    values = np.ma.masked_invalid(np.ma.asarray(surface, dtype=float))
+    floor = float(values.min()) - 1.0 if values.count() else 0.0
+    metrics = evaluate_surface(np.ma.masked_array(values.filled(floor), mask=~valid), grid, deposit_xy)
+    positions = np.array([p for p in metrics["deposit_area_shares"] if p is not None])
+    return {"surface": label, "basis": basis, "auc": metrics["auc"],
+            "capture": {f"{s:g}": metrics["capture"][s] for s in DEFAULT_SHARES},
+            "pa_crossing": _pa_crossing(positions), "deposits": metrics["inside"],
+            "seconds": None if seconds is None else round(seconds, 2)}
+
+
+def _pa_crossing(positions: np.ndarray) -> dict | None:
+    """Where the prediction rate meets the occupied area: the share `a` of the area (best first) whose deposits'
+    share equals 1 - a (so 'x % of the deposits in 100 - x % of the area')."""
+    if not len(positions):
+        return None
+    ordered = np.sort(positions)
+    captured = np.arange(1, len(ordered) + 1) / len(ordered)
+    k = int(np.argmax(captured >= 1.0 - ordered))
+    area = float(ordered[k]) if k == 0 or captured[k - 1] < 1.0 - ordered[k] else float(1.0 - captured[k - 1])
+    return {"area_share": round(area, 4), "deposit_share": round(1.0 - area, 4)}
+
+
+def _why(chosen: str, runs: dict, comparison: list, method: str) -> str:
+    scores = ", ".join(f"{LABELS[n]} {r['auc']:.3f}" for n, r in sorted(runs.items(), key=lambda i: -i[1]["auc"]))
+    head = (f"Best out of fold: {LABELS[chosen]} (AUC over the study area's cells: {scores})" if method == "best"
+            else f"{LABELS[chosen]}, out-of-fold AUC {runs[chosen]['auc']:.3f}")
+    plain = [row for row in comparison if row["basis"] == "no deposit data"]
+    mine = next(row for row in comparison if row["surface"].startswith(LABELS[chosen]))
+    beaten = [f"{row['surface']} {row['auc']:.3f}" for row in plain if row["auc"] >= mine["auc"]]
+    if beaten:
+        return head + f"; it does not beat {', '.join(beaten)}, which used no deposit data."
+    ahead = ", ".join(f"{row['surface']} {row['auc']:.3f}" for row in plain)
+    return head + (f"; ahead of {ahead}." if plain else ".")
 
 
 def _deposit_counts(deposit_xy, grid: RasterGrid, valid: np.ndarray, log: list) -> np.ndarray:
@@ -196,13 +363,19 @@ def _deposit_counts(deposit_xy, grid: RasterGrid, valid: np.ndarray, log: list) 
     return counts
 
 
-def _surface(probability: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
-    """0-1 favourability: the share of the study area with a lower probability, ties at their mid-rank."""
-    from scipy.stats import rankdata
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    return (rankdata(scores, method="average") - 0.5) / len(scores)
 
+
+def _masked(values: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
     out = np.zeros(valid.shape, dtype="float32")
-    out[valid] = (rankdata(probability, method="average") - 0.5) / len(probability)
+    out[valid] = values
     return np.ma.masked_array(out, mask=~valid)
+
+
+def _surface(scores: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
+    """0-1 favourability: the share of the study area with a lower score, ties at their mid-rank."""
+    return _masked(_ranks(scores), valid)
 
 
 def _independence_line(ci: dict) -> str:

@@ -20,8 +20,9 @@ NODATA = -9999.0
 TABLE_COLUMNS = ("layer", "role", "transformation", "membership", "weight", "why")
 
 
-def write_surface(surface: Surface, path) -> Path:
-    """Write the surface as a float32 GeoTIFF (0-1, NODATA outside the analysed area) on its grid.
+def write_surface(surface: Surface, path, description: str = "favourability (0-1)") -> Path:
+    """Write the surface as a float32 GeoTIFF (NODATA outside the analysed area) on its grid, its band described
+    by `description` (an uncertainty surface says what its values are).
 
     Tiled, deflate-compressed, with provenance tags: LODESTAR_METHOD, LODESTAR_LAYERS and
     LODESTAR_WEIGHTS (JSON {layer: weight}).
@@ -39,7 +40,7 @@ def write_surface(surface: Surface, path) -> Path:
             dst.write(data, 1)
             dst.update_tags(LODESTAR_METHOD=method, LODESTAR_LAYERS=", ".join(s.layer for s in surface.specs),
                             LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in surface.specs}))
-            dst.set_band_description(1, "favourability (0-1)")
+            dst.set_band_description(1, description)
     return Path(path)
 
 

@@ -129,19 +129,63 @@ class Generalisation:
 
 
 def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, ascending: bool = False,
-               max_classes: int = MAX_CLASSES) -> Generalisation | None:
+               max_classes: int = MAX_CLASSES, threshold: float | None = None) -> Generalisation | None:
     """Binary generalisation of a map over the study-area cells (`values` and `deposits` per cell, each cell
-    `cell_units` unit cells); None when no cumulative pattern is usable."""
+    `cell_units` unit cells); None when no cumulative pattern is usable. A `threshold` set by the user (in the
+    map's units) takes the pattern whose edge lies nearest it instead of the maximum studentised contrast."""
     breaks = class_breaks(values, max_classes)
     classes = classify(values, breaks)
     area = np.bincount(classes, minlength=len(breaks)) * cell_units
     found = np.bincount(classes, weights=deposits, minlength=len(breaks))
     table = cumulative_weights(area, found, ascending)
+    if threshold is not None:
+        edges = np.append(breaks, np.inf)[1:] if ascending else breaks
+        best = int(np.argmin(np.abs(edges - float(threshold))))
+        return Generalisation(float(edges[best]), ascending, table, best)
     best = best_pattern(table)
     if best is None:
         return None
     threshold = np.append(breaks, np.inf)[best + 1] if ascending else breaks[best]
     return Generalisation(float(threshold), ascending, table, best)
+
+
+MIN_CLASS_DEPOSITS = 2
+"""A class of a categorical map holding fewer training deposits than this joins the class 'other': one deposit
+cannot give a weight whose standard deviation is smaller than the weight itself (s(W+) >= 1)."""
+OTHER = -1
+
+
+@dataclass(frozen=True)
+class CategoricalWeights:
+    """Weights of a categorical map: `codes` (the classes kept on their own, then OTHER for the merged rest)
+    with each class's W+ and s(W+) against the rest of the study area; `merged` lists the codes merged."""
+
+    codes: np.ndarray
+    table: Weights
+    merged: tuple
+
+    def class_index(self, values: np.ndarray) -> np.ndarray:
+        """Row of `table` for each value (the 'other' row for merged or unseen codes)."""
+        kept = self.codes[:-1]
+        order = np.argsort(kept)
+        where = np.searchsorted(kept[order], values)
+        where = np.clip(where, 0, max(len(kept) - 1, 0))
+        hit = (kept[order][where] == values) if len(kept) else np.zeros(len(values), dtype=bool)
+        return np.where(hit, order[where], len(kept))
+
+
+def categorical_generalise(codes: np.ndarray, deposits: np.ndarray, cell_units: float,
+                           min_deposits: int = MIN_CLASS_DEPOSITS) -> CategoricalWeights:
+    """Categorical weights of evidence over the study-area cells (`codes` and `deposits` per cell): classes with
+    fewer than `min_deposits` deposits are merged into 'other', then every class weighs against the rest."""
+    distinct, inverse = np.unique(codes, return_inverse=True)
+    found = np.bincount(inverse, weights=deposits, minlength=len(distinct))
+    area = np.bincount(inverse, minlength=len(distinct)) * cell_units
+    keep = found >= min_deposits
+    kept_area = np.append(area[keep], area[~keep].sum())
+    kept_found = np.append(found[keep], found[~keep].sum())
+    table = class_weights(kept_area, kept_found)
+    return CategoricalWeights(np.append(distinct[keep], OTHER), table, tuple(float(c) for c in distinct[~keep]))
 
 
 def prior_logit(area_total: float, deposits_total: float) -> float:

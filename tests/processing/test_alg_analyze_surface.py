@@ -20,12 +20,12 @@ GEOLOGY = "geology (DDS-41 lithotectonic units)"
 EVIDENCE = [GEOLOGY, "stream-sediment arsenic (classes)", "stream-sediment antimony (classes)",
             "distance to faults (classes)"]
 NEW_KEYS = ("DEPOSITS", "CALIBRATE", "AREA_SHARE", "FAVOURABLE_UNITS", "OUTPUT_FAVOURABILITY",
-            "OUTPUT_FAVOURABILITY_CV", "OUTPUT_WEIGHTS")
+            "OUTPUT_FAVOURABILITY_CV", "OUTPUT_UNCERTAINTY", "OUTPUT_WEIGHTS")
 
 
 def _outputs(folder: Path) -> dict:
     return {"OUTPUT_FAVOURABILITY": str(folder / "fav.tif"), "OUTPUT_FAVOURABILITY_CV": str(folder / "fav_cv.tif"),
-            "OUTPUT_WEIGHTS": str(folder / "weights.csv"), "OUTPUT_PROSPECTIVITY": str(folder / "targets.gpkg"),
+            "OUTPUT_UNCERTAINTY": str(folder / "uncertainty.tif"), "OUTPUT_WEIGHTS": str(folder / "weights.csv"), "OUTPUT_PROSPECTIVITY": str(folder / "targets.gpkg"),
             "OUTPUT_RECORD": str(folder / "record.json")}
 
 
@@ -55,13 +55,22 @@ def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
     assert 0.0 <= float(cv.min()) and float(cv.max()) <= 1.0
     assert not np.allclose(cv.filled(0), full.filled(0))  # out-of-fold differs from the full fit
 
+    spread, spread_meta = _surface(result["OUTPUT_UNCERTAINTY"])
+    assert spread_meta == meta and (spread.mask == full.mask).all() and float(spread.min()) > 0
+    with rasterio.open(result["OUTPUT_UNCERTAINTY"]) as ds:
+        assert ds.descriptions[0].startswith("uncertainty: posterior probability standard deviation")
+
     rows = _weights(result["OUTPUT_WEIGHTS"])
-    assert [row["layer"] for row in rows] == EVIDENCE
+    # the knowledge-driven layers, then the fault lines only the fitted model measures (distance in metres)
+    assert [row["layer"] for row in rows] == EVIDENCE + ["mapped faults"]
     by_layer = {row["layer"]: row for row in rows}
     assert by_layer[GEOLOGY]["transformation"] == "favourable units: LPZE, UPZC, LPZ"  # the case's units
+    assert by_layer[GEOLOGY]["pattern"].startswith("categorical: 4 unit(s) weighed")
     assert by_layer["distance to faults (classes)"]["membership"] == "inverted (1 - x)"
+    assert by_layer["mapped faults"]["pattern"].endswith(" m") and by_layer["mapped faults"]["transformation"] == \
+        "measured values"
     for row in rows:
-        assert row["role"] and row["why"] and float(row["weight"]) > 0
+        assert row["role"] and row["why"] and (row["layer"] == "mapped faults" or float(row["weight"]) > 0)
         assert float(row["w_plus"]) > 0 > float(row["w_minus"])
         assert float(row["contrast"]) == pytest.approx(float(row["w_plus"]) - float(row["w_minus"]), abs=1e-6)
         assert float(row["studentised_contrast"]) > 2
@@ -114,7 +123,9 @@ def test_new_parameters_are_documented(lodestar_registry, tmp_path):
     alg = lodestar_registry.algorithmById("lodestar:analyze")
     params = {p.name(): p for p in alg.parameterDefinitions()}
     assert set(NEW_KEYS) <= set(params)
-    assert params["CALIBRATE"].options() == ["none (knowledge-driven)", "weights of evidence", "logistic regression"]
+    assert params["CALIBRATE"].options() == ["none (knowledge-driven)", "weights of evidence", "logistic regression",
+                                             "random forest", "gradient boosting",
+                                             "best out of fold (all four compared)"]
     share = params["AREA_SHARE"]
     assert (share.defaultValue(), share.minimum(), share.maximum()) == (10.0, 0.5, 50.0)
     assert "only with CALIBRATE" in params["OUTPUT_FAVOURABILITY_CV"].help()

@@ -118,7 +118,15 @@ def test_weights_table_has_every_evidence_layer_and_the_fit(great_basin):
     header = re.search(r'<table class="fit"><tr>(.*?)</tr>', page).group(1)
     assert ["W+", "s(W+)", "W−", "s(W−)"] == [_text(h) for h in re.findall(r"<th>(.*?)</th>", header)][4:8]
     assert fit[0][1][4] == number(section["weights"][0]["w_plus"])
-    assert "Basis:</b> calibrated" in page and "the offline rule-based planner" in page
+    # weights of evidence does not beat the equal-weight mean of the layers' ranks out of fold here: refused
+    calibration = section["calibration"]
+    fitted, _, plain = calibration["comparison"]
+    assert plain["surface"] == "equal-weight mean of the layers' ranks" and fitted["auc"] <= plain["auc"]
+    assert "Basis:</b> knowledge-driven" in page and "the offline rule-based planner" in page
+    assert html.escape(calibration["refused"]) in page and "does not beat" in calibration["refused"]
+    compared = _rows(page, "comparison")
+    assert [cells[0] for _, cells in compared] == [row["surface"] for row in calibration["comparison"]]
+    assert [cells[2] for _, cells in compared] == [f"{row['auc']:.3f}" for row in calibration["comparison"]]
     left_out = section["left_out"]
     assert left_out and f"<td>{html.escape(left_out[0]['layer'])}</td>" in page
 
@@ -129,10 +137,9 @@ def test_validation_rows_are_labelled_by_basis_cross_validated_first(great_basin
     rows = _rows(page, "validation")
     names = [cells[0] for _, cells in rows]
     assert names[0].startswith("calibrated surface, cross-validated") and names[1].startswith("knowledge-driven")
-    assert names[2].startswith("calibrated surface, full fit") and names[3].startswith("targets")
+    assert names[2].startswith("targets") and "fitted" not in validation  # the fit was refused for the targets
     assert rows[0][1][1] == validation["cv"]["basis"] and rows[0][0] == ""
-    assert rows[2][0] == "fitted" and rows[2][1][1] == "fitted on these deposits: not a skill figure"
-    assert rows[3][0] == "fitted" and "not a skill figure" in rows[3][1][1]  # targets come from the full fit
+    assert rows[2][1][1] == "drawn from the knowledge-driven surface: no deposit data used"
     inside = validation["cv"]["deposits"]
     cv = validation["cv"]["capture"]
     assert rows[0][1][2:6] == [f"{number(cv[k])} ({percent(cv[k] / inside)})" for k in ("0.02", "0.05", "0.1", "0.2")]

@@ -1,0 +1,331 @@
+"""The models fitted on known deposits, on measured evidence (measured.py): weights of evidence, logistic
+regression, random forest and gradient boosting, behind one interface.
+
+A model is fitted on a design matrix (one column per measured layer, NaN where the layer has no data,
+categorical maps as unit codes), the deposit count of each row and the row weights (sampling.py), and
+predicts a score per row: higher is more favourable. Every encoding (a unit's one-hot column, a value's
+quantile, a cut-off) is learnt from the rows the model is fitted on and nothing else, so a model fitted on
+training folds knows nothing of the fold it predicts.
+
+- `wofe`: weights of evidence as practitioners use it: a categorical map weighed class by class (classes with
+  fewer than 2 training deposits merged into 'other'), an ordered map generalised into a binary pattern,
+  cumulative ascending or descending, whichever reaches the larger studentised contrast, at its threshold of
+  maximum studentised contrast (or one set by the user in the layer's units). It counts the study area's
+  cells, not the sample, and gives the posterior's standard deviation (weights' variances and missing data).
+- `logistic`: L2-penalised logistic regression; an ordered value enters as its quantile among the training
+  rows (0 lowest, 1 highest: its coefficient is the log-odds from the lowest to the highest value), a missing
+  one at 0.5 with a missing-data indicator; units one-hot. C chosen inside the training folds.
+- `forest`: a random forest (scikit-learn), units one-hot, missing values at the training median with an
+  indicator; the leaf size chosen inside the training folds.
+- `boosting`: histogram gradient boosting (scikit-learn), units as native categories, missing data native;
+  the tree size chosen inside the training folds.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import LodestarError, require_package
+from .wofe import categorical_generalise, generalise, posterior, prior_logit
+
+METHODS = ("wofe", "logistic", "forest", "boosting")
+LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
+          "boosting": "gradient boosting"}
+GRIDS = {"wofe": ({},),
+         "logistic": ({"c": 0.01}, {"c": 0.1}, {"c": 1.0}),
+         "forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 50}),
+         "boosting": ({"max_leaf_nodes": 7, "min_samples_leaf": 50}, {"max_leaf_nodes": 15, "min_samples_leaf": 20})}
+"""Hyperparameters tried inside the training folds (nested): a penalty from strong to weak, a leaf size from
+fine to coarse, a tree size from shallow to deeper. One candidate means nothing is chosen."""
+FOREST_TREES = 100
+BOOSTING_ROUNDS = 150
+BOOSTING_RATE = 0.1
+MAX_ONE_HOT = 40
+"""Units one-hot encoded at most; rarer units (by training cells) share one column."""
+CHUNK_ROWS = 250_000
+"""Rows predicted at a time: memory follows the chunk, not the grid."""
+
+
+class Columns:
+    """What each design-matrix column is: its name, whether it holds unit codes, and its legend."""
+
+    def __init__(self, layers):
+        self.names = [layer.name for layer in layers]
+        self.categorical = np.array([layer.categorical for layer in layers], dtype=bool)
+        self.layers = list(layers)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def chunked(predict, x: np.ndarray) -> np.ndarray:
+    """`predict` over row chunks of x (float64 out)."""
+    out = np.empty(len(x))
+    for start in range(0, len(x), CHUNK_ROWS):
+        out[start:start + CHUNK_ROWS] = predict(x[start:start + CHUNK_ROWS])
+    return out
+
+
+class WofeModel:
+    """Weights of evidence over measured layers (see the module docstring). `cell_units`: unit cells per grid
+    cell; `thresholds`: {layer name: cut-off in its units} set by the user (ordered layers)."""
+
+    method = "wofe"
+
+    def __init__(self, columns: Columns, x, deposits, weight, cell_units: float = 1.0, thresholds=None,
+                 seed: int = 0, **params):
+        self.columns = columns
+        self.n_deposits = float(deposits.sum())
+        self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
+        self.patterns = []
+        thresholds = thresholds or {}
+        for j, name in enumerate(columns.names):
+            column = x[:, j]
+            known = ~np.isnan(column)
+            if columns.categorical[j]:
+                self.patterns.append(categorical_generalise(column[known], deposits[known], cell_units))
+                continue
+            both = [generalise(column[known], deposits[known], cell_units, ascending=a,
+                               threshold=thresholds.get(name)) for a in (False, True)]
+            usable = [g for g in both if g is not None]
+            if name in thresholds:
+                favourable = columns.layers[j].favourable
+                usable = [both[1] if favourable == "low" else both[0]]
+            self.patterns.append(max(usable, key=lambda g: g.table.studentised[g.best]) if usable else None)
+
+    def states(self, j: int, column: np.ndarray):
+        """(row of each value in the layer's weights, the layer's weights per row, their s, area shares)."""
+        g = self.patterns[j]
+        if self.columns.categorical[j]:
+            t = g.table
+            return g.class_index(column), t.w_plus, t.s_w_plus, t.area / t.area.sum()
+        t, k = g.table, g.best
+        inside = g.contains(column)
+        share = t.area[k] / t.area[0] if not g.ascending else t.area[k] / t.area[-1]
+        return (np.where(inside, 0, 1), np.array([t.w_plus[k], t.w_minus[k]]),
+                np.array([t.s_w_plus[k], t.s_w_minus[k]]), np.array([share, 1.0 - share]))
+
+    def evidence(self, x: np.ndarray):
+        """(logit, variance of the weights, list of (layer, state weights, shares, missing rows)) per row."""
+        logit = np.full(len(x), self.prior)
+        variance = np.zeros(len(x))
+        missing = []
+        for j, g in enumerate(self.patterns):
+            if g is None:
+                continue
+            column = x[:, j]
+            known = ~np.isnan(column)
+            state, w, s, share = self.states(j, np.where(known, column, 0.0))
+            logit += np.where(known, w[state], 0.0)
+            variance += np.where(known, s[state] ** 2, 0.0)
+            missing.append((w, share, ~known))
+        return logit, variance, missing
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return posterior(self.evidence(x)[0], 0.0, self.n_deposits)[0]
+
+    def posterior_sd(self, x: np.ndarray) -> np.ndarray:
+        """Standard deviation of the posterior probability: the weights' part P^2 (1/N(D) + sum s2(W)) plus, for
+        each layer missing at a row, sum over its states of (P(D | state) - P(D))^2 x the state's area share
+        (Bonham-Carter 1994, p. 322)."""
+        logit, variance, missing = self.evidence(x)
+        probability, var = posterior(logit, variance, self.n_deposits)
+        for w, share, rows in missing:
+            if not rows.any():
+                continue
+            p_state = 1.0 / (1.0 + np.exp(-(logit[rows, None] + w[None, :])))
+            var[rows] += ((p_state - probability[rows, None]) ** 2 * share[None, :]).sum(axis=1)
+        return np.sqrt(var)
+
+    def rows(self) -> list[dict]:
+        rows = []
+        for j, (layer, g) in enumerate(zip(self.columns.layers, self.patterns)):
+            row = {"layer": layer.name, "method": LABELS["wofe"]}
+            if g is None:
+                row["pattern"] = "no pattern with defined weights: left out"
+            elif self.columns.categorical[j]:
+                t = g.table
+                best = int(np.argmax(np.where(np.isfinite(t.studentised), t.studentised, -np.inf)))
+                name = "other units" if best == len(g.codes) - 1 else layer.class_name(g.codes[best])
+                row.update(pattern=f"categorical: {len(g.codes) - 1} unit(s) weighed, {len(g.merged)} merged into "
+                                   f"'other' (under 2 deposits); strongest {name}",
+                           area_share=float(t.area[best] / t.area.sum()), deposits_in_pattern=float(t.deposits[best]),
+                           w_plus=float(t.w_plus[best]), s_w_plus=float(t.s_w_plus[best]),
+                           w_minus=float(t.w_minus[best]), s_w_minus=float(t.s_w_minus[best]),
+                           contrast=float(t.contrast[best]), s_contrast=float(t.s_contrast[best]),
+                           studentised_contrast=float(t.studentised[best]),
+                           classes=[{"unit": "other units" if c == -1 else layer.class_name(c),
+                                     "w_plus": float(t.w_plus[i]), "s_w_plus": float(t.s_w_plus[i]),
+                                     "deposits": float(t.deposits[i]), "area_share": float(t.area[i] / t.area.sum())}
+                                    for i, c in enumerate(g.codes)])
+            else:
+                w, k = g.table, g.best
+                side = "<" if g.ascending else ">="
+                row.update(pattern=f"{side} {g.threshold:.4g} {layer.units}".strip(),
+                           area_share=float(w.area[k] / (w.area[-1] if g.ascending else w.area[0])),
+                           deposits_in_pattern=float(w.deposits[k]), w_plus=float(w.w_plus[k]),
+                           s_w_plus=float(w.s_w_plus[k]), w_minus=float(w.w_minus[k]), s_w_minus=float(w.s_w_minus[k]),
+                           contrast=float(w.contrast[k]), s_contrast=float(w.s_contrast[k]),
+                           studentised_contrast=float(w.studentised[k]))
+            rows.append(row)
+        return rows
+
+
+class Encoder:
+    """Design-matrix encoding learnt from the training rows: ordered values as training quantiles (or raw for
+    trees) with a missing indicator where the training rows lack data, units one-hot (`one_hot`) or as category
+    indices (native categories of gradient boosting)."""
+
+    def __init__(self, columns: Columns, x: np.ndarray, mode: str):
+        self.columns, self.mode = columns, mode
+        self.quantiles, self.units, self.fill, self.indicator = [], [], [], []
+        for j in range(len(columns)):
+            column = x[:, j]
+            known = column[~np.isnan(column)]
+            self.indicator.append(bool(np.isnan(column).any()))
+            if columns.categorical[j]:
+                codes, counts = np.unique(known, return_counts=True)
+                self.units.append(codes[np.argsort(-counts, kind="stable")][:MAX_ONE_HOT])
+                self.quantiles.append(None)
+                self.fill.append(None)
+            else:
+                self.units.append(None)
+                self.quantiles.append(np.quantile(known, np.linspace(0, 1, 101)) if len(known) else np.zeros(101))
+                self.fill.append(float(np.median(known)) if len(known) else 0.0)
+
+    def transform(self, x: np.ndarray) -> np.ndarray:
+        parts = []
+        for j in range(len(self.columns)):
+            column = x[:, j]
+            missing = np.isnan(column)
+            if self.columns.categorical[j]:
+                units = self.units[j]
+                if self.mode == "native":
+                    index = np.searchsorted(np.sort(units), column)
+                    order = np.argsort(units)
+                    index = np.clip(index, 0, len(units) - 1)
+                    hit = np.sort(units)[index] == column
+                    parts.append(np.where(hit & ~missing, order[index], np.nan)[:, None])
+                    continue
+                hot = (column[:, None] == units[None, :]).astype(float)
+                rest = (~missing & (hot.sum(axis=1) == 0)).astype(float)
+                parts += [hot, rest[:, None]]
+            elif self.mode == "quantile":
+                q = self.quantiles[j]
+                rank = np.interp(np.where(missing, q[50], column), q, np.linspace(0, 1, len(q)))
+                parts.append(np.where(missing, 0.5, rank)[:, None])
+            elif self.mode == "native":
+                parts.append(column[:, None])
+            else:
+                parts.append(np.where(missing, self.fill[j], column)[:, None])
+            if self.indicator[j] and self.mode != "native":
+                parts.append(missing.astype(float)[:, None])
+        return np.hstack(parts) if parts else np.zeros((len(x), 0))
+
+    def categorical_mask(self) -> list[bool]:
+        """Which encoded columns are native categories (gradient boosting)."""
+        return [bool(c) for c in self.columns.categorical]
+
+
+class LogisticModel:
+    method = "logistic"
+
+    def __init__(self, columns: Columns, x, deposits, weight, c: float = 0.1, seed: int = 0, **unused):
+        linear_model = require_package("sklearn.linear_model", "scikit-learn", "Logistic regression")
+        self.columns = columns
+        self.encoder = Encoder(columns, x, "quantile")
+        design = self.encoder.transform(x)
+        self.mean, self.scale = design.mean(axis=0), design.std(axis=0)
+        self.scale[self.scale == 0] = 1.0
+        self.model = linear_model.LogisticRegression(C=c, max_iter=2000)
+        self.model.fit((design - self.mean) / self.scale, deposits > 0, sample_weight=weight)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return chunked(lambda rows: self.model.decision_function(
+            (self.encoder.transform(rows) - self.mean) / self.scale), x)
+
+    def rows(self) -> list[dict]:
+        """An ordered layer's coefficient is the log-odds from its lowest to its highest value (its contrast)."""
+        coefficients = self.model.coef_[0] / self.scale
+        rows, at = [], 0
+        for j, layer in enumerate(self.columns.layers):
+            row = {"layer": layer.name, "method": LABELS["logistic"]}
+            if self.columns.categorical[j]:
+                width = len(self.encoder.units[j]) + 1
+                row["pattern"] = f"{width - 1} unit(s) one-hot"
+            else:
+                width = 1
+                row.update(coefficient=float(coefficients[at]), contrast=float(coefficients[at]),
+                           pattern="quantile of the value (0 lowest, 1 highest)")
+            at += width + (1 if self.encoder.indicator[j] else 0)
+            rows.append(row)
+        return rows
+
+
+class ForestModel:
+    method = "forest"
+
+    def __init__(self, columns: Columns, x, deposits, weight, min_samples_leaf: int = 20, seed: int = 0, **unused):
+        ensemble = require_package("sklearn.ensemble", "scikit-learn", "Random forest")
+        self.columns = columns
+        self.encoder = Encoder(columns, x, "raw")
+        self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=min_samples_leaf,
+                                                     max_features="sqrt", n_jobs=2, random_state=seed)
+        self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return chunked(lambda rows: self.model.predict_proba(self.encoder.transform(rows))[:, 1], x)
+
+    def rows(self) -> list[dict]:
+        return [{"layer": layer.name, "method": LABELS["forest"]} for layer in self.columns.layers]
+
+
+class BoostingModel:
+    method = "boosting"
+
+    def __init__(self, columns: Columns, x, deposits, weight, max_leaf_nodes: int = 15, min_samples_leaf: int = 20,
+                 seed: int = 0, **unused):
+        ensemble = require_package("sklearn.ensemble", "scikit-learn", "Gradient boosting")
+        self.columns = columns
+        self.encoder = Encoder(columns, x, "native")
+        mask = self.encoder.categorical_mask()
+        self.model = ensemble.HistGradientBoostingClassifier(
+            max_iter=BOOSTING_ROUNDS, learning_rate=BOOSTING_RATE, max_leaf_nodes=max_leaf_nodes,
+            min_samples_leaf=min_samples_leaf, l2_regularization=1.0, random_state=seed,
+            categorical_features=mask if any(mask) else None)
+        self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return chunked(lambda rows: self.model.decision_function(self.encoder.transform(rows)), x)
+
+    def rows(self) -> list[dict]:
+        return [{"layer": layer.name, "method": LABELS["boosting"]} for layer in self.columns.layers]
+
+
+FITTERS = {"wofe": WofeModel, "logistic": LogisticModel, "forest": ForestModel, "boosting": BoostingModel}
+
+
+def fit_model(method: str, columns: Columns, x, deposits, weight, params: dict, cell_units: float,
+              thresholds: dict | None = None, seed: int = 0):
+    """A fitted model of `method` with hyperparameters `params`."""
+    if method not in FITTERS:
+        raise LodestarError(f"Unknown model {method!r}; choose one of {', '.join(METHODS)}.")
+    extra = {"cell_units": cell_units, "thresholds": thresholds} if method == "wofe" else {}
+    return FITTERS[method](columns, x, deposits, weight, seed=seed, **extra, **params)
+
+
+def weighted_auc(score: np.ndarray, positive: np.ndarray, weight: np.ndarray) -> float:
+    """Area under the ROC curve of `score` for the weighted rows (Mann-Whitney, ties counted half)."""
+    order = np.argsort(score, kind="mergesort")
+    s, p, w = score[order], positive[order], weight[order]
+    pos_w, neg_w = np.where(p, w, 0.0), np.where(p, 0.0, w)
+    total_pos, total_neg = pos_w.sum(), neg_w.sum()
+    if total_pos <= 0 or total_neg <= 0:
+        return math.nan
+    _, start = np.unique(s, return_index=True)
+    neg_group = np.add.reduceat(neg_w, start)
+    pos_group = np.add.reduceat(pos_w, start)
+    neg_below = np.cumsum(neg_group) - neg_group
+    return float(np.sum(pos_group * (neg_below + neg_group / 2)) / (total_pos * total_neg))
+
