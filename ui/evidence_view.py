@@ -15,7 +15,8 @@ CALIBRATION_COLUMNS = (("method", "Fitted by"), ("pattern", "Pattern"), ("area_s
                        ("deposits_in_pattern", "Deposits in pattern"), ("w_plus", "W+"), ("s_w_plus", "s(W+)"),
                        ("w_minus", "W-"), ("s_w_minus", "s(W-)"), ("contrast", "Contrast"),
                        ("s_contrast", "s(contrast)"), ("studentised_contrast", "Studentised contrast"),
-                       ("coefficient", "Coefficient"), ("basis", "Basis"))
+                       ("coefficient", "Coefficient"), ("parameters", "Chosen in the folds"),
+                       ("importance", "Importance (AUC drop)"), ("lowers_skill", "Lowers skill"), ("basis", "Basis"))
 """Columns of a calibrated table, shown when any row has a value in them."""
 
 

@@ -9,11 +9,12 @@ from io import BytesIO
 from qgis.PyQt.QtGui import QPixmap
 from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
 
-SURFACES = (("cv", "Cross-validated"), ("knowledge", "Knowledge-driven"), ("fitted", "Fitted on the deposits"))
+SURFACES = (("cv", "Cross-validated"), ("knowledge", "Knowledge-driven"), ("equal_weight", "Equal-weight ranks"),
+            ("fitted", "Fitted on the deposits"))
 """Validation keys in the order shown (the honest figure first), with their short names."""
 SHARES = ("0.02", "0.05", "0.1", "0.2")
 HEADERS = ("Surface", "AUC", "2 %", "5 %", "10 %", "20 %")
-COLOURS = {"cv": "#1b5e20", "knowledge": "#1565c0", "fitted": "#9e9e9e"}
+COLOURS = {"cv": "#1b5e20", "knowledge": "#1565c0", "equal_weight": "#ef6c00", "fitted": "#9e9e9e"}
 NO_DEPOSITS = "Pick a known deposits layer on the Ask tab to validate the favourability surface against it."
 
 
@@ -94,8 +95,10 @@ class ValidationView:
                 table.setItem(row, col, item)
         deposits = surfaces[0][2].get("deposits", 0)
         bases = "".join(f"<br>&bull; {escape(scores.get('basis', ''))}" for _, _, scores in surfaces)
+        summary = validation.get("summary")
+        chosen = f"<br><b>{escape(summary)}</b>" if summary else ""
         self.ui.validationNote.setText(f"Known deposits captured in the most favourable 2, 5, 10 and 20 % of the "
-                                       f"analysed area (of {deposits} inside it); AUC 0.5 is chance.{bases}")
+                                       f"analysed area (of {deposits} inside it); AUC 0.5 is chance.{bases}{chosen}")
         pixmap = QPixmap()
         pixmap.loadFromData(curves_png(validation))
         self.ui.curveLabel.setPixmap(pixmap)

@@ -118,7 +118,7 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
             raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                                 "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
         progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
-        fit, section = calibrated(ws, maps, knowledge, deposit_xy, calibrate, progress)
+        fit, section = calibrated(ws, equal_weight_ranks(maps), knowledge, deposit_xy, calibrate, progress)
         label = f"calibrated ({fit.method}, full fit)"
         fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
         cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
@@ -151,7 +151,7 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
                               notes=notes, uncertainty=uncertainty)
     if deposit_xy:
-        result.validation = validation(result, deposit_xy)
+        result.validation = validation(result, deposit_xy, equal_weight_ranks(maps))
     return result
 
 
@@ -205,8 +205,9 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
     return specs, left, getattr(engine.roles.planner, "name", "planner"), []
 
 
-def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
-    """Surface scores against known deposits, each labelled by whether the deposits shaped it."""
+def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.MaskedArray) -> dict:
+    """Surface scores against known deposits, each labelled by whether the deposits shaped it, beside the
+    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why."""
     from ..evaluation import evaluate_surface
 
     def scored(surface: Surface, basis: str) -> dict:
@@ -214,7 +215,11 @@ def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
         return {"basis": basis, "auc": metrics["auc"], "capture": {f"{k:g}": v for k, v in metrics["capture"].items()},
                 "deposits": metrics["inside"], "curve": metrics["curve"]}
 
-    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used")}
+    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used"),
+           "equal_weight": scored(Surface(equal_weight, result.knowledge.grid, result.knowledge.crs),
+                                  f"{EQUAL_WEIGHT}: no deposit data used, the baseline to beat")}
+    if result.calibration:
+        out["summary"] = result.calibration.get("refused") or result.calibration.get("why", "")
     if result.cv is not None:
         out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
                                       "its deposits")
@@ -223,18 +228,19 @@ def validation(result: ProspectivityMap, deposit_xy: list) -> dict:
     return out
 
 
-def calibrated(ws, maps: dict, knowledge: Surface, deposit_xy: list, method: str, progress: Progress = SILENT):
+def calibrated(ws, equal_weight: np.ma.MaskedArray, knowledge: Surface, deposit_xy: list, method: str,
+               progress: Progress = SILENT):
     """(the fit, the record section) of `method` on the layers' measured evidence, beside the knowledge-driven
-    surface and the equal-weight mean of the membership maps' ranks scored on the same cells. The section's
-    `refused` says why the fitted surface is not the one targets are drawn from (it does not beat, out of fold,
-    the equal-weight baseline that used no deposit data), else ''."""
+    surface and the equal-weight mean of the membership maps' ranks (`equal_weight`) scored on the same cells. The
+    section's `refused` says why the fitted surface is not the one targets are drawn from (it does not beat, out of
+    fold, the equal-weight baseline that used no deposit data), else ''."""
     from ..favourability.calibration import calibrate
     from ..favourability.measured import measured_evidence
 
     if method not in CALIBRATION_METHODS:
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
     layers, not_measured = measured_evidence(ws.raster_set, ws.layers)
-    baselines = {KNOWLEDGE: knowledge.values, EQUAL_WEIGHT: equal_weight_ranks(maps)}
+    baselines = {KNOWLEDGE: knowledge.values, EQUAL_WEIGHT: equal_weight}
     fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress)
     mine = next(row for row in fit.comparison if row["basis"] != "no deposit data"
                 and row["surface"].startswith(_LABELS[fit.method]))

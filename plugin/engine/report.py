@@ -236,7 +236,8 @@ def write_figures(record: dict, folder) -> dict:
     return figures
 
 
-_CURVE_NAMES = {"cv": "cross-validated", "knowledge": "knowledge-driven", "fitted": "full fit", "targets": "targets"}
+_CURVE_NAMES = {"cv": "cross-validated", "knowledge": "knowledge-driven", "equal_weight": "equal-weight ranks",
+                "fitted": "full fit", "targets": "targets"}
 
 
 def _curve_label(row: dict) -> str:

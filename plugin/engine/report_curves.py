@@ -15,6 +15,7 @@ DPI = 100
 STYLES = {
     "cv": {"color": "#1b6ca8", "linestyle": "-", "linewidth": 2.2},
     "knowledge": {"color": "#2a9d3f", "linestyle": "-", "linewidth": 2.0},
+    "equal_weight": {"color": "#ef6c00", "linestyle": "-.", "linewidth": 1.4},
     "fitted": {"color": "#8c8c8c", "linestyle": "--", "linewidth": 1.6},
     "targets": {"color": "#e8112d", "linestyle": "-", "linewidth": 1.4},
 }

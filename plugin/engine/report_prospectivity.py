@@ -201,9 +201,10 @@ def validation_rows(record: dict) -> list:
     calibrated = section.get("basis") == "calibrated"  # the targets come from the full fit (not refused)
     names = {"cv": "calibrated surface, cross-validated (favourability_cv.tif)",
              "knowledge": "knowledge-driven surface" + ("" if calibrated else " (favourability.tif)"),
+             "equal_weight": "equal-weight mean of the layers' ranks (the baseline to beat)",
              "fitted": "calibrated surface, full fit (favourability.tif)"}
     rows = []
-    for key in ("cv", "knowledge", "fitted"):
+    for key in ("cv", "knowledge", "equal_weight", "fitted"):
         if key in validation:
             v = validation[key]
             rows.append({"key": key, "name": names[key], "basis": v.get("basis", ""), "auc": v.get("auc"),

@@ -107,7 +107,11 @@ def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample
     # validation: the knowledge-driven surface against the picked deposit (no calibration)
     knowledge = result.validation["knowledge"]
     capture = knowledge["capture"]
-    assert _table(dock.ui.validationTable) == [["Knowledge-driven", f"{knowledge['auc']:.3f}",
+    plain = result.validation["equal_weight"]  # the baseline every surface is shown beside
+    assert _table(dock.ui.validationTable)[1] == ["Equal-weight ranks", f"{plain['auc']:.3f}",
+                                                  *(f"{round(plain['capture'][s], 1):g}" for s in ("0.02", "0.05",
+                                                                                                 "0.1", "0.2"))]
+    assert _table(dock.ui.validationTable)[:1] == [["Knowledge-driven", f"{knowledge['auc']:.3f}",
                                                 *(f"{round(capture[s], 1):g}" for s in ("0.02", "0.05", "0.1", "0.2"))]]
     assert "no deposit data used" in dock.ui.validationNote.text()
     assert not dock.ui.curveLabel.pixmap().isNull() and dock.ui.curveLabel.pixmap().width() > 200
@@ -154,7 +158,9 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     result = _run_for_result(basin_dock)
 
     rows = _table(basin_dock.ui.validationTable)
-    assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Fitted on the deposits"]
+    fitted = ["Fitted on the deposits"] if "fitted" in result.validation else []  # absent when the fit is refused
+    assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Equal-weight ranks"] + fitted
+    assert result.validation["summary"] in basin_dock.ui.validationNote.text().replace("&#x27;", "'")
     assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
     assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("cross-validated")
     assert "(of 31 inside it)" in basin_dock.ui.validationNote.text()

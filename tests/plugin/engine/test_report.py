@@ -137,9 +137,11 @@ def test_validation_rows_are_labelled_by_basis_cross_validated_first(great_basin
     rows = _rows(page, "validation")
     names = [cells[0] for _, cells in rows]
     assert names[0].startswith("calibrated surface, cross-validated") and names[1].startswith("knowledge-driven")
-    assert names[2].startswith("targets") and "fitted" not in validation  # the fit was refused for the targets
+    assert names[2].startswith("equal-weight mean of the layers' ranks") and rows[2][1][1] == \
+        validation["equal_weight"]["basis"]
+    assert names[3].startswith("targets") and "fitted" not in validation  # the fit was refused for the targets
     assert rows[0][1][1] == validation["cv"]["basis"] and rows[0][0] == ""
-    assert rows[2][1][1] == "drawn from the knowledge-driven surface: no deposit data used"
+    assert rows[3][1][1] == "drawn from the knowledge-driven surface: no deposit data used"
     inside = validation["cv"]["deposits"]
     cv = validation["cv"]["capture"]
     assert rows[0][1][2:6] == [f"{number(cv[k])} ({percent(cv[k] / inside)})" for k in ("0.02", "0.05", "0.1", "0.2")]
@@ -256,7 +258,9 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     validation = _rows(summary, "validation")
     knowledge = record["favourability"]["validation"]["knowledge"]
     assert validation[0][1][0] == "knowledge-driven surface (favourability.tif)"
-    assert validation[0][1][6] == f"{knowledge['auc']:.3f}" and validation[1][1][0].startswith("targets (")
+    assert validation[0][1][6] == f"{knowledge['auc']:.3f}" and validation[2][1][0].startswith("targets (")
+    plain = record["favourability"]["validation"]["equal_weight"]  # the baseline, beside every surface
+    assert validation[1][1][0].startswith("equal-weight mean") and validation[1][1][6] == f"{plain['auc']:.3f}"
     # the reasoning: deposit model, verification, the chain with its steps in words
     heads = [_text(h) for h in re.findall(r"<h2[^>]*>(.*?)</h2>", reasoning)]
     assert heads == ["Reasoning", "Deposit model", "Verification", "Reasoning chain"]
