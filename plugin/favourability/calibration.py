@@ -11,8 +11,8 @@ the number of known deposits in it.
   to equal totals.
 - **Out of fold.** Each fold's cells are predicted by a model fitted on the other folds' cells and deposits
   only (blocks.py). A model's hyperparameters are chosen inside those training folds (nested): each
-  candidate of models.GRIDS is fitted on all but one of the training folds and scored (AUC) on the one left,
-  in turn; the best mean wins. The full fit chooses the same way over all folds.
+  candidate of models.GRIDS is fitted on half of the training folds (alternate folds grouped) and scored (AUC)
+  on the other half, in turn; the best mean wins. The full fit chooses the same way over all folds.
 - **Comparison.** Every model's out-of-fold surface is scored on the same cells beside the `baselines` given
   (the knowledge-driven surface and the equal-weight mean of the layers' ranks, which use no deposit data):
   AUC, deposits captured in the top 2 / 5 / 10 / 20 % of the area, and the prediction-area crossing. With
@@ -51,6 +51,9 @@ BUFFER_M = 1000.0
 unsampled (on a grid without a CRS, 2 pixels)."""
 BACKGROUND_CELLS = 20_000
 """Background cells drawn for one fit: enough for a stable AUC, few enough for a 3-million-cell district."""
+INNER_FOLDS = 2
+"""Hyperparameters are chosen by 2-fold cross-validation over the training folds (alternate folds grouped): each
+candidate fitted on half of them and scored on the other half, in turn."""
 IMPORTANCE_CELLS = 5_000
 RESPONSE_CELLS = 2_000
 RESPONSE_UNITS = 12
@@ -216,7 +219,8 @@ def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
     index, weight = data.sample(use)
     best = candidates[0]
     if len(candidates) > 1:
-        groups = data.fold[index]
+        folds = np.unique(data.fold[index])
+        groups = np.searchsorted(folds, data.fold[index]) % INNER_FOLDS
         scores = []
         for params in candidates:
             aucs = []

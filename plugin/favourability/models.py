@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ..errors import LodestarError, require_package
-from .wofe import categorical_generalise, generalise, posterior, prior_logit
+from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, generalise, posterior, prior_logit
 
 METHODS = ("wofe", "logistic", "forest", "boosting")
 LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
@@ -38,11 +38,11 @@ GRIDS = {"wofe": ({},),
          "boosting": ({"max_leaf_nodes": 7, "min_samples_leaf": 50}, {"max_leaf_nodes": 15, "min_samples_leaf": 20})}
 """Hyperparameters tried inside the training folds (nested): a penalty from strong to weak, a leaf size from
 fine to coarse, a tree size from shallow to deeper. One candidate means nothing is chosen."""
-FOREST_TREES = 100
-BOOSTING_ROUNDS = 150
+FOREST_TREES = 60
+BOOSTING_ROUNDS = 100
 BOOSTING_RATE = 0.1
 MAX_ONE_HOT = 40
-"""Units one-hot encoded at most; rarer units (by training cells) share one column."""
+"""Units one-hot encoded at most; the others share the column 'other'."""
 CHUNK_ROWS = 250_000
 """Rows predicted at a time: memory follows the chunk, not the grid."""
 
@@ -174,25 +174,31 @@ class WofeModel:
 
 class Encoder:
     """Design-matrix encoding learnt from the training rows: ordered values as training quantiles (or raw for
-    trees) with a missing indicator where the training rows lack data, units one-hot (`one_hot`) or as category
-    indices (native categories of gradient boosting)."""
+    trees) with a missing indicator where the training rows lack data; units one-hot, or as category indices
+    (native categories of gradient boosting). As in weights of evidence, a unit holding fewer than
+    MIN_CLASS_DEPOSITS training deposits cannot be weighed on its own: it joins 'other' (one column, or one
+    category), as does a unit the training rows never hold; at most MAX_ONE_HOT units are kept, those holding
+    most deposits. A missing unit takes the training rows' mean of the one-hot columns."""
 
-    def __init__(self, columns: Columns, x: np.ndarray, mode: str):
+    def __init__(self, columns: Columns, x: np.ndarray, mode: str, deposits: np.ndarray):
         self.columns, self.mode = columns, mode
         self.quantiles, self.units, self.fill, self.indicator = [], [], [], []
         for j in range(len(columns)):
             column = x[:, j]
-            known = column[~np.isnan(column)]
-            self.indicator.append(bool(np.isnan(column).any()))
+            known = ~np.isnan(column)
+            self.indicator.append(bool((~known).any()))
             if columns.categorical[j]:
-                codes, counts = np.unique(known, return_counts=True)
-                self.units.append(codes[np.argsort(-counts, kind="stable")][:MAX_ONE_HOT])
+                codes, inverse = np.unique(column[known], return_inverse=True)
+                found = np.bincount(inverse, weights=deposits[known], minlength=len(codes))
+                order = np.argsort(-found, kind="stable")
+                self.units.append(codes[order][found[order] >= MIN_CLASS_DEPOSITS][:MAX_ONE_HOT])
                 self.quantiles.append(None)
-                self.fill.append(None)
+                self.fill.append(self._one_hot(column[known], j).mean(axis=0) if known.any() else None)
             else:
                 self.units.append(None)
-                self.quantiles.append(np.quantile(known, np.linspace(0, 1, 101)) if len(known) else np.zeros(101))
-                self.fill.append(float(np.median(known)) if len(known) else 0.0)
+                self.quantiles.append(np.quantile(column[known], np.linspace(0, 1, 101)) if known.any()
+                                      else np.zeros(101))
+                self.fill.append(float(np.median(column[known])) if known.any() else 0.0)
 
     def transform(self, x: np.ndarray) -> np.ndarray:
         parts = []
@@ -202,15 +208,15 @@ class Encoder:
             if self.columns.categorical[j]:
                 units = self.units[j]
                 if self.mode == "native":
-                    index = np.searchsorted(np.sort(units), column)
-                    order = np.argsort(units)
-                    index = np.clip(index, 0, len(units) - 1)
-                    hit = np.sort(units)[index] == column
-                    parts.append(np.where(hit & ~missing, order[index], np.nan)[:, None])
+                    index = np.argmax(column[:, None] == units[None, :], axis=1) if len(units) else \
+                        np.zeros(len(column), dtype=int)
+                    kept = (column[:, None] == units[None, :]).any(axis=1)
+                    parts.append(np.where(missing, np.nan, np.where(kept, index, len(units)))[:, None])
                     continue
-                hot = (column[:, None] == units[None, :]).astype(float)
-                rest = (~missing & (hot.sum(axis=1) == 0)).astype(float)
-                parts += [hot, rest[:, None]]
+                hot = self._one_hot(column, j)
+                if self.fill[j] is not None:
+                    hot[missing] = self.fill[j]
+                parts.append(hot)
             elif self.mode == "quantile":
                 q = self.quantiles[j]
                 rank = np.interp(np.where(missing, q[50], column), q, np.linspace(0, 1, len(q)))
@@ -223,6 +229,12 @@ class Encoder:
                 parts.append(missing.astype(float)[:, None])
         return np.hstack(parts) if parts else np.zeros((len(x), 0))
 
+    def _one_hot(self, column: np.ndarray, j: int) -> np.ndarray:
+        """One column per kept unit, then one for 'other' (every other unit, seen in training or not)."""
+        hot = (column[:, None] == self.units[j][None, :]).astype(float)
+        other = (~np.isnan(column) & (hot.sum(axis=1) == 0)).astype(float)
+        return np.hstack([hot, other[:, None]])
+
     def categorical_mask(self) -> list[bool]:
         """Which encoded columns are native categories (gradient boosting)."""
         return [bool(c) for c in self.columns.categorical]
@@ -234,7 +246,7 @@ class LogisticModel:
     def __init__(self, columns: Columns, x, deposits, weight, c: float = 0.1, seed: int = 0, **unused):
         linear_model = require_package("sklearn.linear_model", "scikit-learn", "Logistic regression")
         self.columns = columns
-        self.encoder = Encoder(columns, x, "quantile")
+        self.encoder = Encoder(columns, x, "quantile", deposits)
         design = self.encoder.transform(x)
         self.mean, self.scale = design.mean(axis=0), design.std(axis=0)
         self.scale[self.scale == 0] = 1.0
@@ -246,17 +258,22 @@ class LogisticModel:
             (self.encoder.transform(rows) - self.mean) / self.scale), x)
 
     def rows(self) -> list[dict]:
-        """An ordered layer's coefficient is the log-odds from its lowest to its highest value (its contrast)."""
+        """An ordered layer's coefficient is per unit of quantile; its contrast is the log-odds from its lowest to its
+        highest value (the coefficient itself when no value is tied at either end)."""
         coefficients = self.model.coef_[0] / self.scale
         rows, at = [], 0
         for j, layer in enumerate(self.columns.layers):
             row = {"layer": layer.name, "method": LABELS["logistic"]}
             if self.columns.categorical[j]:
                 width = len(self.encoder.units[j]) + 1
-                row["pattern"] = f"{width - 1} unit(s) one-hot"
+                row["pattern"] = f"{width - 1} unit(s) one-hot, the rest (under 2 deposits) as one"
             else:
                 width = 1
-                row.update(coefficient=float(coefficients[at]), contrast=float(coefficients[at]),
+                # Values tied at an end share that end's quantile (a binary 0/1 map: 0 enters as the share of 0s),
+                # so the log-odds from the lowest to the highest value is the coefficient times the span used.
+                q = self.encoder.quantiles[j]
+                span = float(np.diff(np.interp([q[0], q[-1]], q, np.linspace(0, 1, len(q))))[0])
+                row.update(coefficient=float(coefficients[at]), contrast=float(coefficients[at] * span),
                            pattern="quantile of the value (0 lowest, 1 highest)")
             at += width + (1 if self.encoder.indicator[j] else 0)
             rows.append(row)
@@ -269,7 +286,7 @@ class ForestModel:
     def __init__(self, columns: Columns, x, deposits, weight, min_samples_leaf: int = 20, seed: int = 0, **unused):
         ensemble = require_package("sklearn.ensemble", "scikit-learn", "Random forest")
         self.columns = columns
-        self.encoder = Encoder(columns, x, "raw")
+        self.encoder = Encoder(columns, x, "raw", deposits)
         self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=min_samples_leaf,
                                                      max_features="sqrt", n_jobs=2, random_state=seed)
         self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
@@ -288,7 +305,7 @@ class BoostingModel:
                  seed: int = 0, **unused):
         ensemble = require_package("sklearn.ensemble", "scikit-learn", "Gradient boosting")
         self.columns = columns
-        self.encoder = Encoder(columns, x, "native")
+        self.encoder = Encoder(columns, x, "native", deposits)
         mask = self.encoder.categorical_mask()
         self.model = ensemble.HistGradientBoostingClassifier(
             max_iter=BOOSTING_ROUNDS, learning_rate=BOOSTING_RATE, max_leaf_nodes=max_leaf_nodes,

@@ -158,7 +158,8 @@ OTHER = -1
 @dataclass(frozen=True)
 class CategoricalWeights:
     """Weights of a categorical map: `codes` (the classes kept on their own, then OTHER for the merged rest)
-    with each class's W+ and s(W+) against the rest of the study area; `merged` lists the codes merged."""
+    with each class's W+ and s(W+) against the rest of the study area; `merged` lists the codes merged. When
+    nothing was merged, OTHER (then only units unseen in the fit) weighs 0, as missing data does."""
 
     codes: np.ndarray
     table: Weights
@@ -167,6 +168,8 @@ class CategoricalWeights:
     def class_index(self, values: np.ndarray) -> np.ndarray:
         """Row of `table` for each value (the 'other' row for merged or unseen codes)."""
         kept = self.codes[:-1]
+        if not len(kept):
+            return np.zeros(len(values), dtype=int)
         order = np.argsort(kept)
         where = np.searchsorted(kept[order], values)
         where = np.clip(where, 0, max(len(kept) - 1, 0))
@@ -185,6 +188,12 @@ def categorical_generalise(codes: np.ndarray, deposits: np.ndarray, cell_units: 
     kept_area = np.append(area[keep], area[~keep].sum())
     kept_found = np.append(found[keep], found[~keep].sum())
     table = class_weights(kept_area, kept_found)
+    if kept_area[-1] <= 0:
+        # No unit was merged: 'other' only receives units unseen here (e.g. in a held-out fold), which carry no
+        # evidence. Its 0.5-corrected weight would be ln(N(~D) / N(D)), the strongest of the map: it weighs 0.
+        for values in (table.w_plus, table.s_w_plus, table.w_minus, table.s_w_minus, table.contrast,
+                       table.s_contrast, table.studentised):
+            values[-1] = 0.0
     return CategoricalWeights(np.append(distinct[keep], OTHER), table, tuple(float(c) for c in distinct[~keep]))
 
 

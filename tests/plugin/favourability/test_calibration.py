@@ -1,8 +1,8 @@
-"""Calibration against hand-computed weights, and block cross-validation that keeps each fold's deposits
-away from the model that predicts it.
+"""Calibration on measured evidence against hand-computed weights, and spatial-block cross-validation that keeps
+each fold away from the models that predict it.
 
-Grid: 20 x 20 cells of 1 km (one unit cell each, N(T) = 400), 9 deposits. Pattern B = rows 0-3 (80
-cells) holds 6 of them:
+Grid: 20 x 20 cells of 1 km (one unit cell each, N(T) = 400), 9 deposits. Pattern B = rows 0-3 (80 cells)
+holds 6 of them:
     W+ = ln[(6/9) / (74/391)], W- = ln[(3/9) / (317/391)], C = ln[(6/74) / (3/317)],
     s(C) = sqrt(1/6 + 1/74 + 1/3 + 1/317).
 Posterior probabilities: 6/80 in B, 3/320 outside, so 9 deposits are predicted (ratio 1). As 0-1
@@ -11,6 +11,7 @@ favourability (share of the area below, ties at mid-rank): outside (ranks 1-320)
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 
 import numpy as np
@@ -19,19 +20,35 @@ from affine import Affine
 from pyproj import CRS
 
 from lodestar.plugin.errors import LodestarError
-from lodestar.plugin.favourability import calibration
+from lodestar.plugin.favourability import calibration, models
 from lodestar.plugin.favourability.blocks import spatial_folds
-from lodestar.plugin.favourability.calibration import WofeModel, calibrate
+from lodestar.plugin.favourability.calibration import _cell_auc, calibrate
+from lodestar.plugin.favourability.measured import MeasuredLayer
+from lodestar.plugin.favourability.models import LABELS, METHODS
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_020_000), 20, 20, CRS.from_epsg(32633))
 CELLS = [(0, 1), (1, 7), (2, 12), (3, 18), (0, 15), (2, 4), (10, 3), (14, 10), (18, 16)]  # 6 in B, 3 outside
 CONTRAST = math.log((6 / 74) / (3 / 317))
 S_CONTRAST = math.sqrt(1 / 6 + 1 / 74 + 1 / 3 + 1 / 317)
+SKLEARN = importlib.util.find_spec("sklearn") is not None
+sklearn = pytest.mark.skipif(not SKLEARN, reason="scikit-learn (optional) is not installed")
 
 
-def xy(cells) -> list:
-    return [(500_000 + (c + 0.5) * 1000, 4_020_000 - (r + 0.5) * 1000) for r, c in cells]
+def grid(n: int) -> RasterGrid:
+    return RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_000_000 + n * 1000), n, n, CRS.from_epsg(32633))
+
+
+def xy(cells, n: int = 20) -> list:
+    return [(500_000 + (c + 0.5) * 1000, 4_000_000 + n * 1000 - (r + 0.5) * 1000) for r, c in cells]
+
+
+def ordered(name: str, values, favourable: str = "high", units: str = "") -> MeasuredLayer:
+    return MeasuredLayer(name, "ordered", np.ma.masked_array(values, dtype=float), units, favourable, {})
+
+
+def categorical(name: str, codes, legend: dict | None = None) -> MeasuredLayer:
+    return MeasuredLayer(name, "categorical", np.ma.masked_array(codes, dtype=float), "unit", "", legend or {})
 
 
 def pattern() -> np.ma.MaskedArray:
@@ -40,80 +57,75 @@ def pattern() -> np.ma.MaskedArray:
     return np.ma.masked_array(values)
 
 
+def counts_of(cells, n: int = 20) -> np.ndarray:
+    counts = np.zeros((n, n))
+    for r, c in cells:
+        counts[r, c] += 1
+    return counts
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """Small ensembles and one tree size, so that every model runs in a moment on these grids; gradient boosting on
+    one OpenMP thread (on a few hundred rows, threads waiting on a busy machine cost a hundred times the work)."""
+    monkeypatch.setattr(models, "FOREST_TREES", 10)
+    monkeypatch.setattr(models, "BOOSTING_ROUNDS", 30)
+    monkeypatch.setitem(models.GRIDS, "forest", ({"min_samples_leaf": 5},))
+    monkeypatch.setitem(models.GRIDS, "boosting", ({"max_leaf_nodes": 7, "min_samples_leaf": 5},))
+    if not SKLEARN:
+        yield
+        return
+    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime, so that the limit reaches it)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
+
+
 def test_weights_of_evidence_by_hand():
-    maps = {"B": pattern(), "flat": np.ma.masked_array(np.full((20, 20), 0.5))}
-    cal = calibrate(maps, GRID, xy(CELLS), method="wofe")
+    cal = calibrate([ordered("B", pattern(), units="ppm"), ordered("flat", np.full((20, 20), 0.5))], GRID, xy(CELLS),
+                    method="wofe")
     b, flat = cal.table
-    assert b["layer"] == "B" and b["pattern"] == ">= 1" and b["deposits_in_pattern"] == 6
+    assert cal.method == "wofe"
+    assert b["layer"] == "B" and b["pattern"] == ">= 1 ppm" and b["deposits_in_pattern"] == 6
     assert b["area_share"] == pytest.approx(0.2)
     assert b["w_plus"] == pytest.approx(math.log((6 / 9) / (74 / 391)))
     assert b["w_minus"] == pytest.approx(math.log((3 / 9) / (317 / 391)))
     assert b["contrast"] == pytest.approx(CONTRAST) and b["s_contrast"] == pytest.approx(S_CONTRAST)
     assert b["studentised_contrast"] == pytest.approx(CONTRAST / S_CONTRAST)
-    assert b["basis"] == "fitted on known deposits (9)"
-    assert flat["pattern"].startswith("no pattern") and flat["w_plus"] is None
+    assert b["basis"] == "fitted on known deposits (9)" and b["parameters"] is None
+    assert flat["pattern"].startswith("no pattern") and flat.get("w_plus") is None and flat["importance"] == 0
     assert cal.full.dtype == np.float32
     assert np.allclose(cal.full[:4], 0.9) and np.allclose(cal.full[4:], 0.4)
     assert cal.independence["predicted"] == pytest.approx(9) and cal.independence["ratio"] == pytest.approx(1)
     assert any("ratio 1.00" in line for line in cal.log)
+    # the posterior sd of the full fit, per cell: P^2 (1/N(D) + s2(W)) in B and outside
+    s2_plus, s2_minus = 1 / 6 + 1 / 74, 1 / 3 + 1 / 317
+    assert cal.uncertainty[0, 0] == pytest.approx(6 / 80 * math.sqrt(1 / 9 + s2_plus), rel=1e-5)
+    assert cal.uncertainty[10, 0] == pytest.approx(3 / 320 * math.sqrt(1 / 9 + s2_minus), rel=1e-5)
+    assert cal.uncertainty_label.startswith("posterior probability standard deviation")
 
 
-def test_unpenalised_logistic_regression_gives_the_contrast(monkeypatch):
-    """One binary layer: the logistic coefficient is the log odds ratio, i.e. the contrast, and its standard
-    error is s(C)."""
-    monkeypatch.setattr(calibration, "LOGISTIC_C", 1e9)
-    cal = calibrate({"B": pattern()}, GRID, xy(CELLS), method="logistic")
-    row = cal.table[0]
-    assert row["coefficient"] == pytest.approx(CONTRAST, rel=1e-3)
-    assert row["s_contrast"] == pytest.approx(S_CONTRAST, rel=1e-3)
-    assert np.allclose(cal.full[:4], 0.9) and np.allclose(cal.full[4:], 0.4)
-    assert row["w_plus"] is None and row["method"] == "logistic regression"
-
-
-def test_penalised_logistic_regression_shrinks():
-    row = calibrate({"B": pattern()}, GRID, xy(CELLS), method="logistic").table[0]
-    assert 0 < row["coefficient"] < CONTRAST
-
-
-def test_no_deposit_of_a_held_out_fold_reaches_its_model(monkeypatch):
-    """Every fit is recorded: the cell ids it saw (an id map as a feature) and its deposits."""
-    fits = []
-
-    class Spy(WofeModel):
-        def __init__(self, features, deposits, cell_units):
-            fits.append((features[:, 0].copy(), deposits.copy()))
-            super().__init__(features, deposits, cell_units)
-
-    monkeypatch.setitem(calibration.FITTERS, "wofe", Spy)
-    ids = np.ma.masked_array(np.arange(400, dtype=float).reshape(20, 20))
-    cal = calibrate({"id": ids, "B": pattern()}, GRID, xy(CELLS), folds=4)
-    assert len(fits) == 5  # one per fold, then the full fit
-    fold = cal.folds.fold.ravel()
-    deposit_ids = {r * 20 + c for r, c in CELLS}
-    for k, (seen, deposits) in enumerate(fits[:4]):
-        seen = set(seen.astype(int))
-        held_out = set(np.flatnonzero(fold == k))
-        assert held_out and not (seen & held_out)
-        assert seen | held_out == set(range(400))
-        assert deposits.sum() == 9 - len(deposit_ids & held_out) == 9 - cal.folds.deposits_per_fold[k]
-    assert len(fits[4][0]) == 400 and fits[4][1].sum() == 9
+def test_a_user_threshold_reaches_the_fit():
+    """A cut-off at 0.3 on a gradient 0-0.95 down the rows: the pattern is >= the class edge nearest 0.3."""
+    values = np.repeat(np.arange(20) / 20.0, 20).reshape(20, 20)[::-1]
+    cal = calibrate([ordered("grade", values)], GRID, xy(CELLS), thresholds={"grade": 0.3})
+    assert cal.table[0]["pattern"] == ">= 0.3"
+    assert cal.table[0]["area_share"] == pytest.approx(14 / 20)
 
 
 def test_a_fold_only_its_own_deposits_mark_is_not_learnt():
-    """A map that is 1 around the deposits of fold 0 only (their cells and the fold-0 cells beside them, so
-    that the pattern is larger than its deposits): the full fit ranks them first; out of fold, the model
-    that predicts fold 0 never saw the mark, so they score like every other cell of their kind there."""
-    counts = np.zeros((20, 20))
-    for r, c in CELLS:
-        counts[r, c] += 1
-    folds = spatial_folds(GRID, np.ones((20, 20), bool), counts)
+    """A map that is 1 around the deposits of fold 0 only (their cells and the fold-0 cells beside them, so that the
+    pattern is larger than its deposits): the full fit ranks them first; out of fold, the model that predicts fold
+    0 never saw the mark, so they score like every other cell of their kind there."""
+    folds = spatial_folds(GRID, np.ones((20, 20), bool), counts_of(CELLS))
     mark = np.zeros((20, 20))
     marked = [(r, c) for r, c in CELLS if folds.fold[r, c] == 0]
     for r, c in marked:
         mark[max(r - 1, 0):r + 2, max(c - 1, 0):c + 2] = 1
     mark[folds.fold != 0] = 0
     assert marked
-    cal = calibrate({"B": pattern(), "mark": np.ma.masked_array(mark)}, GRID, xy(CELLS))
+    cal = calibrate([ordered("B", pattern()), ordered("mark", mark)], GRID, xy(CELLS))
     assert (cal.folds.fold == folds.fold).all()
     for r, c in marked:
         assert cal.full[r, c] > cal.full[mark == 0].max()
@@ -121,36 +133,211 @@ def test_a_fold_only_its_own_deposits_mark_is_not_learnt():
         assert np.allclose(cal.cv[r, c], cal.cv[same_kind])
 
 
-def test_a_missing_layer_weighs_nothing():
-    """Row 19 lacks B: there the weights of evidence logit is the prior plus the other layer's weight only;
-    logistic regression fills B with its training mean. A cell no map covers is not study area."""
+def unit_per_deposit(n: int = 30, deposits: int = 30, seed: int = 1):
+    """A categorical map giving every deposit cell a unit of its own (2 deposits each, so that weights of evidence
+    keeps the unit rather than merging it) and the rest one background unit: it names the deposits, nothing else."""
+    rng = np.random.default_rng(seed)
+    cells = [divmod(int(i), n) for i in rng.choice(n * n, deposits, replace=False)]
+    codes = np.zeros((n, n))
+    for k, (r, c) in enumerate(cells):
+        codes[r, c] = k + 1
+    return codes, cells + cells
+
+
+@pytest.mark.parametrize("method", ["wofe", pytest.param("boosting", marks=sklearn),
+                                    pytest.param("logistic", marks=sklearn)])
+def test_a_map_of_the_deposits_themselves_scores_chance_out_of_fold(method, quick):
+    """In the full fit, every deposit's own unit ranks it above all the background (it looks perfect); out of fold,
+    the held-out deposits' units were never seen and weigh as the background does, so every cell of a fold scores
+    alike and the out-of-fold AUC is chance."""
+    codes, cells = unit_per_deposit()
+    counts = counts_of(cells, 30)
+    cal = calibrate([categorical("units", codes)], grid(30), xy(cells, 30), method=method)
+    deposit = counts > 0
+    assert cal.full[deposit].min() > cal.full[~deposit].max()
+    assert _cell_auc(cal.full.compressed().astype(float), counts.ravel()) > 0.95
+    auc = cal.out_of_fold[method]["auc"]
+    assert auc == pytest.approx(0.5, abs=0.1)
+    assert cal.comparison[0]["auc"] == pytest.approx(auc, abs=1e-6)
+    for k in range(cal.folds.n_folds):
+        assert np.ptp(cal.cv[cal.folds.fold == k]) == 0
+
+
+class FitSpy:
+    """Records, for every fit, the cells it was given (from the first column: each cell's id) and the cells of its
+    first prediction (the one scored out of fold, in the inner or the outer loop)."""
+
+    def __init__(self, monkeypatch):
+        self.fits = []
+        real = calibration.fit_model
+
+        def fit(method, columns, x, deposits, weight, params, *args, **kwargs):
+            model = real(method, columns, x, deposits, weight, params, *args, **kwargs)
+            record = {"seen": x[:, 0].astype(int), "deposits": float(deposits.sum()), "predicted": None}
+            self.fits.append(record)
+            predict = model.predict
+
+            def recorded(rows):
+                if record["predicted"] is None:
+                    record["predicted"] = rows[:, 0].astype(int)
+                return predict(rows)
+
+            model.predict = recorded
+            return model
+
+        monkeypatch.setattr(calibration, "fit_model", fit)
+
+
+@pytest.mark.parametrize("method", ["wofe", pytest.param("logistic", marks=sklearn)])
+def test_a_model_never_sees_the_fold_it_predicts(method, monkeypatch):
+    """Every fit gets the cell ids as a layer. The outer model of fold k is the one whose first prediction is the
+    whole of fold k; it, and every fit made to choose its hyperparameters since the previous outer model (the
+    nested inner fits), saw no cell of fold k. Every inner fit predicts a fold it did not see either."""
+    spy = FitSpy(monkeypatch)
+    ids = np.arange(400, dtype=float).reshape(20, 20)
+    cal = calibrate([ordered("id", ids), ordered("B", pattern())], GRID, xy(CELLS), method=method, folds=4)
+    fold = cal.folds.fold.ravel()
+    outer = [i for i, fit in enumerate(spy.fits)
+             if fit["predicted"] is not None and len(set(fold[fit["predicted"]])) == 1
+             and set(fit["predicted"]) == set(np.flatnonzero(fold == fold[fit["predicted"][0]]))]
+    assert [fold[spy.fits[i]["predicted"][0]] for i in outer] == [0, 1, 2, 3]
+    start = 0
+    for k, end in enumerate(outer):
+        block = spy.fits[start:end + 1]
+        for fit in block:
+            assert not (fold[fit["seen"]] == k).any()
+        if method == "logistic":
+            # 3 penalties x 2 inner folds (the 3 training folds in 2 alternate groups), then the fit on all of them
+            assert len(block) == 3 * calibration.INNER_FOLDS + 1 == 7
+            for fit in block[:-1]:
+                assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
+        else:
+            assert len(block) == 1  # weights of evidence counts every training cell: nothing to choose
+            assert set(block[0]["seen"]) == set(np.flatnonzero(fold != k))
+            assert block[0]["deposits"] == 9 - cal.folds.deposits_per_fold[k]
+        start = end + 1
+    full = spy.fits[start:]
+    assert set(fold[full[-1]["seen"]]) == {0, 1, 2, 3} and full[-1]["deposits"] == 9
+    assert len(full) == (1 if method == "wofe" else 3 * calibration.INNER_FOLDS + 1)
+    for fit in full[:-1]:
+        assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
+
+
+def grade_case(seed: int = 0, n: int = 30):
+    """30 x 30 cells: a grade decreasing down the rows (with noise), 24 deposits in the top third and 6 below, a
+    layer of pure noise; the bottom-left 5 x 5 corner has no data."""
+    rng = np.random.default_rng(seed)
+    grade = np.linspace(1, 0, n)[:, None] + rng.normal(0, 0.05, (n, n))
+    noise = rng.uniform(size=(n, n))
+    mask = np.zeros((n, n), bool)
+    mask[-5:, :5] = True
+    top = rng.choice(10 * n, 24, replace=False)
+    low = 10 * n + rng.choice(15 * n, 6, replace=False)
+    cells = [divmod(int(i), n) for i in np.r_[top, low]]
+    layers = [MeasuredLayer("grade", "ordered", np.ma.masked_array(grade, mask=mask), "", "high", {}),
+              MeasuredLayer("noise", "ordered", np.ma.masked_array(noise, mask=mask), "", "high", {})]
+    return layers, cells, grade, mask
+
+
+@sklearn
+def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick):
+    layers, cells, grade, mask = grade_case()
+    perfect = np.ma.masked_array(counts_of(cells, 30) > 0, mask=mask, dtype=float)
+    noise = np.ma.masked_array(np.random.default_rng(5).uniform(size=(30, 30)), mask=mask)
+    baselines = {"deposit map": perfect, "noise map": noise}
+    cal = calibrate(layers, grid(30), xy(cells, 30), method="best", baselines=baselines)
+    aucs = {name: run["auc"] for name, run in cal.out_of_fold.items()}
+    assert set(aucs) == set(METHODS)
+    assert cal.method == max(aucs, key=aucs.get) and max(aucs.values()) > min(aucs.values()) + 0.02
+    ranked = sorted(aucs, key=lambda name: -aucs[name])
+    assert cal.why.startswith(f"Best out of fold: {LABELS[cal.method]} (AUC over the study area's cells: "
+                              + ", ".join(f"{LABELS[name]} {aucs[name]:.3f}" for name in ranked) + ")")
+    assert cal.why in cal.log
+    rows = {row["surface"]: row for row in cal.comparison}
+    assert list(rows) == [f"{LABELS[name]}, out of fold" for name in METHODS] + ["deposit map", "noise map"]
+    for name in METHODS:
+        assert rows[f"{LABELS[name]}, out of fold"]["auc"] == pytest.approx(aucs[name], abs=1e-6)
+        assert rows[f"{LABELS[name]}, out of fold"]["basis"] == "out of fold (spatial blocks)"
+    assert rows["deposit map"]["basis"] == rows["noise map"]["basis"] == "no deposit data"
+    assert rows["deposit map"]["auc"] > 0.95 and rows["noise map"]["auc"] < max(aucs.values())
+    assert rows["deposit map"]["seconds"] is None and rows["deposit map"]["deposits"] == 30
+    # the chosen model is beaten by the deposit map only
+    assert f"it does not beat deposit map {rows['deposit map']['auc']:.3f}" in cal.why and "noise map" not in cal.why
+    # surfaces and the uncertainty (the fold models' spread here) masked alike, outside the study area
+    assert cal.full.mask.sum() == 25 and (cal.cv.mask == cal.full.mask).all()
+    assert (cal.uncertainty.mask == cal.full.mask).all() and cal.uncertainty.min() >= 0
+    assert cal.uncertainty.max() > 0 and cal.independence is None
+
+
+@pytest.mark.parametrize("method", ["wofe", pytest.param("logistic", marks=sklearn)])
+def test_importance_tells_an_informative_layer_from_noise(method):
+    layers, cells, _, _ = grade_case()
+    cal = calibrate(layers, grid(30), xy(cells, 30), method=method)
+    grade, noise = cal.table
+    assert grade["layer"] == "grade" and grade["importance"] > 0.15 and not grade["lowers_skill"]
+    assert abs(noise["importance"]) < 0.05
+
+
+def test_weights_of_evidence_uncertainty_is_positive_where_the_surface_is():
+    layers, cells, _, mask = grade_case()
+    cal = calibrate(layers, grid(30), xy(cells, 30), method="wofe")
+    assert (cal.uncertainty.mask == cal.full.mask).all() and (cal.full.mask == mask).all()
+    assert cal.uncertainty.compressed().min() > 0
+    assert cal.uncertainty.compressed().max() < 1
+
+
+def gappy_layers():
+    """B lacks row 19; `other` (a gradient) lacks the cell (19, 19), which no layer then covers."""
     b = pattern()
     b[19, :] = np.ma.masked
     other = np.ma.masked_array(np.linspace(0, 1, 400).reshape(20, 20))
     other[19, 19] = np.ma.masked
-    maps = {"B": b, "other": other}
-    cal = calibrate(maps, GRID, xy(CELLS) + [(0.0, 0.0), (500_000 + 19.5 * 1000, 4_020_000 - 19.5 * 1000)])
+    return [MeasuredLayer("B", "ordered", b, "", "high", {}), MeasuredLayer("other", "ordered", other, "", "high", {})]
+
+
+def test_a_missing_layer_weighs_nothing(monkeypatch):
+    """Row 19 lacks B: there the weights of evidence logit is the prior plus the other layer's weight only, and
+    the posterior sd grows by B's missing-data variance. A cell no layer covers is not study area."""
+    layers = gappy_layers()
+    b, other = (layer.values for layer in layers)
+    fitted = []
+    real = calibration.fit_model
+    monkeypatch.setattr(calibration, "fit_model", lambda *a, **k: fitted.append(real(*a, **k)) or fitted[-1])
+    outside = (500_000 + 19.5 * 1000, 4_020_000 - 19.5 * 1000)
+    cal = calibrate(layers, GRID, xy(CELLS) + [(0.0, 0.0), outside])
     assert cal.full.mask.sum() == 1 and cal.full.mask[19, 19] and cal.cv.mask[19, 19]
-    assert any("19 cells lack some evidence maps" in line for line in cal.log)
+    assert cal.uncertainty.mask[19, 19] and not cal.uncertainty.mask[19, :19].any()
+    assert any("19 cells lack some evidence layers" in line for line in cal.log)
     assert any("2 of 11 deposits lie outside" in line for line in cal.log)
-    features = np.column_stack([layer.filled(np.nan).ravel() for layer in maps.values()])[:-1]
-    counts = np.zeros(400)
-    for r, c in CELLS:
-        counts[r * 20 + c] += 1
-    model = WofeModel(features, counts[:-1], 1.0)
-    logit, _, condition = model.evidence(features)
+    model = fitted[-1]  # the full fit
+    x = np.column_stack([b.filled(np.nan).ravel(), other.filled(np.nan).ravel()])[:-1]
+    logit, _, _ = model.evidence(x)
     g = model.patterns[1]
-    w_other = np.where(g.contains(features[:, 1]), g.table.w_plus[g.best], g.table.w_minus[g.best])
+    w_other = np.where(g.contains(x[:, 1]), g.table.w_plus[g.best], g.table.w_minus[g.best])
     assert np.allclose(logit[380:399], model.prior + w_other[380:399])
-    assert set(condition[380:399] // 3) == {2}  # B missing
-    logistic = calibrate(maps, GRID, xy(CELLS), method="logistic")
+    g = model.patterns[0]
+    w_b = np.where(g.contains(x[:, 0]), g.table.w_plus[g.best], g.table.w_minus[g.best])
+    assert np.allclose(logit[:380], model.prior + w_b[:380] + w_other[:380])
+    # the posterior sd where B is missing: the weights' part P sqrt(1/N(D) + s2(W)) and B's missing-data part
+    logit, variance, _ = model.evidence(x[380:381])
+    p = 1 / (1 + np.exp(-logit[0]))
+    assert cal.uncertainty[19, 0] == pytest.approx(model.posterior_sd(x[380:381])[0], rel=1e-5)
+    assert cal.uncertainty[19, 0] > 1.01 * p * math.sqrt(1 / 9 + variance[0])
+
+
+@sklearn
+def test_a_missing_layer_is_marked_missing_for_logistic_regression():
+    logistic = calibrate(gappy_layers(), GRID, xy(CELLS), method="logistic")
+    assert logistic.full.mask.sum() == 1 and logistic.full.mask[19, 19]
     assert not logistic.full.mask[19, :19].any() and 0 < logistic.cv.min() and logistic.cv.max() < 1
 
 
 def test_errors():
     with pytest.raises(LodestarError, match="Unknown calibration method"):
-        calibrate({"B": pattern()}, GRID, xy(CELLS), method="forest")
+        calibrate([ordered("B", pattern())], GRID, xy(CELLS), method="magic")
+    with pytest.raises(LodestarError, match="at least one evidence layer"):
+        calibrate([], GRID, xy(CELLS))
     with pytest.raises(LodestarError, match="not on the 20 x 20 grid"):
-        calibrate({"B": np.ma.zeros((5, 5))}, GRID, xy(CELLS))
+        calibrate([ordered("B", np.zeros((5, 5)))], GRID, xy(CELLS))
     with pytest.raises(LodestarError, match="at least 2 known deposits"):
-        calibrate({"B": pattern()}, GRID, xy(CELLS[:1]))
+        calibrate([ordered("B", pattern())], GRID, xy(CELLS[:1]))

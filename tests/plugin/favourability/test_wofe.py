@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 
 from lodestar.plugin.favourability.wofe import (
+    OTHER,
+    categorical_generalise,
     class_weights,
     conditional_independence,
     cumulative_weights,
@@ -149,3 +151,100 @@ def test_a_layer_counted_twice_fails_the_check():
     ci = conditional_independence(p, var, inside.astype(int), 1.0, 6)
     assert ci["predicted"] == pytest.approx(predicted) and predicted == pytest.approx(10.71, abs=0.01)
     assert ci["ratio"] == pytest.approx(6 / predicted) and ci["doubtful"] and ci["z"] > 0
+
+
+# A categorical map of 100 unit cells and 6 deposits: unit 1 (50 cells, 1 deposit), unit 2 (30, 2), unit 3 (15, 3),
+# unit 4 (5, 0). Units 1 and 4 hold fewer than 2 deposits and are merged into 'other' (55 cells, 1 deposit):
+#   unit 2:  W+ = ln[(2/6) / (28/94)] =  0.11248   s(W+) = sqrt(1/2 + 1/28) = 0.73193
+#   unit 3:  W+ = ln[(3/6) / (12/94)] =  1.36524   s(W+) = sqrt(1/3 + 1/12) = 0.64550
+#   other:   W+ = ln[(1/6) / (54/94)] = -1.23745   s(W+) = sqrt(1/1 + 1/54) = 1.00922
+CODES = np.repeat([1.0, 2.0, 3.0, 4.0], [50, 30, 15, 5])
+CODE_DEPOSITS = np.zeros(100)
+CODE_DEPOSITS[[0, 50, 51, 80, 81, 82]] = 1
+
+
+def test_categorical_weights_by_hand_with_rare_units_merged():
+    g = categorical_generalise(CODES, CODE_DEPOSITS, cell_units=1.0)
+    assert list(g.codes) == [2.0, 3.0, OTHER] and g.merged == (1.0, 4.0)
+    assert list(g.table.area) == [30, 15, 55] and list(g.table.deposits) == [2, 3, 1]
+    assert g.table.w_plus == pytest.approx([math.log((2 / 6) / (28 / 94)), math.log((3 / 6) / (12 / 94)),
+                                            math.log((1 / 6) / (54 / 94))])
+    assert g.table.w_plus == pytest.approx([0.11248, 1.36524, -1.23745], abs=1e-5)
+    assert g.table.s_w_plus == pytest.approx([math.sqrt(1 / 2 + 1 / 28), math.sqrt(1 / 3 + 1 / 12),
+                                              math.sqrt(1 + 1 / 54)])
+    # class 3 against the rest: W- = ln[(3/6) / (82/94)]
+    assert g.table.w_minus[1] == pytest.approx(math.log((3 / 6) / (82 / 94)))
+    # merged units, and a unit never seen in the fit, take the 'other' row
+    assert list(g.class_index(np.array([2.0, 3.0, 1.0, 4.0, 9.0]))) == [0, 1, 2, 2, 2]
+
+
+def test_categorical_areas_are_in_unit_cells_and_merging_follows_the_minimum():
+    """Cells of 0.5 unit cells halve the areas, not the deposits; with a minimum of 1 deposit only unit 4 is merged."""
+    g = categorical_generalise(CODES, CODE_DEPOSITS, cell_units=0.5, min_deposits=1)
+    assert list(g.codes) == [1.0, 2.0, 3.0, OTHER] and g.merged == (4.0,)
+    assert list(g.table.area) == [25, 15, 7.5, 2.5] and list(g.table.deposits) == [1, 2, 3, 0]
+    assert g.table.w_plus[2] == pytest.approx(math.log((3 / 6) / (4.5 / 44)))
+
+
+def test_an_unseen_unit_weighs_nothing_when_no_unit_was_merged():
+    """Both units hold 2 or more deposits: 'other' is empty and only ever receives units the fit never saw (a unit
+    of a held-out fold). It weighs 0, not the 0.5-corrected ln[N(~D) / N(D)] = ln(95 / 5), the map's strongest."""
+    codes = np.repeat([1.0, 2.0], 50)
+    deposits = np.zeros(100)
+    deposits[[0, 1, 50, 51, 52]] = 1
+    g = categorical_generalise(codes, deposits, cell_units=1.0)
+    assert g.merged == () and g.table.area[-1] == 0
+    assert g.table.w_plus[1] == pytest.approx(math.log((3 / 5) / (47 / 95)))
+    assert (g.table.w_plus[-1], g.table.s_w_plus[-1], g.table.studentised[-1]) == (0.0, 0.0, 0.0)
+    assert list(g.class_index(np.array([7.0, 1.0]))) == [2, 0]
+
+
+def test_every_unit_merged_leaves_one_class():
+    """Units of one deposit each: all merge into 'other', which is the whole area (W+ = 0)."""
+    codes = np.r_[np.arange(1.0, 6.0), np.zeros(95)]
+    deposits = np.r_[np.ones(5), np.zeros(95)]
+    g = categorical_generalise(codes, deposits, cell_units=1.0)
+    assert list(g.codes) == [OTHER] and len(g.merged) == 6
+    assert g.table.area[0] == 100 and g.table.w_plus[0] == pytest.approx(0.0)
+    assert list(g.class_index(np.array([0.0, 3.0, 42.0]))) == [0, 0, 0]
+
+
+# Ascending patterns of the classes above (values <= k):
+#   <= 1: (40, 1)  W+ = ln[(1/6)/(39/94)] = -0.91203,  W- = ln[(5/6)/(55/94)] = 0.35364,  C / s(C) = -1.1349  <- best
+#   <= 2: (70, 2)  W+ = ln[(2/6)/(68/94)] = -0.77483,  W- = ln[(4/6)/(26/94)] = 0.87973,  C / s(C) = -1.8462
+#   <= 3: (90, 4)  W+ = ln[(4/6)/(86/94)] = -0.31652,  W- = ln[(2/6)/(8/94)]  = 1.36524,  C / s(C) = -1.7860
+#   <= 4: the whole area, not usable
+
+
+def test_cumulative_ascending_by_hand():
+    w = cumulative_weights([40, 30, 20, 10], [1, 1, 2, 2], ascending=True)
+    assert list(w.area) == [40, 70, 90, 100] and list(w.deposits) == [1, 2, 4, 6]
+    assert list(w.usable) == [True, True, True, False]
+    assert w.w_plus[:3] == pytest.approx([math.log((1 / 6) / (39 / 94)), math.log((2 / 6) / (68 / 94)),
+                                          math.log((4 / 6) / (86 / 94))])
+    assert w.w_minus[:3] == pytest.approx([0.35364, 0.87973, 1.36524], abs=1e-5)
+    assert w.s_w_plus[1] == pytest.approx(math.sqrt(1 / 2 + 1 / 68))
+    assert w.s_w_minus[1] == pytest.approx(math.sqrt(1 / 4 + 1 / 26))
+    assert w.studentised[:3] == pytest.approx([-1.1349, -1.8462, -1.7860], abs=1e-4)
+
+
+def test_ascending_generalisation_takes_the_largest_studentised_contrast_even_when_negative():
+    g = generalise(VALUES, DEPOSITS, cell_units=1.0, ascending=True)
+    assert g.best == 0 and g.threshold == 2.0 and g.ascending
+    assert g.table.studentised[g.best] == pytest.approx(-1.1349, abs=1e-4)
+
+
+def test_a_user_threshold_takes_the_nearest_edge():
+    """Descending edges are the class values 1, 2, 3, 4: 2.2 takes >= 2 (C / s(C) = 1.1349, not the best 1.8462).
+    Mirrored (5 - value, ascending), the edges are the next class values 2, 3, 4 (then +inf): 3.8 takes < 4, the
+    classes <= 3 (60 cells, 5 deposits), which is the descending >= 2 pattern above."""
+    g = generalise(VALUES, DEPOSITS, cell_units=1.0, threshold=2.2)
+    assert g.best == 1 and g.threshold == 2.0 and not g.ascending
+    assert g.table.studentised[g.best] == pytest.approx(1.1349, abs=1e-4)
+    assert list(g.contains(np.array([1.0, 2.0, 4.0]))) == [False, True, True]
+    g = generalise(5 - VALUES, DEPOSITS, cell_units=1.0, ascending=True, threshold=3.8)
+    assert g.best == 2 and g.threshold == 4.0
+    assert g.table.area[g.best] == 60 and g.table.deposits[g.best] == 5
+    assert g.table.studentised[g.best] == pytest.approx(1.1349, abs=1e-4)
+    assert list(g.contains(np.array([3.0, 3.9, 4.0]))) == [True, True, False]
+    assert generalise(VALUES, DEPOSITS, cell_units=1.0, threshold=3.4).threshold == 3.0
