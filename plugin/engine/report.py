@@ -17,6 +17,7 @@ from .contract import FAILED, INSUFFICIENT
 from .report_appendix import backend_section, inputs_section, localization_section, usage_section
 from .report_curves import draw_curves
 from .report_map import draw_record_map
+from .report_models import draw_model_figure
 from .report_prospectivity import (
     auc_text,
     fitted,
@@ -30,7 +31,7 @@ from .report_prospectivity import (
 )
 from .report_text import bullets, e, humanize, image, number, table, words
 
-FIGURES = {"map": "favourability.png", "curves": "success_rate.png"}
+FIGURES = {"map": "favourability.png", "curves": "success_rate.png", "models": "model_response.png"}
 """The report's figures, written beside it."""
 
 _STYLE = """
@@ -192,7 +193,7 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
         bullets(notes, evidence_terms(record)),
         "<h2>Prospectivity map</h2>", map_section(record, shown_map, figures.get("note", "")),
         "<h3>Targets</h3>", targets_section(record),
-        "<h2>Evidence weights</h2>", weights_section(record),
+        "<h2>Evidence weights</h2>", weights_section(record, figures.get("models")),
     ]
     if validation:
         sections += ["<h2>Validation against known deposits</h2>",
@@ -219,7 +220,8 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
 
 
 def write_figures(record: dict, folder) -> dict:
-    """Write the report's map and success-rate plot into `folder` (FIGURES names): {"map", "curves", "note"}."""
+    """Write the report's map, success-rate plot and fitted model's responses into `folder` (FIGURES names):
+    {"map", "curves", "models", "note"}."""
     folder = Path(folder)
     figures = {}
     try:
@@ -229,6 +231,9 @@ def write_figures(record: dict, folder) -> dict:
         drawn, figures["note"] = None, f"The prospectivity map could not be drawn: {exc}"
     if drawn is not None:
         figures["map"] = drawn
+    drawn = draw_model_figure(record, folder, folder / FIGURES["models"])
+    if drawn is not None:
+        figures["models"] = drawn
     rows = validation_rows(record)
     if rows:
         series = [(row["key"], _curve_label(row), row["points"]) for row in rows if row["points"]]

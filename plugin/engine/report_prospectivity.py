@@ -86,7 +86,7 @@ def more_targets_section(record: dict) -> str:
     return table(_target_rows(targets), _TARGET_HEADER, css="more-targets")
 
 
-def weights_section(record: dict) -> str:
+def weights_section(record: dict, models_png=None) -> str:
     section = record.get("favourability") or {}
     rows = section.get("weights") or []
     basis = section.get("basis") or "-"
@@ -101,7 +101,7 @@ def weights_section(record: dict) -> str:
         parts.append("<p>No layer could be turned into evidence, so there is no surface.</p>")
     fit_columns = [k for k in _extra_columns(rows) if any(r.get(k) is not None for r in rows)]
     if fit_columns:
-        parts.append(_calibration(section, rows, fit_columns))
+        parts.append(_calibration(section, rows, fit_columns, models_png))
     parts.append("<h3>Layers left out of the surface</h3>")
     parts.append(_reasons(section.get("left_out"), "Every layer given is in the surface."))
     parts.append("<h3>Layers used nowhere</h3>")
@@ -109,7 +109,7 @@ def weights_section(record: dict) -> str:
     return "".join(parts)
 
 
-def _calibration(section: dict, rows: list, columns: list) -> str:
+def _calibration(section: dict, rows: list, columns: list, models_png=None) -> str:
     """The fitted weights: columns whose value is the same on every row are said once above the table."""
     calibration = section.get("calibration") or {}
     common = [k for k in columns if len(rows) > 1 and len({str(r.get(k)) for r in rows}) == 1]
@@ -125,6 +125,7 @@ def _calibration(section: dict, rows: list, columns: list) -> str:
             + table([[r.get("layer")] + [_fit_value(k, r.get(k)) for k in shown] for r in rows],
                     ["layer"] + [_FIT_HEADERS.get(k, words(k)) for k in shown], css="fit")
             + _responses(calibration)
+            + image(models_png, "the fitted model's response per layer and its uncertainty map", css="figure")
             + (f"<p>Uncertainty (uncertainty.tif): {e(calibration['uncertainty'])}.</p>"
                if calibration.get("uncertainty") else "")
             + bullets(calibration.get("log") or []))

@@ -106,7 +106,7 @@ def test_the_report_holds_the_favourability_map(great_basin):
 
 
 def test_weights_table_has_every_evidence_layer_and_the_fit(great_basin):
-    _, page, record = great_basin
+    result, page, record = great_basin
     section = record["favourability"]
     plan = _rows(page, "weights")
     assert [cells[0] for _, cells in plan] == [w["layer"] for w in section["weights"]]
@@ -124,6 +124,9 @@ def test_weights_table_has_every_evidence_layer_and_the_fit(great_basin):
     assert plain["surface"] == "equal-weight mean of the layers' ranks" and fitted["auc"] <= plain["auc"]
     assert "Basis:</b> knowledge-driven" in page and "the offline rule-based planner" in page
     assert html.escape(calibration["refused"]) in page and "does not beat" in calibration["refused"]
+    models = result.outputs["report"].parent / FIGURES["models"]  # responses and the uncertainty map, drawn
+    assert Image.open(models).width == 900 and _embedded(page, models)
+    assert [r["layer"] for r in section["weights"]] == list(calibration["responses"])
     compared = _rows(page, "comparison")
     assert [cells[0] for _, cells in compared] == [row["surface"] for row in calibration["comparison"]]
     assert [cells[2] for _, cells in compared] == [f"{row['auc']:.3f}" for row in calibration["comparison"]]
