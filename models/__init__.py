@@ -21,7 +21,7 @@ def build_reasoners(settings: BackendSettings, progress: Progress = SILENT, repl
     settings (the offline reasoner unless the back-end is openai)."""
     if replay is not None:
         return Roles(*([ReplayReasoner(replay)] * 3))
-    offline = OfflineReasoner()
+    offline = OfflineReasoner(progress=progress)
     if settings.backend == "offline":
         return Roles(offline, offline, offline)
     if settings.backend != "openai":

@@ -44,6 +44,7 @@ from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import Cancelled, LodestarError, require_package
 from ..plugin.files import write_text_atomic
 from ..plugin.json_text import JSONExtractionError, extract_json
+from ..plugin.labels import number
 from ..plugin.masking import mask_secrets
 from ..plugin.progress import SILENT, Progress
 from .structured import validate
@@ -96,7 +97,7 @@ class _TimedOut(Exception):
     """One attempt ran past its time (the client's own clock: the socket was shut down)."""
 
     def __init__(self, seconds: float):
-        super().__init__(f"no answer within {seconds:g} s")
+        super().__init__(f"no answer within {_seconds(seconds)} s")
         self.seconds = seconds
 
 
@@ -106,6 +107,11 @@ class _ImagesRefused(Exception):
     def __init__(self, text: str):
         super().__init__(text)
         self.text = text
+
+
+def _seconds(value: float) -> str:
+    """A duration for a message, to 2 significant digits ('57', '2.5', '0.3'), never '56.9556'."""
+    return number(value, 2)
 
 
 def _one_line(text: str) -> str:
@@ -587,11 +593,12 @@ class LLMClient:
                 cached = None
             if cached is not None:
                 self._row(role)["cached"] += 1
-                return content, finish_reason
+                return self._masked(content), finish_reason
         answer_tokens = self._check_budget(role, messages, answer_tokens)
         response, seconds = self._request(role, model, messages, schema, answer_tokens, trying_images)
         choice = response.choices[0] if response.choices else None
-        content = (choice.message.content if choice is not None and choice.message is not None else "") or ""
+        content = self._masked((choice.message.content if choice is not None and choice.message is not None
+                                else "") or "")
         finish_reason = (choice.finish_reason if choice is not None else None) or "stop"
         usage = getattr(response, "usage", None)
         prompt_tokens = getattr(usage, "prompt_tokens", None)
@@ -612,6 +619,11 @@ class LLMClient:
         if cache_path is not None:
             self._store(cache_path, model, content, finish_reason, prompt_tokens, completion_tokens)
         return content, finish_reason
+
+    def _masked(self, content: str) -> str:
+        """A reply's text with the API key masked: a server that echoes the key (or a model that repeats it) never
+        gets it into a step line, the console, the dock, the record, the report or the cache."""
+        return mask_secrets(str(content), (self.settings.api_key,))
 
     @staticmethod
     def _store(path: Path, model: str, content: str, finish_reason: str, prompt_tokens: int,
@@ -801,7 +813,7 @@ class LLMClient:
         if isinstance(exc, _TimedOut):
             return str(exc)
         if isinstance(exc, openai.APITimeoutError):
-            return f"no answer within {self.settings.timeout_s:g} s"
+            return f"no answer within {_seconds(self.settings.timeout_s)} s"
         if isinstance(exc, openai.APIConnectionError):
             return "connection failed"
         if not isinstance(exc, openai.APIStatusError):
@@ -814,15 +826,15 @@ class LLMClient:
         url = self.settings.base_url.rstrip("/")
         tried = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if deadline_hit:
-            tried += f", the {self.settings.deadline_s:g} s deadline per call reached"
+            tried += f", the {_seconds(self.settings.deadline_s)} s deadline per call reached"
         if exc is None:
-            return (f"The model server at {url} got no request within the {self.settings.deadline_s:g} s deadline "
-                    "per call; raise the deadline in the Lodestar settings.")
+            return (f"The model server at {url} got no request within the {_seconds(self.settings.deadline_s)} s "
+                    "deadline per call; raise the deadline in the Lodestar settings.")
         if isinstance(exc, (_TimedOut, openai.APITimeoutError)):
             seconds = exc.seconds if isinstance(exc, _TimedOut) else self.settings.timeout_s
-            return (f"The model server at {url} did not answer within {seconds:g} s ({tried}): a timeout. Raise the "
-                    "timeout or the deadline in the Lodestar settings, lower the answer tokens, pick a smaller "
-                    "model, or check the server load.")
+            return (f"The model server at {url} did not answer within {_seconds(seconds)} s ({tried}): a timeout. "
+                    "Raise the timeout or the deadline in the Lodestar settings, lower the answer tokens, pick a "
+                    "smaller model, or check the server load.")
         if isinstance(exc, openai.APIConnectionError):
             return (f"Cannot reach the model server at {url} ({tried}). Check the base URL, that the server is "
                     "running, and the network or proxy settings.")
@@ -868,7 +880,7 @@ def test_connection(settings: BackendSettings) -> str:
         listed = sorted(model.id for model in client.models.list())
     except openai.APITimeoutError:
         raise LodestarError(f"The model server at {url} did not answer within "
-                            f"{min(float(settings.timeout_s), 15.0):g} s.") from None
+                            f"{_seconds(min(float(settings.timeout_s), 15.0))} s.") from None
     except openai.APIConnectionError:
         raise LodestarError(f"Cannot reach the model server at {url}. Check the base URL and that the server "
                             "is running.") from None

@@ -5,7 +5,10 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
 
 - planner: one step per layer that can test an evidence item of the deposit model (critical items
   first), the tool chosen from the layer's kind and role, then the spatial relationship explorer
-  and evidence integration;
+  and evidence integration; within the loop's plan length, every role is examined once before any role
+  twice (`_covering`: the layers of a role left without a step are named, grouped, under its first); a layer
+  that cannot speak (one value over the data, `workspace.silence`) is no evidence: evidence that cannot vary
+  cannot test an item, so an item only it could test is untestable, never missing, and the verdict says why;
 - executor: deterministic tool calls. Index anomalies are cut at the layer's median plus
   `anomaly_sigma` robust standard deviations (1.4826 * MAD), so only a clear departure from the
   background counts; renderings keep colours above `colour_level` of their colour bar; stricter
@@ -42,11 +45,20 @@ import numpy as np
 
 from ..plugin.engine.background import from_measure, to_measure
 from ..plugin.engine.coincidence import SCALES, SHELL_SCALES
-from ..plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
+from ..plugin.engine.contract import (
+    MAX_PLAN_STEPS,
+    Judgement,
+    PlanStep,
+    ToolCall,
+    ToolOutcome,
+    Verdict,
+    empty_usage,
+)
 from ..plugin.engine.corridors import CORRIDOR_PERCENTILE, corridor_distance, gap_to_corridor
 from ..plugin.engine.pathfinders import model_layers, off_model_note
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
-from ..plugin.engine.workspace import NOMINAL_PIXEL_M
+from ..plugin.engine.workspace import NOMINAL_PIXEL_M, silent_note
+from ..plugin.progress import SILENT, Progress
 
 VECTOR_ROLES = ("structure", "geological_map")
 """Roles a vector layer is evidence in: fault lines and unit polygons (the surface reads no other)."""
@@ -94,7 +106,7 @@ class OfflineReasoner:
     def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
                  max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
                  geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05,
-                 joint_alpha: float = 0.005, triple_alpha: float = 0.001):
+                 joint_alpha: float = 0.005, triple_alpha: float = 0.001, progress: Progress = SILENT):
         self.anomaly_sigma = float(anomaly_sigma)
         self.colour_level = float(colour_level)
         self.min_area_m2 = float(min_area_m2)
@@ -106,6 +118,7 @@ class OfflineReasoner:
         self.coincidence_alpha = float(coincidence_alpha)
         self.joint_alpha = float(joint_alpha)
         self.triple_alpha = float(triple_alpha)
+        self.progress = progress  # the run's: cancel is checked in every loop over layers, zones, cores and places
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share (once per run)
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
@@ -147,20 +160,23 @@ class OfflineReasoner:
         model = ws.deposit_model
         steps: list[PlanStep] = []
         planned: dict = {}
+        mapped_structure = any(info.role == "structure" for info in self._evidence_layers(ws))
         for item in model.get("evidence", []):
             for info in self._evidence_layers(ws):
+                self.progress.check()
                 if info.role not in item["roles"]:
                     continue
                 if info.name in planned:
                     planned[info.name]["items"].append(item)
                     continue
-                if item["kind"] == "structure" and info.role == "geological_map" and ws.layers_with_role("structure"):
+                if item["kind"] == "structure" and info.role == "geological_map" and mapped_structure:
                     continue  # mapped structures first; contacts stand in only when there are none
                 tool = self._tool_for(info, item)
                 if tool is None:
                     continue
                 planned[info.name] = {"info": info, "tool": tool, "items": [item]}
         for name, entry in planned.items():
+            self.progress.check()
             info, tool, items = entry["info"], entry["tool"], entry["items"]
             first = items[0]
             level = "critical" if any(i["level"] == "critical" for i in items) else "secondary"
@@ -181,6 +197,7 @@ class OfflineReasoner:
                 level=level,
             ))
         steps.sort(key=lambda s: (s.level != "critical", s.index))
+        steps = _covering(ws, steps, MAX_PLAN_STEPS - 2)  # room for relating and integrating
         for i, step in enumerate(steps):
             step.index = i + 1
         zone_steps = len(steps)
@@ -436,6 +453,7 @@ class OfflineReasoner:
         out = []
         for item in items:
             for zone in self._zones(ws):
+                self.progress.check()
                 if zone["zone_id"] in zoomed:
                     continue
                 if zone["role"] in item["roles"] and self._supports(ws, zone, item):
@@ -465,7 +483,8 @@ class OfflineReasoner:
         look."""
         from ..plugin.engine import lithology
 
-        maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"]
+        maps = [info for info in ws.layers if info.kind == "categorical" and info.role == "geological_map"
+                and not info.silent]
         if not maps:
             return False
         grid = ws.raster_set.grid
@@ -519,6 +538,7 @@ class OfflineReasoner:
         items = _seed_items(model)
         seeds, first = {item["id"]: item for item in items}, items[0]
         for item in model["evidence"]:
+            self.progress.check()
             if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
                                                                  and not self._units_named(ws)):
                 out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
@@ -537,6 +557,7 @@ class OfflineReasoner:
             reach = self._reach(ws, near_m)
             best_gap, best_zone, near_layers = math.inf, None, set()
             for zone in zones:
+                self.progress.check()
                 if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
                     continue
                 repeat = seen_again(zone["role"], core["role"])  # a composite repeats whatever it shows
@@ -596,7 +617,11 @@ class OfflineReasoner:
 
         layers = [info for info in self._evidence_layers(ws) if info.role in roles and info.name not in besides
                   and not seen_again(info.role, core["role"]) and self._measurable(info)]
-        raised = {info.name for info in layers if self._lithological(ws, dict(core, layer=info.name))}
+        raised = set()
+        for info in layers:
+            self.progress.check()
+            if self._lithological(ws, dict(core, layer=info.name)):
+                raised.add(info.name)
         if raised:
             self._unit_measures.setdefault(core["zone_id"], set()).update(raised)
         layers = [info for info in layers if info.name not in raised]
@@ -607,6 +632,7 @@ class OfflineReasoner:
         bound = self.coincidence_alpha / (len(layers) * max(self._places, 1))
         scales = SHELL_SCALES if shell else SCALES
         for info in layers:
+            self.progress.check()
             found = significance(self._contrast_map(ws, info, radius, scales), core["geometry"], grid, radius, scales)
             if found is not None and found.p <= bound:
                 return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
@@ -621,6 +647,7 @@ class OfflineReasoner:
         from ..plugin.engine.coincidence import contrast_map
 
         key = (info.name, radius_px, scales)
+        self.progress.check()
         if key not in self._contrasts:
             extra = tuple(s for s in scales if s not in SCALES)
             if extra and set(SCALES) <= set(scales):
@@ -662,9 +689,12 @@ class OfflineReasoner:
         for groups, bound in ((pairs, self.joint_alpha), (triples, self.triple_alpha)):
             if not groups:
                 continue
-            maps = {(name, group[-1]): self._contrast_map(ws, ws.layer(name), group[-1])
-                    for group in groups for name in group[:-1]}
-            place = best_joint_place(maps, groups, grid, floor=self.refinement_level)
+            maps = {}
+            for group in groups:
+                for name in group[:-1]:
+                    if (name, group[-1]) not in maps:
+                        maps[(name, group[-1])] = self._contrast_map(ws, ws.layer(name), group[-1])
+            place = best_joint_place(maps, groups, grid, floor=self.refinement_level, progress=self.progress)
             if place is None or place.expected > bound:
                 continue
             core = dict(self._place_record(ws, place), seed=first["id"], partner=partner["id"], bound=bound,
@@ -690,7 +720,9 @@ class OfflineReasoner:
         layers = [info for info in self._evidence_layers(ws) if info.role in named and self._measurable(info)]
         layers.sort(key=lambda info: info.role not in first["roles"])  # stable: a first-item layer leads
         groups = []
-        for trio in combinations(layers, 3):
+        for count, trio in enumerate(combinations(layers, 3)):
+            if count % 1024 == 0:
+                self.progress.check()
             if len(set.union(*(_families(info.role) for info in trio))) == 3:
                 groups += [(*(info.name for info in trio), r) for r in radii]
         return groups
@@ -745,9 +777,11 @@ class OfflineReasoner:
     @staticmethod
     def _evidence_layers(ws) -> list:
         """The layers that may be evidence for the deposit model: all but geochemistry of elements that are not
-        its pathfinders (plugin.engine.pathfinders), and vector layers other than fault lines or unit polygons."""
+        its pathfinders (plugin.engine.pathfinders), vector layers other than fault lines or unit polygons, and
+        layers that cannot speak (a single value over the data, `workspace.silence`): evidence that cannot vary
+        cannot test an item, so an item only they could test is untestable, never missing."""
         return [info for info in model_layers(ws.layers, ws.deposit_model)
-                if info.kind != "vector" or info.role in VECTOR_ROLES]
+                if (info.kind != "vector" or info.role in VECTOR_ROLES) and not info.silent]
 
     @staticmethod
     def _measurable(info) -> bool:
@@ -759,6 +793,7 @@ class OfflineReasoner:
         0 on the grey backdrop), read once per run."""
         if info.name in self._spreads:
             return self._spreads[info.name]
+        self.progress.check()
         if info.kind == "rgb":
             from ..plugin.tools.color_regions import colour_levels
 
@@ -778,11 +813,9 @@ class OfflineReasoner:
         """(what was measured, distance) from `geometry` to the nearest feature of each vector layer of `roles`, and
         to the nearest corridor of each structure raster among them: whether the core lies near a fault does not
         depend on which few faults or corridor pieces a step marked as zones."""
-        from ..plugin.vector_io import read_vector
-
         gaps = []
         for info in ws.layers:
-            if info.role not in roles:
+            if info.role not in roles or info.silent:
                 continue
             if info.kind == "index" and info.role == "structure":
                 if info.name not in self._corridors:
@@ -794,7 +827,7 @@ class OfflineReasoner:
             if info.kind != "vector" or ws.raster_set.crs is None:
                 continue
             if info.name not in self._features:
-                frame = read_vector(ws.raster_set.spec(info.name).path, crs=ws.raster_set.crs)
+                frame = ws.raster_set.features(info.name)
                 self._features[info.name] = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
             frame = self._features[info.name]
             if len(frame):
@@ -818,7 +851,7 @@ class OfflineReasoner:
         best, best_key = None, None
         cores = self._cores(ws)[:8]
         self._places = len(cores)
-        assessed = [(core, self._assess(ws, core, zones)) for core in cores]
+        assessed = [(core, self._assess(ws, core, zones)) for core in cores]  # each checks for cancel
         self._verified = [(core, assessment) for core, assessment in assessed if _answers_yes(assessment)]
         for core, assessment in assessed:
             key = self._score(ws, assessment)
@@ -890,7 +923,7 @@ class OfflineReasoner:
     def _units_named(ws) -> bool:
         """Whether some categorical map's legend names rock types (not only unit codes)."""
         return any(legend_informative(info) or ws.favourable_units.get(info.name)
-                   for info in ws.layers if info.kind == "categorical")
+                   for info in ws.layers if info.kind == "categorical" and not info.silent)
 
     def _score(self, ws, assessment: dict) -> tuple:
         """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
@@ -935,6 +968,7 @@ class OfflineReasoner:
                 rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
                              f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}."
                              + off_model_note(ws.layers, model, core_item["roles"])
+                             + silent_note(ws.layers, core_item["roles"])
                              + " Without it the deposit can be neither confirmed nor ruled out.")
                 return Verdict(not feedback, None, feedback, critical, secondary, rationale,
                                list(core_item["roles"]))
@@ -978,8 +1012,12 @@ class OfflineReasoner:
         named, others = {}, ""
         if answer == yes and _seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
             named, others = self._named_systems(ws, core, assessment)
+        untested = [item for item in model["evidence"] if assessment.get(item["id"], {}).get("status") == "untestable"
+                    and silent_note(ws.layers, item["roles"])]
+        quiet = "".join(f" {item['id']} [{item['level']}] is untestable.{silent_note(ws.layers, item['roles'])}"
+                        for item in untested)
         return Verdict(not feedback, answer, feedback, critical, secondary,
-                       f"{verdict_text}. {conclusion}{others}{self._lithology_note(core)}", core=named)
+                       f"{verdict_text}. {conclusion}{others}{self._lithology_note(core)}{quiet}", core=named)
 
     def _named_systems(self, ws, core: dict, assessment: dict) -> tuple[dict, str]:
         """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of
@@ -1028,7 +1066,7 @@ class OfflineReasoner:
         """The alteration family with the clearest zones in the chain (the "none" choice when no family
         shows a clear one); Insufficient evidence when no layer can show any asked family."""
         asked = {family: letter for letter, family in families.items() if family != "none"}
-        testable = {FAMILY.get(info.role) for info in ws.layers} & set(asked)
+        testable = {FAMILY.get(info.role) for info in ws.layers if not info.silent} & set(asked)
         if not testable:
             roles = sorted(role for role, family in FAMILY.items() if family in asked)
             return Verdict(not feedback, None, feedback, {}, {}, "No layer can show any of the asked alteration "
@@ -1116,6 +1154,35 @@ CEILING_MARGIN = 0.05
 JOINT_RADII_M = (250.0, 500.0, 1000.0)
 """Core radii (ground metres) at which the core and partner layers are scanned for a place where both stand out:
 alteration cores of porphyry and epithermal systems span a few hundred metres to a couple of kilometres."""
+
+
+def _covering(ws, steps: list, budget: int) -> list:
+    """At most `budget` of the layer steps (in their order, critical first), chosen so that every role they
+    examine is examined once before any role is examined twice: the first layer of each role, then the second,
+    and so on. The layers of a role left without a step of their own are grouped under the role's first step,
+    which names them (the verifier may still measure them at a candidate core)."""
+    if len(steps) <= budget:
+        return steps
+    seen: dict = {}
+    rank = []
+    for order, step in enumerate(steps):
+        role = ws.layer(step.layers[0]).role
+        rank.append((seen.get(role, 0), order))
+        seen[role] = seen.get(role, 0) + 1
+    kept = sorted(sorted(range(len(steps)), key=rank.__getitem__)[:budget])
+    left: dict = {}
+    for order in sorted(set(range(len(steps))) - set(kept)):
+        left.setdefault(ws.layer(steps[order].layers[0]).role, []).append(steps[order].layers[0])
+    out = [steps[order] for order in kept]
+    for role, names in left.items():
+        first = next((step for step in out if ws.layer(step.layers[0]).role == role), None)
+        if first is not None:
+            plural = len(names) > 1
+            first.layers_why += (f" The plan holds at most {MAX_PLAN_STEPS} steps, so {len(names)} more "
+                                 f"{role.replace('_', ' ')} layer{'s' if plural else ''} ({', '.join(names)}) "
+                                 f"{'are' if plural else 'is'} grouped with this one: not marked step by step, "
+                                 "though the verifier may measure them at a candidate core.")
+    return out
 
 
 def _answers_yes(assessment: dict) -> bool:

@@ -15,7 +15,6 @@ Macro F1 and MCC come with 95 % bootstrap intervals over the cases (`macro_f1_in
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 import re
@@ -27,9 +26,10 @@ from typing import Callable
 
 from .analysis import AnalysisRequest, BackendSettings
 from .case import Case, read_case
+from .csv_table import write_csv
 from .errors import Cancelled, LodestarError
 from .evaluation import answer_intervals, classification_metrics
-from .files import atomic_path, write_text_atomic
+from .files import write_text_atomic
 from .progress import SILENT, Progress
 
 ERROR = "Error"
@@ -300,14 +300,10 @@ def log_outcome(progress: Progress, row: CaseOutcome) -> None:
 
 
 def write_table(outcomes: list[CaseOutcome], path) -> Path:
-    """Write the rows as CSV (columns BATCH_COLUMNS), replacing the file only when complete."""
-    path = Path(path)
-    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=BATCH_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        for row in outcomes:
-            writer.writerow({k: ("" if v is None else v) for k, v in asdict(row).items()})
-    return path
+    """Write the rows as CSV (columns BATCH_COLUMNS), replacing the file only when complete; a case id, answer or
+    error that a spreadsheet would run as a formula is written as text (`csv_table.safe_cell`)."""
+    return write_csv(path, BATCH_COLUMNS, [{k: ("" if v is None else v) for k, v in asdict(row).items()}
+                                           for row in outcomes])
 
 
 def _mean(values) -> float | None:

@@ -5,10 +5,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .confinement import check_path_text
 from .engine.questions import DEFAULT_CHOICES, positive_choice
 from .errors import LodestarError
 from .files import write_text_atomic
 from .raster_io import LayerSpec
+from .vector_io import split_source
 
 FORMAT = "lodestar-case/1"
 
@@ -40,9 +42,12 @@ def read_case(path) -> Case:
     if not path.exists():
         raise LodestarError(f"No case.json at {path}. A case is a folder with a case.json ({FORMAT}).")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise LodestarError(f"{path} is not valid JSON: {exc}.") from exc
+    except _DuplicateKey as exc:
+        raise LodestarError(f"{path}: the key {exc.args[0]!r} appears {exc.args[1]} times in one object (JSON keeps "
+                            "only the last, silently); keep one of them.") from exc
     if not isinstance(data, dict):
         raise LodestarError(f"{path}: a case is one JSON object with 'format', 'id', 'question' and 'layers'.")
     if data.get("format") != FORMAT:
@@ -50,6 +55,10 @@ def read_case(path) -> Case:
     for key in ("id", "question", "layers"):
         if not data.get(key):
             raise LodestarError(f"{path}: the required key {key!r} is missing or empty.")
+    if not isinstance(data["question"], str):  # a list or an object is not silently turned into text
+        kind = {list: "a list", dict: "an object", bool: "true / false"}.get(type(data["question"]), "a number")
+        raise LodestarError(f"{path}: 'question' must be text (one string, its choices after 'Answer:'), not {kind} "
+                            f"({json.dumps(data['question'], ensure_ascii=False)[:80]}); write it as one string.")
     if not isinstance(data["layers"], list):
         raise LodestarError(f"{path}: 'layers' must be a list of {{'path', 'role'}} objects.")
     if not isinstance(data.get("choices") or {}, dict):
@@ -59,9 +68,13 @@ def read_case(path) -> Case:
     for i, entry in enumerate(data["layers"]):
         if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
             raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
-        layer_path = _inside(path, folder, entry["path"], f"layer {i + 1}'s 'path'")
+        file, layer_name = _source(path, entry["path"], f"layer {i + 1}'s 'path'")
+        layer_path = _inside(path, folder, file, f"layer {i + 1}'s 'path'")
         if not layer_path.exists():
-            raise LodestarError(f"{path}: layer file {entry['path']} does not exist in {folder}.")
+            raise LodestarError(f"{path}: layer file {file} does not exist in {folder}.")
+        if layer_path.is_dir():
+            raise LodestarError(f"{path}: layer {i + 1}'s 'path' {entry['path']!r} is a folder, not a file; name the "
+                                "raster or vector file itself (e.g. one of the files inside it).")
         for key in ("role", "name", "favourable"):
             if entry.get(key) is not None and not isinstance(entry[key], str):
                 raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
@@ -76,6 +89,8 @@ def read_case(path) -> Case:
             name=entry.get("name") or "",
             favourable=entry.get("favourable") or "high",
             legend=_inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None,
+            layer=layer_name,
+            root=folder,
         ))
         if units:
             favourable_units[layers[-1].name] = list(units)
@@ -84,23 +99,55 @@ def read_case(path) -> Case:
     if answer is not None and answer not in choices:
         raise LodestarError(f"{path}: answer {answer!r} is not one of the choices {', '.join(choices)}.")
     deposits = data.get("deposits")
+    if deposits:  # a point layer, or one layer of a GeoPackage: 'sites.gpkg|layername=deposits'
+        file, layer_name = _source(path, deposits, "'deposits'")
+        deposits = _inside(path, folder, file, "'deposits'")
+        deposits = Path(f"{deposits}|layername={layer_name}") if layer_name else deposits
     return Case(
         id=str(data["id"]),
         question=str(data["question"]),
         layers=layers,
         choices={str(k): str(v) for k, v in choices.items()},
         answer=answer,
-        deposits=_inside(path, folder, deposits, "'deposits'") if deposits else None,
+        deposits=deposits or None,
         folder=folder,
         favourable_units=favourable_units,
     )
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object whose keys are all distinct (json.loads' object_pairs_hook); a repeated key is refused."""
+    keys = [key for key, _ in pairs]
+    for key in keys:
+        if keys.count(key) > 1:
+            raise _DuplicateKey(key, keys.count(key))
+    return dict(pairs)
+
+
+def _source(case_json: Path, text, what: str) -> tuple[str, str | None]:
+    """(file, layer name) of a layer's 'path' ('two.gpkg|layername=faults' names one layer of a GeoPackage)."""
+    if not isinstance(text, str) or not text.strip():
+        raise LodestarError(f"{case_json}: {what} must be a file name relative to the case folder, not {text!r}.")
+    try:
+        layer = split_source(text)[1]
+    except LodestarError as exc:
+        raise LodestarError(f"{case_json}: {what}: {exc}") from exc
+    return text.split("|", 1)[0], layer
+
+
 def _inside(case_json: Path, folder: Path, relative, what: str) -> Path:
     """`relative` resolved in the case folder; a case may only name files inside its own folder (a shared case
-    must not make Lodestar read, or send to a model, files elsewhere on the machine)."""
+    must not make Lodestar read, or send to a model, files elsewhere on the machine), and never a network path."""
     if not isinstance(relative, str) or not relative.strip():
         raise LodestarError(f"{case_json}: {what} must be a file name relative to the case folder, not {relative!r}.")
+    try:
+        check_path_text(relative, what)
+    except LodestarError as exc:
+        raise LodestarError(f"{case_json}: {exc}") from exc
     target = (folder / relative).resolve()
     if Path(relative).is_absolute() or not target.is_relative_to(folder.resolve()):
         raise LodestarError(f"{case_json}: {what} {relative!r} lies outside the case folder {folder}; a case may only "
@@ -121,8 +168,8 @@ def write_case(case: Case, folder) -> Path:
 
     layers = []
     for spec in case.layers:
-        entry = {"path": rel(spec.path), "role": spec.role}
-        if spec.name and spec.name != Path(spec.path).stem:
+        entry = {"path": rel(spec.path) + (f"|layername={spec.layer}" if spec.layer else ""), "role": spec.role}
+        if spec.name and spec.name != (spec.layer or Path(spec.path).stem):
             entry["name"] = spec.name
         if spec.favourable != "high":
             entry["favourable"] = spec.favourable
@@ -134,5 +181,6 @@ def write_case(case: Case, folder) -> Path:
     data = {"format": FORMAT, "id": case.id, "question": case.question, "choices": case.choices,
             "answer": case.answer, "layers": layers}
     if case.deposits is not None:
-        data["deposits"] = rel(case.deposits)
+        file, layer_name = split_source(case.deposits)
+        data["deposits"] = rel(file) + (f"|layername={layer_name}" if layer_name else "")
     return write_text_atomic(folder / "case.json", json.dumps(data, indent=2) + "\n")

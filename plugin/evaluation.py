@@ -31,20 +31,21 @@ intervals of macro F1 and MCC over the cases.
 """
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+from pyproj import CRS, Transformer
+from shapely.geometry import Point
 from shapely.ops import unary_union
 
+from .csv_table import write_csv
 from .errors import LodestarError
-from .files import atomic_path, write_text_atomic
+from .files import atomic_path
 from .progress import SILENT, Progress
 from .raster_io import RasterGrid, RasterReader
-from .vector_io import points_from_columns, read_vector
+from .vector_io import read_table, read_vector, table_coordinates
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
 MAX_CURVE_LEVELS = 200
@@ -90,33 +91,74 @@ def _is_raster(value) -> bool:
     return isinstance(value, (str, Path)) and Path(value).suffix.lower() in RASTER_SUFFIXES
 
 
-def deposit_points(deposits, crs, log: list) -> list:
-    """Shapely points of known deposits (a GeoDataFrame or vector path, or a table such as a CSV with longitude /
-    latitude or x / y columns) in `crs`: multi-points split, other shapes reduced to a representative point; notes
-    go to `log`. A table of rows none of which has a location is refused."""
-    frame = deposits if isinstance(deposits, gpd.GeoDataFrame) else read_vector(Path(deposits))
-    frame = points_from_columns(frame, log)
-    if len(frame) and frame.geometry.isna().all():
-        columns = ", ".join(str(c) for c in frame.columns if c != frame.geometry.name)
-        raise LodestarError(f"the table has no locations: no geometry, and none of its columns ({columns}) is read as "
-                            "coordinates; give a point layer, or a table (CSV) with longitude and latitude columns "
-                            "(or x and y in the analysis CRS).")
+def deposit_coordinates(deposits, crs, log: list) -> np.ndarray:
+    """(x, y) of known deposits in `crs`, an (n, 2) array: from a GeoDataFrame or vector path, or a table such as a
+    CSV with longitude / latitude or x / y columns; multi-points split, other shapes reduced to a representative
+    point; notes go to `log`. A table of rows none of which has a location is refused. A CSV table is read and
+    its coordinates transformed in one vectorised pass (a million rows in about a second)."""
+    target = CRS.from_user_input(crs) if crs is not None else None
+    if isinstance(deposits, gpd.GeoDataFrame):
+        return _coordinates(deposits, target, log)
+    path = Path(deposits)
+    frame = read_table(path) if path.suffix.lower() == ".csv" else None
+    return _coordinates(read_vector(path) if frame is None else frame, target, log)
+
+
+def _coordinates(frame, target: CRS | None, log: list) -> np.ndarray:
+    """The (x, y) of `deposit_coordinates` from a frame read (a table or a GeoDataFrame)."""
+    if not isinstance(frame, gpd.GeoDataFrame) or (len(frame) and frame.geometry.isna().all()):
+        found = table_coordinates(frame, log)
+        if found is None:
+            if not len(frame):
+                return np.empty((0, 2))
+            geometry = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
+            columns = ", ".join(str(c) for c in frame.columns if c != geometry)
+            raise LodestarError(f"the table has no locations: no geometry, and none of its columns ({columns}) is "
+                                "read as coordinates; give a point layer, or a table (CSV) with longitude and "
+                                "latitude columns (or x and y in the analysis CRS).")
+        xs, ys, geographic = found
+        return _in_crs(xs, ys, CRS.from_epsg(4326) if geographic else None, target, log)
     frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
-    if frame.crs is not None and crs is not None and len(frame) and frame.crs != crs:
-        frame = frame.to_crs(crs)
-    elif frame.crs is None and crs is not None and len(frame):
-        log.append("The deposits have no CRS: taken to be in the prospectivity layer's CRS.")
-    points = []
+    if not len(frame):
+        return np.empty((0, 2))
+    source = CRS.from_user_input(frame.crs) if frame.crs is not None else None
+    kinds = set(frame.geometry.geom_type)
+    if kinds == {"Point"}:
+        return _in_crs(frame.geometry.x.to_numpy(dtype=float), frame.geometry.y.to_numpy(dtype=float), source,
+                       target, log)
+    if source is not None and target is not None and source != target:
+        frame = frame.to_crs(target)
+    elif source is None and target is not None:
+        log.append(NO_CRS_NOTE)
+    xy = []
     for geometry in frame.geometry:
         if geometry.geom_type == "Point":
-            points.append(geometry)
+            xy.append((geometry.x, geometry.y))
         elif geometry.geom_type == "MultiPoint":
-            points.extend(geometry.geoms)
+            xy.extend((p.x, p.y) for p in geometry.geoms)
         else:
-            points.append(geometry.representative_point())
-    if len(points) != len(frame):
-        log.append(f"{len(frame)} deposit features gave {len(points)} points (multi-points split, shapes reduced).")
-    return points
+            point = geometry.representative_point()
+            xy.append((point.x, point.y))
+    if len(xy) != len(frame):
+        log.append(f"{len(frame)} deposit features gave {len(xy)} points (multi-points split, shapes reduced).")
+    return np.asarray(xy, dtype=float).reshape(-1, 2)
+
+
+NO_CRS_NOTE = "The deposits have no CRS: taken to be in the prospectivity layer's CRS."
+
+
+def _in_crs(xs: np.ndarray, ys: np.ndarray, source: CRS | None, target: CRS | None, log: list) -> np.ndarray:
+    """Points (x, y) from `source` into `target` in one vectorised transformation; no source: taken as `target`."""
+    if len(xs) and source is not None and target is not None and source != target:
+        xs, ys = Transformer.from_crs(source, target, always_xy=True).transform(xs, ys)
+    elif len(xs) and source is None and target is not None:
+        log.append(NO_CRS_NOTE)
+    return np.column_stack([np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)])
+
+
+def deposit_points(deposits, crs, log: list) -> list:
+    """The deposits of `deposit_coordinates` as shapely points (for small sets: a GIS check, a test)."""
+    return [Point(x, y) for x, y in deposit_coordinates(deposits, crs, log)]
 
 
 def cells_of(xy, grid: RasterGrid, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -130,10 +172,6 @@ def cells_of(xy, grid: RasterGrid, mask: np.ndarray) -> tuple[np.ndarray, np.nda
     return rows, cols, inside
 
 
-def _xy(points: list) -> list:
-    return [(p.x, p.y) for p in points]
-
-
 def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry, valid_area, rank_field,
                        log, progress) -> dict:
     frame = prospectivity if isinstance(prospectivity, gpd.GeoDataFrame) else read_vector(Path(prospectivity))
@@ -142,24 +180,24 @@ def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry
     if crs is not None and frame.crs is not None and len(frame) and frame.crs != crs:
         frame = frame.to_crs(crs)
     frame = _ranked(frame, rank_field)
-    points = deposit_points(deposits, crs, log)
+    xy = deposit_coordinates(deposits, crs, log)
     ranks = [int(r) for r in frame["_rank"]]
     levels = sorted(set(ranks))
-    first_rank = _first_covering_rank(frame, points)
+    first_rank = _first_covering_rank(frame, xy)
     if valid_mask is not None:
         total = float(valid_mask.sum()) * grid.pixel_area
-        _, _, inside = cells_of(_xy(points), grid, valid_mask)
+        _, _, inside = cells_of(xy, grid, valid_mask)
         burned = _burn_ranks(frame, grid)
         per_level = [float(((burned == level) & valid_mask).sum()) * grid.pixel_area for level in levels]
         cumulative = list(np.cumsum(per_level))
     elif valid_geometry is not None:
         total = float(valid_geometry.area)
-        inside = np.array([valid_geometry.covers(p) for p in points], dtype=bool)
+        inside = _covers(valid_geometry, xy)
         cumulative = [unary_union(list(frame.geometry[frame["_rank"] <= level])).intersection(valid_geometry).area
                       for level in levels]
     elif valid_area is not None:
         total = float(valid_area)
-        inside = np.ones(len(points), dtype=bool)
+        inside = np.ones(len(xy), dtype=bool)
         log.append("Only the analysed area's size is known: every deposit is taken to be inside it, and the selected "
                    "area is the polygons' whole area (give the analysis raster to exclude nodata).")
         cumulative = [min(total, unary_union(list(frame.geometry[frame["_rank"] <= level])).area) for level in levels]
@@ -170,7 +208,7 @@ def _evaluate_polygons(prospectivity, deposits, valid_mask, grid, valid_geometry
     progress.check()
     if total <= 0:
         raise LodestarError("The analysed area is empty (every cell is nodata); check the analysis raster.")
-    found_at = [first_rank[k] if inside[k] else None for k in range(len(points))]
+    found_at = [rank if ok else None for rank, ok in zip(first_rank, inside.tolist())]
     return _summary(levels, cumulative, total, found_at, inside, "rank")
 
 
@@ -185,18 +223,54 @@ def _ranked(frame: gpd.GeoDataFrame, rank_field: str) -> gpd.GeoDataFrame:
     return frame.sort_values("_rank", kind="stable")
 
 
-def _first_covering_rank(frame: gpd.GeoDataFrame, points: list) -> list:
-    """For each point, the best (smallest) rank of the polygons covering it, or None."""
-    if not len(frame) or not points:
-        return [None] * len(points)
-    index = frame.sindex
-    geometries = list(frame.geometry)
-    ranks = list(frame["_rank"])
-    result = []
-    for point in points:
-        hits = [k for k in index.query(point) if geometries[k].covers(point)]
-        result.append(min(int(ranks[k]) for k in hits) if hits else None)
-    return result
+def left_out_deposits(xy, grid: RasterGrid, valid: np.ndarray, shown: int = 5) -> str:
+    """A warning naming the known deposits (x, y on `grid`) a validation on the `valid` cells leaves out, and why
+    (outside the analysed extent, or on a cell without data), each as 'deposit K at (x, y)' (K: its order in the
+    deposits layer, multi-points split), at most `shown` of each kind; '' when none is left out."""
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    rows, cols, inside = cells_of(xy, grid, valid)
+    on_grid = (rows >= 0) & (rows < grid.height) & (cols >= 0) & (cols < grid.width)
+    reasons = []
+    for which, why in ((~on_grid, "outside the analysed extent " + str(tuple(round(v) for v in grid.bounds))),
+                       (on_grid & ~inside, "on cells where not every evidence layer holds data")):
+        picked = np.flatnonzero(which)
+        if not len(picked):
+            continue
+        named = ", ".join(f"deposit {k + 1} at ({xy[k, 0]:.0f}, {xy[k, 1]:.0f})" for k in picked[:shown])
+        more = f" and {len(picked) - shown} more" if len(picked) > shown else ""
+        reasons.append(f"{len(picked)} {'lies' if len(picked) == 1 else 'lie'} {why} ({named}{more})")
+    if not reasons:
+        return ""
+    kept = int(inside.sum())
+    uses = (f"the validation uses the {kept} inside" if kept else
+            "no deposit is left to validate on, so the surface is not validated")
+    return (f"Warning: {len(xy) - kept} of the {len(xy)} known deposits {'is' if len(xy) - kept == 1 else 'are'} "
+            "left out of the validation: "
+            f"{'; '.join(reasons)}; {uses}. If any should lie inside, check the deposits' CRS.")
+
+
+def _first_covering_rank(frame: gpd.GeoDataFrame, xy: np.ndarray) -> list:
+    """For each point (x, y), the best (smallest) rank of the polygons covering it, or None; each polygon is tested
+    against the points in its bounding box in one vectorised pass."""
+    best = np.full(len(xy), np.inf)
+    if len(frame) and len(xy):
+        for geometry, rank in zip(frame.geometry, frame["_rank"]):
+            xmin, ymin, xmax, ymax = geometry.bounds
+            near = np.flatnonzero((xy[:, 0] >= xmin) & (xy[:, 0] <= xmax) & (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax))
+            if len(near):
+                hit = near[_covers(geometry, xy[near])]
+                best[hit] = np.minimum(best[hit], int(rank))
+    return [int(rank) if np.isfinite(rank) else None for rank in best.tolist()]
+
+
+def _covers(geometry, xy: np.ndarray) -> np.ndarray:
+    """Whether `geometry` covers each point (x, y): inside or on its boundary, as shapely's `covers`."""
+    from shapely import vectorized
+
+    if not len(xy):
+        return np.zeros(0, dtype=bool)
+    x, y = np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1])
+    return np.asarray(vectorized.contains(geometry, x, y) | vectorized.touches(geometry, x, y), dtype=bool)
 
 
 def _burn_ranks(frame: gpd.GeoDataFrame, grid: RasterGrid) -> np.ndarray:
@@ -217,8 +291,7 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
     data = ~np.ma.getmaskarray(values)
     if valid_mask is not None:
         data &= _sample_mask(valid_mask, grid, own)
-    points = deposit_points(deposits, own.crs, log)
-    rows, cols, inside = cells_of(_xy(points), own, data)
+    rows, cols, inside = cells_of(deposit_coordinates(deposits, own.crs, log), own, data)
     total = float(data.sum()) * own.pixel_area
     if total <= 0:
         raise LodestarError(f"{path.name} has no valid cells in the analysed area.")
@@ -267,15 +340,16 @@ def _summary(levels: list, cumulative: list, total: float, found_at: list, insid
              values: list | None = None) -> dict:
     n_inside = int(np.sum(inside))
     curve = [{key: 0, "area": 0.0, "area_share": 0.0, "found": 0, "deposit_share": 0.0}]
+    reached = np.sort(np.array([f for f in found_at if f is not None], dtype=float))
     for k, level in enumerate(levels):
-        found = sum(1 for f in found_at if f is not None and f <= level)
+        found = int(np.searchsorted(reached, level, side="right"))
         point = {key: level, "area": float(cumulative[k]), "area_share": float(cumulative[k]) / total,
                  "found": found, "deposit_share": found / n_inside if n_inside else 0.0}
         if values is not None:
             point["value"] = values[k]
         curve.append(point)
     selected = float(cumulative[-1]) if cumulative else 0.0
-    found = sum(1 for f in found_at if f is not None)
+    found = len(reached)
     closing = [(c["area_share"], c["deposit_share"]) for c in curve] + [(1.0, 1.0)]
     auc = sum((x1 - x0) * (y0 + y1) / 2.0 for (x0, y0), (x1, y1) in zip(closing, closing[1:]))
     shares = [c["area_share"] for c in curve]
@@ -299,9 +373,11 @@ def _summary(levels: list, cumulative: list, total: float, found_at: list, insid
     return result
 
 
-def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, shares=DEFAULT_SHARES) -> dict:
+def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, shares=DEFAULT_SHARES,
+                     curve: bool = True) -> dict:
     """Success-rate curve, AUC and capture at area `shares` of a surface on `grid` (higher = more prospective;
-    masked or NaN cells are not analysed area) against deposits at map points (x, y) in the grid's CRS."""
+    masked or NaN cells are not analysed area) against deposits at map points (x, y) in the grid's CRS; without
+    `curve`, the scores only (no curve, no per-deposit area shares)."""
     values = np.ma.masked_invalid(np.ma.asarray(values, dtype=float))
     valid = ~np.ma.getmaskarray(values)
     if not valid.any():
@@ -310,16 +386,18 @@ def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, sh
     deposit_values = np.asarray(values.data, dtype=float)[rows[inside], cols[inside]]
     above, tied = rank_positions(values.compressed(), deposit_values)
     n_inside = int(inside.sum())
-    positions = iter(above + tied / 2)
-    return {
+    scores = {
         "deposits": len(inside),
         "inside": n_inside,
         "outside": len(inside) - n_inside,
         "valid_area": float(valid.sum()) * grid.pixel_area,
         **score_positions(above, tied, shares),
-        "curve": _surface_curve(above, tied, n_inside),
-        "deposit_area_shares": [float(next(positions)) if ok else None for ok in inside],
     }
+    if not curve:
+        return scores
+    positions = iter((above + tied / 2).tolist())
+    return {**scores, "curve": _surface_curve(above, tied, n_inside),
+            "deposit_area_shares": [next(positions) if ok else None for ok in inside.tolist()]}
 
 
 def rank_positions(values: np.ndarray, deposit_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -345,11 +423,17 @@ def _surface_curve(above: np.ndarray, tied: np.ndarray, n_inside: int) -> list:
     """The exact success-rate curve: the start and end of each tie group holding deposits, from (0, 0) to
     (1, 1); between them no deposit is met and the curve is flat, so these points draw it whole."""
     points = [(0.0, 0)]
-    found = 0
-    for start, width in sorted({(float(a), float(t)) for a, t in zip(above, tied)}):
-        points.append((start, found))
-        found += int(np.sum((above == start) & (tied == width)))
-        points.append((start + width, found))
+    if len(above):  # tie groups in order of (start, width), with the deposits found before and after each
+        above, tied = np.asarray(above, dtype=float), np.asarray(tied, dtype=float)
+        order = np.lexsort((tied, above))
+        above, tied = above[order], tied[order]
+        last = np.flatnonzero(np.append((above[1:] != above[:-1]) | (tied[1:] != tied[:-1]), True))
+        after = last + 1
+        before = np.append(0, after[:-1])
+        for start, width, found_before, found_after in zip(above[last].tolist(), tied[last].tolist(),
+                                                           before.tolist(), after.tolist()):
+            points.append((start, found_before))
+            points.append((start + width, found_after))
     points.append((1.0, n_inside))
     curve = []
     for share, count in points:
@@ -363,12 +447,7 @@ def write_curve_csv(metrics: dict, path) -> Path:
     """The success-rate curve as a CSV table: one row per point (rank, raster level or surface step), from (0, 0)."""
     curve = metrics["curve"]
     fields = list(curve[0].keys())
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, fieldnames=fields)
-    writer.writeheader()
-    for row in curve:
-        writer.writerow({k: _fmt(row.get(k)) for k in fields})
-    return write_text_atomic(path, text.getvalue())
+    return write_csv(path, fields, [{k: _fmt(row.get(k)) for k in fields} for row in curve], lineterminator="\r\n")
 
 
 def _fmt(value):

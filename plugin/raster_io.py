@@ -20,9 +20,10 @@ from rasterio.errors import NotGeoreferencedWarning
 from rasterio.warp import Resampling, reproject, transform_bounds
 from rasterio.windows import Window
 
+from .confinement import referenced_files
 from .errors import Cancelled, LodestarError
 from .progress import SILENT, Progress
-from .vector_io import holds_points
+from .vector_io import check_vector_input, holds_points, read_vector, split_source
 
 MIN_ANALYSIS_PIXELS = 64
 """Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
@@ -134,9 +135,12 @@ def crs_label(crs: CRS | None) -> str:
 @dataclass
 class RasterReader:
     """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols), in physical values:
-    a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2)."""
+    a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2).
+    A raster that reads other files (a VRT) is opened only when they all lie inside `root` (the case folder;
+    default: its own folder), and a network path never (`confinement`): checked before GDAL opens anything."""
 
     path: Path
+    root: Path | None = None
     grid: RasterGrid = field(init=False)
     count: int = field(init=False)
     dtype: str = field(init=False)
@@ -145,13 +149,16 @@ class RasterReader:
     tags: dict = field(init=False)
     scales: tuple = field(init=False)
     offsets: tuple = field(init=False)
+    sources: list = field(init=False)  # the files it reads besides itself (a VRT's sources), all inside `root`
 
     def __post_init__(self):
         self.path = Path(self.path)
         if not self.path.exists():
+            referenced_files(self.path, self.root)  # a network path is named as such, not as a missing file
             raise LodestarError(f"Raster not found: {self.path}. Check the path.")
         if self.path.is_dir():
             raise LodestarError(f"{self.path} is a folder, not a raster file; give the raster file itself.")
+        self.sources = referenced_files(self.path, self.root)  # before GDAL opens it
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotGeoreferencedWarning)
@@ -369,20 +376,27 @@ def role_mismatches(specs) -> list[str]:
 
 @dataclass
 class LayerSpec:
-    """One analysis input: a raster (or vector) file and what it means."""
+    """One analysis input: a raster (or vector) file and what it means. `layer` names one layer of a vector file
+    of several (a path given as QGIS writes it, 'two.gpkg|layername=faults', is split into both); `root` is the
+    folder every file the input reads must lie in (the case folder; None: the file's own folder)."""
 
     path: Path
     role: str
     name: str = ""
     favourable: str = "high"
     legend: Path | None = None
+    layer: str | None = None
+    root: Path | None = field(default=None, compare=False)
 
     def __post_init__(self):
         from .roles import check_role
 
-        self.path = Path(self.path)
+        self.path, named = split_source(self.path)
+        self.layer = self.layer or named
         self.role = check_role(self.role)
-        self.name = self.name or self.path.stem
+        self.name = self.name or self.layer or self.path.stem
+        if self.root is not None:
+            self.root = Path(self.root)
         if self.favourable not in ("high", "low"):
             raise LodestarError(
                 f"Layer {self.name}: favourable must be 'high' or 'low', not {self.favourable!r}."
@@ -430,7 +444,12 @@ class RasterSet:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise LodestarError(f"Layer names must be unique; rename: {', '.join(duplicates)}.")
-        points = [s.name for s in self.layers if s.is_vector and s.role != "other" and holds_points(s.path)]
+        for spec in self.layers:  # every vector checked before any model call: a folder, an empty file or layer, a
+            # file of several layers without a name, a dataset reading outside the case
+            if spec.is_vector:
+                check_vector_input(spec.path, spec.layer, spec.root, f"Layer {spec.name}")
+        points = [s.name for s in self.layers
+                  if s.is_vector and s.role != "other" and holds_points(s.path, layer=s.layer)]
         if points:
             raise LodestarError(
                 f"{', '.join(points)} {'holds' if len(points) == 1 else 'hold'} points; vector evidence is read as "
@@ -438,7 +457,7 @@ class RasterSet:
                 "layer (they validate the map), and grid point samples into a raster first (Processing Toolbox > "
                 "Interpolation > IDW interpolation), then give that raster the geochemistry role.")
         self.readers: dict[str, RasterReader] = {
-            spec.name: RasterReader(spec.path) for spec in self.layers if not spec.is_vector
+            spec.name: RasterReader(spec.path, spec.root) for spec in self.layers if not spec.is_vector
         }
         self.grid = self._analysis_grid()
         self._cache: dict[str, np.ma.MaskedArray] = {}
@@ -560,6 +579,11 @@ class RasterSet:
             data = self._warp(reader, bands, resampling)
         self._cache[key] = data
         return data
+
+    def features(self, name: str):
+        """A vector layer's features (GeoDataFrame) in the analysis CRS: the one reader of vector evidence."""
+        spec = self.spec(name)
+        return read_vector(spec.path, crs=self.crs, layer=spec.layer, root=spec.root)
 
     def read_window(self, name: str, bounds=None, bands=None) -> tuple[np.ma.MaskedArray, RasterGrid]:
         """A layer on the analysis grid cropped to map bounds (analysis CRS); the whole grid when None."""

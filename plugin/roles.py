@@ -103,13 +103,16 @@ def _graded_raster(path) -> bool:
     import rasterio
     from rasterio.errors import RasterioError
 
+    from .confinement import referenced_files
+
     try:
+        referenced_files(path)  # a VRT reading the network or files elsewhere is not opened to guess
         with rasterio.open(path) as ds:
             if ds.count != 1:
                 return False
             scale = max(1, max(ds.width, ds.height) // 128)
             values = ds.read(1, masked=True, out_shape=(max(1, ds.height // scale), max(1, ds.width // scale)))
-    except (RasterioError, OSError, ValueError):
+    except (RasterioError, OSError, ValueError, LodestarError):
         return False
     import numpy as np
 

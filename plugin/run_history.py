@@ -163,7 +163,8 @@ def run_inputs(folder) -> list:
             raise LodestarError(f"The run's input {entry.get('name', path.name)} is no longer at {path}; put it back "
                                 "there (or run the analysis again) to make its full-resolution surface.")
         specs.append(LayerSpec(path, entry["role"], entry.get("name", ""), entry.get("favourable", "high"),
-                               entry.get("legend") or None))
+                               entry.get("legend") or None, layer=entry.get("layer") or None,
+                               root=entry.get("root") or None))
     if not specs:
         raise LodestarError(f"The run record in {folder} lists no input layers.")
     return specs

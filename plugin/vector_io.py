@@ -10,9 +10,12 @@ from pathlib import Path
 
 import fiona
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 from pyproj import CRS
 
+from .confinement import referenced_files
+from .csv_table import safe_cell
 from .errors import LodestarError
 
 DRIVERS = {
@@ -29,13 +32,58 @@ DRIVERS = {
 SHAPEFILE_PARTS = (".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx")
 
 
-def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
-    """Read a vector file; reproject to `crs` when given. GeoJSON without a crs member is EPSG:4326."""
-    path = Path(path)
+def split_source(source) -> tuple[Path, str | None]:
+    """(file, layer name) of a vector source as QGIS writes it: 'two.gpkg|layername=faults' names one layer of a
+    GeoPackage; a plain path names none. Other QGIS options (a layer id, a filter) are refused, saying what to do."""
+    text = str(source)
+    if "|" not in text:
+        return Path(text), None
+    file, *options = text.split("|")
+    layer = None
+    for option in options:
+        key, equals, value = option.partition("=")
+        if key.strip().lower() != "layername" or not equals or not value.strip() or layer is not None:
+            raise LodestarError(f"{text}: only '|layername=NAME' may follow the file name (QGIS's way to name one "
+                                f"layer of a GeoPackage), not '|{option}'; save a filtered layer as its own file.")
+        layer = value
+    return Path(file), layer
+
+
+def vector_source(path, layer: str | None = None, root=None) -> tuple[Path, str | None]:
+    """The checked (file, layer) a vector read opens, before OGR opens anything: no network path nor a dataset that
+    reads files outside `root` (`confinement`), an existing file (not a folder, not empty), and one layer: the one
+    named (`path|layername=NAME` or `layer`), which must exist, or the only one; a file of several layers given
+    without a name is refused, naming them."""
+    path, named = split_source(path)
+    layer = layer or named
     if not path.exists():
+        referenced_files(path, root, raster=False)  # a network path is named as such, not as a missing file
         raise LodestarError(f"Vector file not found: {path}.")
+    if path.is_dir():
+        raise LodestarError(f"{path} is a folder, not a vector file; give the file itself (a GeoPackage, Shapefile "
+                            "or GeoJSON file), e.g. one of the files inside it.")
+    if path.stat().st_size == 0:
+        raise LodestarError(f"{path} is empty (0 bytes): export the layer again (a complete copy), or leave it out.")
+    referenced_files(path, root, raster=False)
     try:
-        frame = gpd.read_file(path, **_shapefile_encoding(path))
+        layers = fiona.listlayers(path)
+    except Exception as exc:  # fiona raises many driver-specific types
+        raise LodestarError(f"Cannot read {path} as a vector layer: {exc}") from exc
+    if layer is not None and layer not in layers:
+        raise LodestarError(f"{path.name} has no layer {layer!r}; its layers: {', '.join(layers)}. Name one as "
+                            f"{path.name}|layername=NAME.")
+    if layer is None and len(layers) > 1:
+        raise LodestarError(f"{path.name} holds {len(layers)} layers ({', '.join(layers)}); name the one to read as "
+                            f"{path.name}|layername=NAME (QGIS's own way), e.g. {path.name}|layername={layers[-1]}.")
+    return path, layer
+
+
+def read_vector(path, crs: CRS | None = None, layer: str | None = None, root=None) -> gpd.GeoDataFrame:
+    """Read a vector file's layer (`vector_source`: 'file.gpkg|layername=NAME' or `layer` names one of several);
+    reproject to `crs` when given. GeoJSON without a crs member is EPSG:4326."""
+    path, layer = vector_source(path, layer, root)
+    try:
+        frame = gpd.read_file(path, layer=layer, **_shapefile_encoding(path))
     except Exception as exc:  # fiona raises many driver-specific types
         raise LodestarError(f"Cannot read {path} as a vector layer: {exc}") from exc
     if frame.crs is None and path.suffix.lower() in (".geojson", ".json"):
@@ -47,62 +95,113 @@ def read_vector(path, crs: CRS | None = None) -> gpd.GeoDataFrame:
     return frame
 
 
+def check_vector_input(path, layer: str | None = None, root=None, what: str = "") -> None:
+    """Refuse, before any work, an input vector that cannot speak: anything `vector_source` refuses, and a layer
+    with no features. `what` names it in the message."""
+    prefix = f"{what}: " if what else ""
+    try:
+        path, layer = vector_source(path, layer, root)
+        with fiona.open(path, layer=layer) as source:
+            empty = next(iter(source), None) is None
+    except LodestarError as exc:
+        raise LodestarError(f"{prefix}{exc}") from exc
+    except Exception as exc:  # fiona raises many driver-specific types
+        raise LodestarError(f"{prefix}Cannot read {path} as a vector layer: {exc}") from exc
+    if empty:
+        named = f"{path.name}|layername={layer}" if layer else path.name
+        raise LodestarError(f"{prefix}{named} holds no features: give a layer with its features (fault lines, unit "
+                            "polygons), or leave it out.")
+
+
 _LONGITUDE, _LATITUDE = {"longitude", "long", "lon", "lng"}, {"latitude", "lat"}
 _X_WORDS, _Y_WORDS = {"x", "easting", "east"}, {"y", "northing", "north"}
 
 
-def points_from_columns(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
-    """A table without geometry (a CSV of deposits) as points from its coordinate columns, found by a word of their
-    names ("LONG_DD", "Latitude (deg)", "POINT_X", "Easting_MGA"): longitude / latitude (EPSG:4326, checked to lie
-    within +-180 and +-90), else x / y or easting / northing (no CRS: the caller's). Decimal commas are read; rows
-    without numbers there are dropped and said in `log`. A frame with geometry, or a table with no such columns, is
-    returned as it is."""
-    if len(frame) == 0 or frame.geometry.notna().any():
-        return frame
-    geometry = frame.geometry.name
+def read_table(path) -> pd.DataFrame | None:
+    """A CSV table (a deposits list) read in one vectorised pass, every cell as text, as OGR's CSV driver gives it:
+    the separator (comma, semicolon, tab or pipe) is the one the header line holds most of, UTF-8 with or without a
+    BOM. None when OGR must read it (a WKT geometry column, or a .csvt / .prj beside it): `read_vector` then."""
+    path = Path(path)
+    if not path.is_file():
+        raise LodestarError(f"Table not found: {path}.")
+    if path.with_suffix(".csvt").exists() or path.with_suffix(".prj").exists():
+        return None
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            header = fh.readline()
+        separator = max(",;\t|", key=header.count) if header.strip() else ","
+        names = [name.strip().strip('"').lower() for name in header.split(separator)]
+        if "wkt" in names:
+            return None
+        return pd.read_csv(path, sep=separator, dtype=str, keep_default_na=False, encoding="utf-8-sig",
+                           encoding_errors="replace", skipinitialspace=False)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise LodestarError(f"Cannot read {path} as a table: {' '.join(str(exc).split())}") from exc
+
+
+def table_coordinates(frame: pd.DataFrame, log: list) -> tuple[np.ndarray, np.ndarray, bool] | None:
+    """(x, y, geographic) of a table without geometry (a CSV of deposits) from its coordinate columns, found by a
+    word of their names ("LONG_DD", "Latitude (deg)", "POINT_X", "Easting_MGA"): longitude / latitude (geographic:
+    EPSG:4326, checked to lie within +-180 and +-90), else x / y or easting / northing (no CRS: the caller's).
+    Decimal commas are read; rows without numbers there are dropped and said in `log`. None when no such columns.
+    Vectorised: a million rows take about a second."""
+    if len(frame) == 0:
+        return None
+    geometry = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
     words = {name: set(re.split(r"[^a-z]+", str(name).lower())) for name in frame.columns if name != geometry}
+    numbers: dict = {}
     geographic = True
-    x, y = _column(frame, words, _LONGITUDE), _column(frame, words, _LATITUDE)
+    x, y = _column(frame, words, _LONGITUDE, numbers), _column(frame, words, _LATITUDE, numbers)
     if x is None or y is None:
-        geographic, x, y = False, _column(frame, words, _X_WORDS), _column(frame, words, _Y_WORDS)
+        geographic, x, y = False, _column(frame, words, _X_WORDS, numbers), _column(frame, words, _Y_WORDS, numbers)
     if x is None or y is None:
-        return frame
-    xs, ys = _numbers(frame[x]), _numbers(frame[y])
-    ok = xs.notna() & ys.notna()
-    if geographic and ((xs[ok].abs() > 180).any() or (ys[ok].abs() > 90).any()):
+        return None
+    xs, ys = _numbers(frame[x], numbers, x), _numbers(frame[y], numbers, y)
+    ok = ~(np.isnan(xs) | np.isnan(ys))
+    if geographic and ((np.abs(xs[ok]) > 180).any() or (np.abs(ys[ok]) > 90).any()):
         raise LodestarError(f"its columns {x} and {y} hold values beyond longitude +-180 and latitude +-90; if they "
                             "are projected coordinates, name the columns x and y (or easting and northing).")
     if not ok.all():
         log.append(f"{_rows(int((~ok).sum()))} of {len(frame)} without numbers in {x} and {y} left out.")
-    points = gpd.GeoDataFrame(frame.drop(columns=[geometry])[ok].reset_index(drop=True),
-                              geometry=gpd.points_from_xy(xs[ok], ys[ok]), crs="EPSG:4326" if geographic else None)
     log.append(f"Points read from the columns {x} and {y}" + (" (longitude and latitude, EPSG:4326)." if geographic
                                                                else "."))
-    return points
+    return xs[ok], ys[ok], geographic
 
 
-def _column(frame, words: dict, wanted: set):
+def _column(frame, words: dict, wanted: set, numbers: dict):
     """The column one of whose name's words is wanted holding the most numbers ("longitude" before "long_name"; the
     first on a tie), or None."""
     candidates = [name for name, parts in words.items() if parts & wanted]
-    return max(candidates, key=lambda name: int(_numbers(frame[name]).notna().sum()), default=None)
+    return max(candidates, key=lambda name: int((~np.isnan(_numbers(frame[name], numbers, name))).sum()),
+               default=None)
 
 
-def _numbers(column: pd.Series) -> pd.Series:
-    """Numbers of a text column, decimal commas read ("117,5"); NaN where there is none."""
-    text = column.astype(str).str.strip().str.replace(r"^(-?\d+),(\d+)$", r"\1.\2", regex=True)
-    return pd.to_numeric(text, errors="coerce")
+def _numbers(column: pd.Series, known: dict | None = None, name=None) -> np.ndarray:
+    """Numbers of a text column (float64), decimal commas read ("117,5"); NaN where there is none. Plain numbers
+    are parsed in one vectorised pass; only the other cells go through text clean-up. `known` caches by `name`."""
+    if known is not None and name in known:
+        return known[name]
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    rest = np.isnan(values) & column.notna().to_numpy()
+    if rest.any():
+        text = column[rest].astype(str).str.strip().str.replace(r"^(-?\d+),(\d+)$", r"\1.\2", regex=True)
+        values[rest] = pd.to_numeric(text, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    if known is not None:
+        known[name] = values
+    return values
 
 
 def _rows(count: int) -> str:
     return f"{count} row" if count == 1 else f"{count} rows"
 
 
-def holds_points(path, sample: int = 1000) -> bool:
+def holds_points(path, sample: int = 1000, layer: str | None = None) -> bool:
     """Whether a vector file's layer holds points (known deposits, samples): declared so, or, when its declared type
     says nothing ("Unknown", "Geometry"), its first `sample` features all points; False when it cannot tell."""
     try:
-        with fiona.open(Path(path)) as source:
+        with fiona.open(Path(path), layer=layer) as source:
             declared = str(source.schema.get("geometry") or "").lower()
             if "point" in declared or declared not in ("", "none", "unknown", "geometry", "geometrycollection"):
                 return "point" in declared
@@ -163,7 +262,7 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
     path = check_output_path(path, "Output", vector=True)
     driver = DRIVERS[path.suffix.lower()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    frame = _shapefile_safe(frame) if driver == "ESRI Shapefile" else frame
+    frame = _shapefile_safe(frame) if driver == "ESRI Shapefile" else _csv_safe(frame) if driver == "CSV" else frame
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lodestar-") as tmp:
         tmp_path = Path(tmp) / path.name
         kwargs = {"driver": driver}
@@ -171,6 +270,8 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
             kwargs["layer"] = layer
         if driver == "ESRI Shapefile":
             kwargs["encoding"] = "utf-8"
+        if driver == "CSV":  # the geometry as a WKT column (without it GDAL's CSV driver refuses the layer)
+            kwargs["GEOMETRY"] = "AS_WKT"
         env = {"OGR_CURRENT_DATE": _gpkg_date(stamp)} if stamp and driver == "GPKG" else {}
         try:
             with fiona.Env(**env):
@@ -215,6 +316,16 @@ def _write_empty(frame: gpd.GeoDataFrame, tmp_path: Path, driver: str, kwargs: d
     with warnings.catch_warnings():  # an empty layer with its schema is what is meant here
         warnings.filterwarnings("ignore", "You are attempting to write an empty DataFrame", UserWarning)
         frame.to_file(tmp_path, schema=schema, **kwargs)
+
+
+def _csv_safe(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """A layer written as CSV with every text cell, and column name, that a spreadsheet would run as a formula
+    written as text (`csv_table.safe_cell`)."""
+    frame = frame.rename(columns={c: safe_cell(c) for c in frame.columns if c != frame.geometry.name})
+    for column in frame.columns:
+        if column != frame.geometry.name and frame[column].dtype == object:
+            frame[column] = frame[column].map(safe_cell)
+    return frame
 
 
 def _shapefile_safe(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:

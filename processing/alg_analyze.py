@@ -23,7 +23,9 @@ from ..plugin.analysis import AnalysisRequest
 from ..plugin.case import read_case
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
-from ..plugin.files import write_bytes_atomic
+from ..plugin.files import OutputSet, write_bytes_atomic
+from ..plugin.masking import mask_secrets
+from ..plugin.progress import Progress
 from ..plugin.request import build_request, distinct_names, replay_request
 from ..plugin.roles import ROLES, check_role
 from ..plugin.vector_io import check_output_path, write_vector
@@ -254,43 +256,54 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             shutil.rmtree(work, ignore_errors=True)
             raise
 
+        secrets = (request.settings.api_key,)  # masked in every line and message (the client masks replies already)
+        progress = Progress(progress.set, lambda line: feedback.pushInfo(mask_secrets(line, secrets)),
+                            progress.cancelled)
+
         def on_event(event: dict) -> None:
             for line in log_lines(event):
-                feedback.pushInfo(line)
+                feedback.pushInfo(mask_secrets(line, secrets))
 
         try:
             result = run_analysis(request, progress, on_event)
         except RunFailed as exc:  # the engine wrote the run's record before failing: it reaches its destination
             if exc.record is not None:
-                write_bytes_atomic(record, Path(exc.record).read_bytes())
-            raise QgsProcessingException(" ".join(f"{exc.cause} The run record is {record}.".split())) from exc
+                with OutputSet() as staged:
+                    write_bytes_atomic(staged.path(record), Path(exc.record).read_bytes())
+            raise QgsProcessingException(mask_secrets(" ".join(f"{exc.cause} The run record is {record}.".split()),
+                                                      secrets)) from exc
         except BaseException:  # refused or cancelled before a record: nothing of the run is worth keeping
             shutil.rmtree(work, ignore_errors=True)
             raise
         if result.stopped:  # the model server failed for good: the record and report first, then a non-zero exit
-            for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
-                write_bytes_atomic(target, Path(source).read_bytes())
-            raise QgsProcessingException(" ".join(
+            with OutputSet() as staged:
+                for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
+                    write_bytes_atomic(staged.path(target), Path(source).read_bytes())
+            raise QgsProcessingException(mask_secrets(" ".join(
                 f"The model server failed, so the run could not finish: {result.stopped} The run record is "
-                f"{record}; the report is {report}.".split()))
+                f"{record}; the report is {report}.".split()), secrets))
         stamp = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))["created_utc"]
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
                   self.OUTPUT_PROSPECTIVITY: result.prospectivity}
         outputs = {}
         styles = {self.OUTPUT_ZONES: "zones.qml", self.OUTPUT_NODES: "graph_nodes.qml",
                   self.OUTPUT_EDGES: "graph_edges.qml", self.OUTPUT_PROSPECTIVITY: "prospectivity.qml"}
-        for key, path in destinations.items():  # stamped with the run's time: a replay writes the same bytes
-            outputs[key] = str(write_vector(frames[key], path, stamp=stamp))
-            style_output(context, path, styles[key])
-        for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
-                                    (self.OUTPUT_RECORD, record, result.outputs["record"])):
-            write_bytes_atomic(target, Path(source).read_bytes())
-            outputs[key] = target
-        outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback))
+        with OutputSet() as staged:  # every output staged beside its destination, then all moved there at once:
+            # two runs writing the same paths leave one run's complete set
+            for key, path in destinations.items():  # stamped with the run's time: a replay writes the same bytes
+                write_vector(frames[key], staged.path(path), stamp=stamp)
+                outputs[key] = str(path)
+                style_output(context, path, styles[key])
+            for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
+                                        (self.OUTPUT_RECORD, record, result.outputs["record"])):
+                write_bytes_atomic(staged.path(target), Path(source).read_bytes())
+                outputs[key] = target
+            outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback, staged))
+            outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress,
+                                                        staged))
         for note in result.notes:
             if note.startswith(("Replay check:", "Warning:")):
-                feedback.pushWarning(note)
-        outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress))
+                feedback.pushWarning(mask_secrets(note, secrets))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
                           f"{result.rounds} round(s). Run folder: {work}")

@@ -21,7 +21,7 @@ from shapely.geometry import box
 from ..plugin.errors import LodestarError
 from ..plugin.evaluation import (
     DEFAULT_SHARES,
-    deposit_points,
+    deposit_coordinates,
     evaluate_localization,
     evaluate_surface,
     plot_success_curve,
@@ -167,5 +167,5 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             outside |= sampled == 0
         elif extent is not None:
             outside |= geometry_mask([box(*extent)], (grid.height, grid.width), grid.transform)
-        points = deposit_points(deposits, grid.crs, log)
-        return evaluate_surface(np.ma.masked_array(values.data, outside), grid, [(p.x, p.y) for p in points])
+        return evaluate_surface(np.ma.masked_array(values.data, outside), grid,
+                                deposit_coordinates(deposits, grid.crs, log))

@@ -2,15 +2,40 @@
 from __future__ import annotations
 
 import re
+import time
 from enum import Enum
 from pathlib import Path
 
-from qgis.core import QgsProcessingAlgorithm, QgsProcessingException
-from qgis.PyQt.QtCore import QUrl
+from qgis.core import QgsApplication, QgsProcessingAlgorithm, QgsProcessingException
+from qgis.PyQt.QtCore import QCoreApplication, QThread, QUrl
 from qgis.PyQt.QtGui import QIcon
 
 from ..plugin.errors import LodestarError
 from ..plugin.progress import Progress
+
+EVENTS_EVERY_S = 0.1
+"""How often, at most, a cancel check inside qgis_process lets it handle its pending events."""
+
+
+def cancel_check(feedback):
+    """`feedback.isCanceled`; inside qgis_process, the pending events handled first (at most every EVENTS_EVERY_S):
+    there a Ctrl+C (SIGINT) reaches the feedback only through the event loop, which qgis_process itself runs only
+    when the progress moves, and at most every 2 s, so a long step without progress would not stop for seconds. The
+    algorithm runs on qgis_process's main thread; elsewhere (the QGIS desktop runs algorithms in a task thread, the
+    dock has its own cancel) nothing else is done."""
+    app = QCoreApplication.instance()
+    if QgsApplication.platform() != "qgis_process" or app is None:
+        return feedback.isCanceled
+    last = [0.0]
+
+    def cancelled() -> bool:
+        now = time.monotonic()
+        if now - last[0] >= EVENTS_EVERY_S and QThread.currentThread() == app.thread():
+            last[0] = now
+            QCoreApplication.processEvents()
+        return feedback.isCanceled()
+
+    return cancelled
 
 
 class Group(Enum):
@@ -131,7 +156,7 @@ class LodestarAlgorithm(QgsProcessingAlgorithm):
         """A core Progress that reports to Processing feedback and honours its cancel button."""
         if feedback is None:
             return Progress()
-        return Progress(feedback.setProgress, feedback.pushInfo, feedback.isCanceled)
+        return Progress(feedback.setProgress, feedback.pushInfo, cancel_check(feedback))
 
     def processAlgorithm(self, parameters, context, feedback):  # noqa: N802 (QGIS API name)
         try:

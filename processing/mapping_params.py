@@ -115,9 +115,10 @@ def mapping_destinations(algorithm, parameters, context) -> dict:
     return paths
 
 
-def write_mapping_outputs(paths: dict, engine_outputs: dict, context, feedback) -> dict:
+def write_mapping_outputs(paths: dict, engine_outputs: dict, context, feedback, staged=None) -> dict:
     """Copy the run's surfaces and weights table to their destinations (surfaces styled when loaded); an output
-    the run did not make is dropped from the layers to load and said so."""
+    the run did not make is dropped from the layers to load and said so. `staged` (a files.OutputSet): written
+    into its staging folders, to move into place with the run's other outputs."""
     written = {}
     skipped = [path for key, path in paths.items() if OUTPUTS[key][0] not in engine_outputs]
     if skipped:  # before any style is set: Processing must not try to load a file that was not written
@@ -130,7 +131,8 @@ def write_mapping_outputs(paths: dict, engine_outputs: dict, context, feedback) 
             feedback.pushInfo(f"{key} was not written: " + ("it needs CALIBRATE." if needs
                                                              else "no layer could be turned into evidence."))
             continue
-        write_bytes_atomic(path, Path(engine_outputs[name]).read_bytes())
+        write_bytes_atomic(staged.path(path) if staged is not None else path,
+                           Path(engine_outputs[name]).read_bytes())
         if key != OUTPUT_WEIGHTS:
             style_output(context, path, "uncertainty.qml" if key == OUTPUT_UNCERTAINTY else "favourability.qml")
         written[key] = path

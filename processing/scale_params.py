@@ -51,8 +51,9 @@ def full_resolution_parameters() -> list:
     return [resolution, full]
 
 
-def write_full_resolution_output(algorithm, parameters, context, request, result, progress) -> dict:
-    """OUTPUT_FAVOURABILITY_FULL when asked for: {key: path}, else {}."""
+def write_full_resolution_output(algorithm, parameters, context, request, result, progress, staged=None) -> dict:
+    """OUTPUT_FAVOURABILITY_FULL when asked for: {key: path}, else {}; written into `staged` (a files.OutputSet)
+    when given, to move into place with the run's other outputs."""
     from ..plugin.favourability.blockwise import write_run_surface
 
     if parameters.get(OUTPUT_FAVOURABILITY_FULL) in (None, ""):
@@ -61,6 +62,7 @@ def write_full_resolution_output(algorithm, parameters, context, request, result
     if not path:
         return {}
     resolution = algorithm.parameterAsDouble(parameters, FULL_RESOLUTION, context) or None
-    write_run_surface(result.outputs["record"], request.layers, result.zones, path, resolution,
+    write_run_surface(result.outputs["record"], request.layers, result.zones,
+                      staged.path(path) if staged is not None else path, resolution,
                       scheduler=scheduler_value(algorithm, parameters, context), progress=progress)
     return {OUTPUT_FAVOURABILITY_FULL: path}

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from ..progress import SILENT, Progress
 from .coincidence import window_side
 
 
@@ -55,14 +56,16 @@ def interior(scores: np.ndarray, radius_px: float) -> np.ndarray:
     return np.where(inside, scores, np.nan)
 
 
-def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0) -> JointPlace | None:
+def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0,
+                     progress: Progress = SILENT) -> JointPlace | None:
     """The rarest place on every layer of a group, over `groups` of (layer, layer, ..., radius in pixels), among
     the pixels where every layer's contrast reaches `floor` standardised spreads; `maps` holds each (layer, radius)
-    contrast map. None when no group has such a pixel scored on all its layers."""
+    contrast map. None when no group has such a pixel scored on all its layers. Cancel is checked per group."""
     tests = len(groups)
     cache: dict = {}
     best = None
     for *layers, radius in groups:
+        progress.check()
         for name in layers:
             if (name, radius) not in cache:
                 cache[(name, radius)] = shares(interior(maps[(name, radius)], radius))

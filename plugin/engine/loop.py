@@ -45,8 +45,9 @@ from .contract import (
     Verdict,
 )
 from .control import check_zones, limits_from
-from .pathfinders import off_model_note
-from .workspace import Workspace
+from .pathfinders import model_layers, off_model_note
+from .questions import yes_no_letters
+from .workspace import Workspace, silent_note
 
 
 @dataclass
@@ -253,6 +254,8 @@ class Engine:
             self.emit("done", answer=FAILED, valid=False, voted=False, rounds=0, reason=str(exc))
             return outcome
         outcome.plan = plan
+        outcome.notes += [f"Warning: {info.name} {info.silent}: it shows no anomaly and can test no evidence item."
+                          for info in self.ws.layers if info.silent]  # what it cannot show is no evidence either way
         if not plan:
             outcome.notes.append("The planner gave no usable step.")
             return self._settle(outcome)
@@ -288,7 +291,9 @@ class Engine:
                 outcome.answer, outcome.valid = INSUFFICIENT, verdict.valid
                 outcome.notes.append("Insufficient evidence: the critical evidence needs a layer with role "
                                      + " or ".join(verdict.missing) + "; add one to answer the question."
-                                     + off_model_note(self.ws.layers, self.ws.deposit_model, verdict.missing))
+                                     + off_model_note(self.ws.layers, self.ws.deposit_model, verdict.missing)
+                                     + silent_note(self.ws.layers, verdict.missing)
+                                     + _unexamined_note(self.ws, verdict.missing))
                 return self._settle(outcome)
             if round_no == self.max_rounds:
                 break
@@ -382,7 +387,43 @@ def _checked_verdict(verdict: Verdict, ws: Workspace) -> Verdict:
         return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
                        f"{verdict.rationale} (rejected: evidence is claimed as supported but the chain marked "
                        "no zone)", verdict.missing)
+    untested = _untested(verdict, ws)
+    if untested:
+        roles = sorted({role for item in untested for role in item["roles"]})
+        return Verdict(verdict.valid, None, verdict.feedback, verdict.critical, verdict.secondary,
+                       f"{verdict.rationale} (not an answer: it rests on "
+                       f"{', '.join(item['id'] for item in untested)}, which no layer could test)", roles)
     return verdict
+
+
+def _examined(ws: Workspace) -> set:
+    """Names of the layers a step of the chain looked at."""
+    return {name for node in ws.chain for name in list(node.step.layers) + list(node.observation.layers)}
+
+
+def _untested(verdict: Verdict, ws: Workspace) -> list[dict]:
+    """The deposit model's critical items a "No" rests on when every one of them could not be tested: no layer of
+    the item's roles both varies over the data (`workspace.silence`) and was looked at by a step of the chain.
+    Empty when the answer is not "No", or when some critical item held unsupported could be tested (the "No" then
+    rests on that one): evidence that cannot speak is never taken as absent."""
+    no = yes_no_letters(ws.choices)[1]
+    if no is None or verdict.answer != no:
+        return []
+    items = {item["id"]: item for item in ws.deposit_model.get("evidence", []) if item.get("level") == "critical"}
+    unsupported = [items[key] for key, ok in verdict.critical.items() if not ok and key in items]
+    examined = _examined(ws)
+    untested = [item for item in unsupported
+                if not any(info.role in item["roles"] and not info.silent and info.name in examined
+                           for info in model_layers(ws.layers, ws.deposit_model))]
+    return untested if unsupported and len(untested) == len(unsupported) else []
+
+
+def _unexamined_note(ws: Workspace, roles) -> str:
+    """A sentence naming the layers of `roles` that vary but that no step of the chain looked at; '' when none."""
+    examined = _examined(ws)
+    left = [info.name for info in model_layers(ws.layers, ws.deposit_model)
+            if info.role in roles and not info.silent and info.name not in examined]
+    return f" Layers of that role no step looked at: {', '.join(left)}." if left else ""
 
 
 def _join(*parts: str) -> str:

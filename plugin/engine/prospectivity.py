@@ -26,6 +26,7 @@ import numpy as np
 from shapely.ops import unary_union
 
 from ..errors import LodestarError
+from ..evaluation import left_out_deposits
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.knowledge import knowledge_specs
 from ..favourability.models import LABELS as _LABELS
@@ -81,12 +82,14 @@ class ProspectivityMap:
 
 def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: bool, area_share: float,
                       calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
-                      progress: Progress = SILENT) -> ProspectivityMap:
+                      progress: Progress = SILENT, answered: bool = True) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
     `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
-    `draw_targets`: False when the answer rules deposits out (the surface is still made);
+    `draw_targets`: False when the answer rules deposits out, or no answer was reached (`answered` False): the
+    surface is still made, and the note says which;
+    `deposit_xy`: the known deposits; those off the surface's data cells are left out of its validation, and said;
     `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
     names (`others`), ranked next (`core_target`)."""
     ws = engine.ws
@@ -132,6 +135,8 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     else:
         uncertainty = None
     if deposit_xy:
+        left_out_note = left_out_deposits(deposit_xy, knowledge.grid, ~np.ma.getmaskarray(knowledge.values))
+        notes.extend([left_out_note] if left_out_note else [])
         notes.extend(anti_correlated(knowledge, maps, deposit_xy))
     targets = empty
     if draw_targets:
@@ -147,7 +152,8 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
                      f"ranked by the evidence they hold (patches under {MIN_TARGET_CELLS} cells left out as specks, "
                      f"holes under {MIN_TARGET_CELLS} cells inside a target made part of it).")
     else:
-        notes.append("No targets: the answer rules the deposit out; the favourability surface is still written.")
+        notes.append(f"No targets: {'the answer rules the deposit out' if answered else 'no answer was reached'}; "
+                     "the favourability surface is still written.")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
                               notes=notes, uncertainty=uncertainty)
     if deposit_xy:
@@ -307,7 +313,7 @@ def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
         values = maps.get(spec.layer)
         if values is None or spec.weight <= 0 or np.ma.count(values) == 0:
             continue
-        metrics = evaluate_surface(values, knowledge.grid, deposit_xy)
+        metrics = evaluate_surface(values, knowledge.grid, deposit_xy, curve=False)
         if metrics["inside"] and metrics["auc"] is not None and metrics["auc"] < 0.5:
             notes.append(f"{spec.layer} is weighted {spec.weight:g} by the deposit model, but its membership ranks "
                          f"the {metrics['inside']} known deposits below the average cell here (AUC "

@@ -16,13 +16,16 @@ import json
 import re
 from pathlib import Path
 
+from ..confinement import check_path_text, referenced_files
 from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..masking import mask_secrets
-from ..raster_io import LayerSpec
+from ..raster_io import VECTOR_SUFFIXES, LayerSpec
+from ..vector_io import split_source
 
 FORMAT = "lodestar-run/1"
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token(?!s))", re.IGNORECASE)
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def sha256_file(path) -> str:
@@ -34,17 +37,23 @@ def sha256_file(path) -> str:
 
 
 def input_entries(raster_set, layer_infos) -> list[dict]:
-    """One entry per input: name, path, role, favourable, legend, kind, CRS, size, sha256."""
+    """One entry per input: name, path, layer (of a GeoPackage), root (the folder its files must lie in), role,
+    favourable, legend, kind, CRS, size, sha256, and the checksums of the files beside it or that it reads
+    (`sidecars`: a Shapefile's parts by name, a VRT's sources by resolved path)."""
     infos = {info.name: info for info in layer_infos}
     entries = []
     for spec in raster_set.layers:
+        raster_set.progress.check()
         info = infos[spec.name]
         files = [spec.path]
         if spec.path.suffix.lower() == ".shp":
             files += [spec.path.with_suffix(s) for s in (".dbf", ".shx", ".prj") if spec.path.with_suffix(s).exists()]
+        sources = [p for p in referenced_files(spec.path, spec.root, raster=not spec.is_vector) if p.is_file()]
         entries.append({
             "name": spec.name,
             "path": str(spec.path.resolve()),
+            "layer": spec.layer,
+            "root": str(Path(spec.root or spec.path.parent).resolve()),
             "role": spec.role,
             "favourable": spec.favourable,
             "legend": str(spec.legend.resolve()) if spec.legend else None,
@@ -53,9 +62,19 @@ def input_entries(raster_set, layer_infos) -> list[dict]:
             "crs": info.crs,
             "size": info.size,
             "sha256": sha256_file(spec.path),
-            "sidecars": {p.name: sha256_file(p) for p in files[1:]},
+            "sidecars": {**{p.name: sha256_file(p) for p in files[1:]}, **{str(p): sha256_file(p) for p in sources}},
         })
     return entries
+
+
+def deposits_entry(deposits) -> dict:
+    """The run parameters naming the known deposits: their file (with '|layername=' when one layer of several) and
+    its checksum, which a replay needs before it reads them."""
+    if not deposits:
+        return {"deposits": None, "deposits_sha256": None}
+    file, layer = split_source(deposits)
+    return {"deposits": str(file.resolve()) + (f"|layername={layer}" if layer else ""),
+            "deposits_sha256": sha256_file(file)}
 
 
 def scrub(value, secrets: tuple = ()):
@@ -86,18 +105,6 @@ def read_record(path) -> dict:
     return record
 
 
-def _check_beside(entry: dict, path: Path, legend: Path | None) -> None:
-    """A layer's legend and sidecar files must be as recorded too (a changed legend renames units)."""
-    recorded = dict(entry.get("sidecars") or {})
-    if legend is not None and entry.get("legend_sha256"):
-        recorded[str(legend)] = entry["legend_sha256"]
-    for name, digest in recorded.items():
-        file = Path(name) if Path(name).is_absolute() else path.with_name(name)
-        if not file.exists() or sha256_file(file) != digest:
-            raise LodestarError(f"{file.name}, beside input {entry['name']}, is missing or changed since the run was "
-                                "recorded; replay needs the same files.")
-
-
 def compare_outputs(recorded: dict, written: dict) -> dict:
     """Which outputs of a replay have the recorded sha256 ('same') and which not ('different'); outputs only one
     side has are listed apart (e.g. a map the recorded run could not draw)."""
@@ -114,17 +121,90 @@ def replay_note(check: dict) -> str:
 
 
 def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
-    """The record's inputs as LayerSpecs; with `check`, each file must still have its recorded checksum."""
+    """The record's inputs as LayerSpecs. Before any file is read, every input must carry its checksums (sha256, a
+    legend's legend_sha256, one per sidecar, the deposits' deposits_sha256) and every file it names must lie inside
+    its recorded root: a record edited to read another file is refused in one line, and nothing of that file is
+    read or shown. With `check`, each file must then still have its recorded checksum, and a VRT may read only
+    files whose checksums the record holds."""
+    entries = record.get("inputs")
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise LodestarError("Replay refused: the run record lists no inputs; replay the record.json a run wrote, "
+                            "unedited.")
+    planned = [_replay_files(entry, i) for i, entry in enumerate(entries)]
+    parameters = record.get("parameters") if isinstance(record.get("parameters"), dict) else {}
+    deposits = parameters.get("deposits")
+    if deposits:
+        _need_checksum(parameters.get("deposits_sha256"), "deposits_sha256 of the known deposits")
+        check_path_text(deposits, "Replay refused: the known deposits")
     layers = []
-    for entry in record["inputs"]:
-        path = Path(entry["path"])
-        if not path.exists():
-            raise LodestarError(f"Replay needs the input {entry['name']} at {path}, which no longer exists.")
-        if check and sha256_file(path) != entry["sha256"]:
-            raise LodestarError(f"Input {entry['name']} ({path}) changed since the run was recorded; "
-                                "replay needs the same files.")
-        legend = Path(entry["legend"]) if entry.get("legend") else None
+    for entry, (path, legend, root, sidecars) in zip(entries, planned):
+        name = _label(entry)
+        if not path.is_file():
+            raise LodestarError(f"Replay needs the input {name} at {path}, which no longer exists.")
         if check:
-            _check_beside(entry, path, legend)
-        layers.append(LayerSpec(path, entry["role"], entry["name"], entry.get("favourable", "high"), legend))
+            for file, digest in ((path, entry["sha256"]), *sidecars):
+                if not file.is_file() or sha256_file(file) != digest:
+                    what = f"Input {name} ({path})" if file == path else f"{file.name}, beside input {name},"
+                    raise LodestarError(f"{what} is missing or changed since the run was recorded; replay needs "
+                                        "the same files.")
+            recorded = {file for file, _ in sidecars}
+            for source in referenced_files(path, root, raster=path.suffix.lower() not in VECTOR_SUFFIXES):
+                if source not in recorded:
+                    raise LodestarError(f"Replay refused: input {name} reads {source}, whose checksum the record "
+                                        "does not hold; run the analysis again to record it.")
+        layers.append(LayerSpec(path, entry["role"], entry["name"], entry.get("favourable", "high"), legend,
+                                layer=entry.get("layer") or None, root=root))
+    if deposits and check:
+        file = split_source(deposits)[0]
+        if not file.is_file() or sha256_file(file) != parameters["deposits_sha256"]:
+            raise LodestarError(f"The known deposits {file} are missing or changed since the run was recorded; "
+                                "replay needs the same files.")
     return layers
+
+
+def _label(entry: dict) -> str:
+    return repr(str(entry.get("name", "?"))[:80])
+
+
+def _need_checksum(value, what: str) -> None:
+    if not isinstance(value, str) or not _SHA256.match(value):
+        raise LodestarError(f"Replay refused: the run record has no {what}; replay reads only files whose "
+                            "checksums the record holds: replay the record.json the run wrote, unedited, or run the "
+                            "analysis again.")
+
+
+def _replay_files(entry: dict, index: int) -> tuple:
+    """(path, legend, root, [(sidecar, sha256)]) of one recorded input, checked without reading any file: its
+    checksums present, no network path, every file inside its root."""
+    name = _label(entry)
+    for key in ("name", "path", "role"):
+        if not isinstance(entry.get(key), str) or not entry[key].strip():
+            raise LodestarError(f"Replay refused: input {index + 1} of the run record has no {key!r}; replay the "
+                                "record.json the run wrote, unedited.")
+    _need_checksum(entry.get("sha256"), f"sha256 for input {name}")
+    legend = entry.get("legend") or None
+    if legend is not None:
+        _need_checksum(entry.get("legend_sha256"), f"legend_sha256 for the legend of input {name}")
+    sidecars = entry.get("sidecars") or {}
+    if not isinstance(sidecars, dict):
+        raise LodestarError(f"Replay refused: the sidecars of input {name} are not a table of checksums; replay the "
+                            "record.json the run wrote, unedited.")
+    for digest in sidecars.values():
+        _need_checksum(digest, f"checksum for a file beside input {name}")
+    texts = [entry["path"], *([legend] if legend is not None else []), *sidecars,
+             *([entry["root"]] if entry.get("root") else [])]
+    for text in texts:
+        if not isinstance(text, str):
+            raise LodestarError(f"Replay refused: input {name} names a file that is not a path ({text!r}).")
+        check_path_text(text, f"Replay refused: input {name} names")
+    path = Path(entry["path"])
+    root = Path(entry.get("root") or path.parent).resolve()
+    legend = Path(legend) if legend is not None else None
+    files = [(path.with_name(n) if not Path(n).is_absolute() else Path(n), d) for n, d in sidecars.items()]
+    if legend is not None:
+        files.append((legend, entry["legend_sha256"]))
+    for file in [path] + [f for f, _ in files]:
+        if not file.resolve().is_relative_to(root):
+            raise LodestarError(f"Replay refused: input {name} names {file}, which lies outside {root}, the folder "
+                                "its files were read from; replay the record.json the run wrote, unedited.")
+    return path, legend, root, [(f.resolve(), d) for f, d in files]

@@ -39,10 +39,10 @@ def deposit_xy(record: dict, crs) -> tuple[list, str]:
     deposits = (record.get("parameters") or {}).get("deposits")
     if not deposits:
         return [], ""
-    from ..evaluation import deposit_points
+    from ..evaluation import deposit_coordinates
 
     try:
-        return [(p.x, p.y) for p in deposit_points(deposits, crs, [])], ""
+        return list(map(tuple, deposit_coordinates(deposits, crs, []).tolist())), ""
     except LodestarError as exc:
         return [], f"The known deposits are not drawn: {exc}"
 

@@ -20,9 +20,10 @@ from typing import Callable
 from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import Cancelled, LodestarError
 from ..favourability.outputs import write_surface, write_weights_csv
+from ..files import OutputSet
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
-from ..vector_io import write_vector
+from ..vector_io import split_source, write_vector
 from ..zones import zones_frame
 from . import record as records
 from .contract import FAILED, INSUFFICIENT, Roles
@@ -38,6 +39,11 @@ from .workspace import Workspace
 MAX_QUESTION_CHARS = 4000
 """The longest question a run takes (a question is words, not data: a 10 MB question once became one
 request of 2.6 M prompt tokens)."""
+MAX_LAYERS = 64
+"""The most layers a run takes. Each raster is held whole on the analysis grid (up to 4 million cells, with its
+background spreads and contrast maps beside it: 64 such layers hold a few GB), the plan examines at most 10 of
+them step by step, and the verifier's scan for places where three layers stand out together grows with the cube
+of the layers. A case of a thousand layers is refused at once rather than left running for hours."""
 OUTPUT_FILES = {
     "zones": "zones.gpkg",
     "nodes": "nodes.gpkg",
@@ -105,6 +111,11 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         raise LodestarError(f"The question is {len(question):,} characters long; keep it under "
                             f"{MAX_QUESTION_CHARS:,} (a question, its choices and any context a geologist would "
                             "write), and put data into layers.")
+    if len(layers) > MAX_LAYERS:
+        raise LodestarError(f"The run has {len(layers):,} layers; Lodestar takes at most {MAX_LAYERS} (each is held "
+                            "whole in memory and weighed against the others). Keep the layers that carry distinct "
+                            "evidence (the best index of each mineral, one geological map, the faults), or split "
+                            "the area into several cases.")
     if source is None and getattr(roles.verifier, "name", "") == "offline":
         problem = offline_question_problem(question, choices, load_knowledge())
         if problem:
@@ -113,8 +124,9 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     raster_set = RasterSet(layers, progress=progress)
     for line in raster_set.log:
         progress.log(line)
-    deposit_xy = _deposit_points(deposits, raster_set.grid)  # read before the first model call and before any file
-    # is written: no token is spent, and no folder left, for a run whose deposits cannot be read
+    # the deposits are read before the first model call and before any file is written: no token is spent, and no
+    # folder left, for a run whose deposits cannot be read
+    deposit_xy = _deposit_points(deposits, raster_set.grid, mapping_parameters["calibrate"])
     out = Path(request.output_dir)
     evidence_dir = out / "evidence"
     made = [folder for folder in (out, evidence_dir) if not folder.exists()]  # removed again if the run is
@@ -153,7 +165,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "parameters": {"max_rounds": max_rounds, "max_attempts": engine.max_attempts,
                        "controller": {k: getattr(engine.limits, k) for k in engine.limits.__dataclass_fields__},
                        "localization": localization_overrides,
-                       "deposits": str(Path(deposits).resolve()) if deposits else None,
+                       **records.deposits_entry(deposits),
                        "sam": sam, "favourability": mapping_parameters},
         "backend": source["backend"] if source else _backend_section(request.settings, roles),
         "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
@@ -230,6 +242,8 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     ws, roles, raster_set = engine.ws, engine.roles, engine.ws.raster_set
     question, choices, out = head["question"], head["choices"], Path(request.output_dir)
     outcome = engine.run()
+    if engine.budget_spent and not engine.server_refused and not any("value" in entry for entry in engine.trace):
+        raise LodestarError(f"The run could not start: no model call fits its budget. {engine.stop_reason}")
     progress.set(90)
 
     zones = ws.zones
@@ -244,7 +258,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
                                 deposit_xy=deposit_xy, core=_settled_core(outcome),
-                                progress=progress.scaled(92, 97))
+                                progress=progress.scaled(92, 97), answered=outcome.answer != FAILED)
     prospectivity = mapping.targets
     emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
           "source": localization["source"], "basis": mapping.basis})
@@ -383,69 +397,80 @@ def _map_layers(ws: Workspace) -> list[str]:
     return [info.name for info in order]
 
 
-def _deposit_points(deposits, grid) -> list:
-    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read, holds no point or none
-    within the analysed extent (`grid`: its grid) is refused."""
+def _deposit_points(deposits, grid, calibrate: str = "") -> list:
+    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read or holds no point is
+    refused, and so are deposits a calibration needs of which fewer than 2 lie within the analysed extent (`grid`:
+    its grid). Deposits given for validation only may lie outside it: the run goes on and the validation says
+    which it left out (`evaluation.left_out_deposits`)."""
     if not deposits:
         return []
-    from ..evaluation import deposit_points
+    from ..evaluation import deposit_coordinates
 
-    if not Path(deposits).is_file():
+    if not split_source(deposits)[0].is_file():
         raise LodestarError(f"The known deposits file {deposits} does not exist (or is a folder): give a point layer "
                             "(GeoPackage, Shapefile, GeoJSON, or a CSV with longitude and latitude columns), or leave "
                             "the deposits out.")
     log = []
     try:
-        points = [(p.x, p.y) for p in deposit_points(deposits, grid.crs, log)]
+        xy = deposit_coordinates(deposits, grid.crs, log)
     except LodestarError as exc:
         raise LodestarError(f"The known deposits {deposits} cannot be read: {exc}") from exc
     read = f" ({' '.join(log)})" if log else ""
-    if not points:
+    if not len(xy):
         raise LodestarError(f"The known deposits {deposits} hold no points{read}: give a layer with at least one "
                             "deposit, or leave the deposits out.")
     xmin, ymin, xmax, ymax = grid.bounds
-    if not any(xmin <= x <= xmax and ymin <= y <= ymax for x, y in points):
-        raise LodestarError(f"None of the {len(points)} known deposits in {deposits} lies within the analysed extent "
-                            f"{tuple(round(v) for v in grid.bounds)}{read}: check the layer's CRS (coordinates in "
-                            "degrees need longitude and latitude columns, projected ones x and y), or leave the "
-                            "deposits out.")
-    return points
+    within = int(((xy[:, 0] >= xmin) & (xy[:, 0] <= xmax) & (xy[:, 1] >= ymin) & (xy[:, 1] <= ymax)).sum())
+    if calibrate and within < 2:
+        raise LodestarError(f"Calibration needs at least 2 known deposits within the analysed extent "
+                            f"{tuple(round(v) for v in grid.bounds)}, and {within} of the {len(xy)} in {deposits} "
+                            f"lie there{read}: check the layer's CRS (coordinates in degrees need longitude and "
+                            "latitude columns, projected ones x and y), or turn calibration off to validate on the "
+                            "deposits inside.")
+    return list(map(tuple, xy.tolist()))
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,
                    deposit_xy: list, source: dict | None = None) -> dict:
     """Vector layers (fixed GeoPackage timestamp: same content, same bytes), surfaces, weights, map, record,
-    report."""
+    report: written together (`files.OutputSet`: staged, then moved into `out` at once, so a run sharing the
+    folder never leaves a mix of two runs' files), cancel checked between them."""
     outputs = {}
     prospectivity = mapping.targets
-    for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
-                        ("prospectivity", prospectivity)):
-        outputs[name] = write_vector(frame, out / OUTPUT_FILES[name], stamp=record["created_utc"])
-    if mapping.surface is not None:
-        outputs["favourability"] = write_surface(mapping.surface, out / OUTPUT_FILES["favourability"])
-        outputs["weights"] = write_weights_csv(mapping.weights, out / OUTPUT_FILES["weights"])
-    if mapping.cv is not None:
-        outputs["favourability_cv"] = write_surface(mapping.cv, out / OUTPUT_FILES["favourability_cv"])
-    if mapping.uncertainty is not None:
-        outputs["uncertainty"] = write_surface(mapping.uncertainty, out / OUTPUT_FILES["uncertainty"],
-                                               description=mapping.uncertainty.method)
-    map_png = None
-    try:
-        shown = prospectivity if len(prospectivity) else zones
-        drawn = draw_evidence(ws, _map_layers(ws), shown, out / OUTPUT_FILES["map"], max_size=900, points=deposit_xy)
-        map_png = Path(drawn) if drawn else None
-    except LodestarError:
+    check = ws.raster_set.progress.check
+    with OutputSet() as staged:
+        def at(name: str) -> Path:
+            check()
+            return staged.path(out / OUTPUT_FILES[name])
+
+        for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
+                            ("prospectivity", prospectivity)):
+            outputs[name] = write_vector(frame, at(name), stamp=record["created_utc"])
+        if mapping.surface is not None:
+            outputs["favourability"] = write_surface(mapping.surface, at("favourability"))
+            outputs["weights"] = write_weights_csv(mapping.weights, at("weights"))
+        if mapping.cv is not None:
+            outputs["favourability_cv"] = write_surface(mapping.cv, at("favourability_cv"))
+        if mapping.uncertainty is not None:
+            outputs["uncertainty"] = write_surface(mapping.uncertainty, at("uncertainty"),
+                                                   description=mapping.uncertainty.method)
         map_png = None
-    if map_png:
-        outputs["map"] = map_png
-    record["outputs"] = {name: {"file": path.name, "sha256": records.sha256_file(path)}
-                         for name, path in outputs.items()}
-    if source is not None:  # a replay checks every output it rewrote against the recorded checksums
-        record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
-        if record["replay_check"]["different"]:
-            record["result"]["notes"].append(records.replay_note(record["replay_check"]))
-    secrets = (api_key,) if api_key else ()
-    outputs["report"] = write_report(records.scrub(record, secrets), out / OUTPUT_FILES["report"], ws.evidence_dir,
-                                     map_png)
-    outputs["record"] = records.write_record(record, out / OUTPUT_FILES["record"], secrets)
-    return outputs
+        try:
+            shown = prospectivity if len(prospectivity) else zones
+            drawn = draw_evidence(ws, _map_layers(ws), shown, at("map"), max_size=900, points=deposit_xy)
+            map_png = Path(drawn) if drawn else None
+        except LodestarError:
+            map_png = None
+        if map_png:
+            outputs["map"] = map_png
+        record["outputs"] = {name: {"file": path.name, "sha256": records.sha256_file(path)}
+                             for name, path in outputs.items()}
+        if source is not None:  # a replay checks every output it rewrote against the recorded checksums
+            record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
+            if record["replay_check"]["different"]:
+                record["result"]["notes"].append(records.replay_note(record["replay_check"]))
+        secrets = (api_key,) if api_key else ()
+        outputs["report"] = write_report(records.scrub(record, secrets), at("report"), ws.evidence_dir, map_png)
+        outputs["record"] = records.write_record(record, at("record"), secrets)
+        check()
+    return {name: out / Path(path).name for name, path in outputs.items()}

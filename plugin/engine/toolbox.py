@@ -297,9 +297,51 @@ def draw_evidence(ws: Workspace, layers: list, zones: gpd.GeoDataFrame, path, ma
             draw.line(list(zip(cols.tolist(), rows.tolist())), fill=colour, width=2)
         cx, cy = rendered.grid.map_to_pixel(geometry.centroid.x, geometry.centroid.y)
         draw.text((float(cx) + 3, float(cy) + 3), str(n + 1), fill=colour)
-    for x, y in points or []:
-        px, py = (float(v) for v in rendered.grid.map_to_pixel(x, y))
-        draw.line([(px - 4, py - 4), (px + 4, py + 4)], fill=(255, 255, 255), width=2)
-        draw.line([(px - 4, py + 4), (px + 4, py - 4)], fill=(255, 255, 255), width=2)
+    if points is not None and len(points):
+        xy = np.asarray(points, dtype=float).reshape(-1, 2)
+        image = draw_crosses(image, *rendered.grid.map_to_pixel(xy[:, 0], xy[:, 1]))
     write_bytes_atomic(path, png_bytes(image))
     return str(path)
+
+
+CROSS_COLOUR = (255, 255, 255)
+
+
+def _cross(draw, px: float, py: float) -> None:
+    draw.line([(px - 4, py - 4), (px + 4, py + 4)], fill=CROSS_COLOUR, width=2)
+    draw.line([(px - 4, py + 4), (px + 4, py - 4)], fill=CROSS_COLOUR, width=2)
+
+
+def _cross_offsets() -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) offsets of the pixels PIL sets for a cross at an integer position (it truncates coordinates, so
+    a cross at (px, py) with px, py >= 4 sets these pixels around (floor(px), floor(py)))."""
+    from PIL import Image
+
+    canvas = Image.new("RGB", (32, 32))
+    _cross(ImageDraw.Draw(canvas), 16.0, 16.0)
+    rows, cols = np.nonzero(np.asarray(canvas).any(axis=2))
+    return rows - 16, cols - 16
+
+
+def draw_crosses(image, cols, rows):
+    """`image` (PIL RGB) with a white cross at each fractional pixel position (cols, rows): crosses wholly inside
+    the image are stamped in one vectorised pass (the pixels PIL would draw, so a million deposits take a
+    moment), the others drawn by PIL."""
+    from PIL import Image
+
+    cols, rows = np.asarray(cols, dtype=float).ravel(), np.asarray(rows, dtype=float).ravel()
+    dy, dx = _cross_offsets()
+    ix, iy = np.floor(cols), np.floor(rows)
+    stamped = ((cols >= 4) & (rows >= 4) & (ix + dx.min() >= 0) & (iy + dy.min() >= 0)
+               & (ix + dx.max() < image.width) & (iy + dy.max() < image.height))
+    draw = ImageDraw.Draw(image)
+    for px, py in zip(cols[~stamped].tolist(), rows[~stamped].tolist()):
+        if np.isfinite(px) and np.isfinite(py):
+            _cross(draw, px, py)
+    if not stamped.any():
+        return image
+    anchors = np.unique(np.column_stack([iy[stamped], ix[stamped]]).astype(np.int64), axis=0)
+    pixels = np.array(image)
+    for row, col in zip(dy.tolist(), dx.tolist()):  # one offset at a time: memory stays that of the anchors
+        pixels[anchors[:, 0] + row, anchors[:, 1] + col] = CROSS_COLOUR
+    return Image.fromarray(pixels, mode=image.mode)

@@ -37,15 +37,39 @@ class LayerInfo:
     # sigma (1.4826 MAD), sigma_bg (the same from the unfavourable half only: the background's spread) and the
     # background model (background.py: model, distinct, bg_centre, bg_sigma)
     units: dict = field(default_factory=dict)  # categorical layers: code -> legend name
+    silent: str = ""  # why the layer cannot speak ("holds a single value (0.5) over the data"), '' when it can
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        if not out["silent"]:  # said only where it matters (records and prompts of other layers unchanged)
+            del out["silent"]
+        return out
+
+
+def silence(data: np.ma.MaskedArray, units: dict | None = None) -> str:
+    """Why a raster on the analysis grid cannot speak, '' when it can: evidence that cannot vary cannot test an
+    item. A layer holding no data, or a single value (one unit, one colour) wherever it holds data, shows no
+    anomaly, no unit apart from another and no contact; it is neither evidence for an item nor against it."""
+    bands = np.ma.getdata(data).reshape(data.shape[0], -1)
+    held = ~np.ma.getmaskarray(data).reshape(data.shape[0], -1).any(axis=0)
+    if not held.any():
+        return "holds no data over the analysed area"
+    values = bands[:, held]
+    if np.any(values.min(axis=1) != values.max(axis=1)):
+        return ""
+    if units is not None:
+        code = int(values[0, 0])
+        return f"holds a single unit ({units.get(code, f'unit {code}')}) over the data"
+    if data.shape[0] > 1:
+        return "shows a single colour over the data"
+    return f"holds a single value ({float(values[0, 0]):.6g}) over the data"
 
 
 def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
     """LayerInfo for every layer of a raster set, in input order (statistics on the analysis grid)."""
     infos = []
     for spec in raster_set.layers:
+        raster_set.progress.check()
         if spec.is_vector:
             infos.append(LayerInfo(spec.name, spec.role, "vector", spec.favourable, crs_label(raster_set.crs)))
             continue
@@ -56,14 +80,17 @@ def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
             spec.role == "geological_map" or spec.legend is not None)
         if reader.is_rgb:
             info.kind = "rgb"
+            info.silent = silence(raster_set.read(spec.name)[:3])
         elif categorical:
             info.kind = "categorical"
             data = raster_set.read(spec.name)[0]
             codes = np.unique(data.compressed().astype(int))
             legend = read_legend(spec.legend) if spec.legend is not None else {}
             info.units = {int(c): legend.get(int(c), f"unit {int(c)}") for c in codes[:_MAX_UNITS]}
+            info.silent = silence(data[np.newaxis], info.units)
         else:
             values = raster_set.read(spec.name)[0].compressed()
+            info.silent = silence(raster_set.read(spec.name)[:1])
             if values.size:
                 p = np.percentile(values, [2, 10, 50, 90, 98])
                 mad = float(np.median(np.abs(values - p[2])))
@@ -178,3 +205,10 @@ class Workspace:
             self.chain.append(node)
             self.chain.sort(key=lambda n: n.step.index)
         self.step_zones[index] = zones
+
+
+def silent_note(layers, roles) -> str:
+    """A sentence naming the layers of `roles` that cannot speak (`silence`), with why; '' when none."""
+    quiet = [f"{info.name} {info.silent}" for info in layers if info.role in roles and getattr(info, "silent", "")]
+    return (f" The layers given with that role cannot test it: {'; '.join(quiet)} (a layer that does not vary shows no "
+            "anomaly, neither for the item nor against it)." if quiet else "")

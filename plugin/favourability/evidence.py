@@ -16,7 +16,6 @@ from ..errors import LodestarError
 from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels, read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
-from ..vector_io import read_vector
 from . import transforms as tf
 
 TRANSFORMS = ("none", "percentile_rank", "log_percentile", "distance_m", "units")
@@ -137,7 +136,7 @@ def _vector(raster_set: RasterSet, layer: str):
         raise LodestarError(f"{layer} is a raster; distances are measured from vector features (fault lines).")
     if raster_set.crs is None:
         raise LodestarError("Vector layers need georeferenced rasters to define the analysis area.")
-    return read_vector(spec.path, crs=raster_set.crs)
+    return raster_set.features(layer)
 
 
 def _unit_codes(raster_set: RasterSet, layer: str, given) -> tuple[np.ma.MaskedArray, dict]:

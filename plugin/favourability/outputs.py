@@ -1,8 +1,6 @@
 """What a favourability surface is written as: a GeoTIFF, its weights table, and top-share polygons."""
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
@@ -11,8 +9,9 @@ import numpy as np
 import rasterio
 from scipy import ndimage
 
+from ..csv_table import write_csv
 from ..errors import LodestarError
-from ..files import atomic_path, write_text_atomic
+from ..files import atomic_path
 from ..zones import labelled_polygons
 from .overlay import Surface
 
@@ -46,15 +45,12 @@ def write_surface(surface: Surface, path, description: str = "favourability (0-1
 
 def write_weights_csv(rows: list[dict], path) -> Path:
     """Write a weights table as UTF-8 CSV: TABLE_COLUMNS first, then any further keys the rows carry
-    (a calibration's W+ / W- / contrast or coefficients), in order of first appearance."""
+    (a calibration's W+ / W- / contrast or coefficients), in order of first appearance; a layer name or a reason
+    that a spreadsheet would run as a formula is written as text (`csv_table.safe_cell`)."""
     columns = list(TABLE_COLUMNS)
     for row in rows:
         columns += [key for key in row if key not in columns]
-    buffer = io.StringIO(newline="")
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", restval="")
-    writer.writeheader()
-    writer.writerows(rows)
-    return write_text_atomic(path, buffer.getvalue())
+    return write_csv(path, columns, rows)
 
 
 def top_share_mask(values: np.ma.MaskedArray, area_share: float) -> np.ndarray:

@@ -85,7 +85,11 @@ def favourability_surface(raster_set: RasterSet, specs: list[EvidenceSpec], meth
     if len(set(layers)) != len(layers):
         raise LodestarError(f"Each layer may enter the surface once; repeated: "
                             f"{', '.join(sorted({n for n in layers if layers.count(n) > 1}))}.")
-    maps = maps if maps is not None else {s.layer: membership_map(raster_set, s, extra) for s in specs}
+    if maps is None:
+        maps = {}
+        for spec in specs:
+            raster_set.progress.check()
+            maps[spec.layer] = membership_map(raster_set, spec, extra)
     values = combine(maps, {s.layer: s.weight for s in specs}, method, gamma)
     values = np.ma.masked_where(~raster_set.valid_mask(), values)
     return Surface(values, raster_set.grid, raster_set.crs, list(specs), method, gamma if method == "gamma" else None)

@@ -21,7 +21,6 @@ from shapely.ops import unary_union
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid, RasterSet
-from ..vector_io import read_vector
 from ..zones import strike_word, zone_record, zones_frame
 from .categorical import line_density, match_units, read_legend, unit_list
 from .result import ToolResult
@@ -66,7 +65,7 @@ def vector_evidence(raster_set: RasterSet, layer: str, params: VectorEvidencePar
     extent = grid = raster_set.grid
     if bounds is not None:
         grid = grid.window_grid(grid.bounds_window(bounds))
-    frame = read_vector(spec.path, crs=raster_set.crs)
+    frame = raster_set.features(layer)
     log = list(raster_set.log)
     if frame.crs is not None and not frame.crs.equals(raster_set.crs):
         log.append(f"{layer} reprojected to the analysis CRS.")

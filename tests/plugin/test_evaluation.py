@@ -315,7 +315,8 @@ def test_map_deposits_are_read_like_the_evaluated_ones(tmp_path):
 def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
     """A CSV of deposits (longitude / latitude, or x / y in the analysis CRS) gives its points; before, it gave none
     and a run was validated against 0 deposits without a word. A table without locations, a layer with no deposit,
-    degrees in x / y columns or metres in longitude / latitude columns are refused before a run starts."""
+    metres in longitude / latitude columns, or degrees in x / y columns for a calibration, are refused before a run
+    starts."""
     from lodestar.plugin.engine.run import _deposit_points
     from lodestar.plugin.evaluation import deposit_points
 
@@ -337,8 +338,11 @@ def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
     (tmp_path / "xy.csv").write_text("id,POINT_X,POINT_Y\n1,30,90\n", encoding="utf-8")
     assert np.allclose(_deposit_points(tmp_path / "xy.csv", GRID), [(30, 90)])       # no CRS: the analysis CRS
     (tmp_path / "degrees.csv").write_text("id,x,y\n1,117.5,-27.0\n", encoding="utf-8")  # degrees as metres
-    with pytest.raises(LodestarError, match="None of the 1 known deposits .* lies within the analysed extent"):
-        _deposit_points(tmp_path / "degrees.csv", GRID)
+    assert np.allclose(_deposit_points(tmp_path / "degrees.csv", GRID), [(117.5, -27.0)])  # for a validation, which
+    # names it as left out (issue 46); a calibration, which needs deposits inside, refuses it before a run starts
+    with pytest.raises(LodestarError, match="Calibration needs at least 2 known deposits within the analysed extent "
+                                            r"\(0, 0, 100, 100\), and 0 of the 1 in .*degrees.csv lie there"):
+        _deposit_points(tmp_path / "degrees.csv", GRID, "wofe")
     (tmp_path / "metres.csv").write_text("id,lon,lat\n1,450000,7000000\n", encoding="utf-8")
     with pytest.raises(LodestarError, match="beyond longitude .* name the columns x and y"):
         _deposit_points(tmp_path / "metres.csv", GRID)

@@ -1,0 +1,366 @@
+"""Inputs confined to the case and checked up front (issue 46, items 2, 5, 6, 7 and 12's duplicated keys): a VRT
+reading a file outside the case, a network path (in a VRT or not), a replayed record edited to read another file,
+a GeoPackage of several layers, a folder given as a layer, an empty vector, a case.json with a repeated key. Each
+is refused in one line, before GDAL opens the file and before any model call, and nothing is written."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+import rasterio
+from shapely.geometry import box
+
+from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
+from lodestar.plugin.case import read_case
+from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
+from lodestar.tests.fakes.sta_cot_scripts import copy_sample
+
+SECRET = "TOPSECRET-0xC0FFEE"
+QUESTION = "Can porphyry copper deposits be detected here? Answer: A. Yes B. No."
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+def _case(folder: Path) -> Path:
+    """A private copy of the sample case in `folder`."""
+    return copy_sample(folder)
+
+
+def _edit_case(case: Path, change) -> None:
+    data = json.loads((case / "case.json").read_text(encoding="utf-8"))
+    change(data)
+    (case / "case.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
+def _set_path(case: Path, old: str, new: str) -> None:
+    def change(data):
+        entry = next(e for e in data["layers"] if e["path"] == old)
+        entry["path"] = new
+    _edit_case(case, change)
+
+
+def _request(case: Path, out: Path, settings: BackendSettings | None = None) -> AnalysisRequest:
+    read = read_case(case)
+    return AnalysisRequest(read.layers, read.question, out, choices=read.choices, case_id=read.id,
+                           deposits=read.deposits, settings=settings or BackendSettings())
+
+
+def _vrt(path: Path, like: Path, source: str, relative: bool = True) -> Path:
+    """A one-band VRT with `like`'s grid reading `source` (as written: relative to the VRT or not)."""
+    with rasterio.open(like) as ds:
+        t, crs, width, height = ds.transform, ds.crs.to_wkt(), ds.width, ds.height
+    path.write_text(
+        f'<VRTDataset rasterXSize="{width}" rasterYSize="{height}">\n'
+        f"  <SRS>{crs.replace('&', '&amp;').replace('<', '&lt;')}</SRS>\n"
+        f"  <GeoTransform>{t.c}, {t.a}, {t.b}, {t.f}, {t.d}, {t.e}</GeoTransform>\n"
+        '  <VRTRasterBand dataType="Float32" band="1">\n    <SimpleSource>\n'
+        f'      <SourceFilename relativeToVRT="{int(relative)}">{source}</SourceFilename>\n'
+        "      <SourceBand>1</SourceBand>\n    </SimpleSource>\n  </VRTRasterBand>\n</VRTDataset>\n",
+        encoding="utf-8")
+    return path
+
+
+def _spy_opens(monkeypatch) -> list:
+    """Every path rasterio opens from now on."""
+    opened, real = [], rasterio.open
+
+    def spy(path, *args, **kwargs):
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(rasterio, "open", spy)
+    return opened
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """A loopback HTTP server's handler that records every request and answers 404."""
+
+    def _answer(self):
+        self.server.seen.append(f"{self.command} {self.path}")
+        self.send_response(404)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_HEAD = do_POST = _answer  # noqa: N815 (http.server names)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def loopback():
+    """A real HTTP server on 127.0.0.1 that records requests (`.seen`) and serves nothing."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.seen = []
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _one_line(message: str) -> str:
+    assert "\n" not in message and "Traceback" not in message
+    return message
+
+
+# ---------------------------------------------------------------- item 2: a VRT reading outside the case folder
+def test_a_vrt_reading_a_raster_outside_the_case_is_refused_before_gdal_opens_it(tmp_path, monkeypatch):
+    case = _case(tmp_path / "shared")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(case / "silica.tif", elsewhere / "secret.tif")
+    _vrt(case / "silica.vrt", case / "silica.tif", "../../elsewhere/secret.tif")
+    _set_path(case, "silica.tif", "silica.vrt")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    assert _one_line(str(caught.value)) == (
+        f"silica.vrt reads '../../elsewhere/secret.tif', which lies outside {case.resolve()}; a dataset may read "
+        "only files inside the case folder (or its own folder): copy the file there and point the VRT at it, or "
+        "save the VRT as a GeoTIFF (Raster > Conversion > Translate).")
+    assert not any(p.endswith(("silica.vrt", "secret.tif")) for p in opened)  # GDAL never opened either
+    assert not (tmp_path / "run").exists()
+    # the same VRT reading a copy inside the case is read, and its source's checksum recorded for a replay
+    shutil.copy(elsewhere / "secret.tif", case / "inside.tif")
+    _vrt(case / "silica.vrt", case / "silica.tif", "inside.tif")
+    result = run_analysis(_request(case, tmp_path / "run"))
+    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+    entry = next(e for e in record["inputs"] if e["path"].endswith("silica.vrt"))
+    assert list(entry["sidecars"]) == [str((case / "inside.tif").resolve())]
+    # ... and a replay after that source changed is refused, naming it
+    with rasterio.open(case / "inside.tif", "r+") as ds:
+        ds.write(ds.read() + 1)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=result.outputs["record"]))
+    assert _one_line(str(caught.value)) == ("inside.tif, beside input 'ASTER TIR quartz index', is missing or changed "
+                                            "since the run was recorded; replay needs the same files.")
+    assert not (tmp_path / "replay").exists()
+
+
+# ------------------------------------------------------------------- item 2: network paths, named, no request
+@pytest.mark.parametrize("where", ["vrt source", "vrt inside a vrt", "case path"])
+def test_a_network_path_is_refused_and_named_before_any_request(tmp_path, loopback, monkeypatch, where):
+    case = _case(tmp_path / "shared")
+    url = f"/vsicurl/http://127.0.0.1:{loopback.server_address[1]}/secret.tif"
+    if where == "case path":
+        _set_path(case, "silica.tif", url)
+    else:
+        _vrt(case / "remote.vrt", case / "silica.tif", url, relative=False)
+        if where == "vrt inside a vrt":
+            _vrt(case / "silica.vrt", case / "silica.tif", "remote.vrt")
+        _set_path(case, "silica.tif", "silica.vrt" if where == "vrt inside a vrt" else "remote.vrt")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    assert loopback.seen == []  # not a HEAD, not a GET
+    message = _one_line(str(caught.value))
+    assert url in message and ("is a network path" in message or "reads the network path" in message)
+    assert "made no request" in message
+    assert not any(".vrt" in p or "vsicurl" in p for p in opened)
+    assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------ item 2: a replayed record edited to read more
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """A real offline run of the sample case: (case folder, its record as a dict)."""
+    folder = tmp_path_factory.mktemp("recorded")
+    case = _case(folder)
+    result = run_analysis(_request(case, folder / "run"))
+    return case, json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("edit", ["sha256 deleted", "legend_sha256 deleted", "input outside",
+                                  "deposits_sha256 deleted"])
+def test_a_replay_refuses_a_record_without_checksums_or_reading_outside(recorded, tmp_path, edit):
+    case, source = recorded
+    record = json.loads(json.dumps(source))
+    secret = tmp_path / "elsewhere" / "passwords.csv"
+    secret.parent.mkdir()
+    secret.write_text(f"code,name\n1,{SECRET}\n2,{SECRET}-2\n", encoding="utf-8")
+    aloh = next(e for e in record["inputs"] if e["path"].endswith("aloh.tif"))
+    geology = next(e for e in record["inputs"] if e["legend"])
+    if edit == "sha256 deleted":
+        del aloh["sha256"]
+        expected = ("Replay refused: the run record has no sha256 for input 'ASTER AlOH (sericite) index'; replay "
+                    "reads only files whose checksums the record holds: replay the record.json the run wrote, "
+                    "unedited, or run the analysis again.")
+    elif edit == "legend_sha256 deleted":  # and the legend pointed at any local file
+        geology["legend"] = str(secret)
+        del geology["legend_sha256"]
+        expected = ("Replay refused: the run record has no legend_sha256 for the legend of input 'geological map'; "
+                    "replay reads only files whose checksums the record holds: replay the record.json the run wrote, "
+                    "unedited, or run the analysis again.")
+    elif edit == "input outside":  # the same bytes elsewhere: the checksum matches, the place does not
+        shutil.copy(case / "aloh.tif", secret.parent / "aloh.tif")
+        aloh["path"] = str(secret.parent / "aloh.tif")
+        expected = (f"Replay refused: input 'ASTER AlOH (sericite) index' names {secret.parent / 'aloh.tif'}, which "
+                    f"lies outside {case.resolve()}, the folder its files were read from; replay the record.json the "
+                    "run wrote, unedited.")
+    else:
+        record["parameters"]["deposits"] = str(secret)
+        del record["parameters"]["deposits_sha256"]
+        expected = ("Replay refused: the run record has no deposits_sha256 of the known deposits; replay reads only "
+                    "files whose checksums the record holds: replay the record.json the run wrote, unedited, or run "
+                    "the analysis again.")
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(record), encoding="utf-8")
+    lines = []
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=path), Progress(on_log=lines.append),
+                     lambda event: lines.append(json.dumps(event)))
+    assert _one_line(str(caught.value)) == expected
+    assert SECRET not in str(caught.value) and not any(SECRET in line for line in lines)
+    assert not (tmp_path / "replay").exists()
+
+
+# --------------------------------------------------------------------- item 5: one layer of a GeoPackage, by name
+def _two_layers(case: Path) -> Path:
+    """two.gpkg: a decoy layer of polygons first, then the case's fault lines as 'faults'."""
+    faults = gpd.read_file(case / "faults.geojson")
+    gpkg = case / "two.gpkg"
+    gpd.GeoDataFrame({"name": ["decoy"]}, geometry=[box(*faults.total_bounds)], crs=faults.crs).to_file(
+        gpkg, layer="decoy")
+    faults.to_file(gpkg, layer="faults")
+    (case / "faults.geojson").unlink()
+    return gpkg
+
+
+def test_a_geopackage_layer_is_named_as_qgis_names_it_and_a_file_of_several_without_a_name_is_refused(tmp_path):
+    case = _case(tmp_path / "shared")
+    _two_layers(case)
+    _set_path(case, "faults.geojson", "two.gpkg|layername=faults")
+    read = read_case(case)
+    spec = next(s for s in read.layers if s.role == "structure")
+    assert (spec.path, spec.layer, spec.name) == (case / "two.gpkg", "faults", "mapped faults")
+    features = RasterSet(read.layers).features("mapped faults")
+    assert set(features.geom_type) == {"LineString"} and len(features) == len(
+        gpd.read_file(case / "two.gpkg", layer="faults"))
+    result = run_analysis(_request(case, tmp_path / "run"))
+    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+    assert next(e for e in record["inputs"] if e["name"] == "mapped faults")["layer"] == "faults"
+    # without a name the run is refused, naming the layers, before any model call
+    _set_path(case, "two.gpkg|layername=faults", "two.gpkg")
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run2"))
+    assert _one_line(str(caught.value)) == (
+        "Layer mapped faults: two.gpkg holds 2 layers (decoy, faults); name the one to read as "
+        "two.gpkg|layername=NAME (QGIS's own way), e.g. two.gpkg|layername=faults.")
+    assert not (tmp_path / "run2").exists()
+
+
+# --------------------------------------------------------------------------------- item 6: a folder as a layer
+def test_a_folder_given_as_a_layer_path_is_a_clear_message(tmp_path):
+    case = _case(tmp_path / "shared")
+    (case / "sub.gpkg").mkdir()
+    shutil.move(case / "faults.geojson", case / "sub.gpkg" / "faults.geojson")
+    _set_path(case, "faults.geojson", "sub.gpkg/")
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    assert _one_line(str(caught.value)) == (
+        f"{case / 'case.json'}: layer 6's 'path' 'sub.gpkg/' is a folder, not a file; name the raster or vector file "
+        "itself (e.g. one of the files inside it).")
+    # the same folder reaching the core another way (the dock, a script) is refused up front too
+    layers = [LayerSpec(case / "aloh.tif", "hydrothermal_alteration"), LayerSpec(case / "sub.gpkg", "structure")]
+    with pytest.raises(LodestarError) as caught:
+        question = json.loads((case / "case.json").read_text(encoding="utf-8"))["question"]
+        run_analysis(AnalysisRequest(layers, question, tmp_path / "run"))
+    assert _one_line(str(caught.value)) == (
+        f"Layer sub: {case / 'sub.gpkg'} is a folder, not a vector file; give the file itself (a GeoPackage, "
+        "Shapefile or GeoJSON file), e.g. one of the files inside it.")
+    assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------- item 7: empty vectors, before any model call
+@pytest.mark.parametrize("backend", ["offline", "model server"])
+@pytest.mark.parametrize("emptiness", ["zero bytes", "zero features"])
+def test_an_empty_vector_is_refused_before_any_model_call(tmp_path, backend, emptiness):
+    case = _case(tmp_path / "shared")
+    if emptiness == "zero bytes":
+        (case / "faults.geojson").write_bytes(b"")
+        expected = f"Layer mapped faults: {case / 'faults.geojson'} is empty (0 bytes): export the layer again (a " \
+                   "complete copy), or leave it out."
+    else:
+        (case / "faults.geojson").write_text('{"type": "FeatureCollection", "features": []}', encoding="utf-8")
+        expected = ("Layer mapped faults: faults.geojson holds no features: give a layer with its features (fault "
+                    "lines, unit polygons), or leave it out.")
+    with FakeOpenAIServer(lambda request: Reply(status=500)) as server:
+        settings = BackendSettings() if backend == "offline" else BackendSettings(
+            backend="openai", base_url=server.base_url, models={r: "m" for r in ("planner", "executor", "verifier")},
+            max_retries=0, timeout_s=5, deadline_s=5)
+        with pytest.raises(LodestarError) as caught:
+            run_analysis(_request(case, tmp_path / "run", settings))
+        assert server.chat_requests == []
+    assert _one_line(str(caught.value)) == expected
+    assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------ item 12: a key repeated in case.json
+@pytest.mark.parametrize("where", ["top level", "in a layer"])
+def test_a_key_repeated_in_case_json_is_refused_naming_it(tmp_path, where):
+    case = _case(tmp_path / "shared")
+    text = (case / "case.json").read_text(encoding="utf-8")
+    if where == "top level":
+        text = text.replace('"question":', '"question": "Is there gold? Answer: A. Yes B. No.",\n  "question":', 1)
+        key = "question"
+    else:
+        text = text.replace('"role": "structure"', '"role": "structure", "role": "geological_map"', 1)
+        key = "role"
+    (case / "case.json").write_text(text, encoding="utf-8")
+    with pytest.raises(LodestarError) as caught:
+        read_case(case)
+    assert _one_line(str(caught.value)) == (
+        f"{case / 'case.json'}: the key {key!r} appears 2 times in one object (JSON keeps only the last, silently); "
+        "keep one of them.")
+
+
+# ------------------------------------------------------------------ lodestar:analyze: one line, a non-zero exit
+@pytest.mark.parametrize("scenario", ["vrt outside", "empty vector", "repeated key", "several layers",
+                                      "replay without a checksum"])
+def test_analyze_refuses_each_in_one_line_and_writes_nothing(run, recorded, tmp_path, scenario):
+    from qgis.core import QgsProcessingException
+
+    case = _case(tmp_path / "shared")
+    given = {"CASE": str(case / "case.json")}
+    if scenario == "replay without a checksum":
+        record = json.loads(json.dumps(recorded[1]))
+        del record["inputs"][0]["sha256"]
+        (tmp_path / "edited.json").write_text(json.dumps(record), encoding="utf-8")
+        given = {"REPLAY": str(tmp_path / "edited.json")}
+        expected = "Replay refused: the run record has no sha256 for input 'geological map'; "
+    elif scenario == "several layers":  # a layer of RASTERS (Processing loads the file's first layer)
+        _two_layers(case)
+        given = {"RASTERS": [str(case / "aloh.tif"), str(case / "two.gpkg")],
+                 "ROLES": "hydrothermal_alteration,structure", "QUESTION": QUESTION}
+        expected = "Layer two: two.gpkg holds 2 layers (decoy, faults); name the one to read as two.gpkg|layername="
+    elif scenario == "vrt outside":
+        (tmp_path / "elsewhere").mkdir()
+        shutil.copy(case / "silica.tif", tmp_path / "elsewhere" / "secret.tif")
+        _vrt(case / "silica.vrt", case / "silica.tif", str(tmp_path / "elsewhere" / "secret.tif"))
+        _set_path(case, "silica.tif", "silica.vrt")
+        expected = f"silica.vrt reads '{tmp_path / 'elsewhere' / 'secret.tif'}', which lies outside {case.resolve()}"
+    elif scenario == "empty vector":
+        (case / "faults.geojson").write_bytes(b"")
+        expected = f"Layer mapped faults: {case / 'faults.geojson'} is empty (0 bytes)"
+    else:
+        text = (case / "case.json").read_text(encoding="utf-8")
+        (case / "case.json").write_text(text.replace('"id":', '"id": "first",\n  "id":', 1), encoding="utf-8")
+        expected = f"{case / 'case.json'}: the key 'id' appears 2 times in one object"
+    out = tmp_path / "out"
+    outputs = {key: str(out / name) for key, name in (
+        ("OUTPUT_ZONES", "zones.gpkg"), ("OUTPUT_PROSPECTIVITY", "targets.gpkg"), ("OUTPUT_REPORT", "report.html"),
+        ("OUTPUT_RECORD", "record.json"), ("OUTPUT_FAVOURABILITY", "fav.tif"), ("OUTPUT_WEIGHTS", "weights.csv"))}
+    with pytest.raises(QgsProcessingException) as caught:
+        run("lodestar:analyze", {**given, **outputs})
+    assert _one_line(str(caught.value)).startswith(expected)
+    assert not out.exists() or not any(out.iterdir())
