@@ -25,7 +25,8 @@ NEW_KEYS = ("DEPOSITS", "CALIBRATE", "AREA_SHARE", "FAVOURABLE_UNITS", "OUTPUT_F
 
 def _outputs(folder: Path) -> dict:
     return {"OUTPUT_FAVOURABILITY": str(folder / "fav.tif"), "OUTPUT_FAVOURABILITY_CV": str(folder / "fav_cv.tif"),
-            "OUTPUT_UNCERTAINTY": str(folder / "uncertainty.tif"), "OUTPUT_WEIGHTS": str(folder / "weights.csv"), "OUTPUT_PROSPECTIVITY": str(folder / "targets.gpkg"),
+            "OUTPUT_UNCERTAINTY": str(folder / "uncertainty.tif"), "OUTPUT_WEIGHTS": str(folder / "weights.csv"),
+            "OUTPUT_PROSPECTIVITY": str(folder / "targets.gpkg"),
             "OUTPUT_RECORD": str(folder / "record.json")}
 
 
