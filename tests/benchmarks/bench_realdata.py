@@ -47,11 +47,11 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
-from scipy.stats import rankdata
 
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.knowledge import retrieve
+from lodestar.plugin.engine.prospectivity import equal_weight_ranks
 from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
@@ -222,23 +222,6 @@ def _class_weight(kind: str, area: np.ndarray, deposits: np.ndarray) -> np.ndarr
     return np.where(inside, table.w_plus[best], table.w_minus[best])
 
 
-def rank_mean(maps: dict) -> np.ma.MaskedArray:
-    """Equal-weight rank mean (no deposit data): at each cell the plain mean of the maps' percentile ranks (0-1,
-    ties at their mid-rank, over the cells where the map has data), over the maps with data there."""
-    ranked = []
-    for values in maps.values():
-        values = np.ma.masked_invalid(np.ma.asarray(values, dtype=float))
-        known = ~np.ma.getmaskarray(values)
-        out = np.full(values.shape, np.nan)
-        if known.any():
-            out[known] = (rankdata(values.compressed(), method="average") - 0.5) / known.sum()
-        ranked.append(out)
-    stack = np.stack(ranked)
-    counts = np.sum(~np.isnan(stack), axis=0)
-    mean = np.nansum(stack, axis=0) / np.maximum(counts, 1)
-    return np.ma.masked_array(mean, mask=counts == 0)
-
-
 def pa_crossing(metrics: dict) -> dict | None:
     return _pa_crossing(np.array([p for p in metrics["deposit_area_shares"] if p is not None]))
 
@@ -288,7 +271,7 @@ def fitted_models(rs: RasterSet, infos, specs, surface, knowledge_label: str, st
     its comparison (out of fold, and the baselines as it scores them), then the chosen model's full fit."""
     (layers, not_measured), t_measure = timed(measured_evidence, rs, infos)
     maps, t_maps = timed(lambda: {s.layer: membership_map(rs, s) for s in specs})
-    ranks, t_ranks = timed(rank_mean, maps)
+    ranks, t_ranks = timed(equal_weight_ranks, maps)
     baselines = {knowledge_label: surface.values, RANK_MEAN: ranks}
     tracemalloc.start()
     try:
