@@ -175,7 +175,7 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     if chosen == "wofe":
         logit, variance, _ = model.evidence(data.x)
         probability, variance = posterior(logit, variance, model.n_deposits)
-        independence = conditional_independence(probability, variance, _conditions(model, data.x), data.cell_units,
+        independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
                                                  model.n_deposits)
         log.append(_independence_line(independence))
         uncertainty = _masked(model.posterior_sd(data.x), valid)
@@ -305,19 +305,6 @@ def _response(model, data: _Data, j: int, sample: np.ndarray, sorted_full: np.nd
         entry.update({"unit": layer.class_name(level)} if data.columns.categorical[j] else {"value": float(level)})
         out.append(entry)
     return out
-
-
-def _conditions(model, x: np.ndarray) -> np.ndarray:
-    """Unique-condition code of each row (the state of every layer, missing as its own state)."""
-    code = np.zeros(len(x), dtype=np.int64)
-    for j, g in enumerate(model.patterns):
-        if g is None:
-            continue
-        column = x[:, j]
-        known = ~np.isnan(column)
-        state, w, _, _ = model.states(j, np.where(known, column, 0.0))
-        code = code * (len(w) + 1) + np.where(known, state, len(w))
-    return code
 
 
 def _score(label: str, basis: str, surface: np.ma.MaskedArray, grid, deposit_xy, valid, seconds) -> dict:

@@ -122,6 +122,16 @@ class WofeModel:
             missing.append((w, share, ~known))
         return logit, variance, missing
 
+    def conditions(self, x: np.ndarray) -> np.ndarray:
+        """Unique-condition code of each row (the state of every layer, missing as its own state)."""
+        code = np.zeros(len(x), dtype=np.int64)
+        for j, g in enumerate(self.patterns):
+            if g is not None:
+                known = ~np.isnan(x[:, j])
+                state, w, _, _ = self.states(j, np.where(known, x[:, j], 0.0))
+                code = code * (len(w) + 1) + np.where(known, state, len(w))
+        return code
+
     def predict(self, x: np.ndarray) -> np.ndarray:
         return posterior(self.evidence(x)[0], 0.0, self.n_deposits)[0]
 
