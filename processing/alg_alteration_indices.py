@@ -12,7 +12,9 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
+from ..plugin.raster_io import RasterReader
 from ..plugin.tools.alteration_indices import PRESETS, alteration_indices
+from ..plugin.tools.scene_products import recognise
 from .base import Group, LodestarAlgorithm
 from .layer_export import layer_path
 from .params import folder_destination, output_path
@@ -48,8 +50,12 @@ class AlterationIndicesAlgorithm(LodestarAlgorithm):
         "Landsat 8/9 OLI: clay b6/b7 -> argillic_alteration; iron_oxide b4/b2 and ferrous_iron b6/b5 -> iron_oxide.\n"
         "Sentinel-2 MSI: clay b11/b12 -> argillic_alteration; iron_oxide b4/b2 and ferrous_iron b11/b8a -> "
         "iron_oxide.\n"
-        "Bands are found from a band map, band names in the band descriptions (B5, Band 5, B8A), band wavelengths "
-        "in the metadata, or the sensor's standard band order (ASTER 9 or 14 bands, OLI 7 (b1-b7) or 6 (b2-b7), "
+        "A standard product is recognised from its band names (ASTER ImageData3N / SRF_VNIR_B3N / B3N, Landsat "
+        "Collection 2 SR_B1-SR_B7, Sentinel-2 L2A B01-B12 and B8A), and its integer counts are scaled to "
+        "reflectance as the product states (GDAL scale / offset, else Landsat x 0.0000275 - 0.2, Sentinel-2 "
+        "(DN + BOA_ADD_OFFSET) / 10000, ASTER x 0.001). Otherwise bands are found from a band map, band names in "
+        "the band descriptions (B5, Band 5, B8A), band wavelengths in the metadata, or the sensor's standard band "
+        "order (ASTER 9 or 14 bands, OLI 7 (b1-b7) or 6 (b2-b7), "
         "Sentinel-2 13, 12 (no B10) or 10 (20 m set)). Nodata in any input band or a zero denominator gives nodata."
     )
 
@@ -83,11 +89,17 @@ class AlterationIndicesAlgorithm(LodestarAlgorithm):
         if layer is None:
             raise LodestarError("Choose a multispectral image.")
         folder = output_path(self, parameters, self.OUTPUT_FOLDER, context, "alteration_indices")
+        sensor = SENSORS[self.parameterAsEnum(parameters, self.SENSOR, context)]
+        band_map = parse_band_map(self.parameterAsString(parameters, self.BAND_MAP, context)) or None
+        scene = recognise(RasterReader(layer_path(layer))) if sensor == "auto" and not band_map else None
+        if scene is not None:  # a standard product: its band names and the scaling of its counts
+            progress.log(f"{layer.name()}: {scene.preset.title} bands found from their {scene.how}; "
+                         f"{scene.scaling_note}.")
+            sensor, band_map = scene.preset.name, scene.bands
         outputs = alteration_indices(
-            layer_path(layer), folder, sensor=SENSORS[self.parameterAsEnum(parameters, self.SENSOR, context)],
-            indices=self.parameterAsString(parameters, self.INDICES, context) or None,
-            band_map=parse_band_map(self.parameterAsString(parameters, self.BAND_MAP, context)) or None,
-            progress=progress)
+            layer_path(layer), folder, sensor=sensor,
+            indices=self.parameterAsString(parameters, self.INDICES, context) or None, band_map=band_map,
+            progress=progress, scaling=scene.scaling if scene else None, bands_from=scene.how if scene else "")
         paths = [str(o.path) for o in outputs]
         return {self.OUTPUT_FOLDER: folder, self.OUTPUT_LAYERS: paths,
                 self.ROLES: json.dumps({str(o.path): o.role for o in outputs})}

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 QGIS_PY=/usr/bin/python3
 DEB_PACKAGES="qgis python3-qgis qgis-providers python3-rasterio python3-geopandas python3-shapely \
 python3-networkx python3-pyproj python3-scipy python3-matplotlib python3-sklearn python3-dask \
-python3-distributed python3-venv xvfb"
+python3-distributed python3-venv xvfb tesseract-ocr"
 
 missing=""
 for pkg in $DEB_PACKAGES; do

@@ -102,16 +102,20 @@ class IndexOutput:
 
 
 def alteration_indices(path, out_dir, sensor: str = "auto", indices=None, band_map: dict | None = None,
-                       block_rows: int = 512, progress: Progress = SILENT) -> list[IndexOutput]:
+                       block_rows: int = 512, progress: Progress = SILENT, scaling: dict | None = None,
+                       bands_from: str = "") -> list[IndexOutput]:
     """Write the band-ratio alteration indices of a multispectral image to `out_dir`.
 
     sensor: 'aster', 'landsat_oli', 'sentinel2' or 'auto' (from wavelengths / band names in the
     metadata). indices: names to compute (default: every index whose bands are present).
-    band_map: band label -> 1-based band number, overriding what the metadata says.
+    band_map: band label -> 1-based band number, overriding what the metadata says. scaling: band label -> (scale,
+    offset) turning the values read into reflectance (a product's counts, `scene_products.recognise`); bands_from:
+    how the band map was found, for the tags.
     Returns the outputs written, each `<stem>_<index>.tif`, in the preset's index order.
     """
     reader = RasterReader(path)  # reads physical values: a band's GDAL scale / offset is applied
     preset, bands, how = resolve_bands(reader, sensor, band_map)
+    how = bands_from or how
     if reader.scaled:
         progress.log(f"{reader.path.name}: band values read as reflectance, with their GDAL scale and offset "
                      f"applied (band 1: x {reader.scales[0]:g} {reader.offsets[0]:+g}).")
@@ -123,7 +127,7 @@ def alteration_indices(path, out_dir, sensor: str = "auto", indices=None, band_m
         scaled = progress.scaled(100 * number / len(wanted), 100 * (number + 1) / len(wanted))
         target = out_dir / f"{reader.path.stem}_{index.name}.tif"
         used = {label: bands[label] for label in _labels(index.formula)}
-        _write_index(reader, index, used, target, preset, how, block_rows, scaled)
+        _write_index(reader, index, used, target, preset, how, block_rows, scaled, scaling=scaling)
         outputs.append(IndexOutput(index.name, index.role, target, index.formula, used))
         progress.log(f"{index.name} ({index.formula}) -> {target.name}, role {index.role}")
     return outputs
@@ -290,7 +294,12 @@ def _evaluate(formula: str, values: dict) -> np.ndarray:
 
 
 def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Path, preset: SensorPreset, how: str,
-                 block_rows: int, progress: Progress) -> None:
+                 block_rows: int, progress: Progress, scaling: dict | None = None, masked=None,
+                 tags: dict | None = None) -> None:
+    """Write one index raster. `scaling`: band label -> (scale, offset) applied to the values read (a product's
+    counts to reflectance); `masked(window)`: a boolean array of pixels to leave as nodata (clouds, water);
+    `tags`: more metadata tags."""
+    scaling = scaling or {}
     grid = reader.grid
     profile = {
         "driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
@@ -306,9 +315,12 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
                 progress.check()
                 window = Window(0, row, grid.width, min(block_rows, grid.height - row))
                 data = reader.read([bands[label] for label in labels], window=window)
-                values = {label: data[i].filled(np.nan).astype("float64") for i, label in enumerate(labels)}
+                values = {label: data[i].filled(np.nan).astype("float64") * scaling.get(label, (1.0, 0.0))[0]
+                          + scaling.get(label, (1.0, 0.0))[1] for i, label in enumerate(labels)}
                 result = _evaluate(index.formula, values)
                 bad = np.ma.getmaskarray(data).any(axis=0) | ~np.isfinite(result)
+                if masked is not None:
+                    bad |= masked(window)
                 out.write(np.where(bad, NODATA, result).astype("float32"), 1, window=window)
                 progress.set(100 * min(grid.height, row + block_rows) / grid.height)
             out.set_band_description(1, f"{index.name}: {index.formula}")
@@ -316,4 +328,5 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
                 LODESTAR_ROLE=index.role, LODESTAR_INDEX=index.name, LODESTAR_FORMULA=index.formula,
                 LODESTAR_MEANING=index.meaning, LODESTAR_SENSOR=preset.name, LODESTAR_SOURCE=reader.path.name,
                 LODESTAR_BANDS=",".join(f"{label}={bands[label]}" for label in labels), LODESTAR_BANDS_FROM=how,
+                **(tags or {}),
             )
