@@ -1,7 +1,9 @@
-"""Build dist/lodestar-<version>.zip: one top folder `lodestar/`, installable with QGIS's "Install from ZIP".
+"""Build dist/lodestar-<version>.zip: one top folder `lodestar/`, installable with QGIS's plugin manager
+(*Plugins > Manage and Install Plugins > Install from ZIP*) and ready for the official plugin repository.
 
 Takes the files git tracks or would track (so no build outputs or virtual environments), minus
-development-only folders.
+development-only folders. Refuses to build when metadata.txt lacks a field the official repository asks for,
+or names an icon the zip would not hold.
 """
 from __future__ import annotations
 
@@ -12,8 +14,12 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-INCLUDE_TOP = {"metadata.txt", "__init__.py", "plugin", "processing", "ui", "models", "resources", "README.md",
-               "LICENSE"}
+INCLUDE_TOP = {"metadata.txt", "__init__.py", "plugin", "processing", "ui", "models", "resources", "docs",
+               "README.md", "LICENSE"}
+REQUIRED_METADATA = ("name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
+                     "repository", "tracker", "homepage", "changelog", "tags", "icon", "category", "experimental",
+                     "deprecated", "hasProcessingProvider")
+"""The fields of metadata.txt the official repository requires (name to repository) or shows (the rest)."""
 
 
 def plugin_files() -> list[str]:
@@ -30,15 +36,39 @@ def plugin_files() -> list[str]:
     return sorted(keep)
 
 
-def build(out_dir: Path = ROOT / "dist") -> Path:
+def read_metadata(path: Path = ROOT / "metadata.txt") -> configparser.SectionProxy:
+    """The [general] section of metadata.txt, keys as written (qgisMinimumVersion, not qgisminimumversion)."""
     meta = configparser.ConfigParser()
-    meta.read(ROOT / "metadata.txt")
-    version = meta["general"]["version"]
+    meta.optionxform = str
+    meta.read(path, encoding="utf-8")
+    return meta["general"]
+
+
+def metadata_problems(meta, files: list[str]) -> list[str]:
+    """What the official repository would refuse in `meta`, given the plugin's `files` (empty: nothing)."""
+    problems = [f"metadata.txt has no '{key}'" for key in REQUIRED_METADATA if not meta.get(key, "").strip()]
+    icon = meta.get("icon", "").strip()
+    if icon and icon not in files:
+        problems.append(f"metadata.txt names the icon '{icon}', which the zip would not hold")
+    if meta.get("experimental", "").strip() not in ("", "True", "False"):
+        problems.append("metadata.txt's 'experimental' must be True or False")
+    version = meta.get("version", "").strip()
+    if version and version not in meta.get("changelog", ""):
+        problems.append(f"metadata.txt's changelog does not mention version {version}")
+    return problems
+
+
+def build(out_dir: Path = ROOT / "dist") -> Path:
+    meta = read_metadata()
+    files = plugin_files()
+    problems = metadata_problems(meta, files)
+    if problems:
+        raise SystemExit("Not packaged: " + "; ".join(problems) + ".")
     out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / f"lodestar-{version}.zip"
+    target = out_dir / f"lodestar-{meta['version']}.zip"
     tmp = target.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name in plugin_files():
+        for name in files:
             archive.write(ROOT / name, f"lodestar/{name}")
     tmp.replace(target)
     return target

@@ -1,7 +1,9 @@
-"""The plugin zip installs and loads in QGIS; qgis_process lists the lodestar algorithms headless."""
+"""The plugin zip installs and loads in QGIS (through the plugin manager's Install from ZIP, and from a plugin path),
+with metadata the official repository accepts; qgis_process lists the lodestar algorithms headless."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import zipfile
@@ -69,3 +71,52 @@ def test_zip_installs_into_a_plugin_path_and_loads(tmp_path):
     listing = _qgis_process(["list"], tmp_path / "qgis", plugin_path=plugins)
     listed = {line.strip().split()[0] for line in listing.splitlines() if line.strip().startswith("lodestar:")}
     assert listed == _expected_ids()
+
+
+def test_metadata_is_complete_for_the_official_repository(tmp_path):
+    package = _package_module()
+    meta = package.read_metadata()
+    assert package.metadata_problems(meta, package.plugin_files()) == []
+    assert meta["qgisMinimumVersion"] == "3.22" and meta["experimental"] in ("True", "False")
+    assert meta["tracker"].startswith("https://") and meta["repository"].startswith("https://")
+    assert meta["homepage"].startswith("https://") and meta["version"] in meta["changelog"]
+    with zipfile.ZipFile(package.build(tmp_path)) as archive:
+        names = set(archive.namelist())
+    assert f"lodestar/{meta['icon']}" in names
+    assert "lodestar/README.md" in names and "lodestar/docs/dock-after.png" in names  # the README's pictures
+
+
+def test_package_refuses_metadata_the_repository_would_refuse(tmp_path):
+    package = _package_module()
+    text = (ROOT / "metadata.txt").read_text(encoding="utf-8")
+    broken = tmp_path / "metadata.txt"
+    broken.write_text("\n".join(line for line in text.splitlines() if not line.startswith("tracker="))
+                      .replace("icon=resources/icons/lodestar.svg", "icon=icon.png"), encoding="utf-8")
+    problems = package.metadata_problems(package.read_metadata(broken), package.plugin_files())
+    assert problems == ["metadata.txt has no 'tracker'",
+                        "metadata.txt names the icon 'icon.png', which the zip would not hold"]
+
+
+def test_zip_installs_through_the_plugin_manager_into_a_fresh_profile(tmp_path):
+    """QGIS's own Install from ZIP (pyplugin_installer.installFromZipFile): unzipped into the profile's
+    python/plugins, loaded, started (classFactory, initGui) and enabled, its algorithms registered and its dock
+    opening, all from the installed files."""
+    zip_path = _package_module().build(tmp_path / "dist")
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), str(ROOT / "tests" / "install_from_zip_run.py"),
+                           str(zip_path), str(profile)], capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, QT_QPA_PLATFORM="offscreen"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("REPORT "))[7:])
+    home = Path(report["home"])
+    assert home == profile / "python" / "plugins" and report["installed"] == ["lodestar"]
+    assert report["messages"] == [["<b>Plugin installed successfully</b>", 0]] and report["shown"] == []
+    assert report["active"] == ["lodestar"] and report["enabled"] is True
+    assert Path(report["module_file"]) == home / "lodestar" / "__init__.py"  # the zip's files, not the checkout
+    assert set(report["algorithms"]) == _expected_ids()
+    assert report["dock"] == "LodestarDock"
+    with zipfile.ZipFile(zip_path) as archive:
+        installed = {str(path.relative_to(home)) for path in (home / "lodestar").rglob("*")
+                     if path.is_file() and "__pycache__" not in path.parts}
+        assert installed == {name for name in archive.namelist() if not name.endswith("/")}
