@@ -1,0 +1,158 @@
+"""Re-run with this plan: a finished run's surface and targets re-made with an edited evidence plan, without the chain.
+
+The run's record gives the inputs (checked against their checksums), the target area share and largest target, the
+known deposits and the deposit model; the run's folder gives the zones (the evidence of colour renderings) and the
+spatial graph's nodes (zones counted per target). The plan's membership maps are combined as it says
+(`favourability_surface`), the targets drawn from the new surface (`rank_targets`), and the surface validated beside
+the equal-weight mean of the layers' ranks and the agent's plan's figures of the run (`validation`). The chain's
+judgement of each target is not re-made (no model call). Everything is written to a new folder, as one set:
+favourability.tif, weights.csv, prospectivity.gpkg, plan.json and replan.json (the record: the run re-planned and
+its checksum, the plan, the figures, the outputs' checksums). The same run and plan give the same bytes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import LodestarError
+from ..evaluation import deposit_coordinates
+from ..favourability.evidence import membership_map
+from ..favourability.outputs import write_surface, write_weights_csv
+from ..favourability.overlay import Surface, favourability_surface
+from ..favourability.plan_file import EvidencePlan, plan_text
+from ..files import OutputSet, write_text_atomic
+from ..progress import SILENT, Progress
+from ..raster_io import RasterSet
+from ..vector_io import read_vector, write_vector
+from . import record as records
+from .knowledge import model_by_id
+from .prospectivity import ProspectivityMap, equal_weight_ranks, rank_targets, validation
+from .target_table import empty_targets, target_cap, targets_note
+from .toolbox import jsonable
+
+FORMAT = "lodestar-replan/1"
+OUTPUT_FILES = {"favourability": "favourability.tif", "weights": "weights.csv", "prospectivity": "prospectivity.gpkg",
+                "plan": "plan.json", "record": "replan.json"}
+
+
+@dataclass
+class Replanned:
+    """A re-planned surface: the surface, its targets, its validation beside the run's (`agent`: the recorded
+    figures of the agent's plan, {} without deposits), notes, and the files written (name -> path)."""
+
+    surface: Surface
+    targets: object
+    validation: dict = field(default_factory=dict)
+    agent: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    outputs: dict = field(default_factory=dict)
+
+    @property
+    def auc(self) -> float | None:
+        return (self.validation.get("knowledge") or {}).get("auc")
+
+    @property
+    def agent_auc(self) -> float | None:
+        return self.agent.get("auc")
+
+
+def replan(record_path, plan: EvidencePlan, output_dir, progress: Progress = SILENT) -> Replanned:
+    """Re-make the surface and targets of the run whose record is `record_path` with `plan`, into `output_dir`
+    (a new folder, or an empty one); see the module docstring."""
+    record_path = Path(record_path)
+    record = records.read_record(record_path)
+    out = Path(output_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise LodestarError(f"{out} already holds files; re-planned outputs go to a new folder (give another name).")
+    if out.resolve() == record_path.parent.resolve():
+        raise LodestarError("A re-planned run is written beside its run, not over it: give a new folder.")
+    layers = records.layers_from_record(record)
+    raster_set = RasterSet(layers, progress=progress)
+    plan.check_layers([spec.name for spec in layers])
+    extra = rendering_zones(record, record_path.parent, plan, raster_set)
+    maps = {}
+    for spec in plan.specs:
+        progress.check()
+        maps[spec.layer] = membership_map(raster_set, spec, extra)
+    surface = favourability_surface(raster_set, plan.specs, plan.method, plan.gamma, extra, maps)
+    parameters = record["parameters"]
+    mapping = parameters.get("favourability") or {}
+    deposit_xy = _deposits(parameters, raster_set)
+    notes = [f"Re-planned from {record_path} with the {plan.by}'s evidence plan ({plan.combination_text}); the "
+             "chain was not re-run, so the targets are not judged by it."]
+    targets = _targets(surface, record, record_path.parent, mapping, plan, maps, deposit_xy, notes, progress)
+    result = ProspectivityMap(surface, surface, None, surface.table(), [], [], targets, plan.by, notes=notes)
+    figures = validation(result, deposit_xy, equal_weight_ranks(maps)) if deposit_xy else {}
+    agent = ((record.get("favourability") or {}).get("validation") or {}).get("knowledge") or {}
+    replanned = Replanned(surface, targets, figures, {k: agent[k] for k in ("auc", "capture", "deposits")
+                                                      if k in agent}, notes)
+    replanned.outputs = _write(replanned, plan, record, record_path, out, raster_set)
+    return replanned
+
+
+def rendering_zones(record: dict, folder: Path, plan: EvidencePlan, raster_set: RasterSet) -> dict:
+    """{layer: zone geometries} of the plan's colour renderings (their evidence is nearness to the run's zones)."""
+    kinds = {entry["name"]: entry.get("kind") for entry in record.get("inputs", [])}
+    wanted = [spec.layer for spec in plan.specs if kinds.get(spec.layer) == "rgb"]
+    if not wanted:
+        return {}
+    entry = (record.get("outputs") or {}).get("zones")
+    path = folder / entry["file"] if entry else None
+    if path is None or not path.is_file():
+        raise LodestarError(f"The plan weighs colour renderings ({', '.join(wanted)}) by the zones the run marked, "
+                            f"and the run's zones file is not in {folder}.")
+    zones = read_vector(path, crs=raster_set.crs)
+    return {name: zones[zones["layer"] == name].geometry for name in wanted}
+
+
+def _deposits(parameters: dict, raster_set: RasterSet) -> list:
+    deposits = parameters.get("deposits")
+    if not deposits:
+        return []
+    xy = deposit_coordinates(Path(deposits), raster_set.crs, [])
+    return list(map(tuple, np.asarray(xy).tolist()))
+
+
+def _targets(surface: Surface, record: dict, folder: Path, mapping: dict, plan: EvidencePlan, maps: dict,
+             deposit_xy: list, notes: list, progress: Progress):
+    progress.check()
+    knowledge = record.get("knowledge") or []
+    model = (knowledge[0].get("model") or model_by_id(knowledge[0]["id"])) if knowledge else {}
+    area_share = float(mapping.get("area_share", 0.10))
+    cap, cap_source = target_cap(model, mapping.get("max_target_km2"))
+    entry = (record.get("outputs") or {}).get("nodes")
+    nodes = read_vector(folder / entry["file"]) if entry and (folder / entry["file"]).is_file() else None
+    analysed = float(surface.values.count()) * surface.grid.pixel_area
+    contributions = {spec.layer: (spec.weight, maps[spec.layer]) for spec in plan.specs if spec.weight > 0}
+    targets, delineation, _ = rank_targets(surface.values, surface.grid, surface.crs, area_share, nodes=nodes,
+                                           max_km2=cap, deposit_xy=deposit_xy, contributions=contributions)
+    notes.append(targets_note(targets, delineation, analysed, area_share, cap, cap_source, False))
+    return targets if targets is not None else empty_targets(surface.crs)
+
+
+def _write(replanned: Replanned, plan: EvidencePlan, record: dict, record_path: Path, out: Path,
+           raster_set: RasterSet) -> dict:
+    check = raster_set.progress.check
+    written = {}
+    with OutputSet() as staged:
+        def at(name: str) -> Path:
+            check()
+            return staged.path(out / OUTPUT_FILES[name])
+
+        written["favourability"] = write_surface(replanned.surface, at("favourability"),
+                                                 description=f"favourability (0-1), {plan.combination_text}")
+        written["weights"] = write_weights_csv(replanned.surface.table(), at("weights"))
+        written["prospectivity"] = write_vector(replanned.targets, at("prospectivity"), stamp=record["created_utc"])
+        written["plan"] = write_text_atomic(at("plan"), plan_text(plan))
+        section = {"format": FORMAT, "created_utc": record["created_utc"],
+                   "replanned": {"record": str(record_path.resolve()), "sha256": records.sha256_file(record_path)},
+                   "plan": plan.to_dict(), "validation": replanned.validation, "agent_validation": replanned.agent,
+                   "targets": [{k: v for k, v in row.items() if k != "geometry"}
+                               for row in replanned.targets.drop(columns="geometry").to_dict("records")],
+                   "notes": list(replanned.notes),
+                   "outputs": {name: {"file": path.name, "sha256": records.sha256_file(path)}
+                               for name, path in written.items()}}
+        written["record"] = records.write_record(jsonable(section), at("record"))
+    return {name: out / OUTPUT_FILES[name] for name in written}

@@ -1,0 +1,81 @@
+"""What the prospectivity-mapping step algorithms share: evidence layers read onto one analysis grid (measured in
+their own units), known deposits as map points, "layer=value" lists, and rasters written with provenance."""
+from __future__ import annotations
+
+from ..plugin.errors import LodestarError
+from ..plugin.evaluation import deposit_coordinates
+from ..plugin.vector_io import read_vector
+from .layer_export import guessed_role, layer_path, layer_spec
+
+
+def layer_specs(layers) -> list:
+    """The analysis specs of QGIS layers (their guessed roles, legends beside their files), distinct names."""
+    from ..plugin.request import distinct_names
+
+    if not layers:
+        raise LodestarError("Choose at least one evidence layer.")
+    specs, _ = distinct_names([layer_spec(layer, guessed_role(layer)) for layer in layers])
+    return specs
+
+
+def raster_set(layers, progress):
+    """The RasterSet of QGIS layers: one analysis grid (the first projected raster's CRS, the common extent, the
+    finest resolution), vectors read on it."""
+    from ..plugin.raster_io import RasterSet
+
+    return RasterSet(layer_specs(layers), progress=progress)
+
+
+def measured_layers(rasters, categorical: set) -> list:
+    """Each layer of `rasters` (a RasterSet) in its own units (favourable.measured): a unit map (named in
+    `categorical`, holding a legend beside its file, or a geological map) as unit codes, a vector as distances in
+    metres (polygons of a geological map as units), other rasters as their values. A layer that cannot be measured
+    is an error naming why."""
+    from ..plugin.engine.workspace import LayerInfo
+    from ..plugin.favourability.measured import measured_evidence
+
+    infos = []
+    for spec in rasters.layers:
+        units = spec.name in categorical or spec.legend is not None or spec.role == "geological_map"
+        kind = "vector" if spec.is_vector else "categorical" if units else "index"
+        infos.append(LayerInfo(spec.name, spec.role, kind, spec.favourable))
+    layers, left_out = measured_evidence(rasters, infos)
+    if left_out:
+        raise LodestarError("; ".join(f"{row['layer']}: {row['reason']}" for row in left_out))
+    return layers
+
+
+def deposit_points(algorithm, parameters, key, context, crs, log: list):
+    """The known deposits of a point-layer parameter as an (n, 2) array of map points in `crs`."""
+    layer = algorithm.parameterAsVectorLayer(parameters, key, context)
+    if layer is None:
+        raise LodestarError("Choose the known deposits (a point layer).")
+    return deposit_coordinates(read_vector(layer_path(layer)), crs, log)
+
+
+def parse_pairs(text: str, what: str, names, convert=float) -> dict:
+    """'aloh=1.8; silica=1.2' -> {'aloh': 1.8, 'silica': 1.2}; names must be among `names` (the layers)."""
+    out = {}
+    for part in (text or "").replace("\n", ";").split(";"):
+        if not part.strip():
+            continue
+        name, sep, value = part.rpartition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise LodestarError(f"{what}: {part.strip()!r} is not 'layer name=value' (separate entries with ';').")
+        if name not in names:
+            raise LodestarError(f"{what}: no layer named {name!r}; layers: {', '.join(names)}.")
+        try:
+            out[name] = convert(value.strip())
+        except ValueError as exc:
+            raise LodestarError(f"{what}: {value.strip()!r} for {name} is not valid ({exc}).") from exc
+    return out
+
+
+def write_raster(values, grid, path, description: str, method: str, specs=()) -> str:
+    """A float32 GeoTIFF of `values` (masked: nodata) on `grid`, described and tagged (favourability.outputs)."""
+    from ..plugin.favourability.outputs import write_surface
+    from ..plugin.favourability.overlay import Surface
+
+    write_surface(Surface(values, grid, grid.crs, list(specs), method), path, description)
+    return str(path)
