@@ -191,7 +191,7 @@ class OfflineReasoner:
                            + ", ".join(f"{i['id']} ({i['level']})" for i in items) + ".",
                 tool=tool,
                 tool_why=self._tool_why(tool, info),
-                expected=self._expected(items),
+                expected=self._expected(items, model),
                 params=params,
                 evidence=first["id"],
                 level=level,
@@ -204,9 +204,10 @@ class OfflineReasoner:
         if zone_steps >= 2:
             steps.append(PlanStep(len(steps) + 1, "Relate the zones of all layers: overlaps, proximity, chains",
                                   [], "All zones marked so far.", "spatial_relations",
-                                  "Coincidence across layers separates a zoned hydrothermal system from isolated "
-                                  "or lithological anomalies.",
-                                  "Zones of different alteration families overlapping or adjacent around one core.",
+                                  "Coincidence across layers separates a mineral system from isolated or "
+                                  "lithological anomalies.",
+                                  f"Zones of different kinds of evidence overlapping or adjacent around the "
+                                  f"{_centre_words(model)}.",
                                   {}, "cross_layer_coincidence", "critical"))
         if zone_steps:
             steps.append(PlanStep(len(steps) + 1, "Integrate the evidence: critical and secondary items", [],
@@ -293,12 +294,17 @@ class OfflineReasoner:
         }.get(tool, "")
 
     @staticmethod
-    def _expected(items) -> str:
+    def _expected(items, model: dict) -> str:
+        """What a step should find, in the deposit model's own words (no alteration core in an orogenic chain)."""
         kinds = {i["kind"] for i in items}
+        centre = _centre_words(model)
         if "host_unit" in kinds:
-            return "Favourable host units mapped near the alteration core, if any."
+            return f"Favourable host units mapped near the {centre}, if any."
         if "structure" in kinds:
-            return "Faults or structural corridors; near the alteration core if the model applies."
+            seeds = _seed_items(model)
+            on_structure = bool(seeds) and (seeds[0]["kind"] == "structure" or "structure" in seeds[0]["roles"])
+            return ("Faults or structural corridors." if on_structure else
+                    f"Faults or structural corridors through or next to the {centre}.")
         return "A few compact anomalies clearly above background, or none if the ground is barren."
 
     # -- executor ------------------------------------------------------------------------------------
@@ -998,7 +1004,8 @@ class OfflineReasoner:
         items = []
         for k, a in assessment.items():
             if a["status"] != "untestable":
-                gap = "" if a["gap"] is None else f", gap {a['gap']:.0f}"
+                gap = "" if a["gap"] is None else (" at the core" if a["gap"] <= 0 else
+                                                    f", {a['gap'] / _per_metre(ws):,.0f} m from the core")
                 how = f", by {a['measured']}" if a.get("measured") else gap
                 items.append(f"{k} [{a['level']}]: {a['status']}{how}")
         verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
@@ -1093,10 +1100,13 @@ class OfflineReasoner:
         return Verdict(not feedback and none_letter is not None, none_letter, feedback, critical, {}, rationale)
 
     def _check_consistency(self, ws, chain, feedback: dict) -> None:
-        """A marking step whose Sub_Inference contradicts its own zones is sent back."""
+        """A marking step whose Sub_Inference contradicts its own zones is sent back (not one the controller rejected
+        every time: the engine holds it unsupporting whatever its zones show)."""
         for node in chain:
             obs = node.observation
             if obs.error or node.step.tool not in ("color_regions", "mark_boxes"):
+                continue
+            if obs.controller and not any(v.get("ok") for v in obs.controller):
                 continue
             zones = ws.zones_of(node.step.index)
             rows = zones.drop(columns="geometry").to_dict("records") if len(zones) else []
@@ -1139,6 +1149,12 @@ class OfflineReasoner:
         from ..plugin.favourability.knowledge import knowledge_specs
 
         return knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)[0]
+
+    def target_verdicts(self, ws, measured: list) -> list:
+        """Each target judged by the rules of `target_evidence.judge` on the executor's measurements of it."""
+        from ..plugin.engine.target_evidence import judge
+
+        return [judge(target) for target in measured]
 
     # -- localization -----------------------------------------------------------------------------------
     def localization_params(self, ws) -> dict:
@@ -1183,6 +1199,13 @@ def _covering(ws, steps: list, budget: int) -> list:
                                  f"{'are' if plural else 'is'} grouped with this one: not marked step by step, "
                                  "though the verifier may measure them at a candidate core.")
     return out
+
+
+def _centre_words(model: dict) -> str:
+    """What the deposit model's evidence gathers around, in its own words: its first critical item ('shear
+    corridor' for orogenic gold, 'phyllic core' for a porphyry), 'main evidence' for a model without one."""
+    seeds = _seed_items(model)
+    return seeds[0]["id"].replace("_", " ") if seeds else "main evidence"
 
 
 def _answers_yes(assessment: dict) -> bool:

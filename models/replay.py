@@ -26,6 +26,7 @@ _DECODE = {
     "verify": Verdict.from_dict,
     "localization_params": dict,
     "evidence_plan": lambda v: [EvidenceSpec.from_dict(s) for s in v],
+    "target_verdicts": list,
 }
 
 
@@ -76,6 +77,9 @@ class ReplayReasoner:
 
     def evidence_plan(self, ws):
         return self._next("planner", "evidence_plan")
+
+    def target_verdicts(self, ws, measured):
+        return self._next("verifier", "target_verdicts")
 
     def usage(self) -> dict:
         return json.loads(json.dumps(self.record.get("usage", {})))

@@ -77,6 +77,10 @@ class AnalysisRequest:
     favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes or names the user calls favourable
     calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
     area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
+    max_target_km2: float | None = None  # the largest target; None: the deposit model's footprint
+    evidence_plan: dict | None = None  # the geologist's evidence plan (plan_file.py's dict): replaces the agent's
+    deposit_model: str = ""  # the deposit model's id the geologist picked; '' chooses it from the question and layers
+    user_models: list = field(default_factory=list)  # the user's own deposit models (deposit_models.py), checked
 
 
 @dataclass

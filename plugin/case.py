@@ -75,7 +75,7 @@ def read_case(path) -> Case:
         if layer_path.is_dir():
             raise LodestarError(f"{path}: layer {i + 1}'s 'path' {entry['path']!r} is a folder, not a file; name the "
                                 "raster or vector file itself (e.g. one of the files inside it).")
-        for key in ("role", "name", "favourable"):
+        for key in ("role", "name", "favourable", "sensor"):
             if entry.get(key) is not None and not isinstance(entry[key], str):
                 raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
         legend = entry.get("legend")
@@ -91,6 +91,7 @@ def read_case(path) -> Case:
             legend=_inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None,
             layer=layer_name,
             root=folder,
+            sensor=entry.get("sensor") or "",
         ))
         if units:
             favourable_units[layers[-1].name] = list(units)
@@ -175,6 +176,8 @@ def write_case(case: Case, folder) -> Path:
             entry["favourable"] = spec.favourable
         if spec.legend is not None:
             entry["legend"] = rel(spec.legend)
+        if spec.sensor:
+            entry["sensor"] = spec.sensor
         if case.favourable_units.get(spec.name):
             entry["favourable_units"] = list(case.favourable_units[spec.name])
         layers.append(entry)

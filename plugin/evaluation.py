@@ -400,6 +400,25 @@ def evaluate_surface(values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, sh
             "deposit_area_shares": [next(positions) if ok else None for ok in inside.tolist()]}
 
 
+def beside_surface(metrics: dict, values: np.ma.MaskedArray, grid: RasterGrid, deposit_xy, best: int = 10) -> dict:
+    """The targets' curve by rank (`metrics` of `evaluate_localization`) beside the surface they were drawn from at
+    equal area: each curve point gains `surface_found`, the deposits the surface's own best cells of the same area
+    hold (ties at the cut shared out as expected values); `equal_area` says it for the best `best` targets:
+    {"rank", "area_share", "targets", "surface"} (None without deposits inside or targets)."""
+    curve = metrics.get("curve") or []
+    if not curve or not metrics.get("inside"):
+        return dict(metrics, equal_area=None)
+    shares = [min(1.0, max(float(c["area_share"]), 1e-12)) for c in curve]
+    capture = evaluate_surface(values, grid, deposit_xy, shares=shares, curve=False)["capture"]
+    points = [dict(c, surface_found=0.0 if c["area_share"] == 0 else round(capture[share], 3))
+              for c, share in zip(curve, shares)]
+    ranked = [c for c in points if c.get("rank") and c["rank"] <= best]
+    last = ranked[-1] if ranked else None
+    equal = None if last is None else {"rank": int(last["rank"]), "area_share": last["area_share"],
+                                       "targets": int(last["found"]), "surface": last["surface_found"]}
+    return dict(metrics, curve=points, equal_area=equal)
+
+
 def rank_positions(values: np.ndarray, deposit_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each deposit value: (share of `values` above it, share equal to it), `values` being every valid cell."""
     ordered = np.sort(np.asarray(values, dtype=float))

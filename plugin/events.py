@@ -58,7 +58,8 @@ def status_line(event: dict) -> str:
 
 
 def log_lines(event: dict) -> list[str]:
-    """The event as plain lines for a log."""
+    """The event as plain lines for a log: the lines the dock shows at once (rows it keeps folded, such as the
+    localization's graph parameters, are internal figures: the report's appendix lists them)."""
     lines = []
     for entry in describe(event):
         if entry.place == UNDER:
@@ -68,7 +69,7 @@ def log_lines(event: dict) -> list[str]:
         else:
             text = entry.text
         lines.append(f"{text}: {entry.detail}" if entry.detail else text)
-        lines.extend(f"    {label}: {value}" for label, value in entry.rows)
+        lines.extend(f"    {label}: {value}" for label, value in entry.rows if entry.unfolded)
     return lines
 
 
@@ -103,13 +104,37 @@ def _plan(event: dict) -> list[Entry]:
 
 
 def _controller(event: dict) -> list[Entry]:
+    """The controller's findings on one attempt and what that attempt tried; never the feedback written for the
+    model (it stays in the run record)."""
     verdict = event.get("verdict") or {}
     errors = [e.get("message", str(e)) if isinstance(e, dict) else str(e) for e in verdict.get("errors") or []]
-    detail = humanize("; ".join(errors)) if errors else "output accepted"
-    if verdict.get("feedback") and not verdict.get("ok"):
-        detail += f" -> feedback: {humanize(verdict['feedback'])}"
-    return [Entry(f"controller ({_round(event, 'round {}, ')}attempt {event.get('attempt')})", detail, tip=detail,
-                  tone=GOOD if verdict.get("ok") else BAD, place=UNDER, step=event.get("step"))]
+    detail = ("rejected: " + humanize(" ".join(_sentence(x) for x in errors))) if errors else "output accepted"
+    tried = _attempt_words(event.get("call") or {}) if (event.get("attempt") or 1) > 1 else ""  # the 1st: the plan's
+    return [Entry(f"controller ({_round(event, 'round {}, ')}attempt {event.get('attempt')}{tried})", detail,
+                  tip=detail, tone=GOOD if verdict.get("ok") else BAD, place=UNDER, step=event.get("step"))]
+
+
+def _sentence(text: str) -> str:
+    text = str(text).strip()
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+_TRIED = (("max_zones", "at most {} zones"), ("max_regions", "at most {} zones"),
+          ("k_sigma", "threshold {} spreads above background"), ("percentile", "above the {} percentile"),
+          ("level", "colour level {}"))
+"""The parameters an attempt changes to meet the controller's limits, in words."""
+
+
+def _attempt_words(call: dict) -> str:
+    """', at most 4 zones, threshold 4.75 spreads above background': what a tool call tried ('' for none)."""
+    params = call.get("params") or {}
+    parts = [form.format(number(params[key], 4)) for key, form in _TRIED if isinstance(params.get(key), (int, float))
+             and not isinstance(params.get(key), bool)]
+    if params.get("bounds"):
+        parts.append("looking around the core")
+    if call.get("tool") == "mark_boxes":
+        parts.append(f"{len(call.get('boxes') or [])} boxes")
+    return "".join(f", {part}" for part in parts)
 
 
 def _step(event: dict) -> list[Entry]:

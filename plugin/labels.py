@@ -44,6 +44,7 @@ TOOL_LABELS = {
     "spatial_relations": "spatial relations",
     "integrate_evidence": "evidence integration",
     "none": "no tool",
+    "alteration_indices": "alteration indices from a scene",
 }
 """The engine's tools (plugin/engine/contract.py TOOLSET) in words."""
 
@@ -129,6 +130,22 @@ def format_area_km2(m2, unit: str = "km2") -> str:
 def km2(area_m2) -> str:
     """`format_area_km2` as the report writes it: '6.25 km²', '-' when unknown."""
     return format_area_km2(area_m2, "km²") or "-"
+
+
+TIES_NOTE = ("Counts are whole deposits: a deposit on cells of equal favourability that straddle a cut-off is "
+             "counted by the share of those cells above it, and the sum rounded.")
+"""The one sentence on ties that goes with capture counts (report and dock), said once beside them."""
+
+
+def whole_deposits(value) -> int:
+    """A capture count of deposits (an expected count where tied cells straddle a cut-off: TIES_NOTE) rounded half
+    up to whole deposits."""
+    return int(math.floor(float(value) + 0.5))
+
+
+def deposit_count(value) -> str:
+    """A capture count as shown: whole deposits ('75'), '-' for None."""
+    return "-" if value is None else f"{whole_deposits(value):,}"
 
 
 def percent(share, digits: int = 2) -> str:

@@ -387,6 +387,7 @@ class LayerSpec:
     legend: Path | None = None
     layer: str | None = None
     root: Path | None = field(default=None, compare=False)
+    sensor: str = ""  # a multispectral scene's sensor the user chose ('aster', 'landsat_oli', 'sentinel2')
 
     def __post_init__(self):
         from .roles import check_role

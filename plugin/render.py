@@ -221,7 +221,8 @@ def png_bytes(image: Image.Image) -> bytes:
     return buffer.getvalue()
 
 
-def _font(size: int):
+def text_font(size: int):
+    """DejaVu Sans at `size` points (any script it covers), else PIL's default bitmap font."""
     try:
         from matplotlib import font_manager
 
@@ -256,7 +257,7 @@ def _draw_text(draw, xy, text, font):
 def draw_grid(image: Image.Image, grid: RasterGrid, mode: str) -> None:
     """Grid lines with labels, drawn over the image (the pixel -> map mapping is unchanged)."""
     draw = ImageDraw.Draw(image)
-    font = _font(max(9, min(image.size) // 45))
+    font = text_font(max(9, min(image.size) // 45))
     line = (255, 255, 255)
     w, h = image.size
     if mode == "fraction":
@@ -294,7 +295,7 @@ def draw_north_arrow(image: Image.Image) -> None:
     w, _ = image.size
     size = max(12, min(image.size) // 16)
     cx, top = w - size, size // 2
-    font = _font(max(9, size // 2))
+    font = text_font(max(9, size // 2))
     draw.polygon([(cx, top), (cx - size // 3, top + size), (cx, top + 2 * size // 3), (cx + size // 3, top + size)],
                  fill=(0, 0, 0), outline=(255, 255, 255))
     _draw_text(draw, (cx - font.size // 3, top + size + 2), "N", font)

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
+from .engine.deposit_models import model_ids
 from .engine.questions import parse_choices
 from .errors import LodestarError
+from .favourability.plan_file import EvidencePlan, read_plan
 from .raster_io import LayerSpec
 from .roles import check_role, guess_favourable, guess_role
 from .tools.categorical import names_units
@@ -27,7 +29,8 @@ CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence")
 AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",
          "sam_checkpoint": "in the settings", "favourable_units": "Favourable units", "deposits": "a deposits layer",
-         "area_share": "the target area share"}
+         "area_share": "the target area share", "max_target_km2": "the largest target",
+         "evidence_plan": "the evidence plan", "deposit_model": "the deposit model"}
 """Where each value is given, as the messages name it; a caller passes its own names to replace these."""
 
 
@@ -165,12 +168,16 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                   choices: dict | None = None, max_rounds: int = 3, case_id: str = "", deposits=None,
                   favourable_units: str = "", case_units: dict | None = None, calibrate: str = "",
                   area_share: float = 0.10, refine_with_sam: bool = False, sam_checkpoint=None,
-                  where: dict | None = None) -> AnalysisRequest:
+                  where: dict | None = None, max_target_km2: float | None = None, evidence_plan=None,
+                  deposit_model: str = "", user_models=()) -> AnalysisRequest:
     """The request for one question over `layers`; choices are parsed from the question unless given.
 
     `favourable_units`: the user's text (`parse_favourable_units`), which replaces `case_units` (a case's
     {layer name: units}) layer by layer; `calibrate`: a key of CALIBRATIONS, which needs `deposits`;
-    `area_share`: the share of the analysed area the targets cover (AREA_SHARE_RANGE)."""
+    `area_share`: the share of the analysed area the targets cover (AREA_SHARE_RANGE); `max_target_km2`: the largest
+    target (None or 0: the deposit model's footprint); `evidence_plan`: the geologist's plan (a plan file's path or an
+    EvidencePlan) replacing the agent's for the surface; `deposit_model`: a model id to follow ('' chooses), of the
+    shipped models or `user_models` (the user's, `deposit_models.load_user_models`)."""
     names = {**WHERE, **(where or {})}
     question = (question or "").strip()
     if not question:
@@ -182,7 +189,10 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                            choices=dict(choices) if choices else parse_choices(question), settings=settings,
                            max_rounds=int(max_rounds), case_id=case_id, deposits=Path(deposits) if deposits else None,
                            favourable_units=units, calibrate=_calibration(calibrate, deposits, names),
-                           area_share=_area_share(area_share, names), **_sam(refine_with_sam, sam_checkpoint, names))
+                           area_share=_area_share(area_share, names), max_target_km2=_max_target(max_target_km2, names),
+                           evidence_plan=_evidence_plan(evidence_plan, layers, names),
+                           deposit_model=_deposit_model(deposit_model, user_models, names),
+                           user_models=[dict(m) for m in user_models], **_sam(refine_with_sam, sam_checkpoint, names))
 
 
 def replay_request(record, output_dir, *, max_rounds: int = 3, refine_with_sam: bool = False, sam_checkpoint=None,
@@ -212,6 +222,39 @@ def _area_share(share: float, names: dict) -> float:
         raise LodestarError(f"Set {names['area_share']} between {low:.1%} and {high:.0%} of the analysed area, "
                             f"not {share:.1%}.")
     return share
+
+
+def _max_target(km2, names: dict) -> float | None:
+    if km2 in (None, "", 0, 0.0):
+        return None
+    km2 = float(km2)
+    if not km2 > 0:
+        raise LodestarError(f"Set {names['max_target_km2']} above 0 km2 (0 takes the deposit model's footprint), "
+                            f"not {km2:g}.")
+    return km2
+
+
+def _evidence_plan(plan, layers: list[LayerSpec], names: dict) -> dict | None:
+    """The geologist's plan as the record keeps it (marked as theirs), checked against the layers; None for none."""
+    if plan in (None, ""):
+        return None
+    plan = plan if isinstance(plan, EvidencePlan) else read_plan(plan)
+    try:
+        plan.check_layers([spec.name for spec in layers])
+    except LodestarError as exc:
+        raise LodestarError(f"{names['evidence_plan'][0].upper()}{names['evidence_plan'][1:]}: {exc}") from exc
+    return replace(plan, by="geologist").to_dict()
+
+
+def _deposit_model(chosen: str, user_models, names: dict) -> str:
+    chosen = (chosen or "").strip()
+    if not chosen:
+        return ""
+    ids = model_ids(user_models)
+    if chosen not in ids:
+        raise LodestarError(f"Unknown deposit model {chosen!r} for {names['deposit_model']}; choose one of: "
+                            f"{', '.join(ids)} (or leave it empty to choose from the question and the layers).")
+    return chosen
 
 
 def _sam(refine: bool, checkpoint, names: dict) -> dict:

@@ -101,6 +101,11 @@ def model_choice(record: dict, models: list | None = None) -> dict:
     picked = knowledge[0]
     runner = knowledge[1] if len(knowledge) > 1 else None
     text = "Deposit model: " + _model_line(picked, parts.get(picked["id"], {})) + "."
+    if picked.get("chosen"):  # the geologist's pick: the automatic choice follows as the runner-up
+        text = text[:-1] + ", chosen by you."
+        if runner is not None:
+            text += " The automatic choice would have been: " + _model_line(runner, parts.get(runner["id"], {})) + "."
+        return {"picked": picked, "runner_up": runner, "text": text}
     if runner is not None:
         text += " Runner-up: " + _model_line(runner, parts.get(runner["id"], {})) + "."
         if round(float(picked.get("score", 0)), 4) == round(float(runner.get("score", 0)), 4):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .analysis import AnalysisResult
 from .engine.contract import FAILED, INSUFFICIENT
+from .engine.scenes import index_layers
 from .errors import LodestarError
 from .raster_io import LayerSpec
 from .vector_io import read_vector
@@ -154,10 +155,15 @@ def events_of(folder, record: dict | None = None) -> list:
 
 
 def run_inputs(folder) -> list:
-    """A past run's input layers (LayerSpec: path, role, name, favourable side, legend) from its record; each file
-    must still be where the run read it."""
+    """A past run's input layers (LayerSpec: path, role, name, favourable side, legend) from its record, a scene's
+    index rasters in the run folder in its place; each file must still be where the run read it."""
     specs = []
-    for entry in read_record(folder).get("inputs") or []:
+    record = read_record(folder)
+    derived = index_layers(record, folder)  # a scene stands for the index rasters the run computed from it
+    for entry in record.get("inputs") or []:
+        if entry.get("name") in derived:
+            specs += derived[entry["name"]]
+            continue
         path = Path(entry.get("path", ""))
         if not path.is_file():
             raise LodestarError(f"The run's input {entry.get('name', path.name)} is no longer at {path}; put it back "

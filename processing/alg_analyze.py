@@ -32,7 +32,15 @@ from ..plugin.vector_io import check_output_path, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
 from .layer_export import guessed_role, layer_spec
-from .mapping_params import mapping_destinations, mapping_inputs, mapping_parameters, write_mapping_outputs
+from .mapping_params import (
+    mapping_destinations,
+    mapping_inputs,
+    mapping_parameters,
+    model_choices,
+    steering_inputs,
+    steering_parameters,
+    write_mapping_outputs,
+)
 from .params import file_destination, output_path, vector_destination
 from .scale_params import full_resolution_parameters, scheduler_parameter, write_full_resolution_output
 from .styling import style_output
@@ -73,6 +81,17 @@ def _parse_favourable_low(text: str, layers: list) -> set[int] | None:
                                 f"values. Layers: {listing}.")
         chosen.add(index)
     return chosen
+
+
+def kept_record(record: str) -> str:
+    """Where the run is kept: its record (replayable, with the report beside it when asked for). The run's own
+    working folder lives in the Processing temporary folder, which qgis_process deletes when it exits, so its path
+    is never printed; a record left at its default is there too, and the line says so."""
+    temporary = Path(QgsProcessingUtils.tempFolder()).resolve()
+    if temporary == Path(record).resolve() or temporary in Path(record).resolve().parents:
+        return (f"Run record: {record} (temporary: deleted when QGIS or qgis_process exits; give OUTPUT_RECORD "
+                "to keep it).")
+    return f"Run record: {record}."
 
 
 class AnalyzeAlgorithm(LodestarAlgorithm):
@@ -125,6 +144,8 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     CALIBRATE = mapping_params.CALIBRATE
     AREA_SHARE = mapping_params.AREA_SHARE
     FAVOURABLE_UNITS = mapping_params.FAVOURABLE_UNITS
+    EVIDENCE_PLAN = mapping_params.EVIDENCE_PLAN
+    DEPOSIT_MODEL = mapping_params.DEPOSIT_MODEL
     OUTPUT_FAVOURABILITY = mapping_params.OUTPUT_FAVOURABILITY
     OUTPUT_FAVOURABILITY_CV = mapping_params.OUTPUT_FAVOURABILITY_CV
     OUTPUT_UNCERTAINTY = mapping_params.OUTPUT_UNCERTAINTY
@@ -175,6 +196,8 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         params += [replay, sam, checkpoint]
         surface_params = mapping_parameters()
         params += surface_params[:4]
+        self._models, self._model_problems = model_choices()
+        params += steering_parameters(self._models)
         for key, label in ((self.OUTPUT_ZONES, "Candidate zones"), (self.OUTPUT_NODES, "Spatial graph nodes"),
                            (self.OUTPUT_EDGES, "Spatial graph edges"),
                            (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons")):
@@ -194,6 +217,13 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         self.addOutput(QgsProcessingOutputString(self.ANSWER, "Answer (letter, Insufficient evidence or Failed)"))
         self.addOutput(QgsProcessingOutputNumber(self.VALID, "Verified (1) or voted / failed (0)"))
         self.addOutput(QgsProcessingOutputNumber(self.ROUNDS, "Verification rounds run"))
+
+    def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
+        """DEPOSIT_MODEL also takes a model's id (the enum itself takes only the index of an option)."""
+        value = parameters.get(self.DEPOSIT_MODEL)
+        if isinstance(value, str) and value.strip() in {m["id"] for m in self._models}:
+            parameters = {k: v for k, v in parameters.items() if k != self.DEPOSIT_MODEL}
+        return super().checkParameterValues(parameters, context)
 
     # -- parameters -> request ------------------------------------------------------------------------
     def _layers(self, parameters, context, feedback, folder: Path):
@@ -223,6 +253,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         if replay:
             return replay_request(replay, work, **sam)
         backend = backend_params.backend_values(self, parameters, context)
+        for problem in self._model_problems:
+            feedback.pushWarning(f"A deposit model of yours was not loaded: {problem}")
+        sam.update(steering_inputs(self, parameters, context, self._models))
         question = self.parameterAsString(parameters, self.QUESTION, context).strip()
         case_path = self.parameterAsFile(parameters, self.CASE, context)
         if case_path:
@@ -306,6 +339,6 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                 feedback.pushWarning(mask_secrets(note, secrets))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
-                          f"{result.rounds} round(s). Run folder: {work}")
+                          f"{result.rounds} round(s). {kept_record(record)}")
         outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
         return outputs

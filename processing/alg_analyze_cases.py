@@ -23,7 +23,7 @@ from ..plugin.errors import LodestarError
 from ..plugin.request import CALIBRATIONS
 from . import backend_params
 from .base import Group, LodestarAlgorithm
-from .mapping_params import AREA_SHARE, CALIBRATE, surface_parameters
+from .mapping_params import AREA_SHARE, CALIBRATE, MAX_TARGET_KM2, surface_parameters
 from .params import folder_destination, output_path
 from .scale_params import DASK_SCHEDULER, scheduler_parameter, scheduler_value
 
@@ -113,7 +113,8 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         rounds = self.parameterAsInt(parameters, self.MAX_ROUNDS, context)
         settings = backend_params.backend_settings(self, parameters, context)
         surface = {"calibrate": CALIBRATIONS[self.parameterAsEnum(parameters, CALIBRATE, context)][0],
-                   "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0}
+                   "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
+                   "max_target_km2": self.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None}
         result = run_batch(source, output, settings, rounds, progress, surface=surface,
                            scheduler=scheduler_value(self, parameters, context))
         outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),

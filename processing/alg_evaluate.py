@@ -21,6 +21,7 @@ from shapely.geometry import box
 from ..plugin.errors import LodestarError
 from ..plugin.evaluation import (
     DEFAULT_SHARES,
+    beside_surface,
     deposit_coordinates,
     evaluate_localization,
     evaluate_surface,
@@ -59,6 +60,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
     ANALYSIS_RASTER = "ANALYSIS_RASTER"
     EXTENT = "EXTENT"
     THRESHOLD = "THRESHOLD"
+    SURFACE = "SURFACE"
     OUTPUT_TABLE = "OUTPUT_TABLE"
     OUTPUT_PLOT = "OUTPUT_PLOT"
     RECALL = "RECALL"
@@ -88,7 +90,11 @@ class EvaluateAlgorithm(LodestarAlgorithm):
         plot = QgsProcessingParameterFileDestination(self.OUTPUT_PLOT, "Success-rate plot", "PNG files (*.png)",
                                                      optional=True)
         plot.setHelp("The success-rate curve with the chance line, recall, area reduction and AUC.")
-        for param in (prospectivity, deposits, analysis, extent, threshold, table, plot):
+        surface = QgsProcessingParameterRasterLayer(self.SURFACE, "Surface the targets come from", optional=True)
+        surface.setHelp("For prospectivity polygons: the favourability surface they were drawn from. The table then "
+                        "gives at each rank the deposits the surface's own best cells of the same area hold "
+                        "(surface_found), and the log compares the best 10 targets with them.")
+        for param in (prospectivity, deposits, analysis, extent, threshold, surface, table, plot):
             self.addParameter(param)
         for key, label in ((self.RECALL, "Recall"), (self.AREA_REDUCTION, "Area reduction"),
                            (self.AUC, "Success-rate AUC"), (self.FOUND, "Deposits found"),
@@ -123,6 +129,16 @@ class EvaluateAlgorithm(LodestarAlgorithm):
             raise LodestarError("Give the analysis raster (ANALYSIS_RASTER) or the analysed extent (EXTENT) so that "
                                 "the area reduction can be computed.")
         metrics = evaluate_localization(prospectivity, deposits, progress=progress, **options)
+        surface = self.parameterAsRasterLayer(parameters, self.SURFACE, context)
+        if surface is not None and not is_raster:
+            reader = RasterReader(layer_path(surface))
+            metrics = beside_surface(metrics, reader.read(bands=[1])[0], reader.grid,
+                                     deposit_coordinates(deposits, reader.grid.crs, metrics["log"]))
+            equal = metrics["equal_area"]
+            if equal:
+                progress.log(f"The best {equal['rank']} targets hold {equal['targets']} deposit(s) in "
+                             f"{100 * equal['area_share']:.2f} % of the area; the surface's own best cells of the "
+                             f"same area hold {equal['surface']:.1f}.")
         ranked = metrics
         if is_raster:
             ranked = self.surface_metrics(source, deposits, options.get("analysis_raster"), extent, metrics["log"])

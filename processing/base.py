@@ -46,6 +46,7 @@ class Group(Enum):
     REASONING = ("reasoning", "Reasoning")
     EVALUATION = ("evaluation", "Evaluation")
     REFINEMENT = ("refinement", "Refinement")
+    MAPPING = ("mapping", "Prospectivity mapping steps")
 
     @property
     def group_id(self) -> str:
@@ -63,6 +64,7 @@ DEFAULT_ICON = ICONS_DIR / "lodestar.svg"
 
 _EXECUTOR_TOOLS = "Executor tools (each a core function and a Processing algorithm)"
 _GRAPH = "Spatial graph, localization, evaluation"
+_STEPS = "Prospectivity mapping steps (each an algorithm)"
 # The README section (its heading) that documents each algorithm, by algorithm id.
 HELP_SECTIONS = {
     "analyze": "The reasoning engine (`lodestar:analyze`)",
@@ -73,11 +75,15 @@ HELP_SECTIONS = {
     "evidence_view": _EXECUTOR_TOOLS,
     "feature_regions": _EXECUTOR_TOOLS,
     "unit_regions": _EXECUTOR_TOOLS,
+    "read_map_legend": "Scanned geological maps (`lodestar:read_map_legend`)",
     "spatial_graph": _GRAPH,
     "localize": _GRAPH,
     "evaluate": _GRAPH,
     "refine_zones_sam": "Segment Anything refinement",
     "prospectivity_chain": "Batch runs and the graphical model",  # the shipped graphical model
+    **{step: _STEPS for step in ("fuzzy_membership", "fuzzy_overlay", "weights_of_evidence", "wofe_response",
+                                 "train_prospectivity_model", "predict_prospectivity", "delineate_targets",
+                                 "prediction_area", "prospectivity_steps")},
 }
 FALLBACK_SECTION = "What it does"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import geopandas as gpd
 from pyproj import CRS
@@ -11,10 +12,11 @@ from qgis.core import QgsFeatureRequest, QgsProcessingUtils, QgsRasterLayer, Qgs
 from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterReader
-from ..plugin.request import evidence_spec, guess_file_role
 from ..plugin.roles import tagged_role
 from ..plugin.vector_io import write_vector
+
+if TYPE_CHECKING:  # annotations only
+    from ..plugin.raster_io import LayerSpec
 
 
 def source_file(layer) -> Path | None:
@@ -58,6 +60,9 @@ def layer_texts(layer) -> list[str]:
 def guessed_role(layer) -> str:
     """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words and the
     legend beside its file (`guess_file_role`)."""
+    from ..plugin.raster_io import RasterReader  # the raster and request imports wait until a layer is read, so
+    from ..plugin.request import guess_file_role  # algorithms that read no raster load without rasterio
+
     path = source_file(layer)
     if isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal" and path is not None:
         try:
@@ -71,6 +76,8 @@ def guessed_role(layer) -> str:
 
 def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
     """The analysis layer of a QGIS layer (see `layer_path` and the core's `evidence_spec`)."""
+    from ..plugin.request import evidence_spec
+
     return evidence_spec(layer_path(layer, folder), role, layer.name(), favourable)
 
 

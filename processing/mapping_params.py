@@ -5,13 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from qgis.core import (
+    QgsApplication,
     QgsProcessing,
     QgsProcessingParameterEnum,
+    QgsProcessingParameterFile,
     QgsProcessingParameterNumber,
     QgsProcessingParameterString,
     QgsProcessingParameterVectorLayer,
 )
 
+from ..plugin.engine.deposit_models import load_user_models
+from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.errors import LodestarError
 from ..plugin.files import write_bytes_atomic
 from ..plugin.request import AREA_SHARE_RANGE, CALIBRATIONS
@@ -22,7 +26,11 @@ from .styling import style_output
 DEPOSITS = "DEPOSITS"
 CALIBRATE = "CALIBRATE"
 AREA_SHARE = "AREA_SHARE"
+MAX_TARGET_KM2 = "MAX_TARGET_KM2"
 FAVOURABLE_UNITS = "FAVOURABLE_UNITS"
+EVIDENCE_PLAN = "EVIDENCE_PLAN"
+DEPOSIT_MODEL = "DEPOSIT_MODEL"
+AUTOMATIC_LABEL = "automatic (from the question and the layers)"
 OUTPUT_FAVOURABILITY = "OUTPUT_FAVOURABILITY"
 OUTPUT_FAVOURABILITY_CV = "OUTPUT_FAVOURABILITY_CV"
 OUTPUT_UNCERTAINTY = "OUTPUT_UNCERTAINTY"
@@ -32,7 +40,8 @@ OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
            OUTPUT_UNCERTAINTY: ("uncertainty", "uncertainty.tif"),
            OUTPUT_WEIGHTS: ("weights", "weights.csv")}
 """Output key -> (the engine's output name, the file name of a temporary output)."""
-WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE,
+WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE, "evidence_plan": EVIDENCE_PLAN,
+         "deposit_model": DEPOSIT_MODEL, "max_target_km2": MAX_TARGET_KM2,
          "deposits": f"a point layer of known deposits in {DEPOSITS} (or a CASE that lists its deposits)"}
 """How the request builder's messages name these parameters."""
 
@@ -90,8 +99,61 @@ def surface_parameters() -> list:
     share = number_parameter(AREA_SHARE, "Target area share (% of the analysed area)",
                              QgsProcessingParameterNumber.Double, 10.0, 100 * low, 100 * high,
                              f"The prospectivity targets are the most favourable cells covering this percentage of the "
-                             f"analysed area ({100 * low:g} to {100 * high:g}; default 10).")
-    return [calibrate, share]
+                             f"analysed area ({100 * low:g} to {100 * high:g}; default 10). Each patch of them is "
+                             "split at its peaks; nested tiers at 2 and 5 % say which targets hold the best cells.")
+    largest = number_parameter(MAX_TARGET_KM2, "Largest target (km², 0: the deposit model's footprint)",
+                               QgsProcessingParameterNumber.Double, 0.0, 0.0, 1e6,
+                               "No target is larger than this: a patch of the top share bigger than it is split at "
+                               "shallower saddles, then across its long axis where the surface is flat. 0 takes the "
+                               "footprint of one system of the deposit model (e.g. 25 km² for a porphyry system, 250 "
+                               "km² for an orogenic gold camp; the knowledge base names its source).")
+    return [calibrate, share, largest]
+
+
+def user_models_folder() -> Path:
+    """Where the user's own deposit models are kept: the QGIS profile's lodestar/deposit_models folder."""
+    return Path(QgsApplication.qgisSettingsDirPath()) / "lodestar" / "deposit_models"
+
+
+def model_choices() -> tuple[list, list]:
+    """(the models DEPOSIT_MODEL offers after 'automatic': the shipped ones, then the user's; a message per user
+    model file refused)."""
+    user, problems = load_user_models(user_models_folder())
+    return load_knowledge() + user, problems
+
+
+def steering_parameters(models: list) -> list:
+    """EVIDENCE_PLAN and DEPOSIT_MODEL (its options: automatic, then `models`), with help."""
+    plan = QgsProcessingParameterFile(EVIDENCE_PLAN, "Evidence plan (lodestar-evidence-plan/1)", extension="json",
+                                      optional=True)
+    plan.setHelp("Your evidence plan, which replaces the agent's for the favourability surface: per layer its "
+                 "transformation, membership (midpoint and spread in the layer's own units: ppm, metres, nT; the "
+                 "favourable units of a unit map) and weight. Save one from the dock's evidence plan, or write it "
+                 "from a run's plan. The run record keeps it, marked as yours, and REPLAY reproduces it. A full run "
+                 "combines the layers by weighted overlay; fuzzy operators are applied by the dock's Re-run with "
+                 "this plan. Empty: the agent's plan.")
+    options = [AUTOMATIC_LABEL] + [f"{m['id']}: {m['name']}" + (" (yours)" if m.get("source") == "user" else "")
+                                   for m in models]
+    model = QgsProcessingParameterEnum(DEPOSIT_MODEL, "Deposit model", options=options, defaultValue=0)
+    model.setHelp("The deposit model the run follows. 0: automatic, chosen from the question's words and the "
+                  "evidence the layers can test (the runner-up and why are in the report). Otherwise the model "
+                  "listed, by its number (qgis_process: DEPOSIT_MODEL=2) or its id (e.g. 'skarn'): the shipped "
+                  "models, then yours, kept as JSON files in the QGIS profile's lodestar/deposit_models folder (write "
+                  "them in the dock's deposit model form).")
+    return [plan, model]
+
+
+def steering_inputs(algorithm, parameters, context, models: list) -> dict:
+    """The request builder's evidence_plan, deposit_model and user_models from EVIDENCE_PLAN and DEPOSIT_MODEL
+    (an index of its options, or a model id)."""
+    raw = parameters.get(DEPOSIT_MODEL)
+    if isinstance(raw, str) and raw.strip() and not raw.strip().isdigit():
+        chosen = raw.strip()
+    else:
+        index = algorithm.parameterAsEnum(parameters, DEPOSIT_MODEL, context)
+        chosen = models[index - 1]["id"] if index > 0 else ""
+    return {"evidence_plan": algorithm.parameterAsFile(parameters, EVIDENCE_PLAN, context) or None,
+            "deposit_model": chosen, "user_models": [m for m in models if m.get("source") == "user"]}
 
 
 def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=None) -> dict:
@@ -102,6 +164,7 @@ def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=N
     calibrate = CALIBRATIONS[algorithm.parameterAsEnum(parameters, CALIBRATE, context)][0]
     return {"deposits": deposits, "calibrate": calibrate,
             "area_share": algorithm.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
+            "max_target_km2": algorithm.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None,
             "favourable_units": algorithm.parameterAsString(parameters, FAVOURABLE_UNITS, context)}
 
 

@@ -4,6 +4,7 @@ qgis_process)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from qgis.core import (
     QgsCoordinateReferenceSystem,
@@ -19,10 +20,12 @@ from qgis.core import (
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.raster_io import LayerSpec, RasterSet
 from ..plugin.roles import ROLES
 from ..plugin.vector_io import read_vector
 from .layer_export import guessed_role, layer_path
+
+if TYPE_CHECKING:  # annotations only
+    from ..plugin.raster_io import LayerSpec, RasterSet
 
 ROLE_OPTIONS = ("guess from the layer name",) + ROLES
 _NOT_A_FILE = re.compile(r"^[A-Za-z]{2,}:")  # memory:, ogr:dbname=..., postgres:... (not a drive letter)
@@ -31,6 +34,9 @@ _NOT_A_FILE = re.compile(r"^[A-Za-z]{2,}:")  # memory:, ogr:dbname=..., postgres
 # -- input layers ------------------------------------------------------------------------------------------
 def analysis_set(algorithm, parameters, reference_key, context, spec: LayerSpec, layer) -> RasterSet:
     """A raster layer on its own; a vector layer with the reference raster that defines the analysis area."""
+    from ..plugin.raster_io import LayerSpec, RasterSet  # here, not at the top: algorithms that read no raster
+    # load without rasterio
+
     if isinstance(layer, QgsRasterLayer):
         return RasterSet([spec])
     reference = algorithm.parameterAsRasterLayer(parameters, reference_key, context)

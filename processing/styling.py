@@ -29,7 +29,11 @@ _ALIASES = {"area_m2": "Area (m²)", AREA_KM2: "Area (km²)", "role": "Role", "r
             ROLE_NAMES: "Roles", "zone_id": "Zone", "layer": "Layer", "score_mean": "Mean score",
             "score_max": "Highest score", "degree_c": "Degree centrality", "between_c": "Betweenness centrality",
             "comp_roles": "Roles in its component", "fav_mean": "Mean favourability",
-            "fav_max": "Highest favourability", "n_zones": "Zones held"}
+            "fav_max": "Highest favourability", "n_zones": "Zones of the chain inside", "tier": "Tier (% of the area)",
+            "centroid_x": "Centroid x", "centroid_y": "Centroid y", "lon": "Longitude", "lat": "Latitude",
+            "fav_p90": "Favourability (90th percentile)", "uncertain": "Mean uncertainty",
+            "exp_deps": "Expected deposits", "known_deps": "Known deposits inside", "verdict": "Verdict of the chain",
+            "layers": "Strongest evidence", "score": "Ranked by", "why": "Why"}
 
 
 def apply_style(layer, style: str) -> tuple[str, bool]:

@@ -8,6 +8,7 @@ mkdir -p "$build/plugins" "$build/profile"
 ln -sfn "$root" "$build/plugins/lodestar"
 site="$("$root/.venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')"
 export QT_QPA_PLATFORM=offscreen
+export GDAL_PAM_ENABLED="${GDAL_PAM_ENABLED:-NO}"  # no .aux.xml statistics written beside the inputs
 export QGIS_CUSTOM_CONFIG_PATH="$build/profile"
 export QGIS_PLUGINPATH="$build/plugins"
 export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"

@@ -49,15 +49,24 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--tab", choices=("inputs", "reasoning", "results"), default="reasoning",
                         help="the dock tab shown in the screenshot")
-    parser.add_argument("--page", choices=("chain", "weights", "validation"), default="chain",
+    parser.add_argument("--page", choices=("chain", "weights", "validation", "targets"), default="chain",
                         help="the page of the Results tab shown")
+    parser.add_argument("--first-run", action="store_true",
+                        help="the README's first run: the sample loaded as Plugins > Lodestar > Load the sample case "
+                             "does, roles as guessed, known deposits picked, 'Where should we explore?' asked")
     args = parser.parse_args(argv)
     _import_path()
 
     from qgis.core import QgsApplication
+    from qgis.PyQt.QtCore import QCoreApplication, QSettings
 
     profile = ROOT / "build" / "screenshot-profile"
     profile.mkdir(parents=True, exist_ok=True)
+    # settings in that profile, as QGIS keeps them (without this QSettings writes to the user's own folder)
+    QCoreApplication.setOrganizationName("QGIS")
+    QCoreApplication.setApplicationName("QGIS3")
+    QSettings.setDefaultFormat(QSettings.IniFormat)
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(profile))
     app = QgsApplication([], True, str(profile))
     app.initQgis()
     try:
@@ -72,7 +81,7 @@ def _screenshot(app, args) -> None:
     from qgis.core import QgsLayerTreeModel, QgsProject, QgsRasterLayer, QgsVectorLayer
     from qgis.gui import QgsLayerTreeMapCanvasBridge, QgsLayerTreeView, QgsMapCanvas
     from qgis.PyQt.QtCore import Qt
-    from qgis.PyQt.QtWidgets import QDockWidget, QMainWindow
+    from qgis.PyQt.QtWidgets import QDockWidget, QMainWindow, QWidget
 
     from lodestar.plugin.case import read_case
     from lodestar.ui.dock import LodestarDock
@@ -100,30 +109,44 @@ def _screenshot(app, args) -> None:
     window.addDockWidget(Qt.LeftDockWidgetArea, layers_dock)
 
     case = read_case(args.case)
-    for spec in case.layers:
-        layer = (QgsVectorLayer(str(spec.path), spec.name, "ogr") if spec.is_vector
-                 else QgsRasterLayer(str(spec.path), spec.name))
-        if not layer.isValid():
-            raise SystemExit(f"cannot open {spec.path}")
-        project.addMapLayer(layer)
-        if spec.role != "geological_map" and not spec.is_vector:
-            root.findLayer(layer.id()).setItemVisibilityChecked(False)
+    first_run = getattr(args, "first_run", False)
+    if first_run:  # the README's first run: Load the sample case, roles as guessed, "Where should we explore?"
+        from lodestar.ui.dock import PRESETS
+        from lodestar.ui.sample_case import DEPOSITS, load_sample
+
+        sample = load_sample(project)
+    else:
+        for spec in case.layers:
+            layer = (QgsVectorLayer(str(spec.path), spec.name, "ogr") if spec.is_vector
+                     else QgsRasterLayer(str(spec.path), spec.name))
+            if not layer.isValid():
+                raise SystemExit(f"cannot open {spec.path}")
+            project.addMapLayer(layer)
+            if spec.role != "geological_map" and not spec.is_vector:
+                root.findLayer(layer.id()).setItemVisibilityChecked(False)
 
     dock = LodestarDock(MiniIface(window, canvas), window)
     window.addDockWidget(Qt.RightDockWidgetArea, dock)
     window.resizeDocks([layers_dock, dock], [250, 470], Qt.Horizontal)
     window.show()
-    for spec in case.layers:
-        layer = project.mapLayersByName(spec.name)[0]
-        dock.layers.set_role(layer.id(), spec.role)
-    dock.ui.questionEdit.setPlainText(case.question)
-    if case.deposits is not None:
-        deposits = QgsVectorLayer(str(case.deposits), "known deposits", "ogr")
-        project.addMapLayer(deposits)
-        dock.map_options.set_deposits(deposits)
+    if first_run:
+        dock.map_options.set_deposits(sample[DEPOSITS])
+        dock.ui.presetCombo.setCurrentIndex([label for label, _ in PRESETS].index("Where should we explore?"))
+    else:
+        for spec in case.layers:
+            layer = project.mapLayersByName(spec.name)[0]
+            dock.layers.set_role(layer.id(), spec.role)
+        dock.ui.questionEdit.setPlainText(case.question)
+        if case.deposits is not None:
+            deposits = QgsVectorLayer(str(case.deposits), "known deposits", "ogr")
+            project.addMapLayer(deposits)
+            dock.map_options.set_deposits(deposits)
     if getattr(args, "before", False):  # the dock as a user first sees it: layers listed, roles guessed, Ask tab
         dock.ui.tabs.setCurrentWidget(dock.ui.inputsTab)
-        canvas.setExtent(project.mapLayersByName(case.layers[0].name)[0].extent())
+        app.processEvents()  # the layer tree bridge hands the canvas its layers first
+        first = project.mapLayersByName(case.layers[0].name)[0]
+        canvas.setDestinationCrs(first.crs())  # the map in the layers' CRS, as QGIS sets it from the first layer
+        canvas.setExtent(first.extent())
         _grab_window(app, window, canvas, Path(args.out))
         print(f"{args.out}: before a run")
         _close(app, dock, canvas, window)
@@ -134,7 +157,8 @@ def _screenshot(app, args) -> None:
     if not wait_for(task, args.timeout) or dock.result is None:
         raise SystemExit("the run did not finish: " + dock.ui.statusLabel.text())
     dock.ui.tabs.setCurrentWidget(getattr(dock.ui, args.tab + "Tab"))
-    dock.ui.resultsToolBox.setCurrentWidget(getattr(dock.ui, args.page + "Page"))
+    dock.ui.resultsToolBox.setCurrentWidget(getattr(dock.ui, args.page + "Page", None)
+                                            or dock.findChild(QWidget, args.page + "Page"))
     for node in root.findLayers():
         node.setExpanded(False)
     dock.run_group.setExpanded(True)

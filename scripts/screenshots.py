@@ -8,11 +8,17 @@ temporary folder, never in a user profile:
 
 - dock:   the dock after an offline run on the Murchison case, validation page (docs/dock.png;
           scripts/screenshot_dock.py does the work);
-- dock_before, dock_after: the dock before a run (Ask tab) and after it (Results tab) (docs/dock-before.png,
-          docs/dock-after.png);
+- dock_before, dock_reasoning, dock_after: the README's first run on the sample (loaded as Plugins > Lodestar >
+          Load the sample case does, roles as guessed, "Where should we explore?"): the Ask tab before Run, the
+          Reasoning and Results tabs after it (docs/dock-before.png, docs/dock-reasoning.png, docs/dock-after.png);
+- dock_targets: the Results tab's Targets page after an offline run on the Murchison case (docs/dock-targets.png);
+- dock_steering, dock_plan: the Great Basin case in the Ask tab before Run (the deposit model picker, and the
+          warning that the geology map will not be used, with its fix) and its Results tab's editable evidence plan
+          after the run (docs/dock-steering.png, docs/dock-plan.png);
 - report: the top of the HTML report a run writes (answer, prospectivity map with ranked targets, targets)
           rendered as a browser shows it (QtWebKit; QTextBrowser where QtWebKit is missing) (docs/report.png),
-          and the report's map figure itself (docs/report_map.png).
+          the report's map figure itself (docs/report_map.png), and the card of its best target
+          (docs/report-target.png).
 
 Runs headless (QT_QPA_PLATFORM=offscreen is set when no display is given).
 """
@@ -31,6 +37,7 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo" / "case.json"
 MURCHISON = ROOT / "tests" / "data" / "murchison-gold" / "case.json"
+GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold" / "case.json"
 REPORT_WIDTH = 1100
 """Width (pixels) of the browser window the report is shown in."""
 REPORT_MAX_HEIGHT = 2600
@@ -77,26 +84,93 @@ def shot_dock(shots: Shots) -> None:
 
 
 def shot_dock_before(shots: Shots) -> None:
-    """docs/dock-before.png: the dock before a run (layers listed with their roles in words, the question, the
-    reasoner and the map options)."""
+    """docs/dock-before.png: the README's first run before Run: the sample loaded (Plugins > Lodestar > Load the
+    sample case), its layers listed with the roles guessed, known deposits picked, "Where should we explore?"."""
     import screenshot_dock
 
     args = argparse.Namespace(out=str(shots.path("dock-before.png")), case=str(SAMPLE), timeout=300.0, tab="inputs",
-                              page="chain", before=True)
+                              page="chain", before=True, first_run=True)
+    screenshot_dock._screenshot(shots.app, args)
+
+
+def shot_dock_reasoning(shots: Shots) -> None:
+    """docs/dock-reasoning.png: the README's first run after Run, its Reasoning tab (plan, tool calls, verdict)."""
+    import screenshot_dock
+
+    args = argparse.Namespace(out=str(shots.path("dock-reasoning.png")), case=str(SAMPLE), timeout=300.0,
+                              tab="reasoning", page="chain", first_run=True)
     screenshot_dock._screenshot(shots.app, args)
 
 
 def shot_dock_after(shots: Shots) -> None:
-    """docs/dock-after.png: the dock after an offline run, its Results tab shown (answer, chain, targets)."""
+    """docs/dock-after.png: the README's first run after Run, its Results tab (answer, chain, targets)."""
     import screenshot_dock
 
     args = argparse.Namespace(out=str(shots.path("dock-after.png")), case=str(SAMPLE), timeout=300.0, tab="results",
-                              page="chain")
+                              page="chain", first_run=True)
     screenshot_dock._screenshot(shots.app, args)
 
 
+def shot_dock_targets(shots: Shots) -> None:
+    """docs/dock-targets.png: the Results tab's Targets page after an offline run on the Murchison case: every
+    target with its tier, area, verdict, known deposits and why, sortable, with Zoom to / Select / Export."""
+    import screenshot_dock
+
+    args = argparse.Namespace(out=str(shots.path("dock-targets.png")), case=str(MURCHISON), timeout=300.0,
+                              tab="results", page="targets")
+    screenshot_dock._screenshot(shots.app, args)
+
+
+def shot_dock_steering(shots: Shots) -> None:
+    """docs/dock-steering.png: Great Basin before Run: the deposit model picker and the geology map's warning."""
+    import screenshot_dock
+
+    args = argparse.Namespace(out=str(shots.path("dock-steering.png")), case=str(GREAT_BASIN), timeout=300.0,
+                              tab="inputs", page="chain", before=True)
+    screenshot_dock._screenshot(shots.app, args)
+
+
+def shot_dock_plan(shots: Shots) -> None:
+    """docs/dock-plan.png: the Results tab's evidence plan after an offline run on Great Basin, edited as a geologist
+    would (the host units named, the mapped faults weighed by distance with the midpoint set) and re-run: the table,
+    the preview of the surface, the faults' response curve and the AUC beside the agent's plan's."""
+    from qgis.PyQt.QtWidgets import QToolBox
+
+    from lodestar.plugin.case import read_case
+    from lodestar.plugin.engine.run import run_analysis
+    from lodestar.plugin.request import BackendValues, build_request
+    from lodestar.ui.plan_editor import PlanEditor
+    from lodestar.ui.task import wait_for
+
+    case = read_case(GREAT_BASIN)
+    run = run_analysis(build_request(case.layers, case.question, shots.scratch / "great-basin", BackendValues(),
+                                     choices=case.choices, case_id=case.id, deposits=case.deposits))
+    toolbox = QToolBox()
+    editor = PlanEditor(toolbox)
+    toolbox.resize(760, 700)
+    editor.load(run.outputs["record"])
+    layers = [row["spec"]["layer"] for row in editor.rows]
+    for layer, key, value in (("geology (DDS-41 lithotectonic units)", "units", ["LPZE", "UPZC", "LPZ"]),
+                              ("geology (DDS-41 lithotectonic units)", "weight", 1.25),
+                              ("mapped faults", "midpoint", 2000.0), ("mapped faults", "weight", 0.8),
+                              ("distance to faults (classes)", "weight", 0.0)):
+        editor.set_value(layers.index(layer), key, value)
+    editor.table.setCurrentCell(layers.index("mapped faults"), 0)
+    task = editor.rerun()
+    if task is None or not wait_for(task, 300) or task.result is None:
+        raise SystemExit("the re-run with the edited plan did not finish: " + editor.status.text())
+    toolbox.show()
+    shots.app.processEvents()
+    if not toolbox.grab().save(str(shots.path("dock-plan.png"))):
+        raise SystemExit("could not write dock-plan.png")
+    toolbox.hide()
+    toolbox.deleteLater()
+
+
 def shot_report(shots: Shots) -> None:
-    """docs/report.png: the top of the sample run's report; docs/report_map.png: its map figure."""
+    """docs/report.png: the top of the sample run's report; docs/report_map.png: its map figure;
+    docs/report-target.png: the report's card of its best target (its evidence pictured, a status per item of the
+    deposit model, the verdict)."""
     from lodestar.plugin.engine.report import FIGURES
 
     result = shots.sample_run()
@@ -105,11 +179,16 @@ def shot_report(shots: Shots) -> None:
     if not image.save(str(shots.path("report.png"))):
         raise SystemExit("could not write report.png")
     shutil.copyfile(report.parent / FIGURES["map"], shots.path("report_map.png"))
+    card = render_html(report, REPORT_WIDTH, REPORT_MAX_HEIGHT, end_after="div.target-card",
+                       start_at="div.target-card")
+    if not card.save(str(shots.path("report-target.png"))):
+        raise SystemExit("could not write report-target.png")
 
 
-def render_html(path: Path, width: int, max_height: int, end_after: str = ""):
-    """A QImage of the HTML file as a browser shows it, `width` wide, cut after the element matching the CSS
-    selector `end_after` (plus a margin), at most `max_height` tall."""
+def render_html(path: Path, width: int, max_height: int, end_after: str = "", start_at: str = ""):
+    """A QImage of the HTML file as a browser shows it, `width` wide, from the top of the element matching the CSS
+    selector `start_at` (less a margin; the page's top without it), cut after the element matching `end_after`
+    (plus a margin), at most `max_height` tall."""
     try:
         from qgis.PyQt.QtWebKitWidgets import QWebPage
     except ImportError:
@@ -127,15 +206,21 @@ def render_html(path: Path, width: int, max_height: int, end_after: str = ""):
     page.setViewportSize(QSize(width, 800))
     frame = page.mainFrame()
     height = frame.contentsSize().height()
+    top = 0
+    if start_at:
+        element = frame.findFirstElement(start_at)
+        if not element.isNull():
+            top = max(0, element.geometry().top() - 20)
     if end_after:
         element = frame.findFirstElement(end_after)
         if not element.isNull():
             height = element.geometry().bottom() + 40
-    height = min(height, max_height)
-    page.setViewportSize(QSize(width, height))
+    height = min(height - top, max_height)
+    page.setViewportSize(QSize(width, top + height))
     image = QImage(width, height, QImage.Format_ARGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)
+    painter.translate(0, -top)
     frame.render(painter)
     painter.end()
     return image
@@ -153,8 +238,11 @@ def _render_text_browser(path: Path, width: int, max_height: int):
     return browser.grab().toImage()
 
 
-SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock_after": shot_dock_after,
-                                              "dock_before": shot_dock_before, "report": shot_report}
+SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock_before": shot_dock_before,
+                                              "dock_reasoning": shot_dock_reasoning, "dock_after": shot_dock_after,
+                                              "dock_targets": shot_dock_targets, "dock_steering": shot_dock_steering,
+                                              "dock_plan": shot_dock_plan,
+                                              "report": shot_report}
 """Every shot, in the order they run."""
 
 
@@ -181,9 +269,15 @@ def main(argv=None) -> int:
     _import_path()
 
     from qgis.core import QgsApplication
+    from qgis.PyQt.QtCore import QCoreApplication, QSettings
 
     profile = ROOT / "build" / "screenshot-profile"
     profile.mkdir(parents=True, exist_ok=True)
+    # settings in that profile, as QGIS keeps them (without this QSettings writes to the user's own folder)
+    QCoreApplication.setOrganizationName("QGIS")
+    QCoreApplication.setApplicationName("QGIS3")
+    QSettings.setDefaultFormat(QSettings.IniFormat)
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, str(profile))
     app = QgsApplication([], True, str(profile))
     app.initQgis()
     scratch = Path(tempfile.mkdtemp(prefix="lodestar-screenshots-"))

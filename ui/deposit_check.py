@@ -17,7 +17,6 @@ from qgis.PyQt.QtGui import QPixmap
 from qgis.PyQt.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -28,11 +27,13 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..plugin.errors import LodestarError
-from ..plugin.evaluation import DEFAULT_SHARES, evaluate_localization
-from ..plugin.labels import format_area_km2
+from ..plugin.evaluation import DEFAULT_SHARES, beside_surface, deposit_coordinates, evaluate_localization
+from ..plugin.labels import TIES_NOTE, format_area_km2
+from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from ..processing.alg_evaluate import EvaluateAlgorithm
 from ..processing.layer_export import layer_path
+from .table_fit import fit_to_width
 from .validation_view import captured, plot_png
 
 HEADERS = ("Ranked by", "AUC", "2 %", "5 %", "10 %", "20 %", "Found")
@@ -87,10 +88,21 @@ def check_deposits(result, layer, folder=None) -> DepositCheck:
     log: list = []
     ranked = EvaluateAlgorithm.surface_metrics(str(surface), deposits, None, None, log)
     by_rank = evaluate_localization(read_vector(targets), deposits, analysis_raster=str(surface))
+    reader = RasterReader(str(surface))
+    by_rank = beside_surface(by_rank, reader.read(bands=[1])[0], reader.grid,
+                             deposit_coordinates(deposits, reader.grid.crs, log))
     fids, names = deposit_features(layer)
     if len(fids) != len(ranked["deposit_area_shares"]):  # a layer the core reads otherwise than QGIS shows it
         fids, names = [], []
     return DepositCheck(surface=ranked, targets=by_rank, fids=fids, names=names)
+
+
+def equal_area_text(equal: dict | None) -> str:
+    """The best targets beside the surface's own best cells of the same area, in one sentence ('' without)."""
+    if not equal:
+        return ""
+    return (f" The best {equal['rank']} targets hold {equal['targets']} deposit(s) in {equal['area_share']:.1%} of the "
+            f"area; the surface's own best cells of the same area hold {equal['surface']:.1f}.")
 
 
 class DepositCheckView(QObject):
@@ -124,8 +136,7 @@ class DepositCheckView(QObject):
         self.table.setHorizontalHeaderLabels(list(HEADERS))
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        fit_to_width(self.table)
         self.table.setMaximumHeight(90)
         layout.addWidget(self.table)
         self.plot = QLabel(self.box)
@@ -186,7 +197,8 @@ class DepositCheckView(QObject):
         outside = len(check.outside_area)
         self.note.setText(f"{layer.name()}: {surface['deposits']} deposits, {inside} in the analysed area"
                           + (f", {outside} outside it (not scored)" if outside else "")
-                          + ". Captured in the most favourable 2, 5, 10 and 20 % of the area; AUC 0.5 is chance.")
+                          + ". Captured in the most favourable 2, 5, 10 and 20 % of the area; AUC 0.5 is chance. "
+                          + TIES_NOTE + equal_area_text(targets.get("equal_area")))
         pixmap = QPixmap()
         pixmap.loadFromData(plot_png([("Surface", "#1565c0", surface["curve"], surface.get("auc"), 1.4),
                                       ("Targets", "#e65100", targets["curve"], targets.get("auc"), 1.0)]))

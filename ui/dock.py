@@ -27,12 +27,16 @@ from ..plugin.run_history import events_of, past_run, result_of
 from . import layers as result_layers
 from .full_surface import FullSurfaceTask
 from .layer_table import LayerTable
+from .legend_editor import add_legend_button
 from .map_options import MapOptions
 from .messages import MessagePanel
+from .plan_editor import PlanEditor
+from .project_runs_view import ProjectRunsView
 from .reasoning_view import ReasoningView
 from .results_view import ResultsView
 from .run_history_view import RunHistoryView
 from .settings_dialog import WHERE, PluginSettings, SettingsDialog, slug
+from .steering_options import SteeringOptions
 from .task import AnalysisTask, start, wait_for
 
 FORM_CLASS, _ = uic.loadUiType(str(Path(__file__).with_name("dock.ui")))
@@ -84,8 +88,12 @@ class LodestarDock(QgsDockWidget):
         self.reasoning = ReasoningView(self.ui.reasoningTree)
         self.results = ResultsView(self.ui, iface)
         self.map_options = MapOptions(self.ui)
+        self.steering = SteeringOptions(self.ui)  # the deposit model picked; layers the surface would leave out
+        self.plan_editor = PlanEditor(self.ui.resultsToolBox)
         self.history = RunHistoryView(self.ui.tabs, lambda url: self.results.open_url(url))
+        self.project_runs = ProjectRunsView(self.history.page)  # the runs listed with the QGIS project
         self._setup_widgets()
+        add_legend_button(self)  # Legend...: read a scanned map's legend into a unit map
         self.layers.refresh()
         self.validate()
 
@@ -105,6 +113,9 @@ class LodestarDock(QgsDockWidget):
         ui.backendCombo.currentIndexChanged.connect(self._backend_chosen)
         self.layers.changed.connect(self.validate)
         self.map_options.changed.connect(self.validate)
+        self.steering.changed.connect(self.validate)
+        self.plan_editor.replanned.connect(self._replanned)
+        self.project_runs.reopen.connect(self.reopen)
         self.layers.project_changed.connect(self.results.forget_removed_layers)  # result layers the user removed
         ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.layers.refresh)
@@ -180,6 +191,7 @@ class LodestarDock(QgsDockWidget):
         warnings = [] if running else role_mismatches(self.layers.named_specs())
         if warnings:  # data that disagree with their role: said before the run, the run still allowed
             self._status(" ".join(warnings))
+        self.steering.check(self.layers.named_specs(), self.ui.questionEdit.toPlainText().strip())
         self.ui.runButton.setToolTip(problem or "Run the analysis")
         return not problem
 
@@ -206,7 +218,8 @@ class LodestarDock(QgsDockWidget):
                                 settings.backend_values(self.backend()), max_rounds=settings.max_rounds,
                                 case_id=slug(label), refine_with_sam=sam,
                                 sam_checkpoint=settings.sam_checkpoint if sam else None,
-                                **self.map_options.request_values(folder / "inputs"), where=WHERE)
+                                **self.map_options.request_values(folder / "inputs"),
+                                **self.steering.request_values(), where=WHERE)
         overrides = self.results.choices.overrides()  # thresholds set in the Advanced section
         request.controller = overrides["controller"] or None
         request.localization = overrides["localization"] or None
@@ -312,6 +325,7 @@ class LodestarDock(QgsDockWidget):
         self._end_run()
         self.ui.progressBar.setValue(100)
         self.results.show(result, self.run_folder, self.run_name)
+        self.plan_editor.load(self.run_folder / "record.json")
         if self.map_options.deposits() is not None:  # the deposits picked to run with are the ones to check
             self.results.deposit_check.combo.setLayer(self.map_options.deposits())
         self._status(f"Done in {time.monotonic() - self._started:.0f} s: {len(result.prospectivity)} prospectivity "
@@ -319,6 +333,12 @@ class LodestarDock(QgsDockWidget):
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
         self.history.refresh()
         self.history.select(self.run_folder)
+        self.project_runs.remember(self.run_folder)
+
+    def _replanned(self, done) -> None:
+        """The surface and targets re-made with an edited plan: added to the project and listed with its run."""
+        result_layers.add_result_layers(done.outputs, result_layers.unique_group_name(f"{self.run_name} - edited plan"))
+        self.project_runs.remember_replan(self.plan_editor.record_path.parent, Path(done.outputs["record"]).parent)
 
     def reopen(self, folder) -> AnalysisResult | None:
         """Show a past run again: its layers in a new group, its reasoning, answer, chain, choices and report."""
@@ -335,6 +355,7 @@ class LodestarDock(QgsDockWidget):
             self.reasoning.show(event)
         self.results.clear()
         self.results.show(result, self.run_folder, self.run_name)
+        self.plan_editor.load(self.run_folder / "record.json")
         self._status(f"Reopened the run of {run.date} ({Path(folder).name}).")
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
         return result

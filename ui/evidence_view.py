@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from html import escape
 
+from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
 
 from ..plugin.labels import humanize, role_label
+from .table_fit import name_tip
+
+LAYER_WIDTH_PX = 150
+"""The Layer column's widest: longer names are elided in the middle (the whole name in the tooltip)."""
 
 COLUMNS = (("layer", "Layer"), ("role", "Role"), ("transformation", "Transformation"), ("membership", "Membership"),
            ("weight", "Weight"), ("why", "Why"))
@@ -60,6 +65,8 @@ class EvidenceView:
         self.ui = ui
         ui.weightsTable.verticalHeader().setVisible(False)
         ui.weightsTable.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
+        ui.weightsTable.setTextElideMode(Qt.ElideMiddle)
+        ui.weightsTable.setHorizontalScrollBarPolicy(Qt.ScrollBarAsNeeded)  # the last columns are scrolled to
 
     def clear(self) -> None:
         self.ui.weightsTable.setRowCount(0)
@@ -75,9 +82,11 @@ class EvidenceView:
         for row, values in enumerate(weights):
             for col, (key, _) in enumerate(columns):
                 item = QTableWidgetItem(shown(key, values.get(key)))
-                item.setToolTip(shown("why", values.get("why")) if key in ("layer", "why") else item.text())
+                why = shown("why", values.get("why"))
+                item.setToolTip(name_tip(item.text(), why) if key == "layer" else why if key == "why" else item.text())
                 table.setItem(row, col, item)
         table.resizeColumnsToContents()
+        table.setColumnWidth(0, min(table.columnWidth(0), LAYER_WIDTH_PX))
         why = [key for key, _ in columns].index("why")
         table.setColumnWidth(why, min(table.columnWidth(why), 320))
         empty = "" if weights else "<b>No favourability surface</b>: no layer could be turned into evidence.<br>"

@@ -13,8 +13,11 @@ from ..plugin.request import evidence_spec
 from ..plugin.roles import ROLES, guess_favourable
 from ..processing.layer_export import guessed_role, layer_spec, source_file
 from . import layers as result_layers
+from .table_fit import name_tip
 
 CHOOSE_ROLE = "(choose a role)"
+ROLE_CHARS = 6
+"""Characters of a role the Role column shows when closed (its list shows every role whole)."""
 LOW_COLUMN = 2
 LOW_SET_ROLE = Qt.UserRole + 2  # on the Low column: the user ticked or cleared it (no more guessing)
 LOW_TIP = ("Tick when LOW values of this raster are favourable (e.g. distance to faults: near is good); "
@@ -73,7 +76,9 @@ class LayerTable(QObject):
         super().__init__(tree)
         self.tree = tree
         header = tree.header()
+        tree.setTextElideMode(Qt.ElideMiddle)  # 'ASTER AlOH…(2003)' and 'ASTER ferric…(2003)' stay apart
         header.setSectionResizeMode(0, QHeaderView.Stretch)
+        header.setStretchLastSection(False)  # the Low box needs its own width only: the names get the rest
         header.setSectionResizeMode(1, QHeaderView.ResizeToContents)
         header.setSectionResizeMode(LOW_COLUMN, QHeaderView.ResizeToContents)
         tree.headerItem().setToolTip(LOW_COLUMN, LOW_TIP)
@@ -112,11 +117,13 @@ class LayerTable(QObject):
             item = QTreeWidgetItem([layer.name(), ""])
             item.setData(0, Qt.UserRole, layer.id())
             item.setFlags(item.flags() | Qt.ItemIsUserCheckable)
-            item.setToolTip(0, layer.publicSource())  # no database password
+            item.setToolTip(0, name_tip(layer.name(), layer.publicSource()))  # no database password
             checked, role = previous.get(layer.id(), (Qt.Checked, ""))
             item.setCheckState(0, checked)
             tree.addTopLevelItem(item)
             combo = QComboBox(tree)
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # the list shows roles whole
+            combo.setMinimumContentsLength(ROLE_CHARS)
             combo.addItem(CHOOSE_ROLE, CHOOSE_ROLE)
             for key in ROLES:
                 combo.addItem(role_label(key), key)

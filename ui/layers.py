@@ -7,10 +7,12 @@ from pathlib import Path
 from qgis.core import (
     QgsCoordinateTransform,
     QgsFeatureRequest,
+    QgsLayerTree,
     QgsProject,
     QgsRasterLayer,
     QgsRectangle,
     QgsVectorLayer,
+    QgsWkbTypes,
 )
 
 from ..plugin.errors import LodestarError
@@ -59,7 +61,8 @@ def is_result_layer(layer) -> bool:
 
 
 def add_result_layers(outputs: dict, group_name: str, project: QgsProject | None = None):
-    """Add the run's outputs, styled, in a new group at the top of the layer tree.
+    """Add the run's outputs, styled, in a new group of the layer tree: under the user's own point and line layers at
+    the top of the tree (known deposits and faults stay drawn over the surface), earlier runs' groups switched off.
 
     All layers are opened and styled before any is added, so a failure adds nothing.
     Returns (group, {output key: layer}).
@@ -80,13 +83,34 @@ def add_result_layers(outputs: dict, group_name: str, project: QgsProject | None
     if not layers:
         raise LodestarError("The run produced no result layers to add.")
     root = project.layerTreeRoot()
-    group = root.insertGroup(0, unique_group_name(group_name, project))
+    for earlier in root.children():
+        if QgsLayerTree.isGroup(earlier) and earlier.customProperty(RUN_GROUP_PROPERTY, False):
+            earlier.setItemVisibilityChecked(False)
+    group = root.insertGroup(_under_points_and_lines(root), unique_group_name(group_name, project))
+    group.setCustomProperty(RUN_GROUP_PROPERTY, True)
     for key, _, _, shown in RESULT_LAYERS:
         if key in layers:
             project.addMapLayer(layers[key], False)
             node = group.addLayer(layers[key])
             node.setItemVisibilityChecked(shown)
     return group, layers
+
+
+RUN_GROUP_PROPERTY = "lodestar/run_group"
+"""Set on the layer-tree group of each run's outputs."""
+
+
+def _under_points_and_lines(root) -> int:
+    """The tree position just below the leading run of the user's point and line layers (0 when the tree starts
+    with anything else)."""
+    position = 0
+    for node in root.children():
+        layer = node.layer() if QgsLayerTree.isLayer(node) else None
+        if not isinstance(layer, QgsVectorLayer) or is_result_layer(layer) or \
+                layer.geometryType() not in (QgsWkbTypes.PointGeometry, QgsWkbTypes.LineGeometry):
+            break
+        position += 1
+    return position
 
 
 def zones_extent(layer: QgsVectorLayer, zone_ids, canvas_crs) -> tuple[QgsRectangle, int]:

@@ -23,6 +23,7 @@ from .deposit_check import DepositCheckView
 from .evidence_view import EvidenceView
 from .reasoning_view import ZONES_ROLE, tone_colour
 from .report_view import open_report
+from .targets_view import TargetsView
 from .validation_view import ValidationView
 
 BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUFFICIENT: "#d1c4e9"}
@@ -30,8 +31,8 @@ BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUF
 
 
 def targets_line(prospectivity, shown: int = 5) -> str:
-    """'Targets: #1 (favourability 0.83, 3.1 km2, iron oxide), ... (12 in all)' for the results tab: the best
-    `shown` of them with their mean favourability and the kinds of evidence zones they hold ('' when none)."""
+    """'Targets: #1 (favourability 0.83, 3.1 km2, strong), ... (12 in all)' for the results tab: the best
+    `shown` of them with their mean favourability, area and the chain's verdict ('' when none)."""
     if prospectivity is None or not len(prospectivity):
         return ""
     parts = []
@@ -40,14 +41,28 @@ def targets_line(prospectivity, shown: int = 5) -> str:
         favourability = getattr(row, "fav_mean", None)
         if favourability is not None and favourability == favourability:
             details.append(f"favourability {favourability:.2f}")
-        area = getattr(row, "area_m2", None)
+        area = getattr(row, "area_km2", None)
         if area is not None and prospectivity.crs is not None:
-            details.append(format_area_km2(area))
-        roles = str(getattr(row, "roles", "") or "").replace("_", " ")
-        details.append(roles.replace(",", ", ") if roles else "no zone")
+            details.append(format_area_km2(float(area) * 1e6))
+        details.append(str(getattr(row, "verdict", "") or "not judged"))
         parts.append(f"#{row.rank} ({', '.join(details)})")
     more = f", ... ({len(prospectivity)} in all)" if len(prospectivity) > shown else ""
     return "<b>Targets:</b> " + ", ".join(parts) + more + "<br>"
+
+
+BANNER_TARGETS = 3
+"""How many of a "where" answer's ranked targets the banner names (the Targets page lists them all)."""
+
+
+def banner_text(answer_text: str) -> str:
+    """The answer as the banner shows it: a "where" answer's count and area with its best BANNER_TARGETS targets,
+    the rest left to the Targets page; any other answer whole."""
+    head, sep, listed = (answer_text or "").partition(" best first: ")
+    if not sep or " target(s) over " not in head:
+        return answer_text or ""
+    places = listed.rstrip(".").split("; ")
+    more = f"; … ({len(places) - BANNER_TARGETS} more on the Targets page)" if len(places) > BANNER_TARGETS else ""
+    return f"{head} best first: {'; '.join(places[:BANNER_TARGETS])}{more}."
 
 
 def zone_ids(item) -> list:
@@ -78,6 +93,7 @@ class ResultsView:
         self.evidence = EvidenceView(ui)
         self.validation = ValidationView(ui)
         self.choices = ChoicesView(ui.resultsToolBox)
+        self.targets = TargetsView(ui.resultsToolBox, iface)
         self.deposit_check = DepositCheckView(ui.validationPage, iface)
         ui.validationPageLayout.addWidget(self.deposit_check.box)
         self.report_dialog = None  # the dialog shown when no browser opened the report
@@ -92,6 +108,7 @@ class ResultsView:
         self.evidence.clear()
         self.validation.clear()
         self.choices.clear()
+        self.targets.show(None, None)
         self.deposit_check.set_result(None, None)
         ui.answerBanner.setVisible(False)
         ui.exportButton.setEnabled(False)
@@ -118,6 +135,7 @@ class ResultsView:
         self.evidence.show(result.weights, result.unused)
         self.validation.show(result.validation)
         self.choices.show(result, Path(result.outputs["record"]) if result.outputs.get("record") else None)
+        self.targets.show(result.prospectivity if len(result.prospectivity) else None, self.layers.get("prospectivity"))
         self.deposit_check.set_result(result, run_folder)
         ui = self.ui
         ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
@@ -133,7 +151,8 @@ class ResultsView:
             ui.runFolderLabel.setText(text)
 
     def show_answer(self, result: AnalysisResult) -> None:
-        headline = f"<b>Answer {result.answer}</b>" + (f": {result.answer_text}" if result.answer_text else "")
+        text = banner_text(result.answer_text)
+        headline = f"<b>Answer {result.answer}</b>" + (f": {escape(text)}" if text else "")
         if result.answer == FAILED:
             colour, how = BANNER_COLOURS[FAILED], "no round produced an answer"
         elif result.answer == INSUFFICIENT:  # the engine's note names the missing roles

@@ -7,7 +7,10 @@ from html import escape
 from io import BytesIO
 
 from qgis.PyQt.QtGui import QPixmap
-from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
+from qgis.PyQt.QtWidgets import QTableWidgetItem
+
+from ..plugin.labels import TIES_NOTE, deposit_count
+from .table_fit import fit_to_width, name_tip
 
 SURFACES = (("cv", "Cross-validated"), ("knowledge", "Knowledge-driven"), ("equal_weight", "Equal-weight ranks"),
             ("fitted", "Fitted on the deposits"))
@@ -19,8 +22,8 @@ NO_DEPOSITS = "Pick a known deposits layer on the Ask tab to validate the favour
 
 
 def captured(value) -> str:
-    """A capture count (an expected count where ties are shared out) as shown: '18', '14.4'."""
-    return "" if value is None else f"{round(float(value), 1):g}"
+    """A capture count as shown: whole deposits ('18'; TIES_NOTE says how ties count), '' when unknown."""
+    return "" if value is None else deposit_count(value)
 
 
 def shown_surfaces(validation: dict) -> list:
@@ -69,8 +72,7 @@ class ValidationView:
         table.setColumnCount(len(HEADERS))
         table.setHorizontalHeaderLabels(list(HEADERS))
         table.verticalHeader().setVisible(False)
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
+        fit_to_width(table)
 
     def clear(self) -> None:
         self.ui.validationTable.setRowCount(0)
@@ -91,14 +93,15 @@ class ValidationView:
             values = [name, "" if auc is None else f"{auc:.3f}", *(captured(capture.get(s)) for s in SHARES)]
             for col, value in enumerate(values):
                 item = QTableWidgetItem(value)
-                item.setToolTip(scores.get("basis", ""))
+                item.setToolTip(name_tip(name, scores.get("basis", "")) if col == 0 else scores.get("basis", ""))
                 table.setItem(row, col, item)
         deposits = surfaces[0][2].get("deposits", 0)
         bases = "".join(f"<br>&bull; {escape(scores.get('basis', ''))}" for _, _, scores in surfaces)
         summary = validation.get("summary")
         chosen = f"<br><b>{escape(summary)}</b>" if summary else ""
         self.ui.validationNote.setText(f"Known deposits captured in the most favourable 2, 5, 10 and 20 % of the "
-                                       f"analysed area (of {deposits} inside it); AUC 0.5 is chance.{bases}{chosen}")
+                                       f"analysed area (of {deposits} inside it); AUC 0.5 is chance. "
+                                       f"{escape(TIES_NOTE)}{bases}{chosen}")
         pixmap = QPixmap()
         pixmap.loadFromData(curves_png(validation))
         self.ui.curveLabel.setPixmap(pixmap)

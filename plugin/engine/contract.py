@@ -91,6 +91,12 @@ TOOLSET = {
         "(overlap, proximity, direction, components, chains of three or more roles) and report which "
         "zones coincide. params: steps (indices whose zones to relate; default all)."
     ),
+    "evidence_view": (
+        "Zoom: a zoomed, locally stretched view of one to four layers around a place, written to the evidence "
+        "folder, with each layer's median in the view against the whole layer (and where that median ranks in it). "
+        "Marks no zone. params: bbox [xmin, ymin, xmax, ymax] in map units of the analysis CRS, or center [fx, fy] "
+        "(0-1, top-left origin) and zoom (default 2)."
+    ),
     "integrate_evidence": (
         "Evidence integration: summarise the critical and secondary evidence of the chain so far and "
         "whether the critical areas show at least moderate potential. No params."
@@ -283,6 +289,12 @@ class Reasoner(Protocol):
         """Planner: how each layer enters the favourability surface, as `EvidenceSpec`s
         (plugin/favourability/evidence.py: layer, transformation, membership, weight, why). Layers
         not named are left out of the surface; the engine lists them with the reason."""
+
+    def target_verdicts(self, ws: Workspace, measured: list) -> list:
+        """Verifier: judge each target on its own evidence. `measured`: per target the executor's look at every
+        layer in and around it and the deposit model's items (`target_evidence.measure_targets`); answer per
+        target {"items": [{"id", "status": supported / absent / untestable, "evidence"}], "verdict": strong /
+        moderate / weak / unsupported, "why"}. The engine holds the answer to the measurements."""
 
     def localization_params(self, ws: Workspace) -> dict:
         """Localization tool: parameters for plugin/localization.py (seed C.4 names and ranges:

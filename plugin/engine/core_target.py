@@ -82,13 +82,19 @@ def core_outline(core: dict | None, zones=None):
     return geometry
 
 
-def target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list, zones=None):
+def target_outline(core: dict | None, analysed_m2: float, area_share: float, notes: list, zones=None,
+                   largest_m2: float | None = None):
     """The verdict's core outline to make a target of, or None: when it names none, or (with a note) when its
-    outline cannot be read or spans more than SHARE_LIMIT times the targets' share of the analysed area."""
+    outline cannot be read, spans more than SHARE_LIMIT times the targets' share of the analysed area, or is larger
+    than the largest target (`largest_m2`: one system's footprint; a core larger than that is not one system's)."""
     try:
         outline = core_outline(core, zones)
     except ValueError as exc:
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
+        return None
+    if outline is not None and largest_m2 and outline.area > largest_m2:
+        notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / 1e6:,.1f} km2, more than the "
+                     f"largest target ({largest_m2 / 1e6:g} km2): it is not made a target of its own.")
         return None
     if outline is not None and outline.area > SHARE_LIMIT * area_share * analysed_m2:
         notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
@@ -98,7 +104,8 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
     return outline
 
 
-def other_outlines(core: dict | None, first, analysed_m2: float, area_share: float, notes: list):
+def other_outlines(core: dict | None, first, analysed_m2: float, area_share: float, notes: list,
+                   largest_m2: float | None = None):
     """The further verified systems a verdict names (`others`: WKT in the analysis CRS, one polygon or multipolygon
     per system, in the verdict's order), as far as they fit with the `first` outline within SHARE_LIMIT times the
     targets' share of the analysed area; None when there are none (a note says why any are left out)."""
@@ -116,6 +123,10 @@ def other_outlines(core: dict | None, first, analysed_m2: float, area_share: flo
         return None
     kept, area, limit = [], first.area, SHARE_LIMIT * area_share * analysed_m2
     systems = [g for g in getattr(named, "geoms", [named]) if isinstance(g, (Polygon, MultiPolygon)) and g.area > 0]
+    if largest_m2 and any(g.area > largest_m2 for g in systems):
+        notes.append(f"{sum(g.area > largest_m2 for g in systems)} of the further verified systems are larger than the "
+                     f"largest target ({largest_m2 / 1e6:g} km2) and are not made targets of their own.")
+        systems = [g for g in systems if g.area <= largest_m2]
     for system in systems:
         if area + system.area <= limit:
             kept.append(system)

@@ -128,6 +128,11 @@ class Engine:
         """The planner's evidence specs for the favourability surface, asked like every decision."""
         return self._ask("planner", "evidence_plan")
 
+    def ask_target_verdicts(self, measured: list) -> list:
+        """The verifier's judgement of each target from the executor's measurements of it (`target_evidence`),
+        asked like every decision: a list of {"items": [{"id", "status", "evidence"}], "verdict", "why"}."""
+        return self._ask("verifier", "target_verdicts", measured)
+
     def _step_progress(self, fraction: float) -> None:
         self._percent = max(self._percent, min(95.0, fraction))
         self.progress.set(self._percent)
@@ -174,7 +179,8 @@ class Engine:
             else:
                 verdict = check_zones(self.ws, call, run.zones, run.stated, attempt, self.limits)
             verdicts.append(verdict)
-            self.emit("controller", round=round_no, step=step.index, attempt=attempt, verdict=verdict)
+            self.emit("controller", round=round_no, step=step.index, attempt=attempt, verdict=verdict,
+                      call=call.to_dict())
             accepted = (call, run, verdict)
             if verdict["ok"]:
                 error = ""
@@ -224,6 +230,9 @@ class Engine:
         except (ReasonerError, BudgetExhausted) as exc:
             judgement = Judgement(f"The tool ran but its result could not be judged: {exc}", "No")
             error = error or str(exc)
+        if judgement.sub_inference == "Yes" and not any(v.get("ok") for v in verdicts):
+            judgement = Judgement(f"{judgement.rationale} The controller rejected all {len(verdicts)} attempts, so "
+                                  "this step cannot support the answer.", "No", judgement.global_inference)
         rationale = " ".join(mismatch + [judgement.rationale])  # the step's text says it too
         return Observation(step.index, call.tool, list(call.layers), rationale, zone_ids, evidence,
                            judgement.sub_inference, judgement.global_inference, verdicts, len(verdicts),

@@ -23,20 +23,31 @@ from dataclasses import dataclass, field
 
 import geopandas as gpd
 import numpy as np
-from shapely.ops import unary_union
 
 from ..errors import LodestarError
 from ..evaluation import left_out_deposits
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.knowledge import knowledge_specs
 from ..favourability.models import LABELS as _LABELS
-from ..favourability.outputs import surface_polygons
 from ..favourability.overlay import Surface, favourability_surface
+from ..favourability.targets import SADDLE_DEPTH, delineate
 from ..progress import SILENT, Progress
 from .core_target import core_cells, other_outlines, target_outline
+from .target_evidence import look_at_target, measure_targets
+from .target_table import (
+    JUDGED,
+    TARGET_COLUMNS,
+    VERDICT_FACTOR,
+    empty_targets,
+    judge_targets,
+    polygons_of,
+    target_cap,
+    target_rows,
+    targets_note,
+    why_words,
+    zones_inside,
+)
 
-TARGET_COLUMNS = ("rank", "score", "fav_mean", "fav_max", "zones", "roles", "n_zones", "seeds", "graph", "area_m2",
-                  "why")
 CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
 EQUAL_WEIGHT = "equal-weight mean of the layers' ranks"
 KNOWLEDGE = "knowledge-driven surface"
@@ -64,6 +75,7 @@ class ProspectivityMap:
     validation: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
     uncertainty: Surface | None = None
+    judgements: list = field(default_factory=list)
 
     @property
     def basis(self) -> str:
@@ -77,12 +89,14 @@ class ProspectivityMap:
                 "calibration": self.calibration, "validation": self.validation, "notes": list(self.notes),
                 "specs": [spec.to_dict() for spec in self.knowledge.specs] if self.knowledge else [],
                 "targets": [{k: v for k, v in row.items() if k != "geometry"}
-                            for row in self.targets.drop(columns="geometry").to_dict("records")]}
+                            for row in self.targets.drop(columns="geometry").to_dict("records")],
+                "judgements": self.judgements}
 
 
-def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: bool, area_share: float,
+def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_share: float,
                       calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
-                      progress: Progress = SILENT, answered: bool = True) -> ProspectivityMap:
+                      progress: Progress = SILENT, answered: bool = True,
+                      max_target_km2: float | None = None, evidence_plan=None) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
@@ -91,9 +105,12 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     surface is still made, and the note says which;
     `deposit_xy`: the known deposits; those off the surface's data cells are left out of its validation, and said;
     `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
-    names (`others`), ranked next (`core_target`)."""
+    names (`others`), ranked next (`core_target`);
+    `evidence_plan`: the geologist's plan (`plan_file.EvidencePlan`), which replaces the planner's, its combination
+    too; colour renderings still enter by the zones the chain marked on them."""
     ws = engine.ws
-    specs, left_out, source, notes = _evidence_specs(engine)
+    specs, left_out, source, notes = (_planned_specs(ws, evidence_plan) if evidence_plan is not None
+                                      else _evidence_specs(engine))
     rendered, extra = zone_specs(ws, left_out)
     specs = specs + rendered
     left_out = [row for row in left_out if row["layer"] not in extra]
@@ -104,7 +121,7 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
                                                                      "weight in the surface.")}
               for info in ws.layers if info.name not in in_steps and info.name not in in_surface]
     crs = ws.raster_set.crs
-    empty = gpd.GeoDataFrame({c: [] for c in TARGET_COLUMNS}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    empty = empty_targets(crs)
     if not specs:
         notes.append("No favourability surface: no layer can be turned into evidence (the weights table says why "
                      "for each).")
@@ -114,7 +131,8 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
     for spec in specs:  # made once: the knowledge-driven surface and a calibration both combine them
         progress.check()
         maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
-    knowledge = favourability_surface(ws.raster_set, specs, maps=maps)
+    combined = {"method": evidence_plan.method, "gamma": evidence_plan.gamma} if evidence_plan is not None else {}
+    knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **combined)
     surface, cv, weights, section = knowledge, None, knowledge.table(), {}
     if calibrate:
         if len(deposit_xy or []) < 2:
@@ -138,24 +156,35 @@ def map_prospectivity(engine, graph, node_scores, plan: list, *, draw_targets: b
         left_out_note = left_out_deposits(deposit_xy, knowledge.grid, ~np.ma.getmaskarray(knowledge.values))
         notes.extend([left_out_note] if left_out_note else [])
         notes.extend(anti_correlated(knowledge, maps, deposit_xy))
-    targets = empty
+    targets, judgements = empty, []
     if draw_targets:
         progress.check()
         analysed = float(surface.values.count()) * surface.grid.pixel_area
-        outline = target_outline(core, analysed, area_share, notes, ws.zones)
-        others = other_outlines(core, outline, analysed, area_share, notes)
-        targets = rank_targets(surface.values, surface.grid, crs, graph, node_scores, area_share, outline,
-                               (core or {}).get("label", ""), others)
-        covered = float(targets["area_m2"].sum()) / max(analysed, 1e-12)
-        notes.append(f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} "
-                     f"on the {'calibrated' if surface is not knowledge else 'knowledge-driven'} surface, "
-                     f"ranked by the evidence they hold (patches under {MIN_TARGET_CELLS} cells left out as specks, "
-                     f"holes under {MIN_TARGET_CELLS} cells inside a target made part of it).")
+        cap, cap_source = target_cap(ws.deposit_model, max_target_km2)
+        largest = cap * 1e6 if cap else None
+        outline = target_outline(core, analysed, area_share, notes, ws.zones, largest)
+        others = other_outlines(core, outline, analysed, area_share, notes, largest)
+        calibrated_surface = surface is not knowledge
+        contributions = {spec.layer: (spec.weight, maps[spec.layer]) for spec in specs if spec.weight > 0}
+
+        def judge(labels, best):
+            measured = measure_targets(ws, maps, specs, labels, best)
+            for target, label in zip(measured, best):
+                progress.check()
+                target["view"] = look_at_target(ws, maps, labels, label, target)
+            return judge_targets(engine, measured, notes)
+
+        targets, delineation, judgements = rank_targets(
+            surface.values, surface.grid, crs, area_share, nodes=graph.nodes, core=outline,
+            core_label=(core or {}).get("label", ""), others=others, max_km2=cap, probability=calibrated_surface,
+            deposit_xy=deposit_xy, uncertainty=uncertainty.values if calibrated_surface and uncertainty else None,
+            contributions=contributions, judge=judge)
+        notes.append(targets_note(targets, delineation, analysed, area_share, cap, cap_source, calibrated_surface))
     else:
         notes.append(f"No targets: {'the answer rules the deposit out' if answered else 'no answer was reached'}; "
                      "the favourability surface is still written.")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
-                              notes=notes, uncertainty=uncertainty)
+                              notes=notes, uncertainty=uncertainty, judgements=judgements)
     if deposit_xy:
         result.validation = validation(result, deposit_xy, equal_weight_ranks(maps))
     return result
@@ -184,6 +213,21 @@ def zone_specs(ws, left_out: list) -> tuple[list, dict]:
                                   "executor marked on it enter the surface as nearness to them."))
         extra[info.name] = marked.geometry
     return specs, extra
+
+
+def _planned_specs(ws, plan) -> tuple[list, list, str, list]:
+    """(specs, layers left out with reasons, who chose, notes) of the geologist's plan: its layers but colour
+    renderings (`zone_specs` scores those by the chain's zones), the others left out with the reason."""
+    from dataclasses import replace
+
+    plan.check_layers(ws.layer_names())
+    specs = [replace(spec, params=dict(spec.params)) for spec in plan.specs if spec.kind != "rgb"]
+    chosen = {spec.layer for spec in specs}
+    _, rules_left = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
+    reasons = {row["layer"]: row["reason"] for row in rules_left}
+    left = [{"layer": info.name, "reason": reasons.get(info.name, "The geologist's plan leaves it out.")}
+            for info in ws.layers if info.name not in chosen]
+    return specs, left, "geologist", []
 
 
 def _evidence_specs(engine) -> tuple[list, list, str, list]:
@@ -321,79 +365,59 @@ def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
     return notes
 
 
-def rank_targets(values: np.ma.MaskedArray, grid, crs, graph, node_scores, area_share: float, core=None,
-                 core_label: str = "", others=None) -> gpd.GeoDataFrame:
-    """Polygons of the top `area_share` of `values`, ranked by the evidence they hold, explained by the graph;
-    `core`: the outline of the verified core, whose cells join the selection and whose target comes first;
-    `others`: outlines of further verified systems, whose cells join it too and whose targets come next."""
-    outlines = [g for g in (core, others) if g is not None]
-    include = core_cells(unary_union(outlines), grid) if outlines else None
-    polygons = surface_polygons(Surface(values, grid, crs), area_share, include=include,
-                                pinhole_cells=MIN_TARGET_CELLS)
-    holds_core = np.zeros(len(polygons), dtype=bool)
-    if core is not None and len(polygons):  # the patch holding most of the core: one target holds it
-        shared = polygons.geometry.intersection(core).area.to_numpy()
-        if shared.max() > 0:
-            holds_core[int(np.argmax(shared))] = True
-    holds_other = np.zeros(len(polygons), dtype=bool)
-    if others is not None and len(polygons):  # every patch holding part of a further verified system
-        holds_other = (polygons.geometry.intersection(others).area.to_numpy() > 0) & ~holds_core
-    keep = (polygons["area_m2"].to_numpy() >= MIN_TARGET_CELLS * grid.pixel_area * 0.999) | holds_core | holds_other
-    polygons, holds_core, holds_other = polygons[keep], holds_core[keep], holds_other[keep]
-    nodes = graph.nodes
-    index = nodes.sindex if len(nodes) else None
-    rows = []
-    for polygon, at_core, at_other in zip(polygons.itertuples(), holds_core, holds_other):
-        inside = []
-        if index is not None:
-            inside = [int(i) for i in index.query(polygon.geometry, predicate="intersects")]
-        members = nodes.iloc[inside] if inside else nodes.iloc[[]]
-        zone_ids = sorted(members["zone_id"]) if len(members) else []
-        roles = sorted(set(members["role"])) if len(members) else []
-        on_chain = bool(len(members) and members["chain"].astype(bool).any())
-        graph_score = max((float(node_scores.get(z, 0.0)) for z in zone_ids), default=0.0)
-        best_zone = max(zone_ids, key=lambda z: float(node_scores.get(z, 0.0))) if zone_ids else ""
-        held = float(polygon.fav_mean) * float(polygon.area_m2) / 1e6
-        why = _why(held, polygon.fav_mean, polygon.area_m2, zone_ids, roles, on_chain, best_zone, graph_score)
-        if at_core:
-            why = f"holds the verified core ({core_label or 'named by the verifier'}); {why}"
-        elif at_other:
-            why = f"holds a further system verified on its own; {why}"
-        rows.append({
-            "score": round(held, 6), "fav_mean": float(polygon.fav_mean),
-            "fav_max": float(polygon.fav_max), "zones": ",".join(zone_ids), "roles": ",".join(roles),
-            "n_zones": len(zone_ids), "seeds": best_zone, "graph": round(graph_score, 6),
-            "area_m2": round(float(polygon.area_m2), 3), "geometry": polygon.geometry,
-            "why": why,
-        })
-    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], not holds_other[i], -rows[i]["score"],
-                                                     -rows[i]["graph"], -rows[i]["fav_mean"]))
-    rows = [rows[i] for i in order]
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
+def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, nodes=None, core=None,
+                 core_label: str = "", others=None, max_km2: float | None = None,
+                 saddle_depth: float = SADDLE_DEPTH, probability: bool = False, deposit_xy=None, uncertainty=None,
+                 contributions: dict | None = None, judge=None, judged: int = JUDGED) -> tuple:
+    """(targets, delineation, judgements) of the top `area_share` of `values` (`target_table`): split at their peaks,
+    none over `max_km2`; `core`: the outline of the verified core, whose cells join the selection as one target that
+    comes first; `others`: outlines of further verified systems, each piece one target; `judge(labels, label ids best
+    first)`: the chain's judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge
+    none."""
+    whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
+    max_cells = int(max_km2 * 1e6 // grid.pixel_area) if max_km2 else None
+    delineation = delineate(values, area_share, max_cells=max(max_cells, MIN_TARGET_CELLS) if max_cells else None,
+                            saddle_depth=saddle_depth, whole=whole, min_cells=MIN_TARGET_CELLS)
+    rows = target_rows(delineation, values, grid, area_share, probability=probability,
+                       known=len(deposit_xy or []), uncertainty=uncertainty, deposit_xy=deposit_xy,
+                       contributions=contributions)
+    polygons = polygons_of(delineation.labels, grid)
+    rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
     if not rows:
-        return gpd.GeoDataFrame({c: [] for c in TARGET_COLUMNS}, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+        return empty_targets(crs), delineation, []
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
-    return frame[list(TARGET_COLUMNS) + ["geometry"]]
+    holds_core = _holding(frame, core, first_only=True)
+    holds_other = _holding(frame, others) & ~holds_core
+    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], -rows[i]["score"], -rows[i]["surplus"]))
+    best = order[:judged]
+    judgements = list(judge(delineation.labels, [rows[i]["label"] for i in best])) if judge and best else []
+    verdict_of = {i: j for i, j in zip(best, judgements)}
+    fixed = [i for i in best if holds_core[i]]
+    free = sorted((i for i in best if i not in fixed),
+                  key=lambda i: -rows[i]["score"] * VERDICT_FACTOR[verdict_of.get(i, {}).get("verdict", "")])
+    order = fixed + free + order[judged:]
+    for rank, i in enumerate(order, start=1):
+        row = rows[i]
+        judgement = verdict_of.get(i)
+        row["rank"] = rank
+        row["verdict"] = judgement["verdict"] if judgement else ""
+        row["n_zones"] = zones_inside(row["geometry"], nodes)
+        label = (f"holds the verified core ({core_label or 'named by the verifier'})" if holds_core[i] else
+                 "holds a further system verified on its own" if holds_other[i] else "")
+        row["why"] = why_words(row, judgement, row["n_zones"], probability, label)
+    ranked = [rows[i] for i in order]
+    frame = gpd.GeoDataFrame(ranked, geometry="geometry", crs=crs)[list(TARGET_COLUMNS) + ["geometry"]]
+    return frame, delineation, [dict(judgement, rank=order.index(i) + 1) for i, judgement in verdict_of.items()]
 
 
-def _plain(value: float) -> str:
-    """A number as people write it: no exponent, digits by size (12,345 / 123 / 12.3 / 1.23 / 0.0123)."""
-    if value >= 1000:
-        return f"{value:,.0f}"
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 1:
-        return f"{value:.3g}"
-    return f"{value:.2g}" if value > 0 else "0"
-
-
-def _why(held: float, fav_mean: float, area_m2: float, zone_ids: list, roles: list, on_chain: bool, best_zone: str,
-         graph_score: float) -> str:
-    text = f"evidence {_plain(held)} (mean favourability {fav_mean:.2f} over {_plain(area_m2 / 1e6)} km2)"
-    if not zone_ids:
-        return text + "; no zone of the chain lies here (the surface alone selects it)"
-    text += f"; holds {len(zone_ids)} zone(s) of {', '.join(r.replace('_', ' ') for r in roles)}"
-    if on_chain:
-        text += ", on a chain of three or more roles"
-    return text + f"; best graph node {best_zone} (score {graph_score:.2f})"
+def _holding(frame: gpd.GeoDataFrame, outline, first_only: bool = False) -> np.ndarray:
+    """Which targets hold part of `outline` (`first_only`: only the one holding most of it)."""
+    held = np.zeros(len(frame), dtype=bool)
+    if outline is None or not len(frame):
+        return held
+    shared = frame.geometry.intersection(outline).area.to_numpy()
+    if first_only:
+        if shared.max() > 0:
+            held[int(np.argmax(shared))] = True
+        return held
+    return shared > 0

@@ -49,6 +49,9 @@ def input_entries(raster_set, layer_infos) -> list[dict]:
         if spec.path.suffix.lower() == ".shp":
             files += [spec.path.with_suffix(s) for s in (".dbf", ".shx", ".prj") if spec.path.with_suffix(s).exists()]
         sources = [p for p in referenced_files(spec.path, spec.root, raster=not spec.is_vector) if p.is_file()]
+        reading, reading_path = legend_reading(spec.legend)
+        if reading_path is not None:
+            files.append(reading_path)
         entries.append({
             "name": spec.name,
             "path": str(spec.path.resolve()),
@@ -63,8 +66,26 @@ def input_entries(raster_set, layer_infos) -> list[dict]:
             "size": info.size,
             "sha256": sha256_file(spec.path),
             "sidecars": {**{p.name: sha256_file(p) for p in files[1:]}, **{str(p): sha256_file(p) for p in sources}},
+            **({"sensor": spec.sensor} if spec.sensor else {}),
+            **({"legend_reading": reading} if reading else {}),
         })
     return entries
+
+
+def legend_reading(legend) -> tuple:
+    """(what was read, its file) for a legend CSV written by `lodestar:read_map_legend`: the JSON beside it
+    (`<name>_legend.json`: the swatches, the OCR text, the corrections), so a run on a scanned map keeps how its
+    legend was read; (None, None) for any other legend."""
+    from ..tools.map_legend import FORMAT
+
+    if not legend:
+        return None, None
+    path = Path(legend).with_suffix(".json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return None, None
+    return (data, path) if isinstance(data, dict) and data.get("format") == FORMAT else (None, None)
 
 
 def deposits_entry(deposits) -> dict:
@@ -153,7 +174,7 @@ def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
                     raise LodestarError(f"Replay refused: input {name} reads {source}, whose checksum the record "
                                         "does not hold; run the analysis again to record it.")
         layers.append(LayerSpec(path, entry["role"], entry["name"], entry.get("favourable", "high"), legend,
-                                layer=entry.get("layer") or None, root=root))
+                                layer=entry.get("layer") or None, root=root, sensor=str(entry.get("sensor") or "")))
     if deposits and check:
         file = split_source(deposits)[0]
         if not file.is_file() or sha256_file(file) != parameters["deposits_sha256"]:

@@ -14,7 +14,14 @@ from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..labels import tool_label
 from .contract import FAILED, INSUFFICIENT
-from .report_appendix import backend_section, inputs_section, localization_section, usage_section
+from .report_appendix import (
+    backend_section,
+    inputs_section,
+    localization_section,
+    retrieval_section,
+    step_flags_section,
+    usage_section,
+)
 from .report_curves import draw_curves
 from .report_map import draw_record_map
 from .report_models import draw_model_figure
@@ -29,7 +36,8 @@ from .report_prospectivity import (
     validation_section,
     weights_section,
 )
-from .report_text import bullets, e, humanize, image, number, table, words
+from .report_targets import target_cards
+from .report_text import bullets, e, humanize, image, table, words
 
 FIGURES = {"map": "favourability.png", "curves": "success_rate.png", "models": "model_response.png"}
 """The report's figures, written beside it."""
@@ -53,6 +61,8 @@ section{margin-bottom:2.5em}
 section>h2.part{font-size:1.4em;color:#1f3b57;border-bottom:3px solid #1f3b57}
 tr.fitted td{background:#f4f4f4;color:#555;font-style:italic}tr.fitted b{color:#9a1c1c}
 table.weights td:last-child,table.targets td:last-child{min-width:24em}
+.target-card{border:1px solid #ddd;border-radius:6px;padding:.4em 1em;margin:.8em 0}
+tr.ok td:nth-child(3){color:#17702a;font-weight:bold}tr.bad td:nth-child(3){color:#9a1c1c}tr.muted td{color:#777}
 table.targets td:nth-child(-n+4),table.validation td:nth-child(n+3),table.fit td:nth-child(n+2){white-space:nowrap}
 """
 
@@ -141,9 +151,8 @@ def _chain(record: dict, folder: Path) -> str:
             rows.append(["evidence item", words(step["evidence"]), step.get("level", "")])
         parts.append(table(rows, ["", "choice", "why"]))
         chain = "the chain can conclude here" if obs.get("global_inference") == "end" else "the chain goes on"
-        parts.append(f"<p>Supports the answer: {_inference(obs.get('sub_inference'))} &middot; {e(chain)} "
-                     f'<span class="muted">(sub-inference {e(obs.get("sub_inference"))}, global inference '
-                     f"{e(obs.get('global_inference'))})</span></p><p>{e(humanize(obs.get('rationale'), terms))}</p>")
+        parts.append(f"<p>Supports the answer: {_inference(obs.get('sub_inference'))} &middot; {e(chain)}</p>"
+                     f"<p>{e(humanize(obs.get('rationale'), terms))}</p>")
         if obs.get("error"):
             parts.append(f"<p class=\"no\">Error: {e(humanize(obs['error'], terms))}</p>")
         controller = obs.get("controller", [])
@@ -164,9 +173,10 @@ def _chain(record: dict, folder: Path) -> str:
 
 
 def _deposit_models(record: dict) -> str:
-    rows = [[k.get("name"), number(k.get("score", 0), 3), ", ".join(words(t) for t in k.get("testable", []))]
+    """The deposit models followed, best match first (their retrieval scores are in the appendix)."""
+    rows = [[k.get("name"), ", ".join(words(t) for t in k.get("testable", [])) or "none with these layers"]
             for k in record.get("knowledge", [])]
-    return table(rows, ["model", "retrieval score", "testable evidence"]) if rows else "<p>No deposit model.</p>"
+    return table(rows, ["model", "evidence these layers can test"]) if rows else "<p>No deposit model.</p>"
 
 
 def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None = None) -> str:
@@ -182,7 +192,7 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
     contents = ('<nav class="contents">Contents: <a href="#summary">Summary</a> (answer, map, targets, evidence'
                 + (", validation" if validation else "") + ') &middot; <a href="#reasoning">Reasoning</a> (deposit '
                 'model, verification, the chain step by step) &middot; <a href="#appendix">Technical appendix</a> '
-                "(more targets, localization, inputs, settings, model use)</nav>")
+                "(more targets, model retrieval, step flags, localization, inputs, settings, model use)</nav>")
     sections = [
         f"<h1>{e(title)}</h1>",
         f"<p><b>Question:</b> {e(record.get('question'))}</p>",
@@ -193,6 +203,8 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
         bullets(notes, evidence_terms(record)),
         "<h2>Prospectivity map</h2>", map_section(record, shown_map, figures.get("note", "")),
         "<h3>Targets</h3>", targets_section(record),
+        *(["<h3>The best targets on their own evidence</h3>", cards] if (cards := target_cards(record, folder))
+          else []),
         "<h2>Evidence weights</h2>", weights_section(record, figures.get("models")),
     ]
     if validation:
@@ -208,6 +220,8 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
         "</section>",
         '<section id="appendix">', '<h2 class="part">Technical appendix</h2>',
         *(['<h3 id="more-targets">More targets</h3>', more] if more else []),
+        "<h3>Deposit model retrieval</h3>", retrieval_section(record),
+        "<h3>Step flags</h3>", step_flags_section(record),
         "<h3>Localization</h3>", localization_section(record),
         "<h3>Inputs</h3>", inputs_section(record),
         "<h3>Back-end settings</h3>", backend_section(record.get("backend") or {}),

@@ -1,5 +1,6 @@
-"""The report's technical appendix: localization parameters, inputs, analysis grid, back-end settings and
-model use, written as readable lists rather than raw JSON."""
+"""The report's technical appendix: the deposit models' retrieval scores, each step's inference flags,
+localization parameters, inputs, analysis grid, back-end settings and model use, written as readable lists rather
+than raw JSON. Internal scores and flags live here, not in the report's main text."""
 from __future__ import annotations
 
 from .report_text import e, humanize, number, table, words
@@ -100,3 +101,25 @@ def usage_section(record: dict) -> str:
     rows = [[role, u.get("calls", 0), number(u.get("prompt_tokens", 0), 9), number(u.get("completion_tokens", 0), 9),
              number(u.get("seconds", 0.0), 3)] for role, u in sorted(usage.items())]
     return table(rows, ["role", "model calls", "prompt tokens", "completion tokens", "seconds"])
+
+
+def retrieval_section(record: dict) -> str:
+    """The deposit models' retrieval scores: how well each matched the question and the layers' roles."""
+    rows = [[k.get("name"), number(k.get("score", 0), 3)] for k in record.get("knowledge", [])]
+    if not rows:
+        return "<p>No deposit model was retrieved.</p>"
+    return ("<p>How well each deposit model matched the question and the layers' roles (keyword retrieval; higher "
+            "is closer). The run follows the first.</p>" + table(rows, ["model", "retrieval score"]))
+
+
+def step_flags_section(record: dict) -> str:
+    """Each step's two flags as the executor set them: sub-inference (the step supports the answer) and global
+    inference (the chain may end after it)."""
+    rows = [[node["step"].get("index"), node["observation"].get("sub_inference", "-"),
+             node["observation"].get("global_inference", "-"), node["observation"].get("attempts", "-")]
+            for node in record.get("chain", [])]
+    if not rows:
+        return "<p>No step was executed.</p>"
+    return ("<p>The executor's flags per step (STA-CoT): sub-inference Yes when the step supports the answer, global "
+            "inference end when the chain can conclude after it.</p>"
+            + table(rows, ["step", "sub-inference", "global inference", "attempts"], "flags"))

@@ -1,5 +1,6 @@
-"""The report's prospectivity map: the favourability surface with a colour bar, the targets outlined and
-labelled with their rank, known deposits as crosses, a scale bar and a north arrow.
+"""The report's prospectivity map: the favourability surface in the dock's five classes (plugin/map_classes.py)
+with their legend, the targets outlined and the best LABELLED labelled with their rank, known deposits as crosses,
+a coordinate grid with the CRS named, a scale bar and a north arrow.
 
 Drawn with matplotlib (Agg) from the written GeoTIFF and the targets' GeoPackage, about 900 pixels wide.
 """
@@ -11,19 +12,19 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..files import atomic_path
-from ..raster_io import RasterReader
+from ..map_classes import class_index, favourability_classes
+from ..raster_io import RasterReader, crs_label
 from ..vector_io import read_vector
 
 WIDTH_PX = 900
 DPI = 100
-COLORMAP = "viridis"
 NODATA_COLOUR = "#d4d4d4"
 TARGET_COLOUR = "#e8112d"
 LABELLED = 10
 """Targets labelled with their rank on the map (all are outlined)."""
 
 _MAX_PIXELS = 1_500_000
-_MARGIN = {"left": 16, "right": 110, "top": 58, "bottom": 64}
+_MARGIN = {"left": 86, "right": 180, "top": 58, "bottom": 104}
 _MAX_MAP_HEIGHT = 900
 
 
@@ -64,12 +65,13 @@ def draw_record_map(record: dict, folder: Path, path: Path, title: str) -> tuple
 def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str = "Favourability",
              area_share: float | None = None) -> Path:
     """Draw the surface of `reader` (0-1) with the targets (a GeoDataFrame with `rank`) and deposit points."""
-    from matplotlib import colormaps
     from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.figure import Figure
 
     data, grid = reader.read_overview(_MAX_PIXELS, bands=[1])
     values = np.ma.masked_invalid(data[0])
+    classes = favourability_classes()
     xmin, ymin, xmax, ymax = grid.bounds
     map_w, map_h = _map_size(xmax - xmin, ymax - ymin)
     fig_h = map_h + _MARGIN["top"] + _MARGIN["bottom"]
@@ -77,13 +79,13 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
     FigureCanvasAgg(figure)
     left = _MARGIN["left"] + (WIDTH_PX - _MARGIN["left"] - _MARGIN["right"] - map_w) / 2
     axes = figure.add_axes((left / WIDTH_PX, _MARGIN["bottom"] / fig_h, map_w / WIDTH_PX, map_h / fig_h))
-    cmap = colormaps[COLORMAP].with_extremes(bad=NODATA_COLOUR)
-    shown = axes.imshow(values, cmap=cmap, vmin=0.0, vmax=1.0, extent=(xmin, xmax, ymin, ymax),
+    cmap = ListedColormap([c.colour for c in classes]).with_extremes(bad=NODATA_COLOUR)
+    norm = BoundaryNorm(np.arange(len(classes) + 1) - 0.5, len(classes))
+    shown = axes.imshow(class_index(values, classes), cmap=cmap, norm=norm, extent=(xmin, xmax, ymin, ymax),
                         interpolation="nearest", origin="upper")
     axes.set_xlim(xmin, xmax)
     axes.set_ylim(ymin, ymax)
-    axes.set_xticks([])
-    axes.set_yticks([])
+    _coordinate_grid(axes, grid)
     n_targets = _draw_targets(axes, targets) if targets is not None and len(targets) else 0
     if len(points):
         xy = np.asarray(points, dtype=float)
@@ -95,7 +97,9 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
     if grid.crs is not None:
         _north_arrow(figure, bar_left + 9 / WIDTH_PX, 1.0)
     bar = figure.add_axes((bar_left, _MARGIN["bottom"] / fig_h, 18 / WIDTH_PX, map_h / fig_h))
-    figure.colorbar(shown, cax=bar, ticks=np.linspace(0, 1, 6)).set_label("favourability", fontsize=11)
+    legend = figure.colorbar(shown, cax=bar, ticks=range(len(classes)))
+    legend.ax.set_yticklabels([c.label for c in classes], fontsize=9)
+    legend.set_label("favourability class", fontsize=11)
     figure.text(_MARGIN["left"] / WIDTH_PX, 1 - 22 / fig_h, title, fontsize=13, weight="bold", va="center")
     figure.text(_MARGIN["left"] / WIDTH_PX, 1 - 44 / fig_h, _subtitle(across, n_targets, len(points), area_share),
                 fontsize=10, va="center", color="#333333")
@@ -103,6 +107,47 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
     return Path(path)
+
+
+def axis_names(crs) -> tuple[str, str]:
+    """The map axes' names with their unit: easting / northing in the CRS's unit, longitude / latitude in degrees,
+    columns / rows in pixel space."""
+    if crs is None:
+        return "column (pixels)", "row (pixels)"
+    if crs.is_geographic:
+        return "longitude (°)", "latitude (°)"
+    unit = crs.axis_info[0].unit_name if crs.axis_info else "metre"
+    unit = "m" if unit in ("metre", "meter") else unit
+    return f"easting ({unit})", f"northing ({unit})"
+
+
+def _coordinate_grid(axes, grid) -> None:
+    """Coordinates along the map's edges with light grid lines across it, and the CRS named under it."""
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    for axis in (axes.xaxis, axes.yaxis):
+        axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+        axis.set_major_formatter(FuncFormatter(_coordinate))
+    axes.tick_params(labelsize=8, length=3, color="#555555")
+    axes.tick_params(axis="y", labelrotation=90)
+    for label in axes.get_yticklabels():
+        label.set_verticalalignment("center")
+    axes.grid(True, color="white", alpha=0.55, linewidth=0.6, linestyle="--")
+    x_name, y_name = axis_names(grid.crs)
+    axes.set_xlabel(f"{x_name}; coordinates in {crs_name(grid.crs)}", fontsize=9)
+    axes.set_ylabel(y_name, fontsize=9)
+
+
+def crs_name(crs) -> str:
+    """The CRS as a reader names it: 'EPSG:28350 (GDA94 / MGA zone 50)'; pixel space said so."""
+    label = crs_label(crs)
+    return label if crs is None or label == crs.name else f"{label} ({crs.name})"
+
+
+def _coordinate(value: float, _position=None) -> str:
+    """A coordinate on the map's edge: whole units with thousands separators, decimals only when needed."""
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4f}".rstrip("0").rstrip(".")
+    return text.replace("-", "\u2212")
 
 
 def _map_size(width: float, height: float) -> tuple[int, int]:
@@ -174,7 +219,7 @@ def _scale_bar(figure, axes, grid, box: tuple) -> float | None:
     across_km = (xmax - xmin) * per_unit / 1000.0
     step_km = _bar_length(across_km / 4)
     left, bottom, width, _ = box
-    bar = figure.add_axes((left, bottom - 46 / figure.bbox.height, width, 30 / figure.bbox.height))
+    bar = figure.add_axes((left, bottom - 94 / figure.bbox.height, width, 30 / figure.bbox.height))
     bar.set_xlim(xmin, xmax)
     bar.set_ylim(0, 1)
     bar.axis("off")

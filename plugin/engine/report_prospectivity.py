@@ -2,6 +2,7 @@
 validation against known deposits, from the record's favourability section and metrics."""
 from __future__ import annotations
 
+from ..labels import TIES_NOTE, deposit_count, whole_deposits
 from .report_text import Html, bullets, e, humanize, image, km2, number, percent, table, words
 
 SUMMARY_TARGETS = 10
@@ -53,11 +54,12 @@ def _targets(record: dict) -> list:
 
 
 def _target_rows(targets: list) -> list:
-    return [[t.get("rank"), km2(t.get("area_m2")), number(t.get("fav_mean"), 2), number(t.get("score"), 3),
-             humanize(t.get("why"))] for t in targets]
+    return [[t.get("rank"), km2(float(t.get("area_km2") or 0.0) * 1e6), f"{t.get('tier', 0):g} %",
+             number(t.get("fav_p90"), 2), "-" if t.get("known_deps") is None else t.get("known_deps"),
+             t.get("verdict") or "-", humanize(t.get("why"))] for t in targets]
 
 
-_TARGET_HEADER = ["rank", "area", "mean favourability", "evidence held", "why"]
+_TARGET_HEADER = ["rank", "area", "tier", "favourability (p90)", "known deposits", "verdict", "why"]
 
 
 def targets_section(record: dict) -> str:
@@ -65,9 +67,12 @@ def targets_section(record: dict) -> str:
     targets = _targets(record)
     if not targets:
         return "<p>No targets were drawn.</p>"
-    total = sum(float(t.get("area_m2") or 0.0) for t in targets)
-    head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, ranked by the evidence they hold "
-            "(favourability summed over their area, in favourability-weighted km²).</p>")
+    total = sum(float(t.get("area_km2") or 0.0) for t in targets) * 1e6
+    calibrated = any(t.get("exp_deps") is not None for t in targets)
+    ranked = ("by the deposits the fitted model expects in each" if calibrated else
+              "by how high their best tenth rises (the 90th percentile of favourability)")
+    head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, split at their peaks and ranked {ranked}; the "
+            "best are judged by the chain on their own evidence (verdict).</p>")
     more = ""
     if len(targets) > SUMMARY_TARGETS:
         listed = min(len(targets), SHOWN_TARGETS)
@@ -143,7 +148,7 @@ def _comparison(calibration: dict) -> str:
                     if pa else "-")
         auc = f"{r['auc']:.3f}" if r.get("auc") is not None else "-"
         out.append([r.get("surface"), r.get("basis"), auc]
-                   + [number((r.get("capture") or {}).get(k), 1) for k in _CAPTURE_KEYS] + [crossing])
+                   + [deposit_count((r.get("capture") or {}).get(k)) for k in _CAPTURE_KEYS] + [crossing])
     return ("<p>Compared on the same cells (deposits captured in the top 2 / 5 / 10 / 20 % of the area; the "
             "prediction-area crossing):</p>"
             + table(out, ["surface", "deposit data", "AUC", "2 %", "5 %", "10 %", "20 %", "prediction-area crossing"],
@@ -234,8 +239,7 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
     caution = ("Quote the cross-validated figures as skill; a row fitted on these deposits is not."
                if any(fitted(row) for row in rows) else "No figure here was fitted on these deposits.")
     parts = [f"<p>{e(inside)} known deposit(s) lie in the analysed area{e(where)}. Capture: the deposits within the "
-             "most favourable 2, 5, 10 and 20 % of the area (cells of equal value counted as expected values); AUC "
-             f"0.5 is chance. {caution}</p>"]
+             f"most favourable 2, 5, 10 and 20 % of the area; AUC 0.5 is chance. {caution} {TIES_NOTE}</p>"]
     body, css = [], []
     for row in rows:
         basis = Html(f"<b>{e(row['basis'])}</b>") if fitted(row) else row["basis"]
@@ -244,6 +248,13 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
         css.append("fitted" if fitted(row) else "")
     parts.append(table(body, ["surface", "basis", "2 %", "5 %", "10 %", "20 %", "AUC"], css="validation",
                        row_css=css))
+    equal = metrics.get("equal_area")
+    if equal:
+        parts.append(f"<p>The best {equal['rank']} targets cover {percent(equal['area_share'], 3)} of the area and "
+                     f"hold {equal['targets']} known deposit(s); the surface's own best cells of the same area hold "
+                     f"{deposit_count(equal['surface'])}: splitting and ranking the targets "
+                     f"{'lose nothing' if equal['targets'] >= equal['surface'] else 'lose deposits'} against the "
+                     "surface.</p>")
     parts.append(image(curves_png, "success-rate curves", css="figure"))
     return "".join(parts)
 
@@ -255,5 +266,5 @@ def auc_text(auc, decimals: int) -> str:
 def _capture(value, inside) -> str:
     if value is None:
         return "-"
-    share = f" ({percent(float(value) / inside, 2)})" if inside else ""
-    return f"{number(value, 3)}{share}"
+    share = f" ({percent(whole_deposits(value) / inside, 2)})" if inside else ""
+    return f"{deposit_count(value)}{share}"

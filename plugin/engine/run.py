@@ -20,19 +20,24 @@ from typing import Callable
 from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import Cancelled, LodestarError
 from ..favourability.outputs import write_surface, write_weights_csv
+from ..favourability.plan_file import plan_from_dict
 from ..files import OutputSet
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
 from ..vector_io import split_source, write_vector
+from ..warning_summary import summarised_warnings
 from ..zones import zones_frame
 from . import record as records
+from . import scenes
 from .contract import FAILED, INSUFFICIENT, Roles
-from .knowledge import load_knowledge, model_by_id, retrieve
+from .deposit_models import ranked_models
+from .knowledge import load_knowledge, model_by_id
 from .loop import Engine
 from .offline_questions import offline_question_problem
 from .prospectivity import map_prospectivity
 from .questions import asks_where, positive_choice
 from .report import write_report
+from .target_table import where_answer
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
 
@@ -76,13 +81,20 @@ def _stamp(record: dict | None) -> str:
 def _recorded_knowledge(source: dict) -> list[dict]:
     """The deposit models a record's run followed, as it ranked them: a replay follows the same models whatever
     the retrieval of this version would rank first."""
-    return [dict(model_by_id(k["id"]), score=k["score"], testable=k["testable"], names=k.get("names", []))
+    return [dict(k.get("model") or model_by_id(k["id"]), score=k["score"], testable=k["testable"],
+                 names=k.get("names", []), **({"chosen": True} if k.get("chosen") else {}))
             for k in source["knowledge"]]
 
 
 def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                  on_event: Callable[[dict], None] | None = None) -> AnalysisResult:
-    """Run STA-CoT on the request; see the module docstring. Raises LodestarError on bad input."""
+    """Run STA-CoT on the request; see the module docstring. Raises LodestarError on bad input. The warnings the
+    libraries raise on the way reach the log once per kind, in words, at the end."""
+    with summarised_warnings(progress.log):
+        return _run_analysis(request, progress, on_event)
+
+
+def _run_analysis(request: AnalysisRequest, progress: Progress, on_event) -> AnalysisResult:
     started = time.perf_counter()
     source = records.read_record(request.replay) if request.replay else None
     if source is not None:
@@ -100,7 +112,8 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         controller = request.controller
         deposits = request.deposits
         mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
-                              "area_share": float(request.area_share)}
+                              "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
+                              **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
     roles = _backends().build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
@@ -124,13 +137,15 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
     raster_set = RasterSet(layers, progress=progress)
     for line in raster_set.log:
         progress.log(line)
+    ranking_roles = scenes.ranking_roles(layers)  # a scene whose sensor cannot be told is refused here, before any
+    # folder is made
     # the deposits are read before the first model call and before any file is written: no token is spent, and no
     # folder left, for a run whose deposits cannot be read
     deposit_xy = _deposit_points(deposits, raster_set.grid, mapping_parameters["calibrate"])
     out = Path(request.output_dir)
     evidence_dir = out / "evidence"
-    made = [folder for folder in (out, evidence_dir) if not folder.exists()]  # removed again if the run is
-    # cancelled, or refused before its first model call
+    # removed again if the run is cancelled, or refused before its first model call
+    made = [folder for folder in (out, evidence_dir, out / scenes.INDEX_FOLDER) if not folder.exists()]
     out.mkdir(parents=True, exist_ok=True)
     evidence_dir.mkdir(exist_ok=True)
     created = _stamp(source)
@@ -142,8 +157,15 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
             on_event(event)
 
     knowledge = (_recorded_knowledge(source) if source is not None
-                 else retrieve(question, [spec.role for spec in layers], names=[spec.name for spec in layers]))
+                 else ranked_models(question, ranking_roles, [spec.name for spec in layers],
+                                    request.deposit_model, request.user_models))
+    given_set, scene_run = raster_set, None
     try:  # every raster is read here, block by block (a damaged file is found before any model call)
+        if any(scenes.is_scene(spec) for spec in layers):  # the index step, before the planner sees the layers
+            scene_run = scenes.derive(layers, knowledge, out, progress)
+            raster_set = RasterSet(scene_run.layers, progress=progress)
+            for line in scene_run.log:
+                progress.log(line)
         ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
                        favourable_units=mapping_parameters["favourable_units"])
         progress.check()
@@ -159,7 +181,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "case_id": case_id,
         "question": question,
         "choices": choices,
-        "inputs": records.input_entries(raster_set, ws.layers),
+        "inputs": records.input_entries(given_set, scenes.input_infos(given_set, ws.layers)),
         "analysis": {"crs": crs_label(raster_set.crs), "grid": [raster_set.grid.width, raster_set.grid.height],
                      "bounds": [round(v, 3) for v in raster_set.grid.bounds], "log": list(raster_set.log)},
         "parameters": {"max_rounds": max_rounds, "max_attempts": engine.max_attempts,
@@ -170,8 +192,11 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
         "backend": source["backend"] if source else _backend_section(request.settings, roles),
         "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
         "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"],
-                       "names": k.get("names", [])} for k in knowledge],
+                       "names": k.get("names", []), **({"chosen": True} if k.get("chosen") else {}),
+                       **({"model": {n: v for n, v in k.items() if n not in ("score", "testable", "names", "chosen")}}
+                          if k.get("source") == "user" else {})} for k in knowledge],
         "layers": [info.to_dict() for info in ws.layers],
+        **({"scenes": scene_run.entries} if scene_run else {}),
     }
     try:
         return _run_engine(engine, head, events, emit, request, progress, started, sam=sam,
@@ -252,32 +277,37 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
         zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress)
     draw_targets = _draws_targets(question, outcome.answer, choices)
     localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
-    graph, scores = localization.pop("graph"), localization.pop("scores")
+    graph = localization.pop("graph")
+    localization.pop("scores")
     if sam_note:
         localization["note"] = f"{localization['note']} {sam_note}".strip()
-    mapping = map_prospectivity(engine, graph, scores, outcome.plan, draw_targets=draw_targets,
+    mapping = map_prospectivity(engine, graph, outcome.plan, draw_targets=draw_targets,
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
+                                max_target_km2=mapping_parameters.get("max_target_km2"),
+                                evidence_plan=plan_from_dict(mapping_parameters["evidence_plan"])
+                                if mapping_parameters.get("evidence_plan") else None,
                                 deposit_xy=deposit_xy, core=_settled_core(outcome),
                                 progress=progress.scaled(92, 97), answered=outcome.answer != FAILED)
     prospectivity = mapping.targets
     emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
           "source": localization["source"], "basis": mapping.basis})
-    metrics = _evaluate(prospectivity, deposits, raster_set, progress)
+    metrics = _evaluate(prospectivity, deposits, raster_set, progress, mapping.surface, deposit_xy)
     unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
     notes = list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
     stopped = engine.stop_reason if engine.server_refused else ""
 
     record = dict(head)
     record.update({
-        "plan": [s.to_dict() for s in outcome.plan],
+        "plan": [n["step"] for n in scenes.chain_nodes(head.get("scenes"))] + [s.to_dict() for s in outcome.plan],
         "trace": engine.trace,
         "events": [_relative(e, out) for e in events],
         "rounds": [dict(v, chain=_relative(c, out)) for v, c in zip(outcome.verdicts, outcome.chains)],
-        "chain": _relative([n.to_dict() for n in ws.chain], out),
+        "chain": scenes.chain_nodes(head.get("scenes")) + _relative([n.to_dict() for n in ws.chain], out),
         "result": {"answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
                    "rounds": outcome.rounds, "votes": outcome.votes,
                    "candidates": [{"round": r, "answer": a} for r, a in outcome.candidates],
-                   "notes": notes, "stopped": stopped},
+                   "notes": notes, "stopped": stopped,
+                   "where": where_answer(prospectivity) if asks_where(question) and draw_targets else ""},
         "localization": localization,
         "favourability": records.scrub(jsonable(mapping.section())),
         "metrics": metrics,
@@ -292,10 +322,12 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
           "rounds": outcome.rounds})
     return AnalysisResult(
         answer=outcome.answer,
-        answer_text=choices.get(outcome.answer, outcome.answer if outcome.answer in (FAILED, INSUFFICIENT) else ""),
+        answer_text=record["result"].get("where") or choices.get(
+            outcome.answer, outcome.answer if outcome.answer in (FAILED, INSUFFICIENT) else ""),
         valid=outcome.valid, voted=outcome.voted, rounds=outcome.rounds,
         zones=zones, nodes=graph.nodes, edges=graph.edges, prospectivity=prospectivity,
-        chain=[n.to_dict() for n in ws.chain], verdicts=outcome.verdicts, usage=record["usage"],
+        chain=scenes.chain_nodes(head.get("scenes")) + [n.to_dict() for n in ws.chain], verdicts=outcome.verdicts,
+        usage=record["usage"],
         outputs=outputs, metrics=metrics, notes=notes, weights=list(mapping.weights), unused=list(mapping.unused),
         validation=record["favourability"]["validation"], stopped=stopped,
     )
@@ -381,13 +413,16 @@ def _localize(engine: Engine, ws: Workspace, zones, draw_targets: bool, override
             "scores": node_scores(graph, params)}
 
 
-def _evaluate(prospectivity, deposits, raster_set, progress) -> dict:
+def _evaluate(prospectivity, deposits, raster_set, progress, surface=None, deposit_xy=None) -> dict:
+    """The targets scored against the known deposits, beside the surface they come from at equal area."""
     if not deposits:
         return {}
-    from ..evaluation import evaluate_localization
+    from ..evaluation import beside_surface, evaluate_localization
 
     metrics = evaluate_localization(prospectivity, deposits, valid_mask=raster_set.valid_mask(), grid=raster_set.grid,
                                     progress=progress.scaled(90, 95))
+    if surface is not None and deposit_xy:
+        metrics = beside_surface(metrics, surface.values, surface.grid, deposit_xy)
     return records.scrub(jsonable(metrics))
 
 
@@ -469,6 +504,12 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
             record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
             if record["replay_check"]["different"]:
                 record["result"]["notes"].append(records.replay_note(record["replay_check"]))
+            if record.get("scenes"):  # the index rasters the replay computed again from the recorded scenes
+                changed = scenes.replay_differences(source.get("scenes"), record["scenes"])
+                record["replay_check"]["indices_different"] = changed
+                if changed:
+                    record["result"]["notes"].append(f"Replay check: the index rasters {', '.join(changed)} differ "
+                                                     "from the recorded run's (sha256).")
         secrets = (api_key,) if api_key else ()
         outputs["report"] = write_report(records.scrub(record, secrets), at("report"), ws.evidence_dir, map_png)
         outputs["record"] = records.write_record(record, at("record"), secrets)

@@ -79,6 +79,8 @@ def run_tool(ws: Workspace, step_index: int, call: ToolCall, progress: Progress 
             return _spatial_relations(ws, step_index, call, progress)
         if call.tool == "integrate_evidence":
             return _integrate(ws, step_index)
+        if call.tool == "evidence_view":
+            return _zoom(ws, step_index, call)
         if call.tool == "none":
             return ToolRun(zones_frame([], crs), {}, ["No tool used: direct assessment."])
         stated: dict = {}
@@ -240,6 +242,46 @@ def _spatial_relations(ws: Workspace, step_index: int, call: ToolCall, progress:
                  multi_role_components=len(multi), max_roles=max((len(c["roles"]) for c in components), default=0),
                  chain_zones=sorted(graph.nodes.loc[graph.nodes["chain"].astype(bool), "zone_id"]))
     return ToolRun(zones_frame([], crs), stats, list(graph.log), referenced=referenced)
+
+
+def _zoom(ws: Workspace, step_index: int, call: ToolCall) -> ToolRun:
+    """evidence_view: each named layer (at most four) seen around the place the params give, its view written to the
+    evidence folder (`stepNN_viewK.png`), and its values there against the whole layer: the view's median, the
+    layer's, and the view median's percentile in the layer."""
+    from ..tools.evidence_view import evidence_view
+
+    if not call.layers:
+        raise LodestarError(f"evidence_view needs one to four layers; name them from {', '.join(ws.layer_names())}.")
+    params = dict(call.params)
+    bbox = params.get("bbox")
+    place = {"bbox": tuple(float(v) for v in bbox)} if bbox else {
+        "center": tuple(float(v) for v in params.get("center", (0.5, 0.5))), "zoom": float(params.get("zoom", 2.0))}
+    log = [f"evidence_view shows {', '.join(call.layers[:4])}"
+           + (f"; {len(call.layers) - 4} more layer(s) left out (four at most)" if len(call.layers) > 4 else "")]
+    stats: dict = {"views": [], "layers": {}}
+    for k, layer in enumerate(call.layers[:4], start=1):
+        path = ws.evidence_dir / f"step{step_index:02d}_view{k}.png"
+        view = evidence_view(ws.raster_set, layer, out_path=path, **place)
+        stats["views"].append(path.name)
+        stats["bounds"] = [round(float(v), 3) for v in view.bounds]
+        if ws.layer(layer).kind != "rgb" and not ws.raster_set.spec(layer).is_vector:
+            stats["layers"][layer] = _window_values(ws, layer, view.bounds)
+    return ToolRun(zones_frame([], ws.raster_set.crs), stats, log)
+
+
+def _window_values(ws: Workspace, layer: str, bounds) -> dict:
+    """A layer's median in `bounds` against its median over the analysed area, and that window median's percentile."""
+    values = ws.raster_set.read(layer)[0]
+    window = ws.raster_set.grid.bounds_window(tuple(bounds))
+    rows = slice(max(int(window.row_off), 0), max(int(window.row_off + window.height), 0))
+    cols = slice(max(int(window.col_off), 0), max(int(window.col_off + window.width), 0))
+    inside = values[rows, cols].compressed()
+    everywhere = values.compressed()
+    if not inside.size or not everywhere.size:
+        return {"view_median": None, "layer_median": None, "percentile": None}
+    median = float(np.median(inside))
+    return {"view_median": round(median, 6), "layer_median": round(float(np.median(everywhere)), 6),
+            "percentile": round(100.0 * float(np.mean(everywhere < median)), 1)}
 
 
 def _integrate(ws: Workspace, step_index: int) -> ToolRun:

@@ -78,6 +78,8 @@ class Calibration:
     why: str
     independence: dict | None = None
     out_of_fold: dict = field(default_factory=dict)
+    model: object = None
+    """The chosen model fitted on all deposits (models.py): what a saved model file holds."""
 
 
 @dataclass
@@ -187,7 +189,7 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     progress.set(100.0)
     return Calibration(chosen, _surface(full_scores, valid), _surface(run["oof"], valid), uncertainty, label, table,
                        comparison, split, log, why, independence,
-                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()})
+                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()}, model)
 
 
 def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:

@@ -88,6 +88,12 @@ def membership_map(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None
     grid (values, or unit codes named by the layer's legend when it has one) or, for a distance,
     geometries in the analysis CRS. Cells where the layer has no data are masked as well.
     """
+    return membership_of(evidence_values(raster_set, spec, extra), spec, raster_set.valid_mask())
+
+
+def evidence_values(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None = None) -> np.ma.MaskedArray:
+    """The spec's transformed values on the analysis grid, before its membership: the layer's own values
+    ('none'), ranks, stretched logs, distances in metres, or the favourable-unit scores; see membership_map."""
     given = (extra or {}).get(spec.layer)
     if spec.transform == "distance_m":
         geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
@@ -103,8 +109,14 @@ def membership_map(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None
     shape = (raster_set.grid.height, raster_set.grid.width)
     if values.shape != shape:
         raise LodestarError(f"{spec.layer}: data of shape {values.shape} is not on the analysis grid {shape}.")
+    return values
+
+
+def membership_of(values: np.ma.MaskedArray, spec: EvidenceSpec, valid: np.ndarray) -> np.ma.MaskedArray:
+    """The spec's membership of its transformed `values` (evidence_values): float32 0-1, masked where the values
+    have no data or `valid` (the analysed area) is False."""
     out = _membership(values, spec)
-    mask = np.ma.getmaskarray(out) | ~raster_set.valid_mask()
+    mask = np.ma.getmaskarray(out) | ~valid
     return np.ma.masked_array(np.clip(out.filled(0.0), 0.0, 1.0).astype("float32"), mask=mask)
 
 

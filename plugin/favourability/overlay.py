@@ -1,9 +1,11 @@
-"""Combining membership maps into one favourability surface: weighted overlay or fuzzy gamma.
+"""Combining membership maps into one favourability surface: weighted overlay or a fuzzy operator.
 
 Weighted overlay: at each cell, the weighted mean of the memberships of the layers with data there.
 Fuzzy gamma (Bonham-Carter 1994): (fuzzy algebraic sum) ** gamma * (fuzzy algebraic product) ** (1 - gamma),
 with the weights as exponents scaled to a mean of 1 (prod m_i ** w_i and 1 - prod (1 - m_i) ** w_i),
-so equal weights give the plain operator. Cells where no layer has data are masked.
+so equal weights give the plain operator; fuzzy product and sum are gamma 0 and 1. Fuzzy AND (the least
+membership) and OR (the greatest) take the layers of positive weight as they are. Cells where no layer has data
+are masked.
 """
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from ..errors import LodestarError
 from ..raster_io import RasterGrid, RasterSet
 from .evidence import EvidenceSpec, membership_map
 
-METHODS = ("weighted", "gamma")
+METHODS = ("weighted", "gamma", "and", "or", "product", "sum")
+METHOD_LABELS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "and": "fuzzy AND", "or": "fuzzy OR",
+                 "product": "fuzzy product", "sum": "fuzzy sum"}
 
 
 def combine(maps: dict, weights: dict, method: str = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:
@@ -45,7 +49,12 @@ def combine(maps: dict, weights: dict, method: str = "weighted", gamma: float = 
     if method == "weighted":
         with np.errstate(invalid="ignore", divide="ignore"):
             out = (values * present).sum(axis=0) / present.sum(axis=0)
+    elif method == "and":
+        out = np.where(missing, 1.0, values).min(axis=0)
+    elif method == "or":
+        out = np.where(missing, 0.0, values).max(axis=0)
     else:
+        gamma = {"product": 0.0, "sum": 1.0}.get(method, gamma)
         product = np.prod(np.power(values, present), axis=0)
         algebraic_sum = 1.0 - np.prod(np.power(1.0 - values, present), axis=0)
         out = np.power(algebraic_sum, gamma) * np.power(product, 1.0 - gamma)

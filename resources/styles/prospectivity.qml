@@ -190,7 +190,7 @@
   </renderer-v2>
   <labeling type="simple">
     <settings calloutType="simple">
-      <text-style namedStyle="" fontSizeMapUnitScale="3x:0,0,0,0,0,0" fontUnderline="0" fontFamily="DejaVu LGC Sans" fontWordSpacing="0" multilineHeight="1" textOpacity="1" fieldName="'#' || &quot;rank&quot;" fontSize="11" allowHtml="0" previewBkgrdColor="255,255,255,255" textColor="0,0,0,255" fontLetterSpacing="0" textOrientation="horizontal" useSubstitutions="0" fontItalic="0" isExpression="1" fontStrikeout="0" fontWeight="50" blendMode="0" capitalization="0" legendString="Aa" fontSizeUnit="Point" fontKerning="1">
+      <text-style namedStyle="" fontSizeMapUnitScale="3x:0,0,0,0,0,0" fontUnderline="0" fontFamily="DejaVu LGC Sans" fontWordSpacing="0" multilineHeight="1" textOpacity="1" fieldName="CASE WHEN &quot;rank&quot; &lt;= 10 THEN '#' || &quot;rank&quot; END" fontSize="11" allowHtml="0" previewBkgrdColor="255,255,255,255" textColor="0,0,0,255" fontLetterSpacing="0" textOrientation="horizontal" useSubstitutions="0" fontItalic="0" isExpression="1" fontStrikeout="0" fontWeight="50" blendMode="0" capitalization="0" legendString="Aa" fontSizeUnit="Point" fontKerning="1">
         <families/>
         <text-buffer bufferJoinStyle="128" bufferSizeUnits="MM" bufferOpacity="1" bufferSizeMapUnitScale="3x:0,0,0,0,0,0" bufferSize="1" bufferColor="255,255,255,255" bufferNoFill="1" bufferDraw="1" bufferBlendMode="0"/>
         <text-mask maskSizeUnits="MM" maskType="0" maskSizeMapUnitScale="3x:0,0,0,0,0,0" maskJoinStyle="128" maskEnabled="0" maskedSymbolLayers="" maskOpacity="1" maskSize="1.5"/>

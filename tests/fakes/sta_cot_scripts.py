@@ -60,6 +60,25 @@ EVIDENCE = {"evidence": [
 ], "rationale": "Alteration indices carry the deposit model's critical evidence."}
 
 
+def judge_targets(request) -> dict:
+    """A model's judgement of the targets it is shown: an item is supported where one of its layers ranks in the
+    district's top 40 % inside the target (a looser reading than the rules'), else absent; the verdict is left for
+    the engine to hold to the statuses."""
+    data = request.data
+    rank = data["columns"].index("rank")
+    out = []
+    for target in data["targets"]:
+        items = []
+        for item in data["items"]:
+            ranks = [target["layers"][name][rank] for name in item["layers"]
+                     if target["layers"][name][rank] is not None]
+            status = "supported" if ranks and max(ranks) >= 0.6 else "absent" if ranks else "untestable"
+            items.append({"id": item["id"], "status": status, "evidence": f"best rank {max(ranks, default=0):.2f}"})
+        out.append({"target": target["target"], "items": items, "verdict": "moderate",
+                    "why": "The scripted verifier read the measurements."})
+    return {"targets": out}
+
+
 def porphyry_script(verdicts: list, *, planner_prefix: tuple = (), act_prefix: tuple = (),
                     bad_first_box: bool = False):
     """A by_role script for the sample case; `verdicts` are the verifier's replies in round order."""
@@ -91,6 +110,7 @@ def porphyry_script(verdicts: list, *, planner_prefix: tuple = (), act_prefix: t
         "verifier": list(verdicts),
         "localization": lambda request: LOCALIZATION,
         "evidence": lambda request: EVIDENCE,
+        "verifier/targets": judge_targets,
     })
 
 

@@ -28,7 +28,15 @@ from lodestar.models.structured import validate
 from lodestar.plugin.analysis import BackendSettings
 from lodestar.plugin.progress import Progress
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, by_role
-from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, EVIDENCE, LOCALIZATION, PLAN, copy_sample, porphyry_script
+from lodestar.tests.fakes.sta_cot_scripts import (
+    ACCEPT_A,
+    EVIDENCE,
+    LOCALIZATION,
+    PLAN,
+    copy_sample,
+    judge_targets,
+    porphyry_script,
+)
 
 URL = os.environ.get("LODESTAR_LLM_URL", "")
 MODEL = os.environ.get("LODESTAR_LLM_MODEL", "smollm2")
@@ -236,7 +244,8 @@ def test_the_scripted_server_on_the_same_run(run, tmp_path):
     plan = {"steps": [step for step in PLAN["steps"] if step["tool"] != "mark_boxes"]}
     full = porphyry_script([ACCEPT_A])
     script = by_role({"planner": [plan], "executor/act": full, "executor/observe": full, "verifier": [ACCEPT_A],
-                      "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE})
+                      "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE,
+                    "verifier/targets": judge_targets})
     with FakeOpenAIServer(script) as server:
         result = run("lodestar:analyze", _parameters(case, server.base_url, tmp_path / "out", "test-model"))
     record = json.loads((tmp_path / "out" / "record.json").read_text(encoding="utf-8"))

@@ -9,7 +9,15 @@ import json
 import pytest
 
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply, by_role
-from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, EVIDENCE, LOCALIZATION, PLAN, copy_sample, porphyry_script
+from lodestar.tests.fakes.sta_cot_scripts import (
+    ACCEPT_A,
+    EVIDENCE,
+    LOCALIZATION,
+    PLAN,
+    copy_sample,
+    judge_targets,
+    porphyry_script,
+)
 
 KEY = "sk-processing-SECRET-31337"
 
@@ -31,7 +39,8 @@ def _text_only_script():
     plan = {"steps": [step for step in PLAN["steps"] if step["tool"] != "mark_boxes"]}
     full = porphyry_script([ACCEPT_A])
     return by_role({"planner": [plan], "executor/act": full, "executor/observe": full, "verifier": [ACCEPT_A],
-                    "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE})
+                    "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE,
+                    "verifier/targets": judge_targets})
 
 
 def test_call_parameters_reach_every_request_and_the_record(run, tmp_path):

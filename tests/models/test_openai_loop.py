@@ -64,9 +64,14 @@ def test_clean_chain(case, tmp_path):
     assert (result.answer, result.valid, result.voted, result.rounds) == ("A", True, False, 1)
     assert [node["observation"]["sub_inference"] for node in result.chain] == ["Yes", "Yes", "Yes"]
     assert [node["observation"]["error"] for node in result.chain] == ["", "", ""]
-    assert _calls(result) == {"planner": 1, "executor": 6, "verifier": 1, "localization": 1, "evidence": 1}
+    # the verifier's second call judges the best targets on their own evidence
+    assert _calls(result) == {"planner": 1, "executor": 6, "verifier": 2, "localization": 1, "evidence": 1}
     assert [(r.role, r.phase) for r in requests] == [("planner", "")] + [("executor", "act"), ("executor", "observe")] \
-        * 3 + [("verifier", ""), ("localization", ""), ("evidence", "")]
+        * 3 + [("verifier", ""), ("localization", ""), ("evidence", ""), ("verifier", "targets")]
+    judged = result.prospectivity[result.prospectivity["verdict"] != ""]
+    assert len(judged) == min(10, len(result.prospectivity)) >= 1
+    assert [t["target"] for t in requests[-1].data["targets"]] == list(range(1, len(judged) + 1))
+    assert all("scripted verifier" in why for why in judged["why"]) or all(judged["verdict"] != "moderate")
     # the model's evidence plan makes the surface (the rendering it left out enters through its marked zones)
     assert [(w["layer"], w["weight"]) for w in result.weights][:2] == [(ALOH, 2.0), (QUARTZ, 1.0)]
     assert {r.body["model"] for r in requests if r.role == "executor"} == {"light-executor"}
@@ -100,7 +105,7 @@ def test_verifier_rejection_refinement_then_acceptance(case, tmp_path):
     assert result.verdicts[0]["reexecuted"] == [2, 3]  # the named step and the relation step that reads it
     assert redo[0]["step"]["index"] == 2
     assert redo[0]["feedback"] == "Box the quartz high again, tight around the AlOH core."
-    assert _calls(result) == {"planner": 1, "executor": 10, "verifier": 2, "localization": 1, "evidence": 1}
+    assert _calls(result) == {"planner": 1, "executor": 10, "verifier": 3, "localization": 1, "evidence": 1}
 
 
 def test_k_failing_rounds_end_in_a_majority_vote(case, tmp_path):
@@ -110,7 +115,7 @@ def test_k_failing_rounds_end_in_a_majority_vote(case, tmp_path):
     assert (result.answer, result.valid, result.voted, result.rounds) == ("A", False, True, 3)
     assert [v["verdict"]["answer"] for v in result.verdicts] == ["A", "B", "A"]
     assert [v["reexecuted"] for v in result.verdicts] == [[2, 3], [2, 3], []]
-    assert _calls(result) == {"planner": 1, "executor": 14, "verifier": 3, "localization": 1, "evidence": 1}
+    assert _calls(result) == {"planner": 1, "executor": 14, "verifier": 4, "localization": 1, "evidence": 1}
 
 
 def test_malformed_json_is_repaired(case, tmp_path):
@@ -127,7 +132,7 @@ def test_429_then_success(case, tmp_path):
     kwargs, overrides, rounds = SCENARIOS["429 then success"]
     with FakeOpenAIServer(porphyry_script(**kwargs)) as server:
         result = _run(case, tmp_path, server, rounds, **overrides)
-        assert len(server.chat_requests) == 11
+        assert len(server.chat_requests) == 12  # the 429, then ten calls and the targets' judgement
     assert result.answer == "A" and result.valid
     assert result.usage["planner"]["retries"] == 1 and result.usage["planner"]["calls"] == 1
 

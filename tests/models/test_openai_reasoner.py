@@ -244,7 +244,7 @@ def test_records_carry_no_key_and_prompt_hashes_are_stable(ws):
     public = json.dumps(reasoner.public_settings())
     assert KEY not in public and "api_key" not in public
     hashes = reasoner.prompt_hashes()
-    assert set(hashes) == {"planner", "executor", "verifier", "localization", "evidence"}
+    assert set(hashes) == {"planner", "executor", "verifier", "localization", "evidence", "targets"}
     assert all(len(h) == 64 for h in hashes.values())
     assert hashes == _reasoner(server).prompt_hashes()
 

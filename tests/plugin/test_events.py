@@ -38,7 +38,8 @@ def test_step_and_controller_lines_sit_under_their_step():
     [check] = describe(CONTROLLER)
     assert (check.place, check.step, check.tone) == (UNDER, 2, BAD)
     assert check.text == "controller (round 1, attempt 2)"
-    assert check.detail == "zone too large; too many zones -> feedback: shrink it"
+    assert check.detail == "rejected: zone too large. too many zones."  # the feedback written for a model: not shown
+    assert "shrink" not in check.tip
     accepted = describe({"kind": "controller", "step": 1, "attempt": 1, "verdict": {"ok": True}})[0]
     assert (accepted.text, accepted.detail, accepted.tone) == ("controller (attempt 1)", "output accepted", GOOD)
 
@@ -104,4 +105,22 @@ def test_no_identifier_or_empty_layer_list_is_shown():
     assert local.rows == [("degree centrality weight", "1.5"), ("clip ratio", "1"),
                           ("area type weights", "Hydrothermal alteration 1.8, Structure (faults, lineaments) 1.2")]
     assert log_lines({"kind": "localization", "polygons": 2, "source": "defaults", "params": {"hop2_width": 1}}) == [
-        "Localization: 2 prospectivity polygons (parameters from defaults)", "    hop2 width: 1"]
+        "Localization: 2 prospectivity polygons (parameters from defaults)"]  # the graph's weights: in the appendix
+
+
+def test_a_controller_line_says_what_a_retry_tried_never_the_prompt():
+    """The controller's feedback is text written for a model (the last attempt's repeats the box conventions); the
+    log says what the attempt tried and what the controller found (before, the whole prompt reached the log)."""
+    feedback = ("This is your final attempt. Coordinates are normalised boxes [ymin, xmin, ymax, xmax] between 0 and 1;"
+                "\n  (0,0) ------> x (0,1)")
+    event = {"kind": "controller", "step": 2, "attempt": 3, "call": {
+        "tool": "color_regions", "params": {"max_regions": 3, "k_sigma": 5.5, "bounds": [0, 0, 1, 1], "smooth": True}},
+        "verdict": {"ok": False, "errors": [{"message": "Region r1 covers 90.3% of the image (limit 40%)."}],
+                    "feedback": feedback}}
+    [line] = log_lines(event)
+    assert line == ("Step 2, controller (attempt 3, at most 3 zones, threshold 5.5 spreads above background, looking "
+                    "around the core): rejected: Region r1 covers 90.3% of the image (limit 40%).")
+    first = dict(event, attempt=1)  # the first attempt runs the plan's parameters, named in the plan's line
+    assert log_lines(first)[0].startswith("Step 2, controller (attempt 1): rejected")
+    boxes = dict(event, call={"tool": "mark_boxes", "boxes": [[0, 0, 0.5, 0.5], [0.5, 0.5, 1, 1]]})
+    assert "(attempt 3, 2 boxes)" in log_lines(boxes)[0]

@@ -184,3 +184,21 @@ def test_evaluate_scores_an_empty_result_as_finding_nothing(tmp_path, evaluation
     assert (result["RECALL"], result["AUC"], result["FOUND"]) == (0.0, 0.0, 0)
     assert math.isnan(result["AREA_REDUCTION"])
     assert [result[f"CAPTURE_{share}"] for share in (2, 5, 10, 20)] == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_evaluate_sets_the_targets_beside_their_surface_at_equal_area(tmp_path, evaluation_inputs, run):
+    """Column c of the surface holds 9 - c: its best 4, 10 and 12 cells (the areas the targets reach by rank 1, 2, 3)
+    are column 0 and 2 cells of column 1, which hold no deposit and 2/10 of deposit a."""
+    prospectivity, deposits, analysis = evaluation_inputs
+    surface = tmp_path / "favourability.tif"
+    values = np.tile(9.0 - np.arange(10, dtype="float32"), (10, 1))
+    values[:, 9] = -9999  # the analysed area's own nodata column
+    with rasterio.open(surface, "w", driver="GTiff", width=10, height=10, count=1, dtype="float32", crs=UTM,
+                       transform=Affine(10, 0, 0, 0, -10, 100), nodata=-9999) as ds:
+        ds.write(values, 1)
+    result = run("lodestar:evaluate", {"PROSPECTIVITY": prospectivity, "DEPOSITS": deposits,
+                                       "ANALYSIS_RASTER": analysis, "SURFACE": str(surface),
+                                       "OUTPUT_TABLE": str(tmp_path / "curve.csv")})
+    rows = list(csv.DictReader(open(result["OUTPUT_TABLE"], encoding="utf-8")))
+    assert [int(r["found"]) for r in rows] == [0, 2, 3, 3]
+    assert [float(r["surface_found"]) for r in rows] == pytest.approx([0, 0, 0, 0.2])

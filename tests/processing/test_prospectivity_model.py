@@ -18,7 +18,7 @@ def test_the_provider_lists_the_model_and_the_file_matches_its_builder(lodestar_
 
     from lodestar.processing.provider import model_files
 
-    assert [p.name for p in model_files()] == ["prospectivity_chain.model3"]
+    assert [p.name for p in model_files()] == ["prospectivity_chain.model3", "prospectivity_steps.model3"]
     model = lodestar_registry.algorithmById("lodestar:prospectivity_chain")
     assert model is not None
     # the registered model knows its outputs (qgis_process help lists them, models nesting it see them)

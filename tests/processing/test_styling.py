@@ -75,3 +75,51 @@ def test_target_roles_in_words(qgis_app, tmp_path):
     [feature] = layer.getFeatures()
     assert feature[ROLE_NAMES] == "Hydrothermal alteration, Iron oxide, Structure (faults, lineaments)"
     assert feature[AREA_KM2] == 3470.563
+
+
+def test_only_the_best_ten_targets_are_labelled(qgis_app, tmp_path):
+    """The targets' labels: '#1' to '#10' and none on the others (before, every one of 47-123 targets carried a
+    label), the same ten the report's map labels."""
+    from qgis.core import QgsExpression, QgsExpressionContext, QgsExpressionContextUtils
+
+    from lodestar.plugin.engine.report_map import LABELLED
+
+    targets = gpd.GeoDataFrame({"rank": list(range(1, 31)), "area_m2": [1e6] * 30},
+                               geometry=[box(i * 10, 0, i * 10 + 5, 5) for i in range(30)], crs=CRS)
+    write_vector(targets, tmp_path / "targets.gpkg")
+    layer = _layer(tmp_path / "targets.gpkg", "Prospectivity")
+    message, ok = apply_style(layer, "prospectivity.qml")
+    assert ok, message
+    settings = layer.labeling().settings()
+    assert layer.labelsEnabled() and settings.isExpression
+    expression = QgsExpression(settings.fieldName)
+    context = QgsExpressionContext(QgsExpressionContextUtils.globalProjectLayerScopes(layer))
+    texts = {}
+    for feature in layer.getFeatures():
+        context.setFeature(feature)
+        texts[feature["rank"]] = expression.evaluate(context)
+    assert not expression.hasEvalError(), expression.evalErrorString()
+    assert LABELLED == 10
+    assert [texts[rank] for rank in range(1, 11)] == [f"#{rank}" for rank in range(1, 11)]
+    assert all(texts[rank] is None for rank in range(11, 31))
+
+
+def test_the_surface_legend_and_the_report_map_share_the_five_classes(qgis_app, tmp_path):
+    """The dock's legend of the favourability surface (its style) and the report's map draw the same classes."""
+    import numpy as np
+    import rasterio
+    from qgis.core import QgsRasterLayer
+
+    from lodestar.plugin.map_classes import favourability_classes
+
+    path = tmp_path / "favourability.tif"
+    with rasterio.open(path, "w", driver="GTiff", width=4, height=4, count=1, dtype="float32", crs=CRS,
+                       transform=rasterio.transform.from_origin(0, 40, 10, 10), nodata=-1) as out:
+        out.write(np.linspace(0, 1, 16, dtype="float32").reshape(1, 4, 4))
+    layer = QgsRasterLayer(str(path), "Favourability")
+    message, ok = apply_style(layer, "favourability.qml")
+    assert ok, message
+    legend = [(label, colour.name()) for label, colour in layer.renderer().legendSymbologyItems()]
+    classes = favourability_classes()
+    assert legend == [(c.label, c.colour) for c in classes]
+    assert len(classes) == 5 and [c.upper for c in classes] == [0.2, 0.4, 0.6, 0.8, 1.0]

@@ -19,7 +19,15 @@ import pytest
 from shapely.geometry import Point
 
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply, by_role
-from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, EVIDENCE, LOCALIZATION, PLAN, copy_sample, porphyry_script
+from lodestar.tests.fakes.sta_cot_scripts import (
+    ACCEPT_A,
+    EVIDENCE,
+    LOCALIZATION,
+    PLAN,
+    copy_sample,
+    judge_targets,
+    porphyry_script,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-echoed-SECRET-46464646"
@@ -156,7 +164,8 @@ def test_a_server_that_echoes_the_key_never_gets_it_onto_the_console(run, tmp_pa
         return dict(ACCEPT_A, rationale=f"Verified for {request.headers.get('authorization', '')}.")
 
     script = by_role({"planner": [PLAN], "executor/act": full, "executor/observe": observe, "verifier": verify,
-                      "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE})
+                      "localization": lambda request: LOCALIZATION, "evidence": lambda request: EVIDENCE,
+                    "verifier/targets": judge_targets})
     console = _console()
     with FakeOpenAIServer(script) as server:
         result = run("lodestar:analyze", {"CASE": str(copy_sample(tmp_path / "case") / "case.json"),

@@ -360,8 +360,11 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
     assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
     best = result.prospectivity.sort_values("rank").iloc[0]
-    assert f"<b>Targets:</b> #1 (favourability {best['fav_mean']:.2f}, {format_area_km2(best['area_m2'])}, " in \
+    assert f"<b>Targets:</b> #1 (favourability {best['fav_mean']:.2f}, {format_area_km2(best['area_km2'] * 1e6)}, " in \
         dock.ui.runFolderLabel.text()
+    targets = dock.results.targets  # the Targets page: every target, best first, linked to its layer
+    assert targets.table.rowCount() == len(result.prospectivity) and targets.layer is not None
+    assert targets.table.item(0, 0).data(Qt.DisplayRole) == 1
     dock.results.open_report()
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
     assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()

@@ -2,12 +2,15 @@
 the deposits outside the targets are listed and selected on the map."""
 from __future__ import annotations
 
+import csv
+
 import geopandas as gpd
 import pytest
 from qgis.core import QgsProject, QgsVectorLayer
 from shapely.geometry import Point
 
 from lodestar.plugin.evaluation import DEFAULT_SHARES
+from lodestar.plugin.labels import TIES_NOTE, deposit_count
 from lodestar.tests.ui.dock_steps import run_to_end, set_case_roles
 from lodestar.ui.deposit_check import FID_ROLE
 
@@ -60,13 +63,23 @@ def test_deposit_check_equals_lodestar_evaluate(checked_run, run, tmp_path):
     assert check.surface["outside"] == by_surface["OUTSIDE"] == 1
     assert check.targets["found"] == by_targets["FOUND"] >= 3
     assert check.targets["recall"] == by_targets["RECALL"]
+    beside = run("lodestar:evaluate", {"PROSPECTIVITY": str(dock.result.outputs["prospectivity"]),
+                                       "DEPOSITS": layer, "ANALYSIS_RASTER": str(surface), "SURFACE": str(surface),
+                                       "OUTPUT_TABLE": str(tmp_path / "beside.csv")})
+    rows = list(csv.DictReader(open(beside["OUTPUT_TABLE"], encoding="utf-8")))
+    equal = check.targets["equal_area"]  # the best targets beside the surface's own best cells of the same area
+    point = next(r for r in rows if r["rank"] and int(r["rank"]) == equal["rank"])
+    assert float(point["surface_found"]) == pytest.approx(equal["surface"], abs=1e-3)
+    assert int(point["found"]) == equal["targets"]
 
     table = view.table
     assert table.item(0, 1).text() == f"{by_surface['AUC']:.3f}"
     assert [table.item(0, 2 + i).text() for i in range(4)] == \
-        [f"{round(by_surface[f'CAPTURE_{100 * s:g}'], 1):g}" for s in DEFAULT_SHARES]
+        [deposit_count(by_surface[f'CAPTURE_{100 * s:g}']) for s in DEFAULT_SHARES]  # whole deposits
     assert table.item(1, 6).text() == f"{int(by_targets['FOUND'])} of 6"
     assert "7 deposits, 6 in the analysed area, 1 outside it" in view.note.text()
+    assert view.note.text().count(TIES_NOTE) == 1  # how ties count, said once
+    assert f"The best {equal['rank']} targets hold {equal['targets']} deposit(s)" in view.note.text()
     assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 200
 
     # the deposits outside the targets: listed by name, selected on the map

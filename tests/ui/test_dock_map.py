@@ -11,7 +11,7 @@ from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRaster
 
 from lodestar.plugin.analysis import AnalysisResult
 from lodestar.plugin.engine.contract import INSUFFICIENT
-from lodestar.plugin.labels import humanize
+from lodestar.plugin.labels import deposit_count, humanize
 from lodestar.tests.ui.dock_steps import bar_texts, open_dock, run_to_end, set_case_roles
 from lodestar.ui.evidence_view import cell_text, shown
 
@@ -109,10 +109,10 @@ def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample
     capture = knowledge["capture"]
     plain = result.validation["equal_weight"]  # the baseline every surface is shown beside
     assert _table(dock.ui.validationTable)[1] == ["Equal-weight ranks", f"{plain['auc']:.3f}",
-                                                  *(f"{round(plain['capture'][s], 1):g}" for s in ("0.02", "0.05",
+                                                  *(deposit_count(plain['capture'][s]) for s in ("0.02", "0.05",
                                                                                                  "0.1", "0.2"))]
     assert _table(dock.ui.validationTable)[:1] == [["Knowledge-driven", f"{knowledge['auc']:.3f}",
-                                                *(f"{round(capture[s], 1):g}" for s in ("0.02", "0.05", "0.1", "0.2"))]]
+                                                *(deposit_count(capture[s]) for s in ("0.02", "0.05", "0.1", "0.2"))]]
     assert "no deposit data used" in dock.ui.validationNote.text()
     assert not dock.ui.curveLabel.pixmap().isNull() and dock.ui.curveLabel.pixmap().width() > 200
 
@@ -162,7 +162,7 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Equal-weight ranks"] + fitted
     assert result.validation["summary"] in basin_dock.ui.validationNote.text().replace("&#x27;", "'")
     assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
-    assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("cross-validated")
+    assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("Cross-validated\ncross-validated")
     assert "(of 31 inside it)" in basin_dock.ui.validationNote.text()
     headers = _headers(basin_dock.ui.weightsTable)
     assert headers[:6] == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
@@ -201,12 +201,12 @@ def test_targets_line_shows_the_best_five():
 
     frame = gpd.GeoDataFrame({"rank": [3, 1, 2, 4, 5, 6, 7], "score": [5.0, 9.0, 7.0, 4.0, 3.0, 2.0, 1.0],
                               "fav_mean": [0.5, 0.9, 0.7, 0.4, 0.3, 0.2, 0.1],
-                              "roles": ["", "hydrothermal_alteration,iron_oxide", "", "", "", "", ""],
-                              "area_m2": [2e6] * 7}, geometry=[box(0, 0, 1, 1)] * 7, crs="EPSG:32633")
+                              "verdict": ["", "strong", "weak", "", "", "", ""],
+                              "area_km2": [2.0] * 7}, geometry=[box(0, 0, 1, 1)] * 7, crs="EPSG:32633")
     assert targets_line(frame) == (
-        "<b>Targets:</b> #1 (favourability 0.90, 2 km2, hydrothermal alteration, iron oxide), "
-        "#2 (favourability 0.70, 2 km2, no zone), #3 (favourability 0.50, 2 km2, no zone), "
-        "#4 (favourability 0.40, 2 km2, no zone), #5 (favourability 0.30, 2 km2, no zone), ... (7 in all)<br>")
-    assert targets_line(frame.head(2)) == ("<b>Targets:</b> #1 (favourability 0.90, 2 km2, hydrothermal alteration, "
-                                           "iron oxide), #3 (favourability 0.50, 2 km2, no zone)<br>")
+        "<b>Targets:</b> #1 (favourability 0.90, 2 km2, strong), "
+        "#2 (favourability 0.70, 2 km2, weak), #3 (favourability 0.50, 2 km2, not judged), "
+        "#4 (favourability 0.40, 2 km2, not judged), #5 (favourability 0.30, 2 km2, not judged), ... (7 in all)<br>")
+    assert targets_line(frame.head(2)) == ("<b>Targets:</b> #1 (favourability 0.90, 2 km2, strong), "
+                                           "#3 (favourability 0.50, 2 km2, not judged)<br>")
     assert targets_line(frame.iloc[:0]) == ""

@@ -11,7 +11,6 @@ from worlds_b_run import analyse_worlds_b_case
 from lodestar.plugin.engine.core_target import other_outlines, target_outline
 from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
-from lodestar.plugin.localization import LocalizationParams, node_scores
 from lodestar.plugin.raster_io import RasterGrid
 from lodestar.plugin.zones import zone_record, zones_frame
 
@@ -43,67 +42,113 @@ def _graph(grid: RasterGrid):
     return build_graph(zones_frame(records, CRS_UTM), GraphParams(), crs=CRS_UTM)
 
 
-def test_targets_rank_by_the_evidence_they_hold_and_name_the_zones_inside():
+def _ranked(values, share, **kwargs):
+    return rank_targets(values, _grid(), CRS_UTM, share, **kwargs)[0]
+
+
+def test_targets_rank_by_how_high_they_rise_and_say_why_in_words():
     grid = _grid()
     graph = _graph(grid)
-    scores = node_scores(graph, LocalizationParams())
     valid_cells = 40 * 40 - 25
     share = (16 + 36) / valid_cells
-    targets = rank_targets(_surface(), grid, CRS_UTM, graph, scores, share)
+    targets = _ranked(_surface(), share, nodes=graph.nodes, deposit_xy=[(502_250.0, 3_997_750.0)])
     assert list(targets.columns) == list(TARGET_COLUMNS) + ["geometry"]
     assert list(targets["rank"]) == [1, 2]
     first, second = targets.iloc[0], targets.iloc[1]
-    # B holds more evidence (0.7 x 0.36 km2 = 0.252) than the brighter but smaller A (0.9 x 0.16 km2 = 0.144)
-    assert abs(first["fav_mean"] - 0.7) < 1e-6 and first["area_m2"] == 36 * 100 * 100
-    assert first["score"] == pytest.approx(0.252) and second["score"] == pytest.approx(0.144)
-    assert first["zones"] == "s1:1,s2:1" and first["roles"] == "geochemistry,structure"
-    assert first["graph"] == round(float(max(scores)), 6) > 0
-    assert "2 zone(s) of geochemistry, structure" in first["why"] and "over 0.36 km2" in first["why"]
-    assert second["fav_mean"] == pytest.approx(0.9) and second["n_zones"] == 0 and second["area_m2"] == 16 * 100 * 100
-    assert "no zone of the chain" in second["why"]
+    # A rises higher (0.9) than the larger B (0.7): one candidate system each, ranked by its best tenth
+    assert first["fav_p90"] == pytest.approx(0.9) and first["area_km2"] == pytest.approx(0.16)
+    assert second["fav_p90"] == pytest.approx(0.7) and second["area_km2"] == pytest.approx(0.36)
+    assert first["score"] == pytest.approx(0.9) and first["exp_deps"] is None or np.isnan(first["exp_deps"])
+    assert (first["known_deps"], second["known_deps"]) == (0, 1)
+    assert (first["centroid_x"], first["centroid_y"]) == (500_400.0, 3_999_600.0)
+    assert second["n_zones"] == 2 and first["n_zones"] == 0
+    assert -117.0 < first["lon"] < -116.9 and 36.1 < first["lat"] < 36.2  # UTM 11N, 500 km E, 4,000 km N
+    assert "the chain marked 2 zone(s) here" in second["why"] and "s1:1" not in second["why"]
+    assert second["why"].startswith("0.36 km2 in the top") and "mean favourability 0.70" in second["why"]
+
+
+def test_a_two_peak_patch_splits_at_its_saddle_and_a_one_peak_patch_does_not():
+    y, x = np.mgrid[0:40, 0:40]
+    two = np.exp(-((x - 12) ** 2 + (y - 20) ** 2) / 30.0) + np.exp(-((x - 28) ** 2 + (y - 20) ** 2) / 30.0)
+    one = np.exp(-((x - 20) ** 2 + (y - 20) ** 2) / 60.0)
+    share = 0.2
+    split = _ranked(np.ma.masked_array(two), share)
+    whole = _ranked(np.ma.masked_array(one), share)
+    assert len(split) == 2 and len(whole) == 1
+    left, right = sorted(split.geometry, key=lambda g: g.centroid.x)
+    assert left.centroid.x < 501_600 < right.centroid.x  # the saddle at x = 20 cells (502,000 m) parts them
+    assert split["area_km2"].sum() == pytest.approx(whole["area_km2"].sum(), rel=0.05)
+    shallow = _ranked(np.ma.masked_array(two), share, saddle_depth=0.5)  # a saddle shallower than the depth
+    assert len(shallow) == 1
+
+
+def test_no_target_exceeds_the_cap_and_splitting_drops_no_cell():
+    y, x = np.mgrid[0:40, 0:40]
+    one = np.exp(-((x - 20) ** 2 + (y - 20) ** 2) / 200.0)
+    share = 0.25
+    whole = _ranked(np.ma.masked_array(one), share)
+    capped = _ranked(np.ma.masked_array(one), share, max_km2=0.8)  # 80 cells of 1 ha
+    assert len(whole) == 1 and whole["area_km2"].iloc[0] == pytest.approx(4.0, abs=0.02)  # ties at the cut
+    assert len(capped) >= 5 and capped["area_km2"].max() <= 0.8
+    assert capped["area_km2"].sum() == pytest.approx(whole["area_km2"].iloc[0])
+
+
+def test_targets_know_their_tier():
+    values = np.full((40, 40), 0.1)
+    values[2:5, 2:5] = 0.9  # 9 cells: within the top 2 % (32 cells)
+    values[20:30, 20:30] = np.linspace(0.3, 0.5, 100).reshape(10, 10)  # the rest of the top 10 %
+    targets = _ranked(np.ma.masked_array(values), 0.10)
+    assert sorted(targets["tier"]) == [2, 2] or sorted(targets["tier"]) == [2, 10]
+    top = targets[targets["fav_p90"] > 0.8].iloc[0]
+    assert top["tier"] == 2
 
 
 def test_an_empty_graph_still_gives_ranked_targets():
-    grid = _grid()
-    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
-    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()), 16 / 1575)
-    assert len(targets) == 1 and targets.iloc[0]["fav_mean"] == 0.9 and targets.iloc[0]["zones"] == ""
+    targets = _ranked(_surface(), 16 / 1575)
+    assert len(targets) == 1 and targets.iloc[0]["fav_mean"] == 0.9 and targets.iloc[0]["n_zones"] == 0
 
 
 def test_specks_of_the_top_share_are_not_targets():
-    grid = _grid()
     values = np.full((40, 40), 0.1, dtype="float32")
     values[10, 10] = 0.95  # one cell: a speck
     values[20:23, 20:23] = 0.9  # nine cells
-    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
-    targets = rank_targets(np.ma.masked_array(values), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
-                           10 / 1600)
-    assert len(targets) == 1 and targets.iloc[0]["area_m2"] == 9 * 100 * 100
+    targets = _ranked(np.ma.masked_array(values), 10 / 1600)
+    assert len(targets) == 1 and targets.iloc[0]["area_km2"] == pytest.approx(0.09)
 
 
 def test_the_verified_core_is_a_target_and_comes_first_even_off_the_top_share():
-    grid = _grid()
-    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
     core = box(503_000, 3_996_500, 503_300, 3_996_800)  # cells 30-33 x, 32-35 y: background 0.1
-    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
-                           (16 + 36) / 1575, core, "s1:AlOH:1")
+    targets = _ranked(_surface(), (16 + 36) / 1575, core=core, core_label="s1:AlOH:1")
     assert len(targets) == 3
     first = targets.iloc[0]
     assert first["rank"] == 1 and first.geometry.contains(core.centroid)
-    assert first["why"].startswith("holds the verified core (s1:AlOH:1); evidence")
-    assert first["area_m2"] == 9 * 100 * 100 and first["fav_mean"] == pytest.approx(0.1)
-    assert [round(v, 6) for v in targets["fav_mean"][1:]] == [0.7, 0.9]  # the rest ranked as before
+    assert first["why"].startswith("holds the verified core (s1:AlOH:1); 0.09 km2")
+    assert first["area_km2"] == pytest.approx(0.09) and first["fav_mean"] == pytest.approx(0.1)
+    assert [round(v, 6) for v in targets["fav_mean"][1:]] == [0.9, 0.7]  # the rest ranked as before
     assert not any("verified core" in why for why in targets["why"][1:])
 
 
 def test_a_core_inside_a_top_patch_ranks_that_patch_first_without_growing_it():
-    grid = _grid()
-    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
-    core = box(500_250, 3_999_450, 500_450, 3_999_650)  # inside patch A (cells 2-6)
-    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
-                           (16 + 36) / 1575, core, "place")
-    assert list(targets["fav_mean"].round(6)) == [0.9, 0.7]
-    assert targets.iloc[0]["area_m2"] == 16 * 100 * 100 and "verified core (place)" in targets.iloc[0]["why"]
+    core = box(502_250, 3_997_450, 502_450, 3_997_650)  # inside patch B (cells 20-26)
+    targets = _ranked(_surface(), (16 + 36) / 1575, core=core, core_label="place")
+    assert list(targets["fav_mean"].round(6)) == [0.7, 0.9]
+    assert targets.iloc[0]["area_km2"] == pytest.approx(0.36) and "verified core (place)" in targets.iloc[0]["why"]
+
+
+def test_the_best_targets_are_judged_and_reordered_by_their_verdict():
+    seen = []
+
+    def judge(labels, best):
+        seen.append(list(best))
+        return [{"items": [], "verdict": "unsupported", "why": "unsupported: nothing here."},
+                {"items": [], "verdict": "strong", "why": "strong: everything here."}]
+
+    targets, _, judgements = rank_targets(_surface(), _grid(), CRS_UTM, (16 + 36) / 1575, judge=judge)
+    assert len(seen[0]) == 2
+    # A (p90 0.9) judged unsupported: 0.9 x 0.4 = 0.36 falls below B's 0.7 x 1.0
+    assert list(targets["fav_p90"].round(6)) == [0.7, 0.9] and list(targets["verdict"]) == ["strong", "unsupported"]
+    assert "strong: everything here" in targets.iloc[0]["why"]
+    assert sorted(j["rank"] for j in judgements) == [1, 2]
 
 
 def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_note_says_why():
@@ -119,19 +164,16 @@ def test_a_core_too_large_or_unreadable_is_not_forced_into_the_targets_and_the_n
     assert notes[1].startswith("The verdict's core is not drawn as a target: its outline is not readable WKT")
 
 
-def test_further_verified_systems_are_targets_ranked_right_after_the_core():
-    grid = _grid()
-    empty = build_graph(zones_frame([], CRS_UTM), GraphParams(), crs=CRS_UTM)
+def test_further_verified_systems_are_targets_ranked_by_their_own_evidence():
     core = box(503_000, 3_996_500, 503_300, 3_996_800)  # background 0.1 (cells 30-33 x, 32-35 y)
-    other = box(500_800, 3_996_000, 501_000, 3_996_200)  # background 0.1, 2 x 2 cells: under the least target size
-    targets = rank_targets(_surface(), grid, CRS_UTM, empty, node_scores(empty, LocalizationParams()),
-                           (16 + 36) / 1575, core, "s1:AlOH:1", other)
+    other = box(500_800, 3_996_000, 501_000, 3_996_200)  # background 0.1, 2 x 2 cells: the least target size
+    targets = _ranked(_surface(), (16 + 36) / 1575, core=core, core_label="s1:AlOH:1", others=other)
     assert len(targets) == 4 and list(targets["rank"]) == [1, 2, 3, 4]
     assert targets.iloc[0].geometry.contains(core.centroid)
-    second = targets.iloc[1]
-    assert second.geometry.contains(other.centroid) and second["area_m2"] == 4 * 100 * 100
-    assert second["why"].startswith("holds a further system verified on its own; evidence")
-    assert [round(v, 6) for v in targets["fav_mean"][2:]] == [0.7, 0.9]  # the surface's own targets after them
+    last = targets.iloc[3]
+    assert last.geometry.contains(other.centroid) and last["area_km2"] == pytest.approx(0.04)
+    assert last["why"].startswith("holds a further system verified on its own; 0.04 km2")
+    assert [round(v, 6) for v in targets["fav_mean"][1:3]] == [0.9, 0.7]  # the surface's own targets by rank
 
 
 def test_further_systems_are_kept_in_the_verdicts_order_while_they_fit_and_the_note_says_how_many_not():
@@ -161,5 +203,31 @@ def test_a_second_system_verified_on_its_own_is_a_target_end_to_end(tmp_path):
     assert core["others_label"] == "s2:Ferric iron (gossan) index (anomaly map):1"
     ranked = result.prospectivity.sort_values("rank")
     assert ranked.iloc[0]["why"].startswith(f"holds the verified core ({core['label']})")
-    assert ranked.iloc[1]["why"].startswith("holds a further system verified on its own")
+    assert ranked["why"].str.startswith("holds a further system verified on its own").any()
     assert result.metrics["recall"] == 1.0 and result.metrics["area_reduction"] > 0.85
+
+
+def test_a_fitted_surface_ranks_targets_by_the_deposits_it_expects_in_them():
+    """A (16 cells at 0.9) and B (36 cells at 0.7) on 0.1 elsewhere: a model fitted on 4 deposits expects them in
+    proportion to its probability summed over each target, so the larger B (25.2) outranks A (14.4)."""
+    values = _surface()
+    uncertainty = np.ma.masked_array(np.full((40, 40), 0.05), mask=np.ma.getmaskarray(values))
+    deposits = [(500_300.0, 3_999_700.0)] * 2 + [(502_250.0, 3_997_750.0), (510_000.0, 3_990_000.0)]
+    targets = _ranked(values, (16 + 36) / 1575, probability=True, deposit_xy=deposits, uncertainty=uncertainty)
+    total = float(values.sum())
+    assert list(targets["fav_mean"].round(6)) == [0.7, 0.9]
+    assert targets["exp_deps"].tolist() == pytest.approx([4 * 25.2 / total, 4 * 14.4 / total], abs=1e-3)
+    assert targets["score"].tolist() == pytest.approx(targets["exp_deps"].tolist(), abs=1e-3)  # exp_deps: 3 digits
+    assert targets["known_deps"].tolist() == [1, 2] and targets["uncertain"].tolist() == pytest.approx([0.05, 0.05])
+    assert "deposits expected by the fitted model" in targets.iloc[0]["why"]
+
+
+def test_a_where_question_is_answered_by_the_ranked_targets():
+    from lodestar.plugin.engine.target_table import where_answer
+
+    targets = _ranked(_surface(), (16 + 36) / 1575)
+    text = where_answer(targets)
+    assert text.startswith("2 target(s) over 0.5 km2, best first: 1. 0.16 km2 at 36.")
+    assert "°N 116." in text or "°N 117." in text
+    assert "; 2. 0.36 km2 at" in text and text.endswith(".")
+    assert where_answer(targets.iloc[:0]).startswith("No target")

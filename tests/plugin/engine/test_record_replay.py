@@ -46,6 +46,8 @@ def test_offline_run_replays_byte_for_byte(case, tmp_path):
     assert record["backend"]["planner"]["backend"] == "offline"
     assert [t["method"] for t in record["trace"]][:2] == ["plan", "propose"]
     assert record["outputs"]["prospectivity"]["sha256"] == sha256_file(tmp_path / "run" / "prospectivity.gpkg")
+    judged = record["favourability"]["judgements"]  # the offline verifier judged the best targets by its rules
+    assert len(judged) == min(10, len(first.prospectivity)) >= 1 and all(j["items"] for j in judged)
 
     replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=first.outputs["record"]))
     assert (replay.answer, replay.valid, replay.rounds) == (first.answer, first.valid, first.rounds)
@@ -53,6 +55,7 @@ def test_offline_run_replays_byte_for_byte(case, tmp_path):
     again = read_record(replay.outputs["record"])
     assert again["replayed_from"] == str(first.outputs["record"].resolve())
     assert again["trace"] == record["trace"] and again["created_utc"] == record["created_utc"]
+    assert again["favourability"]["judgements"] == judged
 
 
 def test_a_replay_follows_the_deposit_models_its_record_names(case, tmp_path):
@@ -87,11 +90,15 @@ def test_scripted_model_run_replays_without_a_server(case, tmp_path):
         assert KEY not in first.outputs[name].read_text(encoding="utf-8")
     assert not any(KEY in line for line in logs)
     record = read_record(first.outputs["record"])
-    assert record["usage"]["verifier"]["calls"] == 2 and record["prompt_hashes"]
+    assert record["usage"]["verifier"]["calls"] == 3 and record["prompt_hashes"]  # two rounds, then the targets
+    judged = record["favourability"]["judgements"]
+    assert len(judged) == min(10, len(first.prospectivity)) >= 1
+    assert all(item["status"] in ("supported", "absent", "untestable") for j in judged for item in j["items"])
     # the server is gone: a replay that tried to call it would fail
     replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=first.outputs["record"]))
     assert (replay.answer, replay.rounds) == ("A", 2)
     assert replay.usage == first.usage
+    assert read_record(replay.outputs["record"])["favourability"]["judgements"] == judged
     assert _digests(tmp_path / "replay") == _digests(tmp_path / "run")
 
 

@@ -161,7 +161,7 @@ def test_targets_are_listed_by_rank_in_km2(great_basin):
     more = _rows(page, "more-targets")  # the appendix: the next ones
     assert [int(cells[0]) for _, cells in more] == list(range(LABELLED + 1, min(SHOWN_TARGETS, len(targets)) + 1))
     rows += more
-    assert [cells[1] for _, cells in rows] == [km2(t["area_m2"]) for t in targets[:len(rows)]]
+    assert [cells[1] for _, cells in rows] == [km2(t["area_km2"] * 1e6) for t in targets[:len(rows)]]
     assert all(re.fullmatch(r"[\d,]+(\.\d+)? km²", cells[1]) for _, cells in rows)
     assert len(targets) > SHOWN_TARGETS  # Great Basin: the note says where the rest are
     assert (f"Ranks {LABELLED + 1}-{SHOWN_TARGETS} are listed in the <a href=\"#more-targets\">technical appendix</a>; "
@@ -255,7 +255,17 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     assert Image.open(result.outputs["report"].parent / FIGURES["map"]).width == WIDTH_PX == 900
     targets = sorted(record["favourability"]["targets"], key=lambda t: t["rank"])
     assert [cells[0] for _, cells in _rows(summary, "targets")] == [str(t["rank"]) for t in targets[:LABELLED]]
-    assert [cells[1] for _, cells in _rows(summary, "targets")] == [km2(t["area_m2"]) for t in targets[:LABELLED]]
+    assert [cells[1] for _, cells in _rows(summary, "targets")] == [km2(t["area_km2"] * 1e6)
+                                                                    for t in targets[:LABELLED]]
+    # a card for each judged target: its verdict, the picture of its evidence layers, a status per item
+    judged = record["favourability"]["judgements"]
+    cards = re.findall(r'<div class="target-card">(.*?)</div>', summary, flags=re.S)
+    assert len(cards) == len(judged) == min(10, len(targets)) >= 1
+    assert [re.search(r"<h4>Target (\d+): (\w+)</h4>", c).groups() for c in cards] == [
+        (str(j["rank"]), j["verdict"]) for j in sorted(judged, key=lambda j: j["rank"])]
+    assert all('src="data:image/png;base64,' in c for c in cards)
+    first = sorted(judged, key=lambda j: j["rank"])[0]
+    assert cards[0].count("<tr") == len(first["items"]) + 1
     weights = record["favourability"]["weights"]
     assert [cells[0] for _, cells in _rows(summary, "weights")] == [w["layer"] for w in weights]
     validation = _rows(summary, "validation")
@@ -283,4 +293,38 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     assert [cells[0] for _, cells in _rows(appendix, "more-targets")] == [
         str(t["rank"]) for t in targets[LABELLED:SHOWN_TARGETS]]
     assert "No model was called" in appendix
+    # internal scores and flags: in the appendix only, never in the main text
+    for internal in ("retrieval score", "sub-inference", "global inference", ", gap "):
+        assert internal not in _text(summary + reasoning), internal
+    assert "<th>retrieval score</th>" in appendix and f"<td>{record['knowledge'][0]['name']}</td>" in appendix
+    flags = _rows(appendix, "flags")
+    assert [cells[:3] for _, cells in flags] == [
+        [str(n["step"]["index"]), n["observation"]["sub_inference"], n["observation"]["global_inference"]]
+        for n in record["chain"]]
     _plain(page, record)
+
+
+def test_capture_counts_are_whole_deposits_with_ties_explained_once():
+    """Murchison's 2 % capture was '74.5 (29 %)': a deposit on tied cells straddling the cut-off counts by the share
+    of those cells above it. The report shows whole deposits and says why once, above the table."""
+    from lodestar.plugin.engine.report_prospectivity import validation_rows, validation_section
+    from lodestar.plugin.labels import TIES_NOTE
+
+    scores = {"basis": "knowledge-driven: no deposit data used", "auc": 0.934, "deposits": 255, "curve": [],
+              "capture": {"0.02": 74.5, "0.05": 135.0, "0.1": 206.2, "0.2": 240.5}}
+    record = {"favourability": {"basis": "knowledge-driven", "validation": {"knowledge": scores,
+                                                                             "equal_weight": dict(scores, auc=0.937)}},
+              "metrics": {"inside": 255}}
+    page = validation_section(validation_rows(record), record, None)
+    assert [cells[2:6] for _, cells in _rows(page, "validation")] == [
+        ["75 (29 %)", "135 (53 %)", "206 (81 %)", "241 (95 %)"]] * 2
+    assert page.count(TIES_NOTE) == 1 and "expected values" not in page
+
+
+def test_a_where_question_gets_the_ranked_targets_for_its_answer(great_basin):
+    result, page, record = great_basin
+    targets = result.prospectivity.sort_values("rank")
+    assert result.answer_text == record["result"]["where"]
+    assert result.answer_text.startswith(f"{len(targets)} target(s) over {targets['area_km2'].sum():,.1f} km2")
+    assert "1. " in result.answer_text and "10. " in result.answer_text and "11. " not in result.answer_text
+    assert targets["area_km2"].max() <= 100.0  # the Carlin-type footprint caps every target
