@@ -24,7 +24,7 @@ from .tools.categorical import names_units
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
                 ("logistic", "logistic regression"), ("forest", "random forest"), ("boosting", "gradient boosting"),
-                ("best", "best out of fold (all four compared)"))
+                ("best", "best out of fold (the four and their ensemble compared)"))
 """Calibration methods (the request's `calibrate` value, its label), in the order dock and Processing list them."""
 AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",

@@ -29,7 +29,9 @@ class PredictProspectivityAlgorithm(LodestarAlgorithm):
         "raster's CRS, their common extent, the finest resolution). Writes the probability of a deposit at each "
         "cell: weights of evidence's posterior per unit cell; for the other models the probability of the model "
         "fitted on deposits against a background sample weighted to equal totals (a relative score: compare cells, "
-        "not areas). Cells where no layer has data are nodata.\n"
+        "not areas); for the ensemble the mean of its models' ranks, 0-1 (also relative). The layers derived at "
+        "training (fault density, distance to unit contacts) are derived again from the layers given. "
+        "Cells where no layer has data are nodata.\n"
         "Only Lodestar model files are read: a file without the Lodestar header, of another format, or altered after "
         "it was written is refused before it is loaded (loading a model file runs the code it holds)."
     )
@@ -55,12 +57,17 @@ class PredictProspectivityAlgorithm(LodestarAlgorithm):
 
         header, model = load_model(self.parameterAsFile(parameters, self.MODEL, context))
         expected = header["layers"]
+        given = [e for e in expected if not e.get("source")]
         rasters = raster_set(self.parameterAsLayerList(parameters, self.INPUT, context), progress)
-        if len(rasters.layers) != len(expected):
-            raise LodestarError(f"The model expects {len(expected)} layers ({', '.join(e['name'] for e in expected)}), "
+        if len(rasters.layers) != len(given):
+            raise LodestarError(f"The model expects {len(given)} layers ({', '.join(e['name'] for e in given)}), "
                                 f"in that order; {len(rasters.layers)} were given.")
-        categorical = {spec.name for spec, e in zip(rasters.layers, expected) if e["categorical"]}
-        layers = measured_layers(rasters, categorical)
+        categorical = {spec.name for spec, e in zip(rasters.layers, given) if e["categorical"]}
+        layers = measured_layers(rasters, categorical, derived=True)
+        if len(layers) != len(expected):
+            raise LodestarError(f"The model was trained on {len(expected)} columns (the layers and those derived from "
+                                f"them: {', '.join(e['name'] for e in expected)}); these layers give {len(layers)}: "
+                                "give the layers the model was trained on, in their order and CRS.")
         for layer, e in zip(layers, expected):
             if layer.categorical != e["categorical"] or layer.units != e["units"]:
                 raise LodestarError(f"{layer.name} is measured as {layer.kind} ({layer.units}), but the model's "

@@ -33,9 +33,10 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
     GROUP = Group.MAPPING
     HELP = (
         "Fits a prospectivity model on known deposits with the core the analysis uses. Evidence is measured in its "
-        "own units (values, unit codes, distances to fault lines in metres). METHOD (by index in qgis_process): 0 "
-        "weights of evidence, 1 logistic regression, 2 random forest, 3 gradient boosting, 4 best (all four, the one "
-        "of highest out-of-fold AUC kept).\n"
+        "own units (values, unit codes, distances to fault lines in metres), with fault density (2 and 5 km) and the "
+        "distance to unit contacts derived from them. METHOD (by index in qgis_process): 0 weights of evidence, 1 "
+        "logistic regression, 2 random forest, 3 gradient boosting, 4 best (all four and their ensemble, the mean of "
+        "their ranks; the one of highest out-of-fold AUC kept).\n"
         "Each model is scored out of fold on spatial blocks (FOLDS folds of blocks of BLOCK_SIZE_M metres; empty: "
         "sized from the deposits' spacing), its hyperparameters chosen inside the training folds. Writes the model "
         "fitted on every deposit (a Lodestar model file: a header with the format, the plugin version, the layers it "
@@ -108,7 +109,7 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         if categorical - set(names):
             raise LodestarError(f"Unit maps: no layer named {', '.join(sorted(categorical - set(names)))}; layers: "
                                 f"{', '.join(names)}.")
-        layers = measured_layers(rasters, categorical)
+        layers = measured_layers(rasters, categorical, derived=True)
         log = list(rasters.log)
         xy = deposit_points(self, parameters, self.DEPOSITS, context, rasters.grid.crs, log)
         method = METHODS[self.parameterAsEnum(parameters, self.METHOD, context)]

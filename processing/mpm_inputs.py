@@ -26,11 +26,12 @@ def raster_set(layers, progress):
     return RasterSet(layer_specs(layers), progress=progress)
 
 
-def measured_layers(rasters, categorical: set) -> list:
+def measured_layers(rasters, categorical: set, derived: bool = False) -> list:
     """Each layer of `rasters` (a RasterSet) in its own units (favourable.measured): a unit map (named in
     `categorical`, holding a legend beside its file, or a geological map) as unit codes, a vector as distances in
-    metres (polygons of a geological map as units), other rasters as their values. A layer that cannot be measured
-    is an error naming why."""
+    metres (polygons of a geological map as units), other rasters as their values; with `derived`, then the layers
+    derived from them (fault density, distance to unit contacts). A layer that cannot be measured is an error naming
+    why."""
     from ..plugin.engine.workspace import LayerInfo
     from ..plugin.favourability.measured import measured_evidence
 
@@ -39,7 +40,7 @@ def measured_layers(rasters, categorical: set) -> list:
         units = spec.name in categorical or spec.legend is not None or spec.role == "geological_map"
         kind = "vector" if spec.is_vector else "categorical" if units else "index"
         infos.append(LayerInfo(spec.name, spec.role, kind, spec.favourable))
-    layers, left_out = measured_evidence(rasters, infos)
+    layers, left_out = measured_evidence(rasters, infos, derived=derived)
     if left_out:
         raise LodestarError("; ".join(f"{row['layer']}: {row['reason']}" for row in left_out))
     return layers

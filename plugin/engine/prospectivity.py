@@ -340,10 +340,16 @@ def merged_weights(weights: list, fitted: list, ws) -> list:
               for row in weights]
     known = {row["layer"] for row in weights}
     roles = {info.name: info.role for info in ws.layers}
-    merged += [dict({"layer": row["layer"], "role": roles.get(row["layer"], ""), "transformation": "measured values",
-                     "why": "Not in the knowledge-driven surface; the fitted model uses its measured values."},
-                    **{k: v for k, v in row.items() if k != "layer"})
-               for row in shown if row["layer"] not in known]
+    for row in shown:
+        if row["layer"] in known:
+            continue
+        source = row.pop("derived_from", "")
+        why = (f"Derived from {source} for the fitted model (derived evidence: fault density, distance to unit "
+               "contacts); not in the knowledge-driven surface." if source else
+               "Not in the knowledge-driven surface; the fitted model uses its measured values.")
+        merged.append(dict({"layer": row["layer"], "role": roles.get(source or row["layer"], ""),
+                            "transformation": "derived values" if source else "measured values", "why": why},
+                           **{k: v for k, v in row.items() if k != "layer"}))
     return merged
 
 

@@ -18,7 +18,8 @@ _FIT_HEADERS = {"method": "method", "pattern": "pattern", "area_share": "pattern
                 "studentised_contrast": "studentised C", "basis": "basis", "parameters": "chosen in the folds",
                 "importance": "importance (AUC drop)", "lowers_skill": "lowers the skill"}
 _METHODS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "wofe": "weights of evidence",
-            "logistic": "logistic regression", "forest": "random forest", "boosting": "gradient boosting"}
+            "logistic": "logistic regression", "forest": "random forest", "boosting": "gradient boosting",
+            "ensemble": "ensemble of the four models (mean rank)"}
 _PLANNERS = {"offline": "the offline rule-based planner"}
 _CAPTURE_KEYS = ("0.02", "0.05", "0.1", "0.2")
 

@@ -16,10 +16,13 @@ the number of known deposits in it.
 - **Comparison.** Every model's out-of-fold surface is scored on the same cells beside the `baselines` given
   (the knowledge-driven surface and the equal-weight mean of the layers' ranks, which use no deposit data):
   AUC, deposits captured in the top 2 / 5 / 10 / 20 % of the area, and the prediction-area crossing. With
-  `method="best"` all four models run and the one of highest out-of-fold AUC is chosen.
+  `method="best"` all four models run, then their ensemble (models.py: the mean of their ranks; out of fold,
+  the mean of their out-of-fold ranks, so it too never sees the fold it predicts), and the one of highest
+  out-of-fold AUC of the five is chosen.
 - **Surfaces.** 0-1: the share of the study area whose score is lower (ties at their mid-rank); the
   out-of-fold scores of all folds are ranked together.
-- **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The others: the
+- **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The ensemble: the
+  standard deviation, at each cell, of its members' full-fit ranks (where the models disagree). The others: the
   standard deviation, at each cell, of the fold models' surfaces (each ranked 0-1 over the study area).
 - **Importance.** Per layer, the drop in out-of-fold AUC when its values are shuffled among the cells a fold
   model predicts (deposits and a background sample of that fold), averaged over folds by their deposits; a
@@ -41,7 +44,7 @@ from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
-from .models import GRIDS, LABELS, METHODS, Columns, fit_model, weighted_auc
+from .models import ENSEMBLE, GRIDS, LABELS, METHODS, Columns, EnsembleModel, fit_model, weighted_auc
 from .wofe import UNIT_AREA, conditional_independence, posterior
 
 BASIS = "fitted on known deposits"
@@ -56,6 +59,8 @@ INNER_FOLDS = 2
 candidate fitted on half of them and scored on the other half, in turn."""
 IMPORTANCE_CELLS = 5_000
 RESPONSE_CELLS = 2_000
+REFERENCE_CELLS = 20_000
+"""Cells an ensemble member's scores are ranked against (a random sample of the rows it may see)."""
 RESPONSE_UNITS = 12
 SEED = 0
 
@@ -161,6 +166,8 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
             if method != "best":
                 raise
             log.append(f"{LABELS[name]} was not run: {exc}")
+    if method == "best" and len(runs) >= 2:
+        runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds)
     comparison = [_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", _surface(run["oof"], valid),
                          grid, deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
     comparison += [_score(label, "no deposit data", surface, grid, deposit_xy, valid, None)
@@ -170,11 +177,21 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     log.append(why)
     run = runs[chosen]
     progress.set(100.0 * len(methods) / (len(methods) + 1))
-    model, params = _tuned(chosen, data, np.ones(len(data.counts), dtype=bool), thresholds, seed)
-    full_scores = model.predict(data.x)
+    everything = np.ones(len(data.counts), dtype=bool)
+    if chosen == ENSEMBLE:
+        members = [_tuned(name, data, everything, thresholds, seed)[0] for name in runs if name != ENSEMBLE]
+        model, params = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)]), {}
+        member_ranks = model.member_ranks(data.x)
+        full_scores = np.mean(member_ranks, axis=0)
+    else:
+        model, params = _tuned(chosen, data, everything, thresholds, seed)
+        full_scores = model.predict(data.x)
     table = _rows(model, params, run, data, full_scores, valid)
     independence, uncertainty, label = None, None, ""
-    if chosen == "wofe":
+    if chosen == ENSEMBLE:
+        uncertainty = _masked(np.std(member_ranks, axis=0), valid)
+        label = "standard deviation of the ensemble's member models' favourability (0-1 rank scale)"
+    elif chosen == "wofe":
         logit, variance, _ = model.evidence(data.x)
         probability, variance = posterior(logit, variance, model.n_deposits)
         independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
@@ -208,6 +225,25 @@ def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, pr
     auc = _cell_auc(oof, data.counts)
     return {"oof": oof, "models": models, "params": params, "held": held, "auc": auc,
             "seconds": time.perf_counter() - start}
+
+
+def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int) -> dict:
+    """The ensemble of `runs` out of fold: the mean of the members' out-of-fold ranks; per fold, an ensemble of
+    the members' fold models ranked against the cells outside that fold (for importance)."""
+    start = time.perf_counter()
+    members = list(runs.values())
+    oof = np.mean([_ranks(run["oof"]) for run in members], axis=0)
+    models = [EnsembleModel(data.columns, [run["models"][k] for run in members],
+                            data.x[_reference_rows(data, data.fold != k)]) for k in range(folds)]
+    return {"oof": oof, "models": models, "params": [{} for _ in range(folds)], "held": members[0]["held"],
+            "auc": _cell_auc(oof, data.counts),
+            "seconds": time.perf_counter() - start}  # its own: the members' seconds are in their rows
+
+
+def _reference_rows(data: _Data, use: np.ndarray) -> np.ndarray:
+    """A random sample (REFERENCE_CELLS at most) of the rows `use`."""
+    rows = np.flatnonzero(use)
+    return np.sort(data.rng.choice(rows, min(REFERENCE_CELLS, len(rows)), replace=False))
 
 
 def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
@@ -257,6 +293,8 @@ def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, 
     sample = data.rng.choice(len(data.x), min(RESPONSE_CELLS, len(data.x)), replace=False)
     for j, row in enumerate(rows):
         row["basis"] = f"{BASIS} ({data.counts.sum():g})"
+        if data.columns.layers[j].source:
+            row["derived_from"] = data.columns.layers[j].source
         row["parameters"] = ", ".join(f"{k} {v:g}" for k, v in params.items()) or None
         row["importance"] = round(float(importance[j]), 4)
         row["lowers_skill"] = bool(importance[j] < 0)

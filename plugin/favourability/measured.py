@@ -1,8 +1,9 @@
 """Evidence as measured, for the models fitted on known deposits: each layer in its own units on the analysis grid.
 
 A categorical map (raster unit codes, or unit polygons) stays a map of unit codes named by its legend; a line or
-point layer becomes the distance to its features in metres; any other raster keeps its values. Colour
-renderings cannot be measured and are left out, with the reason. No membership, rank or threshold is applied
+point layer becomes the distance to its features in metres; any other raster keeps its values; derived.py adds
+fault density and the distance to unit contacts. Colour renderings cannot be measured and are left out, with
+the reason. No membership, rank or threshold is applied
 here: the models decide how each measured value bears on the deposits, inside the training folds.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..errors import LodestarError
 from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels, read_legend
 from . import transforms as tf
+from .derived import derived_evidence
 from .evidence import _unit_codes, _vector
 
 CATEGORICAL = "categorical"
@@ -25,7 +27,8 @@ ORDERED = "ordered"
 class MeasuredLayer:
     """One layer's measured evidence: float64 values masked where it has no data (unit codes when
     categorical), the units they are in, the side that is favourable when known ("high", "low" or "" for
-    categorical maps) and the legend of a categorical map (code -> name)."""
+    categorical maps), the legend of a categorical map (code -> name) and, for a derived layer (derived.py), the
+    layer it is derived from."""
 
     name: str
     kind: str
@@ -33,6 +36,7 @@ class MeasuredLayer:
     units: str
     favourable: str
     legend: dict
+    source: str = ""
 
     @property
     def categorical(self) -> bool:
@@ -43,9 +47,10 @@ class MeasuredLayer:
         return str(self.legend.get(int(code), f"unit {int(code)}"))
 
 
-def measured_evidence(raster_set: RasterSet, infos) -> tuple[list[MeasuredLayer], list[dict]]:
+def measured_evidence(raster_set: RasterSet, infos, derived: bool = True) -> tuple[list[MeasuredLayer], list[dict]]:
     """(measured layers, layers left out with the reason) for the layers described by `infos` (LayerInfo:
-    name, role, kind, favourable), in their order, masked outside the analysed area."""
+    name, role, kind, favourable), in their order, masked outside the analysed area; then, with `derived`, the
+    layers derived from them (derived.py)."""
     valid = raster_set.valid_mask()
     layers, left_out = [], []
     for info in infos:
@@ -67,7 +72,13 @@ def measured_evidence(raster_set: RasterSet, infos) -> tuple[list[MeasuredLayer]
                                                            "tell one place from another."})
             continue
         layers.append(MeasuredLayer(layer.name, layer.kind, values, layer.units, layer.favourable, layer.legend))
+    if derived:
+        layers += derived_evidence(raster_set, layers, _derived_layer)
     return layers, left_out
+
+
+def _derived_layer(name: str, values: np.ma.MaskedArray, units: str, favourable: str, source: str) -> MeasuredLayer:
+    return MeasuredLayer(name, ORDERED, values, units, favourable, {}, source)
 
 
 def _measure(raster_set: RasterSet, info) -> MeasuredLayer:

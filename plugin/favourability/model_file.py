@@ -18,7 +18,8 @@ from ..files import atomic_path
 from .models import Columns
 
 MAGIC = b"LODESTAR-PROSPECTIVITY-MODEL\n"
-FORMAT = 1
+FORMAT = 2
+"""2: the layers derived from the given ones (fault density, distance to unit contacts) are columns too."""
 METADATA = Path(__file__).resolve().parents[2] / "metadata.txt"
 
 
@@ -37,22 +38,30 @@ def save_model(path, model, provenance: dict) -> dict:
     layers = [replace(layer, values=np.ma.masked_array(np.zeros(0))) for layer in model.columns.layers]
     columns = Columns(layers)
     columns.categorical = np.asarray(model.columns.categorical, dtype=bool).copy()
-    stored = copy.copy(model)
-    stored.columns = columns
-    if hasattr(stored, "encoder"):
-        stored.encoder = copy.copy(stored.encoder)
-        stored.encoder.columns = columns
+    stored = _without_data(model, columns)
     payload = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
     header = {"format": FORMAT, "lodestar": plugin_version(), "written": datetime.now(timezone.utc).isoformat(
         timespec="seconds"), "method": model.method,
         "layers": [{"name": layer.name, "kind": layer.kind, "units": layer.units, "favourable": layer.favourable,
-                    "categorical": bool(c)} for layer, c in zip(layers, columns.categorical)],
+                    "categorical": bool(c), "source": layer.source} for layer, c in zip(layers, columns.categorical)],
         **provenance, "sha256": hashlib.sha256(payload).hexdigest()}
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(MAGIC)
         fh.write(json.dumps(header, default=str).encode("utf-8") + b"\n")
         fh.write(payload)
     return header
+
+
+def _without_data(model, columns: Columns):
+    """A shallow copy of `model` (and of its encoder and ensemble members) that refers to `columns`."""
+    stored = copy.copy(model)
+    stored.columns = columns
+    if hasattr(stored, "encoder"):
+        stored.encoder = copy.copy(stored.encoder)
+        stored.encoder.columns = columns
+    if hasattr(stored, "members"):
+        stored.members = [_without_data(member, columns) for member in stored.members]
+    return stored
 
 
 def load_model(path) -> tuple[dict, object]:

@@ -12,6 +12,8 @@ training folds knows nothing of the fold it predicts.
   cumulative ascending or descending, whichever reaches the larger studentised contrast, at its threshold of
   maximum studentised contrast (or one set by the user in the layer's units). It counts the study area's
   cells, not the sample, and gives the posterior's standard deviation (weights' variances and missing data).
+  Layers derived from another (derived.py) are left out: adding their weights to their source's would count the
+  same evidence twice, against the method's conditional independence.
 - `logistic`: L2-penalised logistic regression; an ordered value enters as its quantile among the training
   rows (0 lowest, 1 highest: its coefficient is the log-odds from the lowest to the highest value), a missing
   one at 0.5 with a missing-data indicator; units one-hot. C chosen inside the training folds.
@@ -19,6 +21,9 @@ training folds knows nothing of the fold it predicts.
   indicator; the leaf size chosen inside the training folds.
 - `boosting`: histogram gradient boosting (scikit-learn), units as native categories, missing data native;
   the tree size chosen inside the training folds.
+- `ensemble`: the four above fitted on the same rows, each score turned into its rank among the member's own
+  scores over the study area, the ranks averaged with equal weights (nothing fitted at this level). Models that
+  err in different places cancel; "best out of fold" compares it with its members.
 """
 from __future__ import annotations
 
@@ -31,7 +36,10 @@ from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, generalise, poster
 
 METHODS = ("wofe", "logistic", "forest", "boosting")
 LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
-          "boosting": "gradient boosting"}
+          "boosting": "gradient boosting", "ensemble": "ensemble of the four (mean rank)"}
+ENSEMBLE = "ensemble"
+REFERENCE_SCORES = 10_000
+"""Scores of the study area each ensemble member keeps (evenly spaced in order) to rank a new score against."""
 GRIDS = {"wofe": ({},),
          "logistic": ({"c": 0.01}, {"c": 0.1}, {"c": 1.0}),
          "forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 50}),
@@ -83,6 +91,9 @@ class WofeModel:
         for j, name in enumerate(columns.names):
             column = x[:, j]
             known = ~np.isnan(column)
+            if columns.layers[j].source:
+                self.patterns.append(None)  # derived from another layer: not conditionally independent of it
+                continue
             if columns.categorical[j]:
                 self.patterns.append(categorical_generalise(column[known], deposits[known], cell_units))
                 continue
@@ -152,7 +163,10 @@ class WofeModel:
         rows = []
         for j, (layer, g) in enumerate(zip(self.columns.layers, self.patterns)):
             row = {"layer": layer.name, "method": LABELS["wofe"]}
-            if g is None:
+            if layer.source:
+                row["pattern"] = (f"derived from {layer.source}: left out (weights of evidence adds layers' weights, "
+                                  "which needs layers conditionally independent of one another)")
+            elif g is None:
                 row["pattern"] = "no pattern with defined weights: left out"
             elif self.columns.categorical[j]:
                 t = g.table
@@ -328,6 +342,38 @@ class BoostingModel:
 
     def rows(self) -> list[dict]:
         return [{"layer": layer.name, "method": LABELS["boosting"]} for layer in self.columns.layers]
+
+
+class EnsembleModel:
+    """The mean, over member models, of each score's rank among that member's `reference` scores (0-1)."""
+
+    method = ENSEMBLE
+
+    def __init__(self, columns: Columns, members: list, x_reference: np.ndarray):
+        self.columns = columns
+        self.members = list(members)
+        self.references = []
+        for member in self.members:
+            scores = np.sort(member.predict(x_reference))
+            take = np.linspace(0, len(scores) - 1, min(REFERENCE_SCORES, len(scores))).round().astype(int)
+            self.references.append(scores[take])
+
+    def member_ranks(self, x: np.ndarray) -> np.ndarray:
+        """(members, rows): each member's score ranked among its reference scores, 0-1 (ties at mid-rank)."""
+        out = np.empty((len(self.members), len(x)))
+        for i, (member, reference) in enumerate(zip(self.members, self.references)):
+            scores = member.predict(x)
+            below = np.searchsorted(reference, scores, "left") + np.searchsorted(reference, scores, "right")
+            out[i] = below / (2.0 * len(reference))
+        return out
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.member_ranks(x).mean(axis=0)
+
+    def rows(self) -> list[dict]:
+        names = ", ".join(LABELS[m.method] for m in self.members)
+        return [{"layer": layer.name, "method": LABELS[ENSEMBLE], "pattern": f"mean rank of {names}"}
+                for layer in self.columns.layers]
 
 
 FITTERS = {"wofe": WofeModel, "logistic": LogisticModel, "forest": ForestModel, "boosting": BoostingModel}

@@ -239,8 +239,8 @@ def report(grid, layers, cal, seconds, traced_peak, rss_before, rss_after, t_mak
         f"<= {TARGET_BYTES / mib:,.0f} MiB ({memory}) |",
         f"| baseline: equal-weight rank mean of the ordered layers | {t_ranks:.1f} s | |",
         f"| baseline: one plain LogisticRegression fitted and predicted on all {cells:,} cells | {t_plain:.1f} s | |",
-        f"| of which the four models' out-of-fold runs (nested selection inside each outer fold) | "
-        f"{sum(r['seconds'] for r in cal.comparison if r['seconds'] is not None):.1f} s | |",
+        f"| of which the models' out-of-fold runs (nested inside each outer fold; the ensemble's own combining) "
+        f"| {sum(r['seconds'] for r in cal.comparison if r['seconds'] is not None):.1f} s | |",
         f"| calibrate / rank mean | {seconds / t_ranks:,.0f} x | |",
         f"| calibrate / plain logistic regression | {seconds / t_plain:,.1f} x | |",
         "",

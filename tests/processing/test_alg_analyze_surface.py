@@ -62,15 +62,24 @@ def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
         assert ds.descriptions[0].startswith("uncertainty: posterior probability standard deviation")
 
     rows = _weights(result["OUTPUT_WEIGHTS"])
-    # the knowledge-driven layers, then the fault lines only the fitted model measures (distance in metres)
-    assert [row["layer"] for row in rows] == EVIDENCE + ["mapped faults"]
+    # the knowledge-driven layers, then the fault lines only the fitted model measures (distance in metres), then
+    # the layers derived from them: the distance to the map's unit contacts and the fault density at 2 and 5 km
+    derived = [f"{GEOLOGY}: distance to a unit contact", "mapped faults: fault density within 2 km",
+               "mapped faults: fault density within 5 km"]
+    assert [row["layer"] for row in rows] == EVIDENCE + ["mapped faults"] + derived
     by_layer = {row["layer"]: row for row in rows}
     assert by_layer[GEOLOGY]["transformation"] == "favourable units: LPZE, UPZC, LPZ"  # the case's units
     assert by_layer[GEOLOGY]["pattern"].startswith("categorical: 4 unit(s) weighed")
     assert by_layer["distance to faults (classes)"]["membership"] == "inverted (1 - x)"
     assert by_layer["mapped faults"]["pattern"].endswith(" m") and by_layer["mapped faults"]["transformation"] == \
         "measured values"
-    for row in rows:
+    by_layer_name = {row["layer"]: row for row in rows}
+    # weights of evidence leaves them out: their weights would count their source's evidence twice
+    assert by_layer_name[derived[0]]["pattern"].startswith(f"derived from {GEOLOGY}: left out")
+    assert by_layer_name[derived[1]]["pattern"].startswith("derived from mapped faults: left out")
+    assert by_layer_name[derived[1]]["transformation"] == "derived values" and by_layer_name[derived[1]]["role"] == \
+        by_layer_name["mapped faults"]["role"] and "Derived from mapped faults" in by_layer_name[derived[1]]["why"]
+    for row in rows[:-len(derived)]:
         assert row["role"] and row["why"] and (row["layer"] == "mapped faults" or float(row["weight"]) > 0)
         assert float(row["w_plus"]) > 0 > float(row["w_minus"])
         assert float(row["contrast"]) == pytest.approx(float(row["w_plus"]) - float(row["w_minus"]), abs=1e-6)
@@ -127,7 +136,7 @@ def test_new_parameters_are_documented(lodestar_registry, tmp_path):
     assert set(NEW_KEYS) <= set(params)
     assert params["CALIBRATE"].options() == ["none (knowledge-driven)", "weights of evidence", "logistic regression",
                                              "random forest", "gradient boosting",
-                                             "best out of fold (all four compared)"]
+                                             "best out of fold (the four and their ensemble compared)"]
     share = params["AREA_SHARE"]
     assert (share.defaultValue(), share.minimum(), share.maximum()) == (10.0, 0.5, 50.0)
     assert "only with CALIBRATE" in params["OUTPUT_FAVOURABILITY_CV"].help()

@@ -169,8 +169,9 @@ def test_train_is_the_core_calibration_and_predict_applies_its_model(run, tmp_pa
         "OUTPUT_MODEL": str(tmp_path / "model.pkl"), "OUTPUT_TABLE": str(tmp_path / "comparison.csv"),
         "OUTPUT": str(tmp_path / "fav.tif")})
     rasters = sample_set(ALOH, PROPYLITIC, GEOLOGY)
-    layers = measured_layers(rasters, set())
-    assert [layer.categorical for layer in layers] == [False, False, True]
+    layers = measured_layers(rasters, set(), derived=True)
+    assert [layer.categorical for layer in layers] == [False, False, True, False]
+    assert layers[3].source == layers[2].name and layers[3].units == "m"  # the distance to unit contacts
     xy = deposit_coordinates(gpd.read_file(deposits), rasters.grid.crs, [])
     fit = calibrate(layers, rasters.grid, xy, ("wofe", "logistic")[method], folds=3, seed=4)
     assert trained["CHOSEN"] == fit.method

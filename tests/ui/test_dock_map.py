@@ -170,7 +170,10 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     table = _table(basin_dock.ui.weightsTable)
     geology = next(row for row in table if row[0] == "geologia")
     assert geology[2] == "favourable units: LPZE, UPZC, LPZ"
-    w_plus = {row["layer"]: row["w_plus"] for row in result.weights}
+    w_plus = {row["layer"]: row.get("w_plus") for row in result.weights}  # none for a layer weights of evidence
+    derived = [row["layer"] for row in result.weights if row["transformation"] == "derived values"]
+    assert w_plus["geologia"] is not None and "geologia: distance to a unit contact" in derived
+    assert all(w_plus[name] is None for name in derived)  # out of weights of evidence
     assert {row[0]: row[headers.index("W+")] for row in table} == {k: cell_text(v) for k, v in w_plus.items()}
     cv = basin_dock.run_layers["favourability_cv"]
     node = QgsProject.instance().layerTreeRoot().findLayer(cv.id())

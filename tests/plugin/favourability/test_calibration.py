@@ -24,7 +24,7 @@ from lodestar.plugin.favourability import calibration, models
 from lodestar.plugin.favourability.blocks import spatial_folds
 from lodestar.plugin.favourability.calibration import _cell_auc, calibrate
 from lodestar.plugin.favourability.measured import MeasuredLayer
-from lodestar.plugin.favourability.models import LABELS, METHODS
+from lodestar.plugin.favourability.models import ENSEMBLE, LABELS, METHODS, EnsembleModel
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_020_000), 20, 20, CRS.from_epsg(32633))
@@ -247,15 +247,16 @@ def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick):
     baselines = {"deposit map": perfect, "noise map": noise}
     cal = calibrate(layers, grid(30), xy(cells, 30), method="best", baselines=baselines)
     aucs = {name: run["auc"] for name, run in cal.out_of_fold.items()}
-    assert set(aucs) == set(METHODS)
+    candidates = METHODS + (ENSEMBLE,)
+    assert set(aucs) == set(candidates)
     assert cal.method == max(aucs, key=aucs.get) and max(aucs.values()) > min(aucs.values()) + 0.02
     ranked = sorted(aucs, key=lambda name: -aucs[name])
     assert cal.why.startswith(f"Best out of fold: {LABELS[cal.method]} (AUC over the study area's cells: "
                               + ", ".join(f"{LABELS[name]} {aucs[name]:.3f}" for name in ranked) + ")")
     assert cal.why in cal.log
     rows = {row["surface"]: row for row in cal.comparison}
-    assert list(rows) == [f"{LABELS[name]}, out of fold" for name in METHODS] + ["deposit map", "noise map"]
-    for name in METHODS:
+    assert list(rows) == [f"{LABELS[name]}, out of fold" for name in candidates] + ["deposit map", "noise map"]
+    for name in candidates:
         assert rows[f"{LABELS[name]}, out of fold"]["auc"] == pytest.approx(aucs[name], abs=1e-6)
         assert rows[f"{LABELS[name]}, out of fold"]["basis"] == "out of fold (spatial blocks)"
     assert rows["deposit map"]["basis"] == rows["noise map"]["basis"] == "no deposit data"
@@ -341,3 +342,63 @@ def test_errors():
         calibrate([ordered("B", np.zeros((5, 5)))], GRID, xy(CELLS))
     with pytest.raises(LodestarError, match="at least 2 known deposits"):
         calibrate([ordered("B", pattern())], GRID, xy(CELLS[:1]))
+
+
+class _Scorer:
+    method = "logistic"
+
+    def __init__(self, sign: float):
+        self.sign = sign
+
+    def predict(self, x):
+        return self.sign * x[:, 0]
+
+
+def test_the_ensemble_averages_each_members_rank_among_its_reference_scores():
+    reference = np.array([[0.0], [1.0], [2.0], [3.0]])
+    ensemble = EnsembleModel(None, [_Scorer(1.0), _Scorer(-1.0)], reference)
+    ranks = ensemble.member_ranks(np.array([[1.5], [3.0]]))
+    # 1.5 lies above 2 of the 4 reference scores (0.5); 3.0 ties the highest (3.5 of 4 below: 0.875), and under
+    # the reversed member the lowest (0.5 of 4: 0.125)
+    assert ranks.tolist() == [[0.5, 0.875], [0.5, 0.125]]
+    assert ensemble.predict(np.array([[1.5], [3.0]])).tolist() == [0.5, 0.5]
+
+
+@sklearn
+def test_an_ensemble_model_file_holds_no_layer_data_and_predicts_the_same(tmp_path):
+    from lodestar.plugin.favourability.model_file import load_model, save_model
+
+    layers, cells, _, mask = grade_case()
+    columns = models.Columns(layers)
+    valid = ~mask
+    x = np.column_stack([layer.values.filled(np.nan)[valid] for layer in layers])
+    deposits = counts_of(cells, 30)[valid]
+    members = [models.fit_model(name, columns, x, deposits, np.ones(len(x)), {}, 1.0) for name in ("wofe", "logistic")]
+    ensemble = EnsembleModel(columns, members, x)
+    header = save_model(tmp_path / "ensemble.model", ensemble, {"out_of_fold_auc": 0.9})
+    assert header["method"] == ENSEMBLE and [e["source"] for e in header["layers"]] == ["", ""]
+    _, loaded = load_model(tmp_path / "ensemble.model")
+    assert np.array_equal(loaded.predict(x), ensemble.predict(x))
+    # what the layers are is kept, not their data: neither on the ensemble nor on any member
+    assert loaded.columns.layers[0].values.size == 0
+    assert all(member.columns.layers[0].values.size == 0 for member in loaded.members)
+    assert all(member.columns.layers[0].values.size == 900 for member in ensemble.members)
+
+
+def test_weights_of_evidence_leaves_out_a_layer_derived_from_another():
+    layers, cells, grade, mask = grade_case()
+    derived = MeasuredLayer("grade: smoothed", "ordered", np.ma.masked_array(grade * 2.0, mask=mask), "", "high", {},
+                            "grade")
+    valid = ~mask
+    deposits = counts_of(cells, 30)[valid]
+
+    def fitted(with_layers):
+        columns = models.Columns(with_layers)
+        x = np.column_stack([layer.values.filled(np.nan)[valid] for layer in with_layers])
+        return models.fit_model("wofe", columns, x, deposits, None, {}, 1.0), x
+
+    alone, x_alone = fitted(layers)
+    both, x_both = fitted(layers + [derived])
+    # the derived layer would add the same evidence as its source again; it is left out and the fit is unchanged
+    assert both.patterns[2] is None and both.rows()[2]["pattern"].startswith("derived from grade: left out")
+    assert np.allclose(both.predict(x_both), alone.predict(x_alone))
