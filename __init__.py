@@ -3,6 +3,6 @@
 
 def classFactory(iface):  # noqa: N802 (QGIS API name)
     """Return the plugin instance; imported lazily so QGIS starts fast."""
-    from .plugin.lodestar_plugin import LodestarPlugin
+    from .lodestar_plugin import LodestarPlugin
 
     return LodestarPlugin(iface)

@@ -55,9 +55,9 @@ from ..plugin.engine.contract import (
     empty_usage,
 )
 from ..plugin.engine.corridors import CORRIDOR_PERCENTILE, corridor_distance, gap_to_corridor
-from ..plugin.engine.pathfinders import model_layers, off_model_note
 from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M, silent_note
+from ..plugin.pathfinders import model_layers, off_model_note
 from ..plugin.progress import SILENT, Progress
 
 VECTOR_ROLES = ("structure", "geological_map")
@@ -783,7 +783,7 @@ class OfflineReasoner:
     @staticmethod
     def _evidence_layers(ws) -> list:
         """The layers that may be evidence for the deposit model: all but geochemistry of elements that are not
-        its pathfinders (plugin.engine.pathfinders), vector layers other than fault lines or unit polygons, and
+        its pathfinders (plugin.pathfinders), vector layers other than fault lines or unit polygons, and
         layers that cannot speak (a single value over the data, `workspace.silence`): evidence that cannot vary
         cannot test an item, so an item only they could test is untestable, never missing."""
         return [info for info in model_layers(ws.layers, ws.deposit_model)
@@ -1252,7 +1252,7 @@ def _roles_of(ws, item_ids: list) -> set:
 def legend_informative(info) -> bool:
     """Whether a categorical layer's unit names describe rocks ('Cretaceous limestone', 'Monzonite'), not bare
     codes ('LPZ'): some name has several words or a known lithology word."""
-    from ..plugin.favourability.transforms import lithology_groups
+    from ..plugin.tools.lithology_words import lithology_groups
 
     words = {w for group in lithology_groups().values() for w in group} | set(lithology_groups())
     return any(len(str(name).split()) > 1 or str(name).strip().lower().rstrip("s") in words

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .engine.pathfinders import named_elements
 from .errors import LodestarError
+from .pathfinders import named_elements
 
 ROLES = (
     "geological_map",
@@ -36,7 +36,7 @@ _ROLE_WORDS = (
 )
 """Words that tell a role, tried in order, first on a layer's name and file name, then also on its title, abstract,
 keywords and band names. Radiometric channels (eTh, U ppm, K/Th, K pct) named so are geophysics before any word
-counts; where no word tells a role, a name holding element symbols ("as_rcl", plugin.engine.pathfinders) is
+counts; where no word tells a role, a name holding element symbols ("as_rcl", plugin.pathfinders) is
 geochemistry. Symbols are read in the name and file name only ("U.S." or "K. Smith" in an abstract names no
 channel), and element names are not read ("gold" may name the known deposits)."""
 _RADIOMETRIC = r"\be?(th|u)\b|\b(k|th|u) ?/ ?(k|th|u)\b|\bk (pct|percent)\b"

@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-INCLUDE_TOP = {"metadata.txt", "__init__.py", "plugin", "processing", "ui", "models", "resources", "docs",
-               "README.md", "LICENSE"}
+INCLUDE_TOP = {"metadata.txt", "__init__.py", "lodestar_plugin.py", "plugin", "processing", "ui", "models",
+               "resources", "docs", "README.md", "LICENSE"}
 REQUIRED_METADATA = ("name", "qgisMinimumVersion", "description", "about", "version", "author", "email",
                      "repository", "tracker", "homepage", "changelog", "tags", "icon", "category", "experimental",
                      "deprecated", "hasProcessingProvider")

@@ -1,6 +1,6 @@
 """One-way imports: no cycle between the package's files or its top folders, and only the allowed directions.
 
-Folders: `entry` (the root __init__.py and plugin/lodestar_plugin.py, the QGIS entry class that wires
+Folders: `entry` (the root __init__.py and lodestar_plugin.py, the QGIS entry class that wires
 processing and ui; nothing imports them), `plugin` (the QGIS-free core), `models` (back-ends),
 `processing` and `ui` (the QGIS adapters). Allowed: ui -> processing -> plugin, models -> plugin, and
 ui / processing -> models (adapters that call a back-end). The core reaches models/ only through the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIPPED = {"build", "dist", "tests", "scripts"}
-ENTRY = {"__init__.py", "plugin/lodestar_plugin.py"}
+ENTRY = {"__init__.py", "lodestar_plugin.py"}
 ALLOWED = {
     ("entry", "plugin"), ("entry", "models"), ("entry", "processing"), ("entry", "ui"),
     ("ui", "processing"), ("ui", "models"), ("ui", "plugin"),
@@ -145,9 +145,9 @@ def folder_graph(graph: dict) -> dict[str, dict[str, list[str]]]:
 def test_the_walk_sees_the_package():
     graph = file_graph()
     assert {"plugin/engine/run.py", "plugin/engine/contract.py", "models/__init__.py", "processing/provider.py",
-            "ui/dock.py", "__init__.py", "plugin/lodestar_plugin.py"} <= set(graph)
+            "ui/dock.py", "__init__.py", "lodestar_plugin.py"} <= set(graph)
     assert graph["plugin/engine/loop.py"]["plugin/engine/toolbox.py"] is False  # `from . import toolbox`
-    assert graph["__init__.py"] == {"plugin/lodestar_plugin.py": True}  # classFactory imports it lazily
+    assert graph["__init__.py"] == {"lodestar_plugin.py": True}  # classFactory imports it lazily
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
@@ -181,3 +181,19 @@ def test_the_core_reaches_back_ends_only_lazily_through_one_loader():
     assert set(into_models) <= LAZY_BACKENDS, f"the core imports models/ outside the lazy loader: {sorted(into_models)}"
     eager = [edge for edge, lazy in into_models.items() if not lazy]
     assert not eager, f"the engine imports the back-ends at module level: {eager}"
+
+
+CORE_LAYERS = ("engine", "favourability", "tools")
+"""The core's sub-packages, each importing only those after it: the engine runs the analysis on the surface
+models, which use the tools; none reaches back up (modules at plugin/'s top level are shared by all three)."""
+
+
+def test_the_cores_sub_packages_import_one_way():
+    def layer(file: str):
+        parts = file.split("/")
+        return CORE_LAYERS.index(parts[1]) if parts[0] == "plugin" and len(parts) > 2 and parts[1] in CORE_LAYERS \
+            else None
+
+    back = [f"{source} -> {target}" for source, edges in file_graph().items() for target in edges
+            if layer(source) is not None and layer(target) is not None and layer(target) < layer(source)]
+    assert not back, "imports back up between plugin/engine, plugin/favourability and plugin/tools:\n" + "\n".join(back)

@@ -9,7 +9,6 @@ import shutil
 import time
 from pathlib import Path
 
-from qgis.core import QgsProject
 from qgis.gui import QgsDockWidget
 from qgis.PyQt import uic
 from qgis.PyQt.QtCore import Qt, QTimer
@@ -26,6 +25,7 @@ from ..plugin.request import build_request
 from ..plugin.run_history import events_of, past_run, result_of
 from . import layers as result_layers
 from .full_surface import FullSurfaceTask
+from .full_surface_control import FullSurfaceControl
 from .layer_table import LayerTable
 from .legend_editor import add_legend_button
 from .map_options import MapOptions
@@ -75,7 +75,7 @@ class LodestarDock(QgsDockWidget):
         self.ui.mainLayout.insertWidget(0, self.ui.messageBar)
         self.setWidget(self.body)
         self.task: AnalysisTask | None = None
-        self.surface_task: FullSurfaceTask | None = None
+        self.full_surface = FullSurfaceControl(self)
         self.run_folder: Path | None = None
         self.run_name = ""
         self._problem_item = None
@@ -268,9 +268,7 @@ class LodestarDock(QgsDockWidget):
             self._status(status)
 
     def cancel_run(self) -> None:
-        if self.surface_task is not None:
-            self._status("Cancelling the full-resolution surface...")
-            self.surface_task.cancel()
+        self.full_surface.cancel()
         if self.task is not None:
             self._status("Cancelling...")
             self.ui.cancelButton.setEnabled(False)
@@ -360,53 +358,11 @@ class LodestarDock(QgsDockWidget):
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
         return result
 
-    # ----- the last run's surface at full resolution
+    # ----- the last run's surface at full resolution (full_surface_control.py)
     def make_full_surface(self) -> FullSurfaceTask | None:
-        """Make the shown run's favourability surface at full resolution in a background task (on the Dask
-        scheduler of the Settings, if one is set); the layer joins the run's group when done."""
-        if self.task is not None or self.surface_task is not None or self.run_folder is None:
-            return None
-        scheduler = PluginSettings.load().dask_scheduler
-        task = FullSurfaceTask(self.run_folder, scheduler)
-        task.logged.connect(self._status)
-        task.progressChanged.connect(self._show_progress)  # a method: dropped with the panel, which a task may outlive
-        task.succeeded.connect(self._full_surface_made)
-        task.failed.connect(self._full_surface_failed)
-        task.cancelled.connect(self._full_surface_cancelled)
-        self.surface_task = task
-        self.ui.fullSurfaceButton.setEnabled(False)
-        self.ui.cancelButton.setEnabled(True)
-        self._status("Full-resolution surface: starting" + (f" on the Dask cluster {scheduler}" if scheduler else ""))
-        start(task)
-        return task
+        return self.full_surface.start()
 
-    def _full_surface_ended(self) -> None:
-        self.surface_task = None
-        self.ui.cancelButton.setEnabled(self.task is not None)
-        self.ui.fullSurfaceButton.setEnabled(self.run_folder is not None)
-
-    def _full_surface_made(self, path: str) -> None:
-        self._full_surface_ended()
-        try:
-            layer = result_layers.load_styled_layer(Path(path), "Favourability (full resolution)", "favourability.qml")
-        except LodestarError as exc:
-            self.ui.messageBar.pushCritical("Lodestar", str(exc))
-            return
-        project = QgsProject.instance()
-        project.addMapLayer(layer, self.run_group is None)
-        if self.run_group is not None:
-            self.run_group.insertLayer(0, layer)
-        self.results.layers["favourability_full"] = layer
-        self._status(f"Full-resolution surface: {layer.width()} x {layer.height()} pixels, {path}")
-
-    def _full_surface_failed(self, message: str) -> None:
-        self._full_surface_ended()
-        self.ui.messageBar.pushCritical("Lodestar", message)
-        self._status("Full-resolution surface not made: " + message)
-
-    def _full_surface_cancelled(self) -> None:
-        self._full_surface_ended()
-        self._status("Full-resolution surface cancelled; nothing was added.")
+    surface_task = property(lambda self: self.full_surface.task)
 
     # ----- the last result (the results view's, for tests and scripts)
     result = property(lambda self: self.results.result)
@@ -423,12 +379,7 @@ class LodestarDock(QgsDockWidget):
         """Cancel any running work and wait for it, before the dock is removed (plugin unload)."""
         self._clock.stop()
         self.layers.stop_following()
-        surface = self.surface_task
-        if surface is not None:
-            surface.cancel()
-            wait_for(surface, timeout_s)
-            _disconnect(surface.logged, surface.succeeded, surface.failed, surface.cancelled)
-            self.surface_task = None
+        self.full_surface.shutdown(timeout_s)
         task = self.task
         if task is not None:
             task.cancel()

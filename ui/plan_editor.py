@@ -30,11 +30,11 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
+from ..plugin.engine.plan_rows import TRANSFORMS_OF_KIND, edited, plan_of_rows, plan_rows
 from ..plugin.errors import Cancelled, LodestarError
 from ..plugin.favourability.evidence import MEMBERSHIPS
 from ..plugin.favourability.overlay import METHOD_LABELS, METHODS
 from ..plugin.favourability.plan_file import read_plan, write_plan
-from ..plugin.favourability.plan_rows import TRANSFORMS_OF_KIND, edited, plan_of_rows, plan_rows
 from ..plugin.progress import Progress
 
 PAGE_TITLE = "Evidence plan (editable)"

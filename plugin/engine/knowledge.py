@@ -8,8 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import LodestarError
+from ..pathfinders import ELEMENTS, off_model_reason
 from ..roles import ROLES
-from .pathfinders import ELEMENTS, off_model_reason
 from .questions import ALTERATION_WORDS
 
 KNOWLEDGE_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "deposit_models.json"

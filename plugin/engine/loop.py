@@ -24,6 +24,7 @@ from typing import Callable
 import geopandas as gpd
 
 from ..errors import Cancelled, LodestarError
+from ..pathfinders import model_layers, off_model_note
 from ..progress import SILENT, Progress
 from ..zones import zones_frame
 from . import toolbox
@@ -45,7 +46,6 @@ from .contract import (
     Verdict,
 )
 from .control import check_zones, limits_from
-from .pathfinders import model_layers, off_model_note
 from .questions import yes_no_letters
 from .workspace import Workspace, silent_note
 

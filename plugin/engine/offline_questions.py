@@ -3,8 +3,8 @@ question something it knows to look for (a deposit type or commodity of the know
 and alteration in general)."""
 from __future__ import annotations
 
+from ..pathfinders import ELEMENTS
 from .knowledge import plain_words
-from .pathfinders import ELEMENTS
 from .questions import ALTERATION_WORDS, answer_form
 
 SOUGHT = ("deposit", "mineral", "mineralisation", "mineralization", "mineralised", "mineralized", "ore", "orebody",

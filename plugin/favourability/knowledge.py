@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..engine.pathfinders import off_model_reason
+from ..pathfinders import off_model_reason
 from .evidence import EvidenceSpec
 from .transforms import matched_units
 

@@ -8,11 +8,8 @@ linear 0 below `low` to 1 above `high` (decreasing when low > high), Gaussian ex
 from __future__ import annotations
 
 import fnmatch
-import json
 import math
 import re
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 from rasterio.features import rasterize
@@ -20,8 +17,7 @@ from scipy import ndimage, stats
 
 from ..errors import LodestarError
 from ..raster_io import RasterGrid
-
-SYNONYMS_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "lithology_synonyms.json"
+from ..tools.lithology_words import lithology_groups
 
 
 def _masked(values) -> np.ma.MaskedArray:
@@ -154,16 +150,6 @@ def distance_to_features_m(geometries, grid: RasterGrid) -> np.ndarray:
         raise LodestarError("No feature lies on or near the analysis area; check the layer's extent and CRS.")
     distance = ndimage.distance_transform_edt(burnt == 0, sampling=(height, width))
     return distance[top:top + grid.height, left:left + grid.width].astype("float32")
-
-
-@lru_cache(maxsize=1)
-def lithology_groups() -> dict[str, tuple]:
-    """Groups of lithology words that stand for one another (resources/knowledge/lithology_synonyms.json)."""
-    try:
-        data = json.loads(SYNONYMS_PATH.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LodestarError(f"Cannot read the lithology synonyms {SYNONYMS_PATH}: {exc}.") from exc
-    return {name: tuple(w.lower() for w in words) for name, words in data["groups"].items()}
 
 
 def synonyms(word: str) -> tuple:

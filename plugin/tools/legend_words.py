@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ..favourability.transforms import lithology_groups
+from .lithology_words import lithology_groups
 
 WORDS_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "geology_words.txt"
 MIN_LETTERS = 4

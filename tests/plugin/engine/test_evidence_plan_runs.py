@@ -163,9 +163,9 @@ def test_a_deposit_model_written_by_the_user_loads_and_drives_a_run(case, tmp_pa
 
 def test_the_editor_rows_and_preview_follow_the_run(agent_run):
     from lodestar.plugin.engine import record as records
+    from lodestar.plugin.engine.plan_rows import edited, plan_of_rows, plan_rows
     from lodestar.plugin.engine.replan import rendering_zones
     from lodestar.plugin.favourability.plan_preview import PlanPreview
-    from lodestar.plugin.favourability.plan_rows import edited, plan_of_rows, plan_rows
     from lodestar.plugin.raster_io import RasterSet
 
     record = read_record(agent_run.outputs["record"])

@@ -1,4 +1,4 @@
-"""Geochemistry layers are evidence for the deposit models whose pathfinders they measure (engine.pathfinders)."""
+"""Geochemistry layers are evidence for the deposit models whose pathfinders they measure (plugin.pathfinders)."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ import json
 import pytest
 
 from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id
-from lodestar.plugin.engine.pathfinders import model_layers, named_elements, off_model_note, off_model_reason
 from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.pathfinders import model_layers, named_elements, off_model_note, off_model_reason
 
 CARLIN = model_by_id("carlin_type_gold")
 

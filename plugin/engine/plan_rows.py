@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..engine.knowledge import load_knowledge
 from ..errors import LodestarError
-from .evidence import EvidenceSpec
-from .knowledge import DEFAULT_FAULT_DISTANCE, OTHER_UNITS
-from .plan_file import EvidencePlan, recorded_plan
+from ..favourability.evidence import EvidenceSpec
+from ..favourability.knowledge import DEFAULT_FAULT_DISTANCE, OTHER_UNITS
+from ..favourability.plan_file import EvidencePlan, recorded_plan
+from .knowledge import load_knowledge
 
 TRANSFORMS_OF_KIND = {"index": ("none", "percentile_rank", "log_percentile"), "categorical": ("units",),
                       "vector": ("distance_m", "units"), "rgb": ("distance_m",)}

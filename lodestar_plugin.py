@@ -8,14 +8,14 @@ from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtGui import QIcon
 from qgis.PyQt.QtWidgets import QAction, QApplication, QPushButton
 
-from ..processing.provider import LodestarProvider
-from .dependencies import add_profile_packages, guidance, install_command, missing, package_of
-from .errors import LodestarError
+from .plugin.dependencies import add_profile_packages, guidance, install_command, missing, package_of
+from .plugin.errors import LodestarError
+from .processing.provider import LodestarProvider
 
 MENU = "&Lodestar"
 UNLOAD_WAIT_S = 0.9
 """The longest unloading waits for a running analysis to stop (it is cancelled; QGIS must not freeze on it)."""
-ICON_PATH = str(Path(__file__).resolve().parents[1] / "resources" / "icons" / "lodestar.svg")
+ICON_PATH = str(Path(__file__).resolve().parent / "resources" / "icons" / "lodestar.svg")
 
 
 class LodestarPlugin:
@@ -67,7 +67,7 @@ class LodestarPlugin:
         """Add the bundled sample case's layers to the project and open the dock on them; returns the layers by
         name ({} when a package it needs is missing: the dock then says what to install)."""
         try:
-            from ..ui.sample_case import load_sample
+            from .ui.sample_case import load_sample
         except ImportError as exc:
             if package_of(exc) is None:
                 raise
@@ -91,12 +91,12 @@ class LodestarPlugin:
     def _new_dock(self):
         """The Lodestar dock; in its place, when a package it needs is missing, the panel that says what to install
         (never a Python error): a missing package found before, or one whose import fails while the dock loads."""
-        from ..ui.dependencies_panel import MissingPackagesDock, optional_packages_box
+        from .ui.dependencies_panel import MissingPackagesDock, optional_packages_box
 
         required = missing(required=True)
         if not required:
             try:
-                from ..ui.dock import LodestarDock
+                from .ui.dock import LodestarDock
 
                 dock = LodestarDock(self.iface, self.iface.mainWindow())
             except ImportError as exc:
