@@ -11,7 +11,8 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
   cannot test an item, so an item only it could test is untestable, never missing, and the verdict says why;
 - executor: deterministic tool calls. Index anomalies are cut at the layer's median plus
   `anomaly_sigma` robust standard deviations (1.4826 * MAD), so only a clear departure from the
-  background counts; renderings keep colours above `colour_level` of their colour bar; stricter
+  background counts; renderings keep colours above `colour_level` of their colour bar (every such number is a
+  field of `OfflineSettings`, models/offline_settings.py, with its reason and provenance); stricter
   settings on each controller retry; on a re-execution asked by the verifier, the step looks again
   around the candidate core at a lower threshold (a zoomed, confirmatory look);
 - observer: judges a tool result from the zones' contrast, size and cross-layer coincidence;
@@ -40,6 +41,7 @@ It answers every model role of the STA-CoT loop from the retrieved deposit model
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -59,6 +61,7 @@ from ..plugin.engine.questions import alteration_choices, yes_no_letters
 from ..plugin.engine.workspace import NOMINAL_PIXEL_M, silent_note
 from ..plugin.pathfinders import model_layers, off_model_note
 from ..plugin.progress import SILENT, Progress
+from .offline_settings import OfflineSettings
 
 VECTOR_ROLES = ("structure", "geological_map")
 """Roles a vector layer is evidence in: fault lines and unit polygons (the surface reads no other)."""
@@ -103,21 +106,9 @@ class OfflineReasoner:
 
     name = "offline"
 
-    def __init__(self, anomaly_sigma: float = 4.0, colour_level: float = 0.2, min_area_m2: float = 70_000.0,
-                 max_regions: int = 5, marginal_factor: float = 2.0, refine_factor: float = 0.75,
-                 geochem_percentile: float = 90.0, fault_buffer_m: float = 50.0, coincidence_alpha: float = 0.05,
-                 joint_alpha: float = 0.005, triple_alpha: float = 0.001, progress: Progress = SILENT):
-        self.anomaly_sigma = float(anomaly_sigma)
-        self.colour_level = float(colour_level)
-        self.min_area_m2 = float(min_area_m2)
-        self.max_regions = int(max_regions)
-        self.marginal_factor = float(marginal_factor)
-        self.refine_factor = float(refine_factor)
-        self.geochem_percentile = float(geochem_percentile)
-        self.fault_buffer_m = float(fault_buffer_m)
-        self.coincidence_alpha = float(coincidence_alpha)
-        self.joint_alpha = float(joint_alpha)
-        self.triple_alpha = float(triple_alpha)
+    def __init__(self, settings: OfflineSettings | None = None, progress: Progress = SILENT, **overrides):
+        """`overrides`: settings by name over `settings` (else the defaults), e.g. OfflineReasoner(joint_alpha=0.0)."""
+        self.settings = replace(settings or OfflineSettings(), **overrides)
         self.progress = progress  # the run's: cancel is checked in every loop over layers, zones, cores and places
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS (read once per run)
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share (once per run)
@@ -136,19 +127,20 @@ class OfflineReasoner:
     @property
     def refinement_level(self) -> float:
         """Spreads above background of an anomaly on a zoomed look (`anomaly_sigma` x `refine_factor`)."""
-        return self.anomaly_sigma * self.refine_factor
+        return self.settings.anomaly_sigma * self.settings.refine_factor
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:
         return empty_usage()
 
     def public_settings(self) -> dict:
-        return {"backend": self.name, "anomaly_sigma": self.anomaly_sigma, "colour_level": self.colour_level,
-                "min_area_m2": self.min_area_m2, "max_regions": self.max_regions,
-                "marginal_factor": self.marginal_factor, "refine_factor": self.refine_factor,
-                "geochem_percentile": self.geochem_percentile, "fault_buffer_m": self.fault_buffer_m,
-                "coincidence_alpha": self.coincidence_alpha, "joint_alpha": self.joint_alpha,
-                "triple_alpha": self.triple_alpha}
+        named = ("anomaly_sigma", "colour_level", "min_area_m2", "max_regions", "marginal_factor", "refine_factor",
+                 "geochem_percentile", "fault_buffer_m", "coincidence_alpha", "joint_alpha", "triple_alpha")
+        return {"backend": self.name, **{name: getattr(self.settings, name) for name in named}}
+
+    def decision_settings(self) -> list[dict]:
+        """Every decision threshold of this reasoner with its value, reason and provenance (for the run record)."""
+        return self.settings.described()
 
     def prompt_hashes(self) -> dict:
         return {}
@@ -250,35 +242,38 @@ class OfflineReasoner:
             output = "both" if (units and wants_contacts) else ("contacts" if wants_contacts else "units")
             return {"units": units, "output": output}
         if tool == "feature_regions":
-            return {"mode": "auto", "max_zones": self.max_regions}
+            return {"mode": "auto", "max_zones": self.settings.max_regions}
         if tool == "vector_evidence":
             pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)  # a corridor at least a pixel wide
-            buffer = max(self.fault_buffer_m * _per_metre(ws), pixel)
-            return {"max_zones": self.max_regions, "buffer_m": round(buffer, 3)}
-        return self._colour_params(ws, info, self.anomaly_sigma)
+            buffer = max(self.settings.fault_buffer_m * _per_metre(ws), pixel)
+            return {"max_zones": self.settings.max_regions, "buffer_m": round(buffer, 3)}
+        return self._colour_params(ws, info, self.settings.anomaly_sigma)
 
     def _min_area(self, ws) -> float:
-        """The smallest zone that counts, in square map units (at least four pixels)."""
-        return max(self.min_area_m2 * _per_metre(ws) ** 2, 4 * ws.raster_set.grid.pixel_area)
+        """The smallest zone that counts, in square map units (at least `min_zone_px` pixels)."""
+        grid = ws.raster_set.grid
+        return max(self.settings.min_area_m2 * _per_metre(ws) ** 2, self.settings.min_zone_px * grid.pixel_area)
 
     def _colour_params(self, ws, info, sigma: float) -> dict:
         """color_regions parameters: renderings by colour level; classed layers (and structure indices) by their top
         share; measured indices against their background model, `sigma` spreads above its centre."""
+        settings = self.settings
         min_px = int(math.ceil(self._min_area(ws) / ws.raster_set.grid.pixel_area))
-        params = {"max_regions": self.max_regions, "min_area_px": min_px, "min_area_fraction": 0.0, "smooth_px": 1.5}
+        params = {"max_regions": settings.max_regions, "min_area_px": min_px, "min_area_fraction": 0.0,
+                  "smooth_px": settings.smooth_px}
         stats = info.stats or {}
         if info.kind == "rgb":
-            params.update(mode="rgb", level=round(self.colour_level, 4))
+            params.update(mode="rgb", level=round(settings.colour_level, 4))
         elif info.role == "structure":
             params.update(mode="index", method="percentile", percentile=CORRIDOR_PERCENTILE)
         elif stats.get("model") == "classed" or (info.role == "geochemistry" and "bg_sigma" not in stats):
             # ordered classes carry no spread to test against: the survey's top classes
-            params.update(mode="index", method="percentile", percentile=self.geochem_percentile)
+            params.update(mode="index", method="percentile", percentile=settings.geochem_percentile)
         elif "bg_sigma" in stats:
             sign = -1.0 if info.favourable == "low" else 1.0
             measure = stats["bg_centre"] + sign * sigma * stats["bg_sigma"]
             if "ceiling" in stats and sign * (measure - stats["ceiling"]) > 0:  # a clipped rendering: cut just
-                measure = stats["ceiling"] - sign * CEILING_MARGIN * stats["bg_sigma"]  # under where it stops
+                measure = stats["ceiling"] - sign * settings.ceiling_margin * stats["bg_sigma"]  # under where it stops
             params.update(mode="index", method="value", value=round(from_measure(measure, stats), 6))
         else:
             params.update(mode="index", method="sigma", k_sigma=round(sigma, 4))
@@ -309,10 +304,10 @@ class OfflineReasoner:
 
     # -- executor ------------------------------------------------------------------------------------
     def propose(self, ws, step: PlanStep, feedback: str, attempt: int) -> ToolCall:
-        params = dict(step.params)
+        settings, params = self.settings, dict(step.params)
         if step.tool == "color_regions" and step.layers:
             info = ws.layer(step.layers[0])
-            sigma = self.anomaly_sigma
+            sigma = settings.anomaly_sigma
             refining = bool(feedback) and attempt == 1
             if refining:
                 sigma = self.refinement_level
@@ -321,12 +316,13 @@ class OfflineReasoner:
                 if around is not None:
                     params["bounds"] = around
             elif attempt > 1:
-                params = self._colour_params(ws, info, sigma + 0.75 * (attempt - 1))
+                params = self._colour_params(ws, info, sigma + settings.retry_sigma_step * (attempt - 1))
                 if info.kind == "rgb":
-                    params["level"] = round(min(0.9, self.colour_level + 0.15 * (attempt - 1)), 4)
-                params["max_regions"] = max(1, self.max_regions - (attempt - 1))
+                    level = settings.colour_level + settings.retry_level_step * (attempt - 1)
+                    params["level"] = round(min(settings.retry_level_cap, level), 4)
+                params["max_regions"] = max(1, settings.max_regions - settings.retry_region_step * (attempt - 1))
         elif attempt > 1 and step.tool in ("feature_regions", "vector_evidence", "categorical"):
-            params["max_zones"] = max(1, self.max_regions - (attempt - 1))
+            params["max_zones"] = max(1, settings.max_regions - settings.retry_region_step * (attempt - 1))
         return ToolCall(step.tool, list(step.layers), params)
 
     def _core_bounds(self, ws, step: PlanStep):
@@ -339,8 +335,8 @@ class OfflineReasoner:
             if best is None:
                 return None
             geometry = best[0]["geometry"]
-        reach = self._reach(ws, max((i.get("near_m", 1000.0) for i in ws.deposit_model.get("evidence", [])),
-                                    default=1000.0))
+        reach = self._reach(ws, max((self._near_m(i) for i in ws.deposit_model.get("evidence", [])),
+                                    default=self.settings.default_near_m))
         xmin, ymin, xmax, ymax = geometry.bounds
         pad = max(xmax - xmin, ymax - ymin) + reach
         gx0, gy0, gx1, gy1 = ws.raster_set.grid.bounds
@@ -380,8 +376,8 @@ class OfflineReasoner:
             unit = " (log units)" if info.stats["model"] == "lognormal" else ""
             measure = f", {self._contrast(ws, zone):.1f} sigma above background{unit}"
             if "ceiling" in info.stats:
-                measure += (f"; the rendering stops at {self._clear_level(info) + 2 * CEILING_MARGIN:.1f} sigma, so "
-                            "that is as clear as it can show")
+                stops = self._clear_level(info) + self.settings.ceiling_clear_margin
+                measure += f"; the rendering stops at {stops:.1f} sigma, so that is as clear as it can show"
         else:
             measure = ""
         return f"{zone['zone_id']} ({zone['position']}, {share:.1%} of the area{measure})"
@@ -409,12 +405,12 @@ class OfflineReasoner:
     def _strength(self, ws, zone: dict) -> float:
         """1.0 or more for a clear zone of its kind (contrast relative to the clear-anomaly level)."""
         info = ws.layer(zone["layer"])
-        if zone["area_m2"] < self._min_area(ws) * 0.999:
+        if zone["area_m2"] < self._min_area(ws) * self.settings.min_area_slack:
             return 0.0
         if zone.get("kind") in ZONE_KINDS_STRUCTURE or info.role in ("structure", "geological_map"):
             return 1.0
         if info.kind == "rgb":
-            return float(zone["score_mean"]) / self.colour_level
+            return float(zone["score_mean"]) / self.settings.colour_level
         if info.kind in ("vector", "categorical") or "bg_sigma" not in (info.stats or {}):
             return 1.0  # classed and vector evidence: present or not, no significance to measure
         return self._contrast(ws, zone) / self._clear_level(info)
@@ -427,7 +423,7 @@ class OfflineReasoner:
         if "ceiling" in stats:
             sign = -1.0 if info.favourable == "low" else 1.0
             reach = sign * (stats["ceiling"] - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
-            level = min(level, reach - 2 * CEILING_MARGIN)
+            level = min(level, reach - self.settings.ceiling_clear_margin)
         return max(level, 1e-6)
 
     # -- verifier ------------------------------------------------------------------------------------
@@ -438,10 +434,14 @@ class OfflineReasoner:
         rows = zones.to_dict("records")
         return [z for z in rows if z["geometry"] is not None and not z["geometry"].is_empty]
 
-    @staticmethod
-    def _reach(ws, metres: float) -> float:
-        """A ground distance in map units, never under two pixels of the analysis grid."""
-        return max(float(metres) * _per_metre(ws), 2 * max(abs(v) for v in ws.raster_set.grid.pixel_size))
+    def _reach(self, ws, metres: float) -> float:
+        """A ground distance in map units, never under `min_reach_px` pixels of the analysis grid."""
+        pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
+        return max(float(metres) * _per_metre(ws), self.settings.min_reach_px * pixel)
+
+    def _near_m(self, item: dict) -> float:
+        """An evidence item's reach in metres: its own `near_m`, else `default_near_m`."""
+        return item.get("near_m", self.settings.default_near_m)
 
     def _cores(self, ws) -> list[dict]:
         """Candidate core zones, strongest first, each with the item it stands for ("seed"): clear zones of the
@@ -513,13 +513,14 @@ class OfflineReasoner:
         if layer not in self._lifted:
             # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop),
             # or coloured over most of the unit where most of the scene is backdrop
-            level = (float(np.ma.median(spreads)) + self.colour_level if info.kind == "rgb"
+            level = (float(np.ma.median(spreads)) + self.settings.colour_level if info.kind == "rgb"
                      else lithology.LIFTED_SPREADS)
             lifted = set(lithology.lifted_units(codes, spreads, grid, level, intrusive))
             if info.kind == "rgb":
                 coloured = np.ma.masked_array(self._coloured[layer].astype("float64"), np.ma.getmaskarray(spreads))
-                if float(np.ma.median(coloured)) < 0.5:
-                    lifted |= set(lithology.lifted_units(codes, coloured, grid, 0.5, intrusive))
+                if float(np.ma.median(coloured)) < self.settings.coloured_scene_share:
+                    share = self.settings.coloured_unit_share
+                    lifted |= set(lithology.lifted_units(codes, coloured, grid, share, intrusive))
             self._lifted[layer] = sorted(lifted)
         lifted = self._lifted[layer]
         # a system on a raised unit stands clearly above the unit's own level
@@ -557,7 +558,7 @@ class OfflineReasoner:
                 # the core itself is this item's anomaly, over the first item's core as far as that was found
                 out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
                 continue
-            kind, near_m = item["kind"], item.get("near_m", 1000.0)
+            kind, near_m = item["kind"], self._near_m(item)
             if item["id"] in seeds:  # the core item around a partner's core
                 kind, near_m = "coincidence", seeds[core["seed"]].get("near_m", near_m)
             reach = self._reach(ws, near_m)
@@ -579,7 +580,7 @@ class OfflineReasoner:
                     gap = float(core["geometry"].distance(zone["geometry"]))
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
-                if gap <= reach * self.marginal_factor:
+                if gap <= reach * self.settings.marginal_factor:
                     near_layers.add(zone["layer"])
             if kind == "structure":
                 for measured_on, gap in self._feature_gaps(ws, core["geometry"], item["roles"]):
@@ -587,7 +588,7 @@ class OfflineReasoner:
                         best_gap, best_zone = gap, measured_on
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
-                    not best_gap <= reach * self.marginal_factor or self._looked_again(ws, item)):
+                    not best_gap <= reach * self.settings.marginal_factor or self._looked_again(ws, item)):
                 # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
                 # item around a partner's core may wrap it
                 shell = item["id"] == first["id"]  # around a partner's core, a zone just off it is its shell
@@ -599,7 +600,7 @@ class OfflineReasoner:
                 status = "missing"
             elif best_gap <= reach:
                 status = "supported"
-            elif best_gap <= reach * self.marginal_factor:
+            elif best_gap <= reach * self.settings.marginal_factor:
                 status = "marginal"
             else:
                 status = "missing"
@@ -635,7 +636,7 @@ class OfflineReasoner:
             return None
         grid = ws.raster_set.grid
         radius = quantised(place_radius_px(core["geometry"], grid))
-        bound = self.coincidence_alpha / (len(layers) * max(self._places, 1))
+        bound = self.settings.coincidence_alpha / (len(layers) * max(self._places, 1))
         scales = SHELL_SCALES if shell else SCALES
         for info in layers:
             self.progress.check()
@@ -668,7 +669,7 @@ class OfflineReasoner:
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
         by chance (plugin.engine.joint_places), else (no such place, or one that is lithology) the place where
         layers of three families the deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at
-        core radii of JOINT_RADII_M, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
+        core radii of `joint_radii_m`, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
         spreads) above its surroundings there. None when there is none, when it is lithology (`_lithological`),
         or when the model's core is no area with a critical partner (`_seed_items`); no three-family place when no
         layer can test the first item (the model's core is then untested, as without any zone core). Worked out
@@ -685,14 +686,14 @@ class OfflineReasoner:
         first, partner = items[0], items[1]
         grid = ws.raster_set.grid
         pixel = max(abs(v) for v in grid.pixel_size)
-        radii = sorted({quantised(max(m * _per_metre(ws) / pixel, MIN_RADIUS_PX)) for m in JOINT_RADII_M})
+        radii = sorted({quantised(max(m * _per_metre(ws) / pixel, MIN_RADIUS_PX)) for m in self.settings.joint_radii_m})
         cores = [i for i in self._evidence_layers(ws) if i.role in first["roles"] and self._measurable(i)]
         partners = [i for i in self._evidence_layers(ws) if i.role in partner["roles"] and self._measurable(i)]
         pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
                  if not seen_again(b.role, a.role)]
         testable = any(info.role in first["roles"] for info in self._evidence_layers(ws))
         triples = self._triple_groups(ws, first, radii) if testable else []
-        for groups, bound in ((pairs, self.joint_alpha), (triples, self.triple_alpha)):
+        for groups, bound in ((pairs, self.settings.joint_alpha), (triples, self.settings.triple_alpha)):
             if not groups:
                 continue
             maps = {}
@@ -840,12 +841,13 @@ class OfflineReasoner:
                 gaps.append((f"{info.name} (nearest of all its features)", float(frame.distance(geometry).min())))
         return gaps
 
-    @staticmethod
-    def _centre_gap(core, zone) -> float:
-        """How far a partner anomaly's centre lies beyond the core (0 when it overlaps a third of the smaller
-        of the two): centres hardly move when a threshold or the pixel size grows both outlines, while the
-        gap between outlines closes, so two anomalies kilometres apart never become neighbours that way."""
-        if core.intersects(zone) and core.intersection(zone).area >= min(core.area, zone.area) / 3:
+    def _centre_gap(self, core, zone) -> float:
+        """How far a partner anomaly's centre lies beyond the core (0 when it overlaps one part in
+        `centre_overlap_parts`, a third, of the smaller of the two): centres hardly move when a threshold or the
+        pixel size grows both outlines, while the gap between outlines closes, so two anomalies kilometres apart
+        never become neighbours that way."""
+        smaller = min(core.area, zone.area)
+        if core.intersects(zone) and core.intersection(zone).area >= smaller / self.settings.centre_overlap_parts:
             return 0.0
         radius = math.sqrt(core.area / math.pi)
         return max(0.0, float(core.centroid.distance(zone.centroid)) - radius)
@@ -855,7 +857,7 @@ class OfflineReasoner:
         that give a Yes on their own are kept (`_verified`): further systems of the scene."""
         zones = self._zones(ws)
         best, best_key = None, None
-        cores = self._cores(ws)[:8]
+        cores = self._cores(ws)[:self.settings.max_cores]
         self._places = len(cores)
         assessed = [(core, self._assess(ws, core, zones)) for core in cores]  # each checks for cancel
         self._verified = [(core, assessment) for core, assessment in assessed if _answers_yes(assessment)]
@@ -893,7 +895,7 @@ class OfflineReasoner:
         renderings = [info for info in self._evidence_layers(ws) if info.role in first["roles"]]
         if not renderings or any(info.kind != "rgb" for info in renderings):
             return None
-        reach = found.get("reach") or self._reach(ws, items[1].get("near_m", 1000.0))
+        reach = found.get("reach") or self._reach(ws, self._near_m(items[1]))
         around = polygon_cells([core["geometry"].buffer(reach)], ws.raster_set.grid, all_touched=True)
         for info in renderings:
             self._in_spreads(ws, info)
@@ -1065,7 +1067,7 @@ class OfflineReasoner:
             item = items.get(key, {})
             if found["status"] != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
                 continue
-            reach = found.get("reach") or self._reach(ws, item.get("near_m", 1000.0))  # as the item was judged
+            reach = found.get("reach") or self._reach(ws, self._near_m(item))  # as the item was judged
             partners += [(zones[z]["geometry"], reach) for z in found["zones"] if z in zones and z != core["zone_id"]]
         return system_outline(core["geometry"], partners)
 
@@ -1162,14 +1164,6 @@ class OfflineReasoner:
         params = dict(ws.deposit_model.get("localization", {}))
         params["area_type_weights"] = dict(params.get("area_type_weights", {}))
         return params
-
-
-CEILING_MARGIN = 0.05
-"""Spreads under a clipped rendering's end where its anomalies are cut."""
-
-JOINT_RADII_M = (250.0, 500.0, 1000.0)
-"""Core radii (ground metres) at which the core and partner layers are scanned for a place where both stand out:
-alteration cores of porphyry and epithermal systems span a few hundred metres to a couple of kilometres."""
 
 
 def _covering(ws, steps: list, budget: int) -> list:

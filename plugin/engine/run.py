@@ -334,9 +334,14 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
 
 
 def _backend_section(settings: BackendSettings, roles: Roles) -> dict:
+    """The back-end's public settings, each role's, and the decision thresholds of a reasoner that has them (the
+    offline reasoner's OfflineSettings, each with its reason and provenance)."""
     section = {"settings": settings.public()}
     for role in ("planner", "executor", "verifier"):
         section[role] = getattr(roles, role).public_settings()
+    thresholds = [row for reasoner in roles.distinct() for row in getattr(reasoner, "decision_settings", list)()]
+    if thresholds:
+        section["decision_settings"] = thresholds
     return section
 
 

@@ -1,0 +1,182 @@
+"""Every decision number of the offline reasoner (`models/offline.py`) in one frozen object, each with the reason
+for it and where its value came from (`REASONS`), so that the rules can be printed with their reasons (`described`)
+and an experiment changes one number in one place. The defaults are the values the reasoner was developed with."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+PROVENANCES = (
+    "deposit-model knowledge",
+    "a statistical convention",
+    "fitted on the second generator (scripts/worlds_b.py)",
+    "set by hand while developing on the first generator (scripts/synthetic_cases.py)",
+    "set by hand while developing on the second generator (scripts/worlds_b.py)",
+)
+"""The kinds of provenance; each provenance in `REASONS` starts with one, its details follow in brackets."""
+
+
+@dataclass(frozen=True)
+class OfflineSettings:
+    """The offline reasoner's decision numbers (reasons and provenance: `REASONS`; with their values: `described`)."""
+
+    # executor: where a marking step cuts its layer
+    anomaly_sigma: float = 4.0
+    colour_level: float = 0.2
+    geochem_percentile: float = 90.0
+    ceiling_margin: float = 0.05
+    smooth_px: float = 1.5
+    min_area_m2: float = 70_000.0
+    min_zone_px: int = 4
+    max_regions: int = 5
+    fault_buffer_m: float = 50.0
+    # executor: controller retries and zoomed looks
+    retry_sigma_step: float = 0.75
+    retry_level_step: float = 0.15
+    retry_level_cap: float = 0.9
+    retry_region_step: int = 1
+    refine_factor: float = 0.75
+    # observer and verifier: what counts as a clear zone
+    min_area_slack: float = 0.999
+    ceiling_clear_margin: float = 0.1
+    # verifier: reaches and candidate cores
+    default_near_m: float = 1000.0
+    min_reach_px: int = 2
+    marginal_factor: float = 2.0
+    centre_overlap_parts: int = 3
+    max_cores: int = 8
+    # verifier: measurement and scans at a place
+    coincidence_alpha: float = 0.05
+    joint_alpha: float = 0.005
+    triple_alpha: float = 0.001
+    joint_radii_m: tuple[float, ...] = (250.0, 500.0, 1000.0)
+    # verifier: a rendering that raises a map unit as a whole
+    coloured_scene_share: float = 0.5
+    coloured_unit_share: float = 0.5
+
+    def __post_init__(self):
+        """Each value of its field's own type (3 given for a float is 3.0), as the reasoner has always taken them."""
+        for field in fields(self):
+            kind, value = type(field.default), getattr(self, field.name)
+            if type(value) is not kind:
+                object.__setattr__(self, field.name, kind(value))
+
+    def described(self) -> list[dict]:
+        """[{"name", "value", "reason", "provenance"}] of every setting, in field order, as JSON holds them."""
+        out = []
+        for field in fields(self):
+            value = getattr(self, field.name)
+            reason, provenance = REASONS[field.name]
+            out.append({"name": field.name, "value": list(value) if isinstance(value, tuple) else value,
+                        "reason": reason, "provenance": provenance})
+        return out
+
+
+REASONS: dict[str, tuple[str, str]] = {
+    "anomaly_sigma": (
+        "An index anomaly is cut this many robust background spreads above its background's centre: only a clear "
+        "departure from the background counts.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (suite seed 1000; "
+        "58815b1)"),
+    "colour_level": (
+        "A rendering's colours count above this share of its colour bar, a zone at it is clear, and a map unit "
+        "coloured this much above the scene's typical level is raised as a whole.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1; its use for "
+        "raised units on worlds_b seeds, e56a549)"),
+    "geochem_percentile": (
+        "A classed layer or a geochemical survey with no fitted background is cut at its top decile: ordered "
+        "classes carry no spread to test against.",
+        "a statistical convention (the survey's top decile; b89aa1a)"),
+    "ceiling_margin": (
+        "On a clipped rendering (a display stretch's end) anomalies are cut this many background spreads under "
+        "where it stops, since a cut above it would mark nothing.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (seed 777; cd5691e)"),
+    "smooth_px": (
+        "Pixels of Gaussian smoothing before a marking step's threshold, so single noisy pixels make no zone.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "min_area_m2": (
+        "The smallest zone that counts, on the ground (a square about 265 m on a side).",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (0.2 % of a scene "
+        "until 81d3e5e; 40,000 m2 tried on worlds_b seeds 777 and 4242 and not kept, docs/worlds_b_log.md)"),
+    "min_zone_px": (
+        "The smallest zone that counts is never under this many pixels of the analysis grid: a speck on a coarse "
+        "grid is noise.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (81d3e5e)"),
+    "max_regions": (
+        "At most this many zones a marking step keeps, strongest first (the controller's default limit).",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "fault_buffer_m": (
+        "A mapped fault line becomes a corridor this many metres either side (at least a pixel wide).",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (0.4 % of the scene's "
+        "diagonal until 81d3e5e, then metres)"),
+    "retry_sigma_step": (
+        "Each controller retry of an index step raises its cut by this many spreads: fewer, stricter zones.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "retry_level_step": (
+        "Each controller retry of a rendering raises its colour level by this share of the bar.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "retry_level_cap": (
+        "A retry's colour level never passes this share of the bar, so some colour is left to mark.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "retry_region_step": (
+        "Each controller retry keeps this many fewer zones (never under one).",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "refine_factor": (
+        "A zoomed look cuts at this share of anomaly_sigma; that refinement level also makes a zone clear and is "
+        "the least height of each layer of a joint place.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "min_area_slack": (
+        "A zone measuring a hair under the smallest area still counts: its area comes from a pixel outline in "
+        "floating point.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "ceiling_clear_margin": (
+        "On a clipped rendering a zone is clear from this many spreads under where the rendering stops, a cut "
+        "margin under the cut: it cannot show more.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (twice ceiling_margin; "
+        "cd5691e)"),
+    "default_near_m": (
+        "The reach in metres of an evidence item whose deposit model gives it no near_m.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (81d3e5e; 25 of the "
+        "32 items of resources/knowledge/deposit_models.json give their own)"),
+    "min_reach_px": (
+        "A reach is never under this many pixels of the analysis grid: neighbours on a coarse grid still touch.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (81d3e5e)"),
+    "marginal_factor": (
+        "An item found within this many times its reach is marginal: a zoomed look is asked before it is called "
+        "missing.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "centre_overlap_parts": (
+        "A partner anomaly overlapping at least one part in this many of the smaller of it and the core lies at "
+        "the core.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (81d3e5e)"),
+    "max_cores": (
+        "At most this many candidate cores, strongest first, are assessed; each tried core shares "
+        "coincidence_alpha.",
+        "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "coincidence_alpha": (
+        "A layer measured at a core counts when rarer than this share of the scene's places, shared among the "
+        "layers and cores tried.",
+        "a statistical convention (the 5 % significance level, Bonferroni-shared; 92d2afe)"),
+    "joint_alpha": (
+        "A place where a core layer and a partner layer stand out together is a core when fewer than this many "
+        "such places are expected by chance.",
+        "fitted on the second generator (scripts/worlds_b.py) (diagnosis seeds 777 and 4242, fe0498c; 0.01 tried "
+        "and not kept, docs/worlds_b_log.md)"),
+    "triple_alpha": (
+        "A place where layers of three families stand out together is a core when fewer than this many such "
+        "places are expected by chance.",
+        "fitted on the second generator (scripts/worlds_b.py) (diagnosis seeds 9001 to 9006, 42ab4e4; 0.005 added "
+        "3 false Yes, docs/worlds_b_log.md)"),
+    "joint_radii_m": (
+        "Core radii in metres at which the joint scan looks for a place: alteration cores of porphyry and "
+        "epithermal systems span a few hundred metres to a couple of kilometres.",
+        "deposit-model knowledge (the size of porphyry and epithermal alteration cores; fe0498c)"),
+    "coloured_scene_share": (
+        "A rendering is mostly grey backdrop when under this share of the scene is coloured (its median cell is "
+        "backdrop).",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (case 1111-019; dd72bcb)"),
+    "coloured_unit_share": (
+        "On such a rendering, a map unit coloured over more than this share of its area is raised as a whole: "
+        "lithology, however low on its bar.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (case 1111-019; dd72bcb)"),
+}
+"""Setting name -> (why the reasoner uses it, where its value came from: one of PROVENANCES, then details)."""
