@@ -7,8 +7,9 @@ from pathlib import Path
 from qgis.core import QgsTask
 from qgis.PyQt.QtCore import pyqtSignal
 
-from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.errors import LodestarError
 from ..plugin.progress import Progress
+from .task import guarded
 
 FULL_SURFACE = "favourability_full.tif"
 """The file the surface is written to, in the run folder."""
@@ -36,21 +37,15 @@ class FullSurfaceTask(QgsTask):
         from ..plugin.vector_io import read_vector
 
         progress = Progress(on_progress=self.setProgress, on_log=self.logged.emit, is_cancelled=self.isCanceled)
-        try:
+
+        def work():
             zones = outputs_of(self.folder).get("zones")
             if zones is None:
                 raise LodestarError(f"The run folder {self.folder} has no zones file; run the analysis again.")
             write_run_surface(self.folder / "record.json", run_inputs(self.folder), read_vector(zones), self.path,
                               scheduler=self.scheduler, progress=progress)
-        except Cancelled:
-            return False
-        except LodestarError as exc:
-            self.error = str(exc)
-            return False
-        except Exception as exc:  # a bug must reach the user as a message, not kill QGIS
-            self.error = f"The full-resolution surface stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            return False
-        return True
+
+        return guarded(self, "The full-resolution surface", work)
 
     def finished(self, ok: bool) -> None:
         if ok:

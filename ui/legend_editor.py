@@ -23,12 +23,12 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..plugin.csv_table import write_csv
-from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.errors import LodestarError
 from ..plugin.progress import Progress
 from ..plugin.tools.map_legend import LegendOutputs, LegendReading, classify_map, read_map_legend
 from ..processing.layer_export import source_file
 from .settings_dialog import PluginSettings, slug
-from .task import start
+from .task import guarded, start
 
 HEADERS = ("Code", "Colour", "Name", "Share of map")
 COLOUR, NAME = 1, 2
@@ -50,20 +50,14 @@ class LegendTask(QgsTask):
 
     def run(self) -> bool:
         progress = Progress(on_progress=self.setProgress, is_cancelled=self.isCanceled)
-        try:
+
+        def work():
             if self.reading is None:
                 self.result = read_map_legend(self.image, self.outputs, progress=progress)
             else:
                 self.result = classify_map(self.reading, self.outputs, self.corrections, progress=progress)
-        except Cancelled:
-            return False
-        except LodestarError as exc:
-            self.error = str(exc)
-            return False
-        except Exception as exc:  # a bug must reach the user as a message, not kill QGIS
-            self.error = f"Reading the legend stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            return False
-        return True
+
+        return guarded(self, "Reading the legend", work)
 
     def finished(self, ok: bool) -> None:
         if ok and self.result is not None:

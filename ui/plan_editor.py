@@ -31,11 +31,12 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..plugin.engine.plan_rows import TRANSFORMS_OF_KIND, edited, plan_of_rows, plan_rows
-from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.errors import LodestarError
 from ..plugin.favourability.evidence import MEMBERSHIPS
 from ..plugin.favourability.overlay import METHOD_LABELS, METHODS
 from ..plugin.favourability.plan_file import read_plan, write_plan
 from ..plugin.progress import Progress
+from .task import guarded
 
 PAGE_TITLE = "Evidence plan (editable)"
 HEADERS = ("Layer", "Weight", "Transformation", "Membership", "Midpoint", "Spread", "Favourable units")
@@ -60,18 +61,11 @@ class ReplanTask(QgsTask):
     def run(self) -> bool:
         from ..plugin.engine.replan import replan
 
-        try:
+        def work():
             self.result = replan(self.record, self.plan, self.folder,
                                  Progress(on_progress=self.setProgress, is_cancelled=self.isCanceled))
-        except Cancelled:
-            return False
-        except LodestarError as exc:
-            self.error = str(exc)
-            return False
-        except Exception as exc:  # a bug must reach the user as a message, not kill QGIS
-            self.error = f"Re-run with this plan stopped on an unexpected error: {type(exc).__name__}: {exc}"
-            return False
-        return True
+
+        return guarded(self, "Re-run with this plan", work)
 
     def finished(self, ok: bool) -> None:
         if ok and self.result is not None:

@@ -115,6 +115,22 @@ class AnalysisTask(QgsTask):
             self.failed.emit(self.error or "The analysis stopped without a result.")
 
 
+def guarded(task: QgsTask, what: str, work) -> bool:
+    """A QgsTask's run(): `work()` done (True), or False with `task.error` saying why (nothing when cancelled);
+    `what` names the work in the message of an unexpected error."""
+    try:
+        work()
+    except Cancelled:
+        return False
+    except LodestarError as exc:
+        task.error = str(exc)
+        return False
+    except Exception as exc:  # a bug must reach the user as a message, not kill QGIS
+        task.error = f"{what} stopped on an unexpected error: {type(exc).__name__}: {exc}"
+        return False
+    return True
+
+
 def is_done(task: QgsTask) -> bool:
     """Whether the task has ended (a task already deleted by the task manager has ended too)."""
     try:
