@@ -156,6 +156,11 @@ def _roles() -> list[str]:
 
 
 def main(out=MODEL_FILE) -> Path:
+    return write_model_file(build_model, out)
+
+
+def write_model_file(build, out) -> Path:
+    """Start a headless QGIS with Lodestar's provider registered, write the model `build()` makes to `out`."""
     from qgis.core import QgsApplication
 
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -172,7 +177,7 @@ def main(out=MODEL_FILE) -> Path:
         # as the Model Designer does.
         provider = LodestarProvider()
         QgsApplication.processingRegistry().addProvider(provider)
-        model = build_model()
+        model = build()
         out = Path(out)
         out.parent.mkdir(parents=True, exist_ok=True)
         if not model.toFile(str(out)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from make_prospectivity_model import _mandatory_defaults
+from make_prospectivity_model import _mandatory_defaults, write_model_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL_FILE = ROOT / "resources" / "models" / "prospectivity_steps.model3"
@@ -116,30 +116,7 @@ def build_model():
 
 
 def main(out=MODEL_FILE) -> Path:
-    import os
-
-    from qgis.core import QgsApplication
-
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    app = QgsApplication([], False)
-    app.initQgis()
-    try:
-        sys.path.insert(0, str(ROOT / "build" / "testpkg"))
-        sys.path.insert(0, str(ROOT / "tests"))
-        import conftest  # noqa: F401  (links the checkout as the `lodestar` package)
-
-        from lodestar.processing.provider import LodestarProvider
-
-        provider = LodestarProvider()  # kept referenced while the model is built
-        QgsApplication.processingRegistry().addProvider(provider)
-        model = build_model()
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        if not model.toFile(str(out)):
-            raise SystemExit(f"Could not write {out}")
-        return out
-    finally:
-        app.exitQgis()
+    return write_model_file(build_model, out)
 
 
 if __name__ == "__main__":
