@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .labels import humanize, number, role_label, tool_label, words
+from .labels import humanize, number, role_label, tool_label, weighed_at, words
 
 GOOD, BAD, WARN, NEUTRAL, PLAIN = "good", "bad", "warn", "neutral", ""
 TOP, STEP, UNDER, SUFFIX = "top", "step", "under", "suffix"
@@ -164,6 +164,9 @@ def _verdict(event: dict) -> list[Entry]:
             for group in ("critical", "secondary") for name, ok in (verdict.get(group) or {}).items()]
     rows += [(f"feedback to step {step}", humanize(text, terms))
              for step, text in (verdict.get("feedback") or {}).items()]
+    weighed = weighed_at(verdict)
+    if weighed:
+        rows.insert(0, ("weighed at", weighed))
     return [Entry(f"Round {round_no} verdict: {'valid' if valid else 'not valid'}; candidate answer "
                   f"{verdict.get('answer') or '-'}", tip=humanize(verdict.get("rationale", ""), terms),
                   tone=GOOD if valid else WARN,

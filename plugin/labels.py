@@ -165,3 +165,11 @@ def usage_rows(usage: dict) -> tuple[list, str]:
         rows.append([str(role), str(int(figures.get("calls", 0) or 0)), number(tokens, 9),
                      f"{float(figures.get('seconds', 0.0) or 0.0):.1f}"])
     return rows, ""
+
+
+def weighed_at(verdict: dict) -> str:
+    """Where a verdict weighed its answer and how that place was found, in words ("" when it names neither)."""
+    place, route = verdict.get("place") or "", verdict.get("route") or ""
+    if place and route:
+        return f"{place} (found as: {route})"
+    return place or (f"found as: {route}" if route else "")

@@ -4,7 +4,7 @@ The loop (`plugin/engine/loop.py`) runs seed 000's Algorithms 1 and 2 and asks a
 decision. Each model role may be answered by a different back-end (`Roles`): the planner writes the
 plan, the executor proposes one tool call per turn and judges each tool result, the verifier judges
 the whole chain. Back-ends live in models/ and implement this contract; the core never imports them
-but through `models.build_reasoners`, loaded lazily by `plugin/engine/run.py`: `models/offline.py`
+but through `models.build_reasoners`, loaded lazily by `plugin/engine/run.py`: `models/offline/`
 (rule-based, no network, the default), `models/openai_reasoner.py` (any OpenAI-compatible server) and
 `models/replay.py` (the decisions of a run record, no model calls). Question forms (the choices and
 which one is positive) are `plugin/engine/questions.py`.
@@ -248,8 +248,11 @@ class Verdict(_Record):
     # the core the answer rests on: {"label", "wkt" (analysis CRS) or "zone"}; optionally "others" (WKT of further
     # systems verified on their own, drawn as targets after it) and "others_label"
     core: dict = field(default_factory=dict)
+    place: str = ""  # the place the answer was weighed at, in words ("" when the back-end names none)
+    route: str = ""  # how that place was found (the offline reasoner: one of its ROUTES; "" when not named)
 
     def __post_init__(self):
+        self.place, self.route = str(self.place or ""), str(self.route or "")
         self.feedback = {int(k): str(v) for k, v in dict(self.feedback).items()}
         self.core = {str(k): str(v) for k, v in dict(self.core or {}).items() if v is not None}
         self.valid = bool(self.valid)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import geopandas as gpd
@@ -385,23 +385,19 @@ def _checked_verdict(verdict: Verdict, ws: Workspace) -> Verdict:
     failed cannot be verified; evidence claimed as supported needs zones marked in the chain.
     """
     if verdict.answer is not None and verdict.answer not in ws.choices:
-        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
-                       f"{verdict.rationale} (answer {verdict.answer!r} is not one of {sorted(ws.choices)})",
-                       verdict.missing)
+        return replace(verdict, valid=False, answer=None, core={}, rationale=f"{verdict.rationale} (answer "
+                       f"{verdict.answer!r} is not one of {sorted(ws.choices)})")
     if ws.chain and all(node.observation.error for node in ws.chain):
-        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
-                       f"{verdict.rationale} (rejected: every step of the chain failed, so nothing in it can "
-                       "support an answer)", verdict.missing)
+        return replace(verdict, valid=False, answer=None, core={}, rationale=f"{verdict.rationale} (rejected: every "
+                       "step of the chain failed, so nothing in it can support an answer)")
     if any(verdict.critical.values()) and not len(ws.zones):
-        return Verdict(False, None, verdict.feedback, verdict.critical, verdict.secondary,
-                       f"{verdict.rationale} (rejected: evidence is claimed as supported but the chain marked "
-                       "no zone)", verdict.missing)
+        return replace(verdict, valid=False, answer=None, core={}, rationale=f"{verdict.rationale} (rejected: "
+                       "evidence is claimed as supported but the chain marked no zone)")
     untested = _untested(verdict, ws)
     if untested:
         roles = sorted({role for item in untested for role in item["roles"]})
-        return Verdict(verdict.valid, None, verdict.feedback, verdict.critical, verdict.secondary,
-                       f"{verdict.rationale} (not an answer: it rests on "
-                       f"{', '.join(item['id'] for item in untested)}, which no layer could test)", roles)
+        return replace(verdict, answer=None, core={}, missing=roles, rationale=f"{verdict.rationale} (not an "
+                       f"answer: it rests on {', '.join(item['id'] for item in untested)}, which no layer could test)")
     return verdict
 
 

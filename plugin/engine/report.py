@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..files import write_text_atomic
-from ..labels import tool_label
+from ..labels import tool_label, weighed_at
 from .contract import FAILED, INSUFFICIENT
 from .report_appendix import (
     backend_section,
@@ -117,6 +117,9 @@ def _verdicts(record: dict) -> str:
         flag = "valid" if verdict["valid"] else "invalid"
         answer = verdict.get("answer") or ("none: " + INSUFFICIENT.lower() if verdict.get("missing") else "none")
         parts.append(f"<h3>Round {e(entry['round'])}: {flag}, candidate answer {e(answer)}</h3>")
+        weighed = weighed_at(verdict)
+        if weighed:
+            parts.append(f"<p><b>Weighed at</b> {e(humanize(weighed, terms))}.</p>")
         parts.append(f"<p>{e(humanize(verdict.get('rationale'), terms))}</p>")
         rows = [[words(k), "critical", "supported" if v else "not supported"]
                 for k, v in verdict.get("critical", {}).items()]

@@ -50,6 +50,12 @@ def test_verdicts_votes_skips_and_localization():
     assert verdict.rows == [("critical evidence", "alteration: supported"), ("secondary evidence", "faults: missing"),
                             ("feedback to step 2", "redo with the fault buffer")]
     assert status_line(VERDICT) == "Round 1: the verifier finds the chain not valid."
+    # a verdict that names its place and route says them first (the offline reasoner's always do)
+    placed = {**VERDICT, "verdict": {**VERDICT["verdict"], "place": "s1:aloh:1 (center), a clear zone",
+                                     "route": "zone core"}}
+    assert describe(placed)[0].rows[0] == ("weighed at", "s1:aloh:1 (center), a clear zone (found as: zone core)")
+    routed = {**VERDICT, "verdict": {**VERDICT["verdict"], "route": "no core"}}
+    assert describe(routed)[0].rows[0] == ("weighed at", "found as: no core")
     failed = describe({"kind": "verdict", "round": 2, "verdict": None, "error": "no JSON"})[0]
     assert (failed.text, failed.tone) == ("Round 2 verdict: no verdict (no JSON)", BAD)
     assert describe({"kind": "vote", "counts": {"A": 2, "B": 1}, "answer": "A"})[0].text == \

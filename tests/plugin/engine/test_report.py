@@ -282,6 +282,12 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     assert tools[0] == "colour / anomaly regions" and "spatial relations" in tools and "color_regions" not in tools
     assert len(tools) == len(record["chain"]) and "<td>all layers (the zones of every step so far)</td>" in reasoning
     assert "Porphyry Cu-Mo-Au" in reasoning
+    # every verdict names the place it weighed and how it was found, and the verification says them in words
+    verdicts = [r["verdict"] for r in record["rounds"] if r.get("verdict")]
+    assert verdicts and all(v["route"] == "zone core" and v["place"] for v in verdicts)
+    said = [_text(p) for p in re.findall(r"<p><b>Weighed at</b>(.*?)</p>", reasoning)]
+    assert len(said) == len(verdicts) and all("(found as: zone core)" in p for p in said)
+    assert said[-1].startswith(verdicts[-1]["place"].split(" ")[0])
     assert reasoning.count("Supports the answer: ") == len(record["chain"])
     assert reasoning.count("the chain can conclude here") == sum(
         n["observation"]["global_inference"] == "end" for n in record["chain"]) >= 1

@@ -6,23 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..favourability.transforms import matched_units
-from ..zones import polygon_cells
-from .background import robust_spread
+from ...plugin.engine.background import robust_spread
+from ...plugin.favourability.transforms import matched_units
+from ...plugin.zones import polygon_cells
+from .settings import DEFAULT, OfflineSettings
 
-FILLED_SHARE = 0.5
-"""A unit is filled by a layer's anomalies when at least this share of its area is anomalous."""
-UNIT_MIN_M2 = 1_000_000.0
-"""Units smaller than this (a stock under a system) are never called lithological controls."""
-INSIDE_SHARE = 0.5
-"""An anomaly with at least this share of its cells in filled units follows lithology."""
-LIFTED_SPREADS = 2.0
-"""A unit whose median stands this many background spreads high on a layer is raised as a whole by it."""
-RISE_SPREADS = 2.0
-"""An anomaly standing this many of its unit's own spreads above the unit's level is more than the unit's rise."""
-LIFTED_UNIT_MIN_M2 = 10_000_000.0
-"""Units smaller than this are never called raised as a whole: an alteration core with its stock spans a few
-square kilometres at most, and lifts a small intrusive unit that it fills."""
 INTRUSIVE_WORDS = ("granitoid", "intermediate intrusive", "mafic intrusive", "intrusive", "intrusion", "stock",
                    "pluton", "dyke", "dike")
 """Words naming intrusive rocks; the first three are groups of resources/knowledge/lithology_synonyms.json and
@@ -35,10 +23,11 @@ def intrusive_units(units: dict) -> set[int]:
     return set(matched_units(units, INTRUSIVE_WORDS))
 
 
-def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=()) -> list[int]:
+def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=(),
+                 settings: OfflineSettings = DEFAULT) -> list[int]:
     """Codes of the units of a categorical map (on `grid`) that `polygons` (one layer's anomalies over the whole
-    scene) cover for at least FILLED_SHARE of their area; units under UNIT_MIN_M2 and codes in `skip` (intrusive
-    units) are left out."""
+    scene) cover for at least `filled_share` of their area; units under `filled_unit_min_m2` and codes in `skip`
+    (intrusive units) are left out."""
     if not polygons:
         return []
     covered = polygon_cells(polygons, grid)
@@ -49,17 +38,18 @@ def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=()) -> lis
         if int(code) in skip:
             continue
         unit = valid & (data == code)
-        if unit.sum() * grid.pixel_area >= UNIT_MIN_M2 and covered[unit].mean() >= FILLED_SHARE:
+        big = unit.sum() * grid.pixel_area >= settings.filled_unit_min_m2
+        if big and covered[unit].mean() >= settings.filled_share:
             filled.append(int(code))
     return filled
 
 
-def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float = LIFTED_SPREADS,
-                 skip=()) -> list[int]:
+def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float, skip=(),
+                 settings: OfflineSettings = DEFAULT) -> list[int]:
     """Codes of the units of a categorical map (on `grid`) over which a layer (`spreads`: in background spreads,
     favourable side up; a rendering: its colour level, 0 on the backdrop) stands above `level` at the median: the
     layer is high over the unit as a whole, whether or not its zones were marked there. Units under
-    LIFTED_UNIT_MIN_M2 and codes in `skip` (intrusive units) are left out."""
+    `lifted_unit_min_m2` and codes in `skip` (intrusive units) are left out."""
     values = np.ma.getdata(spreads)
     valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
     data = np.ma.filled(codes, 0)
@@ -68,19 +58,21 @@ def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, lev
         if int(code) in skip:
             continue
         unit = valid & (data == code)
-        if unit.sum() * grid.pixel_area >= LIFTED_UNIT_MIN_M2 and float(np.median(values[unit])) > level:
+        big = unit.sum() * grid.pixel_area >= settings.lifted_unit_min_m2
+        if big and float(np.median(values[unit])) > level:
             lifted.append(int(code))
     return lifted
 
 
-def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid) -> bool:
-    """Whether at least INSIDE_SHARE of a polygon's cells lie in the given (filled) units."""
+def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid,
+                  settings: OfflineSettings = DEFAULT) -> bool:
+    """Whether at least `inside_share` of a polygon's cells lie in the given (filled) units."""
     if not units:
         return False
     cells = polygon_cells([polygon], grid)
     if not cells.any():
         return False
-    return float(np.isin(np.ma.filled(codes, 0)[cells], units).mean()) >= INSIDE_SHARE
+    return float(np.isin(np.ma.filled(codes, 0)[cells], units).mean()) >= settings.inside_share
 
 
 def rise_above_units(polygon, codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, units: list, grid) -> float:

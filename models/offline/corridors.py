@@ -12,22 +12,20 @@ from affine import Affine
 from rasterio.features import geometry_mask
 from scipy import ndimage
 
-CORRIDOR_PERCENTILE = 85.0
-"""A structure raster's favourable share: its cells at or above the 85th percentile of its evidence (the cut its step
-marks zones at): the most favourable 15 %, more where values tie at the cut (distance classes)."""
 
-
-def corridor_distance(values: np.ma.MaskedArray, favourable: str, pixel_size: tuple) -> np.ndarray:
-    """Map units from each cell's centre to the nearest cell of the layer's favourable share (0 inside it); an
-    array of inf when the layer has no valid cell or no cell stands above the rest (a constant layer)."""
+def corridor_distance(values: np.ma.MaskedArray, favourable: str, pixel_size: tuple,
+                      percentile: float) -> np.ndarray:
+    """Map units from each cell's centre to the nearest cell of the layer's favourable share, its cells at or above
+    `percentile` of its evidence (0 inside it); an array of inf when the layer has no valid cell or no cell stands
+    above the rest (a constant layer)."""
     data = np.ma.getdata(values).astype("float64")
     valid = ~np.ma.getmaskarray(values) & np.isfinite(data)
     if not valid.any():
         return np.full(values.shape, np.inf)
     evidence = -data if favourable == "low" else data
-    cut = float(np.percentile(evidence[valid], CORRIDOR_PERCENTILE))
-    # a cut on the lowest value (a 0 / 1 fault mask with faults on under 15 % of it) would take in every cell: keep
-    # what exceeds it, as the step does
+    cut = float(np.percentile(evidence[valid], percentile))
+    # a cut on the lowest value (a 0 / 1 fault mask with faults on under the top share of it) would take in every
+    # cell: keep what exceeds it, as the step does
     corridor = valid & ((evidence > cut) if cut <= float(evidence[valid].min()) else (evidence >= cut))
     if not corridor.any():
         return np.full(values.shape, np.inf)

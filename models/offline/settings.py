@@ -1,4 +1,4 @@
-"""Every decision number of the offline reasoner (`models/offline.py`) in one frozen object, each with the reason
+"""Every decision number of the offline reasoner (`models/offline/`) in one frozen object, each with the reason
 for it and where its value came from (`REASONS`), so that the rules can be printed with their reasons (`described`)
 and an experiment changes one number in one place. The defaults are the values the reasoner was developed with."""
 from __future__ import annotations
@@ -49,7 +49,22 @@ class OfflineSettings:
     joint_alpha: float = 0.005
     triple_alpha: float = 0.001
     joint_radii_m: tuple[float, ...] = (250.0, 500.0, 1000.0)
-    # verifier: a rendering that raises a map unit as a whole
+    # verifier: the measure of a layer at a place (coincidence.py, joint_places.py)
+    contrast_scales: tuple[float, ...] = (0.5, 1.0, 2.0)
+    ring_outer: float = 2.0
+    partner_slack: float = 0.5
+    min_radius_px: float = 1.5
+    max_radius_parts: float = 6.0
+    min_cover: float = 0.5
+    # verifier: fault corridors on a structure raster (corridors.py)
+    corridor_percentile: float = 85.0
+    # verifier: a map unit raised as a whole (lithology.py)
+    filled_share: float = 0.5
+    filled_unit_min_m2: float = 1_000_000.0
+    inside_share: float = 0.5
+    lifted_spreads: float = 2.0
+    lifted_unit_min_m2: float = 10_000_000.0
+    rise_spreads: float = 2.0
     coloured_scene_share: float = 0.5
     coloured_unit_share: float = 0.5
 
@@ -170,6 +185,53 @@ REASONS: dict[str, tuple[str, str]] = {
         "Core radii in metres at which the joint scan looks for a place: alteration cores of porphyry and "
         "epithermal systems span a few hundred metres to a couple of kilometres.",
         "deposit-model knowledge (the size of porphyry and epithermal alteration cores; fe0498c)"),
+    "contrast_scales": (
+        "Disc radii, in multiples of a place's radius, at which a layer's contrast with its surroundings is "
+        "measured: a partner anomaly may be smaller or larger than the place it coincides with.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "ring_outer": (
+        "The ring a disc is compared with reaches this many of the disc's radii (its surroundings); pixels nearer "
+        "the scene's edge than that are not scanned.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "partner_slack": (
+        "A partner's centre may lie this many of the place's radii from it: offsets between the zones of one "
+        "system (faults, zoning, an outline's wobble).",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (half a radius, was a whole "
+        "one; da90ba5)"),
+    "min_radius_px": (
+        "The smallest disc radius measured, in pixels: a disc of one pixel measures noise.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "max_radius_parts": (
+        "A disc's radius is at most the scene's shorter side divided by this: its ring must fit the scene with "
+        "surroundings to spare.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "min_cover": (
+        "A disc or ring with less than this share of valid cells measures nothing there.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "corridor_percentile": (
+        "A structure raster's favourable share is its cells at or above this percentile (the cut its step marks "
+        "zones at); a core's fault control is its distance to the nearest of them.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (625af56)"),
+    "filled_share": (
+        "A map unit is filled by a layer's anomalies when at least this share of its area is anomalous.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (7a03afc)"),
+    "filled_unit_min_m2": (
+        "Units smaller than this (a stock under a system) are never called filled: the system fills them.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (7a03afc)"),
+    "inside_share": (
+        "An anomaly with at least this share of its cells in filled or raised units follows lithology.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (7a03afc)"),
+    "lifted_spreads": (
+        "A unit over which a layer's median stands this many background spreads high is raised as a whole.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (cc32d96)"),
+    "lifted_unit_min_m2": (
+        "Units smaller than this are never called raised as a whole: an alteration core with its stock spans a "
+        "few square kilometres at most.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (cc32d96)"),
+    "rise_spreads": (
+        "An anomaly standing this many of its unit's own spreads above the unit's level is more than the unit's "
+        "rise: a system on a raised unit.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (e56a549)"),
     "coloured_scene_share": (
         "A rendering is mostly grey backdrop when under this share of the scene is coloured (its median cell is "
         "backdrop).",
@@ -180,3 +242,7 @@ REASONS: dict[str, tuple[str, str]] = {
         "set by hand while developing on the second generator (scripts/worlds_b.py) (case 1111-019; dd72bcb)"),
 }
 """Setting name -> (why the reasoner uses it, where its value came from: one of PROVENANCES, then details)."""
+
+
+DEFAULT = OfflineSettings()
+"""The settings the reasoner was developed with (the helpers' default)."""

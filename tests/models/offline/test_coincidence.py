@@ -10,16 +10,12 @@ from scipy import ndimage
 from shapely.geometry import Point
 from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.engine.coincidence import (
-    SCALES,
-    SHELL_SCALES,
-    contrast_map,
-    place_radius_px,
-    quantised,
-    significance,
-)
+from lodestar.models.offline.coincidence import contrast_map, place_radius_px, quantised, significance
+from lodestar.models.offline.settings import DEFAULT
 from lodestar.plugin.raster_io import RasterGrid
 
+SCALES = DEFAULT.contrast_scales
+SHELL_SCALES = SCALES + (4.0,)  # the porphyry's phyllic item: a shell of four radii (deposit_models.json)
 GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 400, 400, CRS.from_epsg(32612))
 CENTRE = (503_600.0, 6_996_400.0)  # pixel (120, 120)
 PLACE = Point(*CENTRE).buffer(240.0)  # an 8-pixel radius core

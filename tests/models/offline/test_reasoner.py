@@ -521,19 +521,21 @@ def test_offline_contrast_of_a_favourable_low_layer():
     the median lies 0 sigma from it (it was read as 12 and 20: the median's sign was left out)."""
     from types import SimpleNamespace
 
-    from lodestar.models.offline import OfflineReasoner
+    from lodestar.models.offline import OfflineSettings
+    from lodestar.models.offline.scene import Scene
+    from lodestar.plugin.progress import SILENT
 
     info = SimpleNamespace(kind="index", favourable="low", stats={"model": "normal", "bg_centre": 10.0,
                                                                   "bg_sigma": 1.0})
     ws = SimpleNamespace(layer=lambda name: info)
-    reasoner = OfflineReasoner()
-    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -2.0}) == pytest.approx(8.0)
-    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
+    scene = Scene(ws, OfflineSettings(), SILENT)
+    assert scene.contrast({"layer": "mag", "score_mean": -2.0}) == pytest.approx(8.0)
+    assert scene.contrast({"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
     # a lognormal background is measured in log units: e^3 on a background centred at log 1 with spread 0.5 is 4 sigma
     info.favourable = "high"
-    assert reasoner._contrast(ws, {"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
+    assert scene.contrast({"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
     info.stats = {"model": "lognormal", "bg_centre": 1.0, "bg_sigma": 0.5}
-    assert reasoner._contrast(ws, {"layer": "as", "score_mean": float(np.exp(3.0))}) == pytest.approx(4.0)
+    assert scene.contrast({"layer": "as", "score_mean": float(np.exp(3.0))}) == pytest.approx(4.0)
 
 
 def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, tmp_path):
@@ -767,7 +769,8 @@ def test_a_marginal_partner_is_measured_over_the_core_once_its_zoomed_look_has_n
     assert "zoned_alteration [critical]: marginal" in settled.rationale
 
 
-def test_a_phyllic_zone_just_off_a_partner_s_core_is_its_shell_and_its_layer_is_still_measured_there(tmp_path):
+def test_a_phyllic_zone_just_off_a_partner_s_core_is_its_shell_and_its_layer_is_still_measured_there(tmp_path,
+                                                                                                  monkeypatch):
     """Around a silica core, an AlOH zone just off it (marginal after its zoomed look) is the phyllic shell
     wrapping the centre: unlike a partner's flank, the AlOH layer is still measured at the core, at the shell
     scale."""
@@ -790,6 +793,18 @@ def test_a_phyllic_zone_just_off_a_partner_s_core_is_its_shell_and_its_layer_is_
     assert settled.answer == "A" and settled.critical == {"phyllic_core": True, "zoned_alteration": True}
     assert "Core: s2:silica:1" in settled.rationale
     assert "phyllic_core [critical]: supported, by aloh (measured at the core" in settled.rationale
+    # the shell's reach is the deposit model's (its phyllic item's shell_scale, 4 radii), not the measure's
+    from lodestar.models.offline import cores
+
+    measured_at = []
+    monkeypatch.setattr(cores, "significance", lambda *args: measured_at.append(args[4]))
+    OfflineReasoner(joint_alpha=0.0).verify(ws, ws.chain)
+    assert ws.deposit_model["evidence"][0]["shell_scale"] == 4 and measured_at[0] == (0.5, 1.0, 2.0, 4.0)
+    ws.knowledge[0] = dict(ws.deposit_model, evidence=[{k: v for k, v in item.items() if k != "shell_scale"}
+                                                       for item in ws.deposit_model["evidence"]])
+    measured_at.clear()
+    OfflineReasoner(joint_alpha=0.0).verify(ws, ws.chain)
+    assert measured_at[0] == (0.5, 1.0, 2.0)
 
 
 def test_a_copper_soil_anomaly_over_the_core_is_zoned_evidence_but_never_a_core_itself(tmp_path):
@@ -967,6 +982,8 @@ def test_a_clear_partner_anomaly_is_weighed_as_a_core_and_the_first_item_measure
     verdict = OfflineReasoner().verify(ws, ws.chain)
     assert verdict.rationale.startswith("Core: s2:silica:1")
     assert verdict.critical == {"phyllic_core": True, "zoned_alteration": True} and verdict.answer == "A"
+    assert verdict.route == "zone core"
+    assert verdict.place.startswith("s2:silica:1 (top-left), a clear zone of zoned alteration on silica, ")
     assert "phyllic_core [critical]: supported, by aloh (measured at the core" in verdict.rationale
 
 
@@ -995,17 +1012,24 @@ def test_weak_anomalies_of_core_and_partner_at_one_place_make_a_core_where_no_zo
     assert not together.valid and set(together.feedback) == {1, 2}
     assert together.core["label"] == "place where aloh and silica stand out together"
     assert core_outline(together.core).area > 0
+    assert together.route == "joint place"
+    assert re.fullmatch(r"the place where aloh and silica stand out together \(center\), chance count "
+                        r"[0-9.e-]+ \(bound 0\.005\)", together.place)
     apart = verdict((330, 330), tmp_path / "apart")
     assert apart.answer == "B" and "place where" not in apart.rationale and apart.core == {}
+    assert (apart.route, apart.place) == ("no core", "")
 
 
-def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zoomed_look_settles_it():
+def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zoomed_look_settles_it(monkeypatch):
     """Among cores, a marginal critical item counts as support while steps that can take a zoomed look at it have
     not had one (so a well-supported system is not passed over for a chance one), but a core already supported
     beats one that only may be; once looked at, or when no step can look again, it is short of support."""
     from types import SimpleNamespace
 
-    from lodestar.models.offline import OfflineReasoner
+    from lodestar.models.offline import OfflineSettings, looks
+    from lodestar.models.offline.cores import CoreSearch
+    from lodestar.models.offline.scene import Scene
+    from lodestar.plugin.progress import SILENT
 
     def assessment(coincidence: str, secondary: int) -> dict:
         out = {"core": {"level": "critical", "status": "supported"},
@@ -1013,21 +1037,22 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
         out.update({f"s{i}": {"level": "secondary", "status": "supported"} for i in range(secondary)})
         return out
 
-    reasoner, ws = OfflineReasoner(), SimpleNamespace(chain=[], last_round=False)
-    reasoner._refined = lambda chain, items, ws: False
-    reasoner._steps_for = lambda chain, items, ws: [2]  # a colour step that can look again
+    ws = SimpleNamespace(chain=[], last_round=False)
+    search = CoreSearch(Scene(ws, OfflineSettings(), SILENT))
+    monkeypatch.setattr(looks, "refined", lambda chain, items, ws: False)
+    monkeypatch.setattr(looks, "steps_for", lambda chain, items, ws: [2])  # a colour step that can look again
     pending_rich, certain_poor = assessment("marginal", 3), assessment("supported", 1)
-    assert reasoner._score(ws, pending_rich) > reasoner._score(ws, certain_poor)
-    assert reasoner._score(ws, assessment("supported", 3)) > reasoner._score(ws, pending_rich)
-    reasoner._refined = lambda chain, items, ws: True
-    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
-    assert reasoner._score(ws, pending_rich) > reasoner._score(ws, assessment("missing", 3))
-    reasoner._refined = lambda chain, items, ws: False
-    reasoner._steps_for = lambda chain, items, ws: []  # e.g. a fault layer: no zoomed look can settle it
-    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
-    reasoner._steps_for = lambda chain, items, ws: [2]
+    assert search._score(pending_rich) > search._score(certain_poor)
+    assert search._score(assessment("supported", 3)) > search._score(pending_rich)
+    monkeypatch.setattr(looks, "refined", lambda chain, items, ws: True)
+    assert search._score(pending_rich) < search._score(certain_poor)
+    assert search._score(pending_rich) > search._score(assessment("missing", 3))
+    monkeypatch.setattr(looks, "refined", lambda chain, items, ws: False)
+    monkeypatch.setattr(looks, "steps_for", lambda chain, items, ws: [])  # a fault layer: no look can settle it
+    assert search._score(pending_rich) < search._score(certain_poor)
+    monkeypatch.setattr(looks, "steps_for", lambda chain, items, ws: [2])
     ws.last_round = True  # the last verdict (max_rounds reached): no look can follow
-    assert reasoner._score(ws, pending_rich) < reasoner._score(ws, certain_poor)
+    assert search._score(pending_rich) < search._score(certain_poor)
 
 
 def _small_scene_verdict(folder, specs):

@@ -1,4 +1,4 @@
-"""Alteration that fills a map unit is lithology, not a zoned system (plugin.engine.lithology and the offline
+"""Alteration that fills a map unit is lithology, not a zoned system (models/offline/lithology.py and the offline
 verifier's use of it)."""
 from __future__ import annotations
 
@@ -9,13 +9,14 @@ from pyproj import CRS
 from shapely.geometry import Point, box
 from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.engine.lithology import (
+from lodestar.models.offline.lithology import (
     filled_units,
     follows_units,
     intrusive_units,
     lifted_units,
     rise_above_units,
 )
+from lodestar.models.offline.settings import DEFAULT
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
@@ -53,10 +54,10 @@ def test_a_unit_a_layer_stands_high_over_as_a_whole_is_lifted_and_a_system_in_on
     rows, cols = np.mgrid[0:100, 0:200]
     system = np.hypot(rows - 50, cols - 75) < 15
     spreads = np.ma.masked_array(noise + 4.5 * (codes.data == 2) + 4.5 * (codes.data == 3) + 4.5 * system)
-    assert lifted_units(codes, spreads, grid) == [2]
+    assert lifted_units(codes, spreads, grid, DEFAULT.lifted_spreads) == [2]
     colour = np.ma.masked_array(np.where(codes.data == 2, 0.6, 0.0))
     assert lifted_units(codes, colour, grid, level=0.0) == [2]
-    assert lifted_units(codes, np.ma.masked_array(noise), grid) == []
+    assert lifted_units(codes, np.ma.masked_array(noise), grid, DEFAULT.lifted_spreads) == []
 
 
 def test_a_system_on_a_raised_unit_stands_clearly_above_the_units_own_level():
@@ -114,8 +115,8 @@ def test_an_intrusive_unit_is_never_filled_or_lifted():
     assert filled_units(codes, [right_half], GRID, skip={2}) == []
     grid = RasterGrid(Affine(60.0, 0, 500_000.0, 0, -60.0, 4_000_000.0), 200, 100, CRS.from_epsg(32612))
     spreads = np.ma.masked_array(np.random.default_rng(3).standard_normal((100, 200)) + 4.5 * (codes.data == 2))
-    assert lifted_units(codes, spreads, grid) == [2]
-    assert lifted_units(codes, spreads, grid, skip={2}) == []
+    assert lifted_units(codes, spreads, grid, DEFAULT.lifted_spreads) == [2]
+    assert lifted_units(codes, spreads, grid, DEFAULT.lifted_spreads, skip={2}) == []
 
 
 def test_a_gossan_over_its_stock_is_a_porphyry_core(tmp_path):

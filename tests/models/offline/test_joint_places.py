@@ -10,8 +10,8 @@ from rasterio.crs import CRS
 from scipy import ndimage
 from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.engine.coincidence import contrast_map
-from lodestar.plugin.engine.joint_places import best_joint_place, shares
+from lodestar.models.offline.coincidence import contrast_map
+from lodestar.models.offline.joint_places import best_joint_place, shares
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 300, 300, CRS.from_epsg(32612))

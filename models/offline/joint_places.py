@@ -2,7 +2,7 @@
 
 A zoned system whose every layer stays under a clear-anomaly level (two to four background spreads) makes no
 zone anywhere, yet at its centre each layer stands above its own surroundings at once. The scan ranks every
-pixel of each layer's contrast map (plugin.engine.coincidence) by the share of the scene scoring at least as
+pixel of each layer's contrast map (coincidence.py) by the share of the scene scoring at least as
 high, takes the largest share of the group's layers at each pixel (all must be rare there) and keeps the pixel
 where it is smallest. How rare that is by chance: with layers independent, a place reaches a share q on each of
 k layers with chance q to the power k; the scene holds about its pixels over one place's window of independent
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-from ..progress import SILENT, Progress
+from ...plugin.progress import SILENT, Progress
 from .coincidence import window_side
+from .settings import DEFAULT, OfflineSettings
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,16 @@ def shares(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def interior(scores: np.ndarray, radius_px: float) -> np.ndarray:
-    """`scores` where the pixel lies at least twice `radius_px` from the edge of the scored area, else NaN."""
+def interior(scores: np.ndarray, radius_px: float, settings: OfflineSettings = DEFAULT) -> np.ndarray:
+    """`scores` where the pixel lies at least its ring's reach (`ring_outer` times `radius_px`) from the edge of the
+    scored area, else NaN."""
     scored = np.pad(np.isfinite(scores), 1, constant_values=False)
-    inside = ndimage.distance_transform_edt(scored)[1:-1, 1:-1] >= 2.0 * radius_px
+    inside = ndimage.distance_transform_edt(scored)[1:-1, 1:-1] >= settings.ring_outer * radius_px
     return np.where(inside, scores, np.nan)
 
 
-def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0,
-                     progress: Progress = SILENT) -> JointPlace | None:
+def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0, progress: Progress = SILENT,
+                     settings: OfflineSettings = DEFAULT) -> JointPlace | None:
     """The rarest place on every layer of a group, over `groups` of (layer, layer, ..., radius in pixels), among
     the pixels where every layer's contrast reaches `floor` standardised spreads; `maps` holds each (layer, radius)
     contrast map. None when no group has such a pixel scored on all its layers. Cancel is checked per group."""
@@ -68,9 +70,9 @@ def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0,
         progress.check()
         for name in layers:
             if (name, radius) not in cache:
-                cache[(name, radius)] = shares(interior(maps[(name, radius)], radius))
+                cache[(name, radius)] = shares(interior(maps[(name, radius)], radius, settings))
         rarest = np.max([cache[(name, radius)] for name in layers], axis=0)  # NaN where any is unscored
-        places = int(np.isfinite(rarest).sum()) / window_side(radius) ** 2
+        places = int(np.isfinite(rarest).sum()) / window_side(radius, settings) ** 2
         rarest[~(np.min([maps[(name, radius)] for name in layers], axis=0) >= floor)] = np.nan
         if not np.isfinite(rarest).any():
             continue

@@ -1,6 +1,6 @@
-"""The offline reasoner's decision numbers live in one settings object (issue 44, item 4): none is left as a literal
-in models/offline.py, each has a reason and a provenance, the old keyword arguments still set them, and changing
-one changes a decision while the defaults keep today's answers."""
+"""The offline reasoner's decision numbers live in one settings object (issue 44, item 4): none is left as a
+literal in the models/offline/ package, each has a reason and a provenance, the old keyword arguments still set
+them, and changing one changes a decision while the defaults keep today's answers."""
 from __future__ import annotations
 
 import ast
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from lodestar.models.offline import OfflineReasoner
-from lodestar.models.offline_settings import PROVENANCES, REASONS, OfflineSettings
+from lodestar.models.offline.settings import PROVENANCES, REASONS, OfflineSettings
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.tests.plugin.engine.test_engine_offline import _box_zone, _node, _workspace, _write_index
+from lodestar.tests.models.offline.test_reasoner import _box_zone, _node, _workspace, _write_index
 
-OFFLINE = Path(__file__).resolve().parents[2] / "models" / "offline.py"
+OFFLINE = Path(__file__).resolve().parents[3] / "models" / "offline"
 PLAIN_FLOATS = {0.0, 0.5, 1.0}
 """Floats that are arithmetic, not decisions: zero, a half, one."""
 
@@ -26,9 +26,13 @@ DEVELOPED_WITH = {
     "min_area_slack": 0.999, "ceiling_clear_margin": 0.1, "default_near_m": 1000.0, "min_reach_px": 2,
     "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "coincidence_alpha": 0.05,
     "joint_alpha": 0.005, "triple_alpha": 0.001, "joint_radii_m": [250.0, 500.0, 1000.0],
-    "coloured_scene_share": 0.5, "coloured_unit_share": 0.5,
+    "contrast_scales": [0.5, 1.0, 2.0], "ring_outer": 2.0, "partner_slack": 0.5, "min_radius_px": 1.5,
+    "max_radius_parts": 6.0, "min_cover": 0.5, "corridor_percentile": 85.0, "filled_share": 0.5,
+    "filled_unit_min_m2": 1_000_000.0, "inside_share": 0.5, "lifted_spreads": 2.0, "lifted_unit_min_m2": 10_000_000.0,
+    "rise_spreads": 2.0, "coloured_scene_share": 0.5, "coloured_unit_share": 0.5,
 }
-"""The values the reasoner's answers were developed with (before the settings object, inline or in its signature)."""
+"""The values the reasoner's answers were developed with (before the settings object: inline, in its signature or
+as constants of its helper modules)."""
 
 
 def _decision_floats(tree: ast.AST) -> list[tuple[int, float]]:
@@ -47,7 +51,10 @@ def _decision_floats(tree: ast.AST) -> list[tuple[int, float]]:
 
 
 def test_no_decision_number_is_left_inline_in_the_offline_reasoner():
-    assert _decision_floats(ast.parse(OFFLINE.read_text(encoding="utf-8"))) == []
+    files = sorted(OFFLINE.glob("*.py"))
+    assert len(files) >= 10
+    found = {path.name: _decision_floats(ast.parse(path.read_text(encoding="utf-8"))) for path in files}
+    assert {name: floats for name, floats in found.items() if floats} == {}
 
 
 def test_the_literal_check_finds_inline_thresholds():

@@ -1,0 +1,402 @@
+"""The offline verifier's search for the candidate core with the most support, and the evidence items around it.
+
+Cores are clear zones of the deposit model's first critical anomaly item and of its critical coincidence partner
+(`seed_items`). Around each, every evidence item is looked for within the model's distance in metres (at least
+`min_reach_px` pixels of the analysis grid): anomaly, coincidence with another alteration family, halo, structure
+and host unit. An anomaly or coincidence item with no zone within reach (a marginal critical one once its zoomed
+look has not brought a zone within reach, a marginal secondary one at once) is measured on its layers at the core
+(coincidence.py, `coincidence_alpha` shared among the layers and cores tried), leaving out a layer whose own zone
+lies just off the core (that zone's flank, already weighed; not so for a shell around a partner's core). When no
+zone core gives a Yes: a partner's core whose first item is a blank rendering may have it stood in for by a second
+core signature (`_stood_in`); then the place where a layer of the first critical item and one of its partner
+stand out together, rarer by chance than `joint_alpha` expected places (joint_places.py), else the place where
+layers of three alteration families stand out together, rarer than `triple_alpha`, is weighed as a core too."""
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+from shapely.geometry import Point
+
+from ...plugin.zones import polygon_cells, zone_record
+from .coincidence import place_radius_px, quantised, significance
+from .joint_places import best_joint_place
+from .looks import looked_again, settled
+from .model_items import (
+    COMPOSITE_SHOWS,
+    VECTOR_ROLES,
+    answers_yes,
+    families_of,
+    per_metre,
+    seed_items,
+    seen_again,
+)
+from .scene import Scene
+
+ZONE_CORE = "zone core"
+"""A clear zone of the first critical item or of its partner, the items sought around it."""
+STOOD_IN = "zone core, first item stood in"
+"""A partner's zone core whose first item, a blank rendering around it, is stood in for by a second core signature."""
+JOINT_PLACE = "joint place"
+"""The place where a layer of the first critical item and one of its partner stand out together, found by a scan."""
+THREE_FAMILIES = "three-family place"
+"""The place where layers of three alteration families stand out together, found by a scan."""
+ROUTES = (ZONE_CORE, STOOD_IN, JOINT_PLACE, THREE_FAMILIES)
+"""How the core a yes / no verdict rests on was found (`Verdict.route`)."""
+
+
+class CoreSearch:
+    """One search of the scene for the best candidate core (`best`); `route` then says how it was found (one of
+    ROUTES), `verified` holds every zone core that gives a Yes on its own, `places` the number of cores weighed
+    (each one more chance of a partner by chance)."""
+
+    def __init__(self, scene: Scene):
+        self.scene, self.ws, self.settings = scene, scene.ws, scene.settings
+        self.places = 1
+        self.route = ""
+        self.verified: list = []  # (core, assessment) of every zone core found giving a Yes
+
+    def best(self):
+        """(core zone, assessment) of the candidate core with the most support, or None. The other zone cores
+        that give a Yes on their own are kept (`verified`): further systems of the scene."""
+        zones = self.scene.zones()
+        best, best_key = None, None
+        cores = self._cores()[:self.settings.max_cores]
+        self.places = len(cores)
+        assessed = [(core, self._assess(core, zones)) for core in cores]  # each checks for cancel
+        self.verified = [(core, assessment) for core, assessment in assessed if answers_yes(assessment)]
+        for core, assessment in assessed:
+            key = self._score(assessment)
+            if best_key is None or key > best_key:
+                best, best_key, self.route = (core, assessment), key, ZONE_CORE
+        if best is not None and not answers_yes(best[1]):
+            for core, assessment in assessed:
+                stood_in = self._stood_in(core, assessment, zones)
+                key = self._score(stood_in) if stood_in is not None and answers_yes(stood_in) else None
+                if key is not None and key > best_key:
+                    best, best_key, self.route = (core, stood_in), key, STOOD_IN
+        if best is None or not answers_yes(best[1]):
+            joint = self._joint_core()
+            if joint is not None:
+                assessment = self._assess_joint(joint, zones)
+                if best_key is None or self._score(assessment) > best_key:
+                    best = (joint, assessment)
+                    self.route = THREE_FAMILIES if len(joint["joint"].layers) >= 3 else JOINT_PLACE
+        return best
+
+    def place_words(self, core: dict) -> str:
+        """The place the best core is, in words, with the figure that made it one."""
+        if "joint" in core:
+            return (f"the {core['zone_id']} ({core['position']}), chance count {core['joint'].expected:.3g} "
+                    f"(bound {core['bound']})")
+        seed = core["seed"].replace("_", " ")
+        return (f"{core['zone_id']} ({core['position']}), a clear zone of {seed} on {core['layer']}, "
+                f"{self.scene.strength(core):.1f} times the clear-anomaly level")
+
+    def _cores(self) -> list[dict]:
+        """Candidate core zones, strongest first, each with the item it stands for ("seed"): clear zones of the
+        deposit model's first critical anomaly item, and of its critical partner (the coincidence item "with" it),
+        so a system whose clearest sign is the partner (silica or gossan over a porphyry's core) is weighed too;
+        a partner's roles that form a halo around the core are no centre, nor are zones of a zoomed look (a lower
+        threshold around a core confirms a partner there; it does not find new cores)."""
+        zoomed = set()
+        for node in self.ws.chain:
+            if node.observation.calls and "bounds" in node.observation.calls[-1].get("params", {}):
+                zoomed |= set(self.ws.zones_of(node.step.index)["zone_id"])
+        items = seed_items(self.ws.deposit_model)
+        if items and not {info.role for info in self.scene.evidence_layers()}.intersection(items[0]["roles"]):
+            items = items[:1]  # the first item cannot be tested at all: no partner stands in for it
+        out = []
+        for item in items:
+            for zone in self.scene.zones():
+                self.scene.progress.check()
+                if zone["zone_id"] in zoomed:
+                    continue
+                if zone["role"] in item["roles"] and self.scene.supports(zone, item):
+                    if self.scene.lithological(zone):
+                        self.scene.lithology_zones.add(zone["zone_id"])
+                    else:
+                        out.append(dict(zone, seed=item["id"]))
+        out.sort(key=lambda z: (-self.scene.strength(z) * math.sqrt(z["area_m2"]), z["zone_id"]))
+        return out
+
+    def _assess(self, core: dict, zones: list[dict]) -> dict:
+        """Evidence items around one core zone: item id -> {"level", "status", "gap", "zones", "measured"}. The
+        item the core stands for is supported by it; when the core is the partner's, the first critical item
+        is sought at or around it as a coincidence (at the partner's distance)."""
+        model = self.ws.deposit_model
+        out: dict = {}
+        present_roles = {info.role for info in self.scene.evidence_layers()}
+        items = seed_items(model)
+        seeds, first = {item["id"]: item for item in items}, items[0]
+        for item in model["evidence"]:
+            self.scene.progress.check()
+            if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
+                                                                 and not self.scene.units_named()):
+                out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
+                continue
+            if item["id"] == core["seed"]:
+                out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
+                                   "zones": [core["zone_id"]]}
+                continue
+            if item["kind"] == "anomaly" and core["role"] in item["roles"] and first["id"] in out:
+                # the core itself is this item's anomaly, over the first item's core as far as that was found
+                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
+                continue
+            kind, near_m = item["kind"], self.scene.near_m(item)
+            if item["id"] in seeds:  # the core item around a partner's core
+                kind, near_m = "coincidence", seeds[core["seed"]].get("near_m", near_m)
+            reach = self.scene.reach(near_m)
+            best_gap, best_zone, near_layers = math.inf, None, set()
+            for zone in zones:
+                self.scene.progress.check()
+                if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
+                    continue
+                repeat = seen_again(zone["role"], core["role"])  # a composite repeats whatever it shows
+                if repeat and (kind == "coincidence" or zone["role"] in COMPOSITE_SHOWS):
+                    continue
+                if not self.scene.supports(zone, item) or zone["zone_id"] in self.scene.lithology_zones:
+                    continue
+                if kind == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
+                    gap = 0.0
+                elif kind == "coincidence":
+                    gap = self.scene.centre_gap(core["geometry"], zone["geometry"])
+                else:
+                    gap = float(core["geometry"].distance(zone["geometry"]))
+                if gap < best_gap:
+                    best_gap, best_zone = gap, zone["zone_id"]
+                if gap <= reach * self.settings.marginal_factor:
+                    near_layers.add(zone["layer"])
+            if kind == "structure":
+                for measured_on, gap in self.scene.feature_gaps(core["geometry"], item["roles"]):
+                    if gap < best_gap:
+                        best_gap, best_zone = gap, measured_on
+            measured = None
+            if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
+                    not best_gap <= reach * self.settings.marginal_factor or looked_again(self.ws, item)):
+                # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
+                # item around a partner's core may wrap it
+                shell = item["id"] == first["id"]  # around a partner's core, a zone just off it is its shell
+                found = self._measured_over(core, item["roles"], shell_scale=item.get("shell_scale") if shell else None,
+                                            besides=frozenset() if shell else near_layers)
+                if found is not None:
+                    (best_zone, measured), best_gap = found, 0.0
+            if best_zone is None:
+                status = "missing"
+            elif best_gap <= reach:
+                status = "supported"
+            elif best_gap <= reach * self.settings.marginal_factor:
+                status = "marginal"
+            else:
+                status = "missing"
+            out[item["id"]] = {"level": item["level"], "status": status,
+                               "gap": None if best_zone is None else round(best_gap, 3),
+                               "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
+        return out
+
+    def _measured_over(self, core: dict, roles, shell_scale: float | None = None,
+                       besides: set = frozenset()) -> tuple[str, str] | None:
+        """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
+        that stands out from its surroundings at the core (coincidence.py), significant at
+        `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell_scale`: the layer
+        may wrap the core as a shell reaching that many of its radii out (the deposit model's item says so: a
+        porphyry's phyllic shell around a potassic centre found on silica, magnetics or a gossan), so the measure
+        takes in that scale too. `besides`:
+        layers not measured, those whose own zone lies just off the core (marginal, and settled): what
+        such a layer shows at the core is that zone's flank, already weighed (not so for a shell, whose zone
+        beside the centre is the shell itself). Nor is a layer that raises the whole map unit the core lies in
+        (`_lithological`, the core's outline taken as the layer's zone): it stands out there through the unit."""
+        layers = [info for info in self.scene.evidence_layers() if info.role in roles and info.name not in besides
+                  and not seen_again(info.role, core["role"]) and self.scene.measurable(info)]
+        raised = set()
+        for info in layers:
+            self.scene.progress.check()
+            if self.scene.lithological(dict(core, layer=info.name)):
+                raised.add(info.name)
+        if raised:
+            self.scene.unit_measures.setdefault(core["zone_id"], set()).update(raised)
+        layers = [info for info in layers if info.name not in raised]
+        if not layers:
+            return None
+        grid = self.ws.raster_set.grid
+        radius = quantised(place_radius_px(core["geometry"], grid, self.settings))
+        bound = self.settings.coincidence_alpha / (len(layers) * max(self.places, 1))
+        scales = self.settings.contrast_scales + ((float(shell_scale),) if shell_scale else ())
+        for info in layers:
+            self.scene.progress.check()
+            found = significance(self.scene.contrast_map(info, radius, scales), core["geometry"], grid, radius, scales,
+                                 self.settings)
+            if found is not None and found.p <= bound:
+                return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
+                                   f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
+                                   f"the scene; bound {bound:.4f})")
+        return None
+
+    def _joint_core(self) -> dict | None:
+        """A candidate core where no zone is: the place where a layer of the first critical item and one of its
+        critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
+        by chance (joint_places.py), else (no such place, or one that is lithology) the place where
+        layers of three families the deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at
+        core radii of `joint_radii_m`, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
+        spreads) above its surroundings there. None when there is none, when it is lithology (`_lithological`),
+        or when the model's core is no area with a critical partner (`_seed_items`); no three-family place when no
+        layer can test the first item (the model's core is then untested, as without any zone core). Worked out
+        once per run."""
+        if "core" in self.scene.joint:
+            return self.scene.joint["core"]
+        self.scene.joint["core"] = None
+        items = seed_items(self.ws.deposit_model)
+        if len(items) < 2:
+            return None
+        first, partner = items[0], items[1]
+        grid = self.ws.raster_set.grid
+        pixel = max(abs(v) for v in grid.pixel_size)
+        radii = sorted({quantised(max(m * per_metre(self.ws) / pixel, self.settings.min_radius_px))
+                        for m in self.settings.joint_radii_m})
+        cores = [i for i in self.scene.evidence_layers() if i.role in first["roles"] and self.scene.measurable(i)]
+        partners = [i for i in self.scene.evidence_layers() if i.role in partner["roles"] and self.scene.measurable(i)]
+        pairs = [(a.name, b.name, r) for r in radii for a in cores for b in partners
+                 if not seen_again(b.role, a.role)]
+        testable = any(info.role in first["roles"] for info in self.scene.evidence_layers())
+        triples = self._triple_groups(first, radii) if testable else []
+        for groups, bound in ((pairs, self.settings.joint_alpha), (triples, self.settings.triple_alpha)):
+            if not groups:
+                continue
+            maps = {}
+            for group in groups:
+                for name in group[:-1]:
+                    if (name, group[-1]) not in maps:
+                        maps[(name, group[-1])] = self.scene.contrast_map(self.ws.layer(name), group[-1])
+            place = best_joint_place(maps, groups, grid, floor=self.scene.refinement_level,
+                                     progress=self.scene.progress, settings=self.settings)
+            if place is None or place.expected > bound:
+                continue
+            core = dict(self._place_record(place), seed=first["id"], partner=partner["id"], bound=bound,
+                        joint=place)
+            if self.scene.lithological(core):
+                self.scene.lithology_zones.add(core["zone_id"])
+                continue
+            self.scene.joint["core"] = core
+            return core
+        return None
+
+    def _triple_groups(self, first: dict, radii: list) -> list:
+        """(layer, layer, layer, radius) groups for the scan of three families: measurable layers of the roles the
+        deposit model's anomaly, coincidence and halo items name (alteration, geophysics, soil geochemistry; no
+        composite, which repeats the bands of others), three different families in each group, a layer of the
+        first critical item first where one is in it. A soil anomaly or a halo fixes no place alone, but three
+        kinds of evidence rare at one place are a zoned system, whatever each shows elsewhere."""
+        named = {role for item in self.ws.deposit_model.get("evidence", [])
+                 if item["kind"] in ("anomaly", "coincidence", "halo") for role in item["roles"]}
+        named -= set(VECTOR_ROLES) | set(COMPOSITE_SHOWS)
+        layers = [info for info in self.scene.evidence_layers() if info.role in named and self.scene.measurable(info)]
+        layers.sort(key=lambda info: info.role not in first["roles"])  # stable: a first-item layer leads
+        groups = []
+        for count, trio in enumerate(combinations(layers, 3)):
+            if count % 1024 == 0:
+                self.scene.progress.check()
+            if len(set.union(*(families_of(info.role) for info in trio))) == 3:
+                groups += [(*(info.name for info in trio), r) for r in radii]
+        return groups
+
+    def _place_record(self, place) -> dict:
+        """A joint place's zone record: a disc of the place's radius on its first layer."""
+        pixel = max(abs(v) for v in self.ws.raster_set.grid.pixel_size)
+        names = list(place.layers)
+        together = ", ".join(names[:-1]) + " and " + names[-1]
+        return zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), self.ws.raster_set.grid,
+                           zone_id=f"place where {together} stand out together",
+                           layer=names[0], role=self.ws.layer(names[0]).role, kind="place",
+                           score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
+
+    def _assess_joint(self, core: dict, zones: list[dict]) -> dict:
+        """Evidence items around a joint place: as around a zone core, with every anomaly or coincidence item of
+        the role of another of the place's layers (the partner among them) supported by the joint measurement
+        unless a zone supports it (a place found by scanning the scene is not measured again as if it had been
+        fixed beforehand). A place of three families none of which is the first critical item's stands in for
+        it: three kinds of evidence rare at one place are a zoned system, whatever the first item's layers show."""
+        out = self._assess(core, zones)
+        place = core["joint"]
+        names = list(place.layers)
+        heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
+        measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
+                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core['bound']}")
+        first = seed_items(self.ws.deposit_model)[0]
+        if core["role"] not in first["roles"]:
+            out[first["id"]] = dict(out[first["id"]], measured=f"three other kinds of evidence standing in, measured "
+                                                                f"together at the place: {measure}")
+        placed: set = set()  # items the place's measurement supports, each by the first of its layers there
+        for name in names:
+            role = self.ws.layer(name).role
+            if role in first["roles"]:  # the core itself (`_assess`)
+                continue
+            others = " and ".join(n for n in names if n != name)
+            for item in self.ws.deposit_model["evidence"]:
+                if item["kind"] not in ("anomaly", "coincidence") or role not in item["roles"] or item["id"] in placed:
+                    continue
+                placed.add(item["id"])
+                found = out.get(item["id"], {})
+                if found.get("status") != "supported" or found.get("measured"):
+                    out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0, "zones": [name],
+                                       "measured": f"{name} (measured with {others} at the place: {measure})"}
+        return out
+
+    def _stood_in(self, core: dict, assessment: dict, zones: list[dict]) -> dict | None:
+        """A partner's core assessed again with the first critical item stood in for by a second core signature
+        (another family of the partner's core roles: silica, gossan, magnetite), a zone coinciding with the core or,
+        with no such zone, a layer measured at the core (`_measured_over`), when every layer of the first item is a
+        rendering showing no colour within the item's reach of the core: a picture's blank is not a measured
+        absence, while two core signatures at one place are a zoned system. None when that does not apply or no
+        second signature is there."""
+        items = seed_items(self.ws.deposit_model)
+        first, found = items[0], assessment.get(items[0]["id"], {})
+        if len(items) < 2 or core["seed"] == first["id"] or found.get("status") != "missing":
+            return None
+        renderings = [info for info in self.scene.evidence_layers() if info.role in first["roles"]]
+        if not renderings or any(info.kind != "rgb" for info in renderings):
+            return None
+        reach = found.get("reach") or self.scene.reach(self.scene.near_m(items[1]))
+        around = polygon_cells([core["geometry"].buffer(reach)], self.ws.raster_set.grid, all_touched=True)
+        for info in renderings:
+            self.scene.in_spreads(info)
+            if self.scene.coloured[info.name][around].any():  # any colour, even the bottom of its scale, is a reading
+                return None
+        best_gap, best_zone = math.inf, None
+        for zone in zones:
+            if (zone["role"] not in items[1]["roles"] or seen_again(zone["role"], core["role"])
+                    or zone["zone_id"] in self.scene.lithology_zones or not self.scene.supports(zone, items[1])):
+                continue
+            gap = self.scene.centre_gap(core["geometry"], zone["geometry"])
+            if gap <= reach and gap < best_gap:
+                best_gap, best_zone = gap, zone
+        names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
+        blank = f"a second core signature; {names} no colour within reach, a rendering's blank, not a measured absence"
+        if best_zone is None:
+            measured = self._measured_over(core, items[1]["roles"])
+            if measured is None:
+                return None
+            (name, words), best_gap = measured, 0.0
+            text = f"{words} standing in ({blank})"
+        else:
+            name = best_zone["zone_id"]
+            text = f"{name} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the core, {blank})"
+        out = dict(assessment)
+        out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[name], measured=text)
+        for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
+            if item["kind"] == "anomaly" and item["id"] != first["id"] and core["role"] in item["roles"]:
+                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
+        return out
+
+    def _score(self, assessment: dict) -> tuple:
+        """A core's support, for choosing among cores: critical items short of support (a marginal one counts as
+        supported while steps that can take a zoomed look at it have not had one and a round is left for it: the
+        look settles it), then secondary items present, then fewer critical items still to be settled (a core
+        already supported beats one that may be) or, once looked at, more marginal ones (nearer support)."""
+        critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
+        secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
+        marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
+        pending = bool(marginal) and not settled(self.ws, marginal)
+        counted = ("supported", "marginal") if pending else ("supported",)
+        return (sum(a["status"] in counted for a in critical) - len(critical),
+                sum(a["status"] == "supported" for a in secondary),
+                -len(marginal) if pending else len(marginal))

@@ -1,0 +1,209 @@
+"""The offline verifier: the chain judged by the deposit model's rule (seed 000, C.4).
+
+The answer is "Yes" only when, around the best candidate core (`CoreSearch`), every testable critical item is
+supported and at least one secondary item is present; a Yes names its system, and every other core that gives a
+Yes on its own outside it, as targets (plugin.engine.core_target). The chain goes back for repair when a step
+failed, when a step's inference contradicts its own zones, or when a critical item is marginal (its steps take
+a zoomed look around the core)."""
+from __future__ import annotations
+
+from shapely.geometry import GeometryCollection
+from shapely.ops import unary_union
+
+from ...plugin.engine.contract import Verdict
+from ...plugin.engine.core_target import system_outline
+from ...plugin.engine.questions import alteration_choices, yes_no_letters
+from ...plugin.engine.workspace import silent_note
+from ...plugin.pathfinders import off_model_note
+from .cores import CoreSearch
+from .looks import refined, steps_for
+from .model_items import FAMILY, answers_yes, per_metre, seeds_are_areas
+from .scene import Scene
+
+NO_CORE = "no core"
+"""No candidate core: no clear zone of the first critical item or its partner, nor a place found by a scan."""
+UNTESTABLE = "first item untestable"
+"""No layer can test the deposit model's first critical item."""
+CLEAREST_FAMILY = "clearest alteration family"
+"""A which-alteration question: the family whose strongest zone stands clearest above its background."""
+
+
+def verify(scene: Scene, chain) -> tuple[Verdict, object]:
+    """The verdict on the chain and the outline of the core it weighed (None when none): a yes / no question
+    from the best candidate core (`CoreSearch`), a which-alteration question from the clearest family."""
+    ws = scene.ws
+    yes, no = yes_no_letters(ws.choices)
+    feedback: dict = {}
+    for node in chain:
+        obs = node.observation
+        if obs.error:
+            feedback[node.step.index] = f"The step failed ({obs.error}); run it again."
+    if yes is None:
+        families = alteration_choices(ws.choices)
+        if families:
+            _check_consistency(scene, chain, feedback)
+            return _which_alteration(scene, families, feedback)
+        return Verdict(False, None, feedback, {}, {},
+                       "The offline verifier answers yes / no and which-alteration questions only; the choices "
+                       "are " + ", ".join(f"{k}: {v}" for k, v in ws.choices.items()) + "."), None
+    _check_consistency(scene, chain, feedback)
+    search = CoreSearch(scene)
+    best = search.best()
+    model = ws.deposit_model
+    if best is None:
+        items = {i["id"]: i for i in model.get("evidence", [])}
+        critical = {i: False for i, item in items.items() if item["level"] == "critical"}
+        secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
+        core_item = items[next(iter(critical))] if critical else None
+        present = {info.role for info in scene.evidence_layers()}
+        if core_item is not None and not present.intersection(core_item["roles"]):
+            rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
+                         f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}."
+                         + off_model_note(ws.layers, model, core_item["roles"])
+                         + silent_note(ws.layers, core_item["roles"])
+                         + " Without it the deposit can be neither confirmed nor ruled out.")
+            return Verdict(not feedback, None, feedback, critical, secondary, rationale, list(core_item["roles"]),
+                           route=UNTESTABLE), None
+        wanted = core_item["what"] if core_item else "an anomaly"
+        rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
+                     f"{model.get('name', 'deposit')} model is missing." + scene.lithology_note())
+        return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE), None
+    core, assessment = best
+    critical = {k: a["status"] == "supported" for k, a in assessment.items()
+                if a["level"] == "critical" and a["status"] != "untestable"}
+    secondary = {k: a["status"] == "supported" for k, a in assessment.items()
+                 if a["level"] == "secondary" and a["status"] != "untestable"}
+    marginal = [k for k, a in assessment.items() if a["status"] == "marginal" and a["level"] == "critical"]
+    answer = yes if answers_yes(assessment) else no
+    if marginal and not refined(chain, marginal, ws):
+        for index in steps_for(chain, marginal, ws):
+            feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
+                                       "at a lower threshold.")
+    joint = [core["seed"], core["partner"]] if "joint" in core else []
+    if joint and not refined(chain, joint, ws):
+        placed = [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
+                  and n.step.layers[0] in core["joint"].layers]  # a third family's step too
+        for index in sorted(set(steps_for(chain, joint, ws) + placed)):
+            feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
+                                       "no zone was marked; look again around it at a lower threshold.")
+    items = []
+    for k, a in assessment.items():
+        if a["status"] != "untestable":
+            gap = "" if a["gap"] is None else (" at the core" if a["gap"] <= 0 else
+                                                f", {a['gap'] / per_metre(ws):,.0f} m from the core")
+            how = f", by {a['measured']}" if a.get("measured") else gap
+            items.append(f"{k} [{a['level']}]: {a['status']}{how}")
+    verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
+    if answer == yes:
+        conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
+                      "All critical evidence is supported; no secondary item can be tested with these layers.")
+    else:
+        missing = [k for k, ok in critical.items() if not ok]
+        conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
+                      "No secondary evidence is present.")
+    named, others = {}, ""
+    if answer == yes and seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
+        named, others = _named_systems(scene, search.verified, core, assessment)
+    untested = [item for item in model["evidence"] if assessment.get(item["id"], {}).get("status") == "untestable"
+                and silent_note(ws.layers, item["roles"])]
+    quiet = "".join(f" {item['id']} [{item['level']}] is untestable.{silent_note(ws.layers, item['roles'])}"
+                    for item in untested)
+    verdict = Verdict(not feedback, answer, feedback, critical, secondary,
+                      f"{verdict_text}. {conclusion}{others}{scene.lithology_note(core)}{quiet}", core=named,
+                      place=search.place_words(core), route=search.route)
+    return verdict, core["geometry"]
+
+
+def _named_systems(scene: Scene, verified: list, core: dict, assessment: dict) -> tuple[dict, str]:
+    """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of
+    the other zone cores that give a Yes on their own and lie outside it (further systems of the scene, drawn
+    as targets after it), each simplified to the analysis grid's pixel."""
+    pixel = scene.pixel
+    outline = _system_outline(scene, core, assessment).simplify(pixel)
+    named = {"label": core["zone_id"], "wkt": outline.wkt}
+    covered, labels, systems = outline, [], []
+    for other, found in verified:
+        if other["zone_id"] == core["zone_id"] or covered.contains(other["geometry"].representative_point()):
+            continue
+        system = _system_outline(scene, other, found).simplify(pixel).difference(covered)
+        pieces = [p for p in getattr(system, "geoms", [system])
+                  if p.geom_type == "Polygon" and p.area >= pixel ** 2]
+        if pieces:
+            labels.append(other["zone_id"])
+            systems.append(unary_union(pieces))
+            covered = unary_union([covered] + pieces)
+    if not systems:
+        return named, ""
+    named.update(others=GeometryCollection(systems).wkt, others_label=", ".join(labels))
+    return named, (f" Also verified on their own: {', '.join(labels)} (every critical item supported around "
+                   "each), drawn as targets after the core.")
+
+
+def _system_outline(scene: Scene, core: dict, assessment: dict):
+    """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly
+    and coincidence items, each cut to within the item's reach of the core."""
+    zones = {z["zone_id"]: z for z in scene.zones()}
+    items = {i["id"]: i for i in scene.ws.deposit_model.get("evidence", [])}
+    partners = []
+    for key, found in assessment.items():
+        item = items.get(key, {})
+        if found["status"] != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
+            continue
+        reach = found.get("reach") or scene.reach(scene.near_m(item))  # as the item was judged
+        partners += [(zones[z]["geometry"], reach) for z in found["zones"] if z in zones and z != core["zone_id"]]
+    return system_outline(core["geometry"], partners)
+
+
+def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Verdict, None]:
+    """The alteration family with the clearest zones in the chain (the "none" choice when no family
+    shows a clear one); Insufficient evidence when no layer can show any asked family."""
+    asked = {family: letter for letter, family in families.items() if family != "none"}
+    testable = {FAMILY.get(info.role) for info in scene.ws.layers if not info.silent} & set(asked)
+    if not testable:
+        roles = sorted(role for role, family in FAMILY.items() if family in asked)
+        return Verdict(not feedback, None, feedback, {}, {}, "No layer can show any of the asked alteration "
+                       f"kinds: it needs a layer with role {' or '.join(roles)}.", roles, route=CLEAREST_FAMILY), None
+    strength: dict = {}
+    strongest: dict = {}  # family -> its strongest zone
+    for zone in scene.zones():
+        family = FAMILY.get(zone["role"])
+        if family in testable and zone.get("kind") not in ("unit", "contact"):
+            if scene.strength(zone) > strength.get(family, 0.0) or family not in strongest:
+                strongest[family] = zone
+            strength[family] = max(strength.get(family, 0.0), scene.strength(zone))
+    present = sorted((f for f, value in strength.items() if value >= 1.0), key=lambda f: (-strength[f], f))
+    critical = {f"{family}_alteration": family in present for family in sorted(testable)}
+    untested = sorted(set(asked) - testable)
+    caveat = f" Not testable with these layers: {', '.join(untested)}." if untested else ""
+    if present:
+        best = present[0]
+        others = [f"{f} ({strength[f]:.1f})" for f in present[1:]]
+        rationale = (f"The clearest alteration is {best}: its strongest zone is {strength[best]:.1f} times the "
+                     "clear-anomaly level" + (f"; also clear: {', '.join(others)}" if others else "") + "."
+                     + caveat)
+        zone = strongest[best]
+        return Verdict(not feedback, asked[best], feedback, critical, {}, rationale, route=CLEAREST_FAMILY,
+                       place=f"{zone['zone_id']} ({zone['position']}), the strongest {best} zone"), None
+    none_letter = next((letter for letter, family in families.items() if family == "none"), None)
+    rationale = ("No alteration layer shows a zone clearly above its background (tested: "
+                 + ", ".join(sorted(testable)) + ")." + caveat)
+    return Verdict(not feedback and none_letter is not None, none_letter, feedback, critical, {}, rationale,
+                   route=CLEAREST_FAMILY), None
+
+
+def _check_consistency(scene: Scene, chain, feedback: dict) -> None:
+    """A marking step whose Sub_Inference contradicts its own zones is sent back (not one the controller rejected
+    every time: the engine holds it unsupporting whatever its zones show)."""
+    for node in chain:
+        obs = node.observation
+        if obs.error or node.step.tool not in ("color_regions", "mark_boxes"):
+            continue
+        if obs.controller and not any(v.get("ok") for v in obs.controller):
+            continue
+        zones = scene.ws.zones_of(node.step.index)
+        rows = zones.drop(columns="geometry").to_dict("records") if len(zones) else []
+        clear = any(scene.strength(z) >= 1.0 for z in rows)
+        if (obs.sub_inference == "Yes") != clear:
+            said = "claims clear evidence" if obs.sub_inference == "Yes" else "sees no evidence"
+            feedback.setdefault(node.step.index, f"Step {node.step.index} {said}, but its zones "
+                                f"{'do not show' if not clear else 'show'} a clear anomaly; re-examine it.")
