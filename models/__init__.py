@@ -1,12 +1,14 @@
 """Model back-ends: they implement the engine's contract (`plugin/engine/contract.py`) and depend on the core.
 
-The core never imports them at load time: the engine (`plugin/engine/run.py`) reaches this package
-lazily, for the reasoners of a run (`build_reasoners`) and for SAM outlines (`refine_zones`).
+The core never imports them: an analysis is given them (`BACKENDS`: the reasoners of a run, `build_reasoners`,
+and SAM outlines, `refine_zones`). `run_analysis` here is the engine's with these back-ends, the one the dock,
+the Processing algorithms, batch runs and scripts call.
 """
 from __future__ import annotations
 
-from ..plugin.analysis import OFFLINE_MODEL, BackendSettings
-from ..plugin.engine.contract import Roles
+from ..plugin.analysis import OFFLINE_MODEL, AnalysisRequest, AnalysisResult, BackendSettings
+from ..plugin.engine import run as engine_run
+from ..plugin.engine.contract import Backends, Roles
 from ..plugin.errors import LodestarError
 from ..plugin.progress import SILENT, Progress
 from .offline import OfflineReasoner
@@ -14,7 +16,7 @@ from .openai_reasoner import OpenAIReasoner
 from .replay import ReplayReasoner
 from .sam import refine_zones
 
-__all__ = ["OFFLINE_MODEL", "build_reasoners", "refine_zones"]
+__all__ = ["BACKENDS", "OFFLINE_MODEL", "build_reasoners", "refine_zones", "run_analysis"]
 
 def build_reasoners(settings: BackendSettings, progress: Progress = SILENT, replay: dict | None = None) -> Roles:
     """The reasoner of each role: the decisions of the run record `replay` when given, else from the
@@ -32,3 +34,12 @@ def build_reasoners(settings: BackendSettings, progress: Progress = SILENT, repl
         return Roles(offline, offline, offline)
     remote = OpenAIReasoner(settings, progress)
     return Roles(*(chosen[r] or remote for r in ("planner", "executor", "verifier")))
+
+
+BACKENDS = Backends(build_reasoners, refine_zones)
+"""The back-ends an analysis runs with."""
+
+
+def run_analysis(request: AnalysisRequest, progress: Progress = SILENT, on_event=None) -> AnalysisResult:
+    """`plugin.engine.run.run_analysis` with these back-ends (BACKENDS)."""
+    return engine_run.run_analysis(request, progress, on_event, backends=BACKENDS)

@@ -7,7 +7,7 @@ plugin that puts the folder holding the package (this machine's, or the worker's
 on the worker's sys.path, also on workers that join or restart later. Case folders and output folders
 must be at the same paths on every machine (a shared file system).
 
-`map_on_cluster` sends one task per item (plugin.batch: one per case), keeps at most a few per worker
+`map_on_cluster` sends one task per item (plugin.runs.batch: one per case), keeps at most a few per worker
 thread in flight (so a cancel stops submitting), hands back each result with the worker that ran it,
 and survives a worker's death: the scheduler re-runs the task elsewhere once; a task whose second
 worker dies too is given up (the batch records the case as failed with the reason). A cancel cancels

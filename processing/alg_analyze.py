@@ -20,14 +20,14 @@ from qgis.core import (
 )
 
 from ..plugin.analysis import AnalysisRequest
-from ..plugin.case import read_case
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
 from ..plugin.files import OutputSet, write_bytes_atomic
 from ..plugin.masking import mask_secrets
 from ..plugin.progress import Progress
-from ..plugin.request import build_request, distinct_names, replay_request
 from ..plugin.roles import ROLES, check_role
+from ..plugin.runs.case import read_case
+from ..plugin.runs.request import build_request, distinct_names, replay_request
 from ..plugin.vector_io import check_output_path, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
@@ -270,7 +270,8 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
 
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:
-        from ..plugin.engine.run import RunFailed, run_analysis
+        from ..models import run_analysis
+        from ..plugin.engine.run import RunFailed
 
         destinations = {key: output_path(self, parameters, key, context, f"{key.lower()}.gpkg")
                         for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,

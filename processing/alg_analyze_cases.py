@@ -18,9 +18,9 @@ from qgis.core import (
 )
 from qgis.PyQt.QtCore import QVariant
 
-from ..plugin.batch import BATCH_COLUMNS, CaseOutcome, run_batch
 from ..plugin.errors import LodestarError
-from ..plugin.request import CALIBRATIONS
+from ..plugin.runs.batch import BATCH_COLUMNS, CaseOutcome, run_batch
+from ..plugin.runs.request import CALIBRATIONS
 from . import backend_params
 from .base import Group, LodestarAlgorithm
 from .mapping_params import AREA_SHARE, CALIBRATE, MAX_TARGET_KM2, surface_parameters
@@ -106,6 +106,8 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         self.addOutput(QgsProcessingOutputNumber(self.ERRORS, "Cases that failed with an error"))
 
     def run(self, parameters, context, feedback, progress) -> dict:
+        from ..models import run_analysis
+
         source = self.parameterAsFile(parameters, self.CASES, context)
         if not source:
             raise LodestarError("Choose the folder of cases.")
@@ -115,7 +117,7 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         surface = {"calibrate": CALIBRATIONS[self.parameterAsEnum(parameters, CALIBRATE, context)][0],
                    "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
                    "max_target_km2": self.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None}
-        result = run_batch(source, output, settings, rounds, progress, surface=surface,
+        result = run_batch(source, output, settings, rounds, progress, analyse=run_analysis, surface=surface,
                            scheduler=scheduler_value(self, parameters, context))
         outputs = {self.OUTPUT_FOLDER: output, self.OUTPUT_CSV: str(result.table),
                    self.SUMMARY: json.dumps(result.summary, default=float), self.CASE_COUNT: len(result.outcomes),

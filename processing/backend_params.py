@@ -9,9 +9,9 @@ from qgis.core import (
     QgsProcessingParameterString,
 )
 
-from ..plugin import request
 from ..plugin.analysis import BackendSettings
-from ..plugin.request import BACKENDS, BackendValues
+from ..plugin.runs import request
+from ..plugin.runs.request import BACKENDS, BackendValues
 from . import secrets
 from .secrets import KEY_ENVIRONMENT
 

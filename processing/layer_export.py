@@ -61,7 +61,7 @@ def guessed_role(layer) -> str:
     """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words and the
     legend beside its file (`guess_file_role`)."""
     from ..plugin.raster_io import RasterReader  # the raster and request imports wait until a layer is read, so
-    from ..plugin.request import guess_file_role  # algorithms that read no raster load without rasterio
+    from ..plugin.runs.request import guess_file_role  # algorithms that read no raster load without rasterio
 
     path = source_file(layer)
     if isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal" and path is not None:
@@ -76,7 +76,7 @@ def guessed_role(layer) -> str:
 
 def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
     """The analysis layer of a QGIS layer (see `layer_path` and the core's `evidence_spec`)."""
-    from ..plugin.request import evidence_spec
+    from ..plugin.runs.request import evidence_spec
 
     return evidence_spec(layer_path(layer, folder), role, layer.name(), favourable)
 

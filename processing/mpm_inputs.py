@@ -10,7 +10,7 @@ from .layer_export import guessed_role, layer_path, layer_spec
 
 def layer_specs(layers) -> list:
     """The analysis specs of QGIS layers (their guessed roles, legends beside their files), distinct names."""
-    from ..plugin.request import distinct_names
+    from ..plugin.runs.request import distinct_names
 
     if not layers:
         raise LodestarError("Choose at least one evidence layer.")

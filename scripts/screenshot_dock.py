@@ -83,7 +83,7 @@ def _screenshot(app, args) -> None:
     from qgis.PyQt.QtCore import Qt
     from qgis.PyQt.QtWidgets import QDockWidget, QMainWindow, QWidget
 
-    from lodestar.plugin.case import read_case
+    from lodestar.plugin.runs.case import read_case
     from lodestar.ui.dock import LodestarDock
     from lodestar.ui.settings_dialog import PluginSettings
     from lodestar.ui.task import wait_for

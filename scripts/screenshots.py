@@ -57,9 +57,9 @@ class Shots:
     def sample_run(self):
         """The offline run of the sample case (made once, on first use): an AnalysisResult."""
         if self._run is None:
+            from lodestar.models import run_analysis
             from lodestar.plugin.analysis import AnalysisRequest
-            from lodestar.plugin.case import read_case
-            from lodestar.plugin.engine.run import run_analysis
+            from lodestar.plugin.runs.case import read_case
 
             case = read_case(SAMPLE)
             self._run = run_analysis(AnalysisRequest(case.layers, case.question, self.scratch / "sample-run",
@@ -136,9 +136,9 @@ def shot_dock_plan(shots: Shots) -> None:
     the preview of the surface, the faults' response curve and the AUC beside the agent's plan's."""
     from qgis.PyQt.QtWidgets import QToolBox
 
-    from lodestar.plugin.case import read_case
-    from lodestar.plugin.engine.run import run_analysis
-    from lodestar.plugin.request import BackendValues, build_request
+    from lodestar.models import run_analysis
+    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.runs.request import BackendValues, build_request
     from lodestar.ui.plan_editor import PlanEditor
     from lodestar.ui.task import wait_for
 

@@ -3,9 +3,9 @@
 Folders: `entry` (the root __init__.py and lodestar_plugin.py, the QGIS entry class that wires
 processing and ui; nothing imports them), `plugin` (the QGIS-free core), `models` (back-ends),
 `processing` and `ui` (the QGIS adapters). Allowed: ui -> processing -> plugin, models -> plugin, and
-ui / processing -> models (adapters that call a back-end). The core reaches models/ only through the
-engine's lazy loader (LAZY_BACKENDS). Imports under `if TYPE_CHECKING:` are typing only, never run,
-and are left out.
+ui / processing -> models (adapters that call a back-end). The core never imports models/: an analysis is
+given its back-ends (`plugin.engine.contract.Backends`). No exception. Imports under `if TYPE_CHECKING:` are
+typing only, never run, and are left out.
 """
 from __future__ import annotations
 
@@ -21,11 +21,6 @@ ALLOWED = {
     ("processing", "models"), ("processing", "plugin"),
     ("models", "plugin"),
 }
-LAZY_BACKENDS = {("plugin/engine/run.py", "models/__init__.py")}
-"""The one exception to 'the core never imports models/': `_backends()` in run.py imports the models
-package inside the function, never at module level, so the core loads and runs without any back-end
-until a run asks for its reasoners or for SAM. It is left out of the folder graph (back-ends depend on
-the core's contract, not the reverse) but stays in the file graph, which must still have no cycle."""
 
 
 def package_files() -> list[Path]:
@@ -132,11 +127,11 @@ def find_cycle(graph: dict) -> list | None:
 
 
 def folder_graph(graph: dict) -> dict[str, dict[str, list[str]]]:
-    """folder -> {imported folder: the file imports behind the edge}, the lazy back-end loader left out."""
+    """folder -> {imported folder: the file imports behind the edge}."""
     folders: dict = {}
     for source, edges in graph.items():
         for target in edges:
-            if (source, target) in LAZY_BACKENDS or folder_of(source) == folder_of(target):
+            if folder_of(source) == folder_of(target):
                 continue
             folders.setdefault(folder_of(source), {}).setdefault(folder_of(target), []).append(f"{source} -> {target}")
     return folders
@@ -174,26 +169,36 @@ def test_nothing_imports_the_entry():
     assert not importers, "the QGIS entry is imported by: " + ", ".join(importers)
 
 
-def test_the_core_reaches_back_ends_only_lazily_through_one_loader():
+def test_the_core_never_imports_a_back_end():
     graph = file_graph()
-    into_models = {(source, target): lazy for source, edges in graph.items() for target, lazy in edges.items()
-                   if folder_of(source) == "plugin" and folder_of(target) == "models"}
-    assert set(into_models) <= LAZY_BACKENDS, f"the core imports models/ outside the lazy loader: {sorted(into_models)}"
-    eager = [edge for edge, lazy in into_models.items() if not lazy]
-    assert not eager, f"the engine imports the back-ends at module level: {eager}"
+    into_models = sorted(f"{source} -> {target}" for source, edges in graph.items() for target in edges
+                         if folder_of(source) == "plugin" and folder_of(target) == "models")
+    assert not into_models, "the core imports models/ (pass back-ends in instead): " + ", ".join(into_models)
 
 
-CORE_LAYERS = ("engine", "favourability", "tools")
-"""The core's sub-packages, each importing only those after it: the engine runs the analysis on the surface
-models, which use the tools; none reaches back up (modules at plugin/'s top level are shared by all three)."""
+CORE_LAYERS = ("runs", "engine", "favourability", "tools")
+"""The core's sub-packages, each importing only those after it: what a user runs (cases, requests, batches,
+history) calls the engine, which runs the analysis on the surface models, which use the tools; none reaches back
+up. The modules at plugin/'s top level are shared by all four and import none of them."""
+
+
+def _layer(file: str):
+    parts = file.split("/")
+    if parts[0] != "plugin":
+        return None
+    if len(parts) == 2:
+        return len(CORE_LAYERS)  # plugin/'s top level: below every sub-package
+    return CORE_LAYERS.index(parts[1]) if parts[1] in CORE_LAYERS else None
 
 
 def test_the_cores_sub_packages_import_one_way():
-    def layer(file: str):
-        parts = file.split("/")
-        return CORE_LAYERS.index(parts[1]) if parts[0] == "plugin" and len(parts) > 2 and parts[1] in CORE_LAYERS \
-            else None
-
+    assert {p.name for p in (ROOT / "plugin").iterdir() if (p / "__init__.py").is_file()} == set(CORE_LAYERS)
     back = [f"{source} -> {target}" for source, edges in file_graph().items() for target in edges
-            if layer(source) is not None and layer(target) is not None and layer(target) < layer(source)]
-    assert not back, "imports back up between plugin/engine, plugin/favourability and plugin/tools:\n" + "\n".join(back)
+            if _layer(source) is not None and _layer(target) is not None and _layer(target) < _layer(source)]
+    assert not back, "imports back up inside plugin/ (runs -> engine -> favourability -> tools -> plugin/*.py):\n" \
+                     + "\n".join(back)
+
+
+def test_the_layer_check_sees_an_import_back_up():
+    assert _layer("plugin/zones.py") > _layer("plugin/tools/categorical.py") > _layer("plugin/engine/run.py")
+    assert _layer("plugin/runs/batch.py") < _layer("plugin/engine/run.py") and _layer("models/offline/scene.py") is None

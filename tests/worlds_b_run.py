@@ -6,9 +6,9 @@ from pathlib import Path
 
 import worlds_b
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.runs.case import read_case
 
 
 def analyse_worlds_b_case(seed: int, index: int, kind: str, tmp_path: Path, scored: bool = False) -> tuple:

@@ -23,8 +23,15 @@ from qgis.PyQt.QtWidgets import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.labels import humanize, tool_label
-from ..plugin.run_choices import THRESHOLDS, controller_line, left_out, model_choice, step_thresholds, used_thresholds
-from ..plugin.run_history import read_record
+from ..plugin.runs.run_choices import (
+    THRESHOLDS,
+    controller_line,
+    left_out,
+    model_choice,
+    step_thresholds,
+    used_thresholds,
+)
+from ..plugin.runs.run_history import read_record
 
 PAGE_TITLE = "Choices and thresholds"
 NO_RUN = "Run an analysis: the deposit model it follows, the layers it leaves out and its thresholds appear here."

@@ -21,8 +21,8 @@ from ..plugin.engine.questions import parse_choices
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.raster_io import role_mismatches
-from ..plugin.request import build_request
-from ..plugin.run_history import events_of, past_run, result_of
+from ..plugin.runs.request import build_request
+from ..plugin.runs.run_history import events_of, past_run, result_of
 from . import layers as result_layers
 from .full_surface import FullSurfaceTask
 from .full_surface_control import FullSurfaceControl

@@ -33,7 +33,7 @@ class FullSurfaceTask(QgsTask):
 
     def run(self) -> bool:
         from ..plugin.favourability.blockwise import write_run_surface
-        from ..plugin.run_history import outputs_of, run_inputs
+        from ..plugin.runs.run_history import outputs_of, run_inputs
         from ..plugin.vector_io import read_vector
 
         progress = Progress(on_progress=self.setProgress, on_log=self.logged.emit, is_cancelled=self.isCanceled)

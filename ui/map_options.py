@@ -8,7 +8,7 @@ from qgis.PyQt.QtWidgets import QDoubleSpinBox
 
 from ..plugin.dependencies import BY_MODULE, guidance, is_installed
 from ..plugin.errors import LodestarError
-from ..plugin.request import CALIBRATIONS, parse_favourable_units
+from ..plugin.runs.request import CALIBRATIONS, parse_favourable_units
 from ..processing.layer_export import layer_path
 from .settings_dialog import WHERE
 

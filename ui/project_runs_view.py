@@ -1,5 +1,5 @@
 """The History tab's "This project's runs": the runs made while this project was open, and the surfaces re-made from
-them with an edited plan, saved in the project file (`plugin/project_runs.py`) and listed whenever it is opened; a
+them with an edited plan, saved in the project file (`plugin/runs/project_runs.py`) and listed whenever it is opened; a
 run is reopened from it as from the runs folder."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
 from qgis.PyQt.QtWidgets import QGroupBox, QHeaderView, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout
 
 from ..plugin.errors import LodestarError
-from ..plugin.project_runs import entries_text, read_entries, with_replan, with_run
+from ..plugin.runs.project_runs import entries_text, read_entries, with_replan, with_run
 
 SCOPE, KEY = "lodestar", "runs"
 COLUMNS = ("Date", "Question", "Answer", "Model and plan", "AUC")

@@ -17,7 +17,7 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ..plugin.run_history import list_runs
+from ..plugin.runs.run_history import list_runs
 from .messages import breakable
 from .settings_dialog import PluginSettings
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
-from ..plugin.case import read_case
 from ..plugin.errors import LodestarError
+from ..plugin.runs.case import read_case
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "porphyry-demo" / "case.json"
 GROUP = "Lodestar sample (porphyry demo)"

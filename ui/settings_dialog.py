@@ -12,10 +12,10 @@ from qgis.gui import QgsFileWidget
 from qgis.PyQt import sip, uic
 from qgis.PyQt.QtWidgets import QDialog
 
-from ..plugin import request
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import LodestarError
-from ..plugin.request import BackendValues
+from ..plugin.runs import request
+from ..plugin.runs.request import BackendValues
 from ..processing import secrets
 from ..processing.backend_params import STRUCTURED_OPTIONS, VISION_OPTIONS
 

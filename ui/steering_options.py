@@ -23,7 +23,7 @@ from ..plugin.engine.deposit_models import load_user_models
 from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.engine.precheck import unused_layers
 from ..plugin.errors import LodestarError
-from ..plugin.request import parse_favourable_units
+from ..plugin.runs.request import parse_favourable_units
 from ..processing.mapping_params import AUTOMATIC_LABEL, user_models_folder
 from .messages import WrappedLabel
 from .settings_dialog import WHERE

@@ -20,7 +20,7 @@ FRAME_OUTPUTS = ("zones", "nodes", "edges", "prospectivity")
 
 def run_engine(request: AnalysisRequest, progress: Progress, on_event) -> AnalysisResult:
     """The engine's entry point (imported when a run starts, so the dock opens without the engine loaded)."""
-    from ..plugin.engine.run import run_analysis
+    from ..models import run_analysis
 
     return run_analysis(request, progress, on_event=on_event)
 

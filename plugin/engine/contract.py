@@ -3,9 +3,9 @@
 The loop (`plugin/engine/loop.py`) runs seed 000's Algorithms 1 and 2 and asks a *reasoner* for every
 decision. Each model role may be answered by a different back-end (`Roles`): the planner writes the
 plan, the executor proposes one tool call per turn and judges each tool result, the verifier judges
-the whole chain. Back-ends live in models/ and implement this contract; the core never imports them
-but through `models.build_reasoners`, loaded lazily by `plugin/engine/run.py`: `models/offline/`
-(rule-based, no network, the default), `models/openai_reasoner.py` (any OpenAI-compatible server) and
+the whole chain. Back-ends live in models/ and implement this contract; the core never imports them:
+whoever runs an analysis passes them in (`Backends`; `models.run_analysis` passes `models.BACKENDS`):
+`models/offline/` (rule-based, no network, the default), `models/openai_reasoner.py` (any OpenAI-compatible server) and
 `models/replay.py` (the decisions of a run record, no model calls). Question forms (the choices and
 which one is positive) are `plugin/engine/questions.py`.
 
@@ -45,7 +45,7 @@ for run records and replay.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from ..errors import LodestarError
 
@@ -341,6 +341,18 @@ class Roles:
                 for key, value in counters.items():
                     slot[key] = slot.get(key, 0) + value
         return merged
+
+
+@dataclass(frozen=True)
+class Backends:
+    """What an analysis needs from the back-ends, passed in to `run_analysis` (the core imports none of them).
+
+    `build_reasoners(settings, progress, replay=None) -> Roles`: the reasoner of each role for the run's back-end
+    settings, or the decisions of the run record `replay`; `refine_zones(zones, raster_set, checkpoint,
+    device=..., progress=...)`: zone outlines refined with Segment Anything."""
+
+    build_reasoners: Callable
+    refine_zones: Callable
 
 
 def empty_usage() -> dict:

@@ -29,7 +29,7 @@ from ..warning_summary import summarised_warnings
 from ..zones import zones_frame
 from . import record as records
 from . import scenes
-from .contract import FAILED, INSUFFICIENT, Roles
+from .contract import FAILED, INSUFFICIENT, Backends, Roles
 from .deposit_models import ranked_models
 from .knowledge import load_knowledge, model_by_id
 from .loop import Engine
@@ -64,14 +64,6 @@ OUTPUT_FILES = {
 }
 
 
-def _backends():
-    """models/, the back-ends, imported on first use: the engine's one way into them (the core loads,
-    and runs its tests, without importing a back-end)."""
-    from ... import models
-
-    return models
-
-
 def _stamp(record: dict | None) -> str:
     if record is not None:
         return record["created_utc"]
@@ -87,14 +79,15 @@ def _recorded_knowledge(source: dict) -> list[dict]:
 
 
 def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
-                 on_event: Callable[[dict], None] | None = None) -> AnalysisResult:
-    """Run STA-CoT on the request; see the module docstring. Raises LodestarError on bad input. The warnings the
-    libraries raise on the way reach the log once per kind, in words, at the end."""
+                 on_event: Callable[[dict], None] | None = None, *, backends: Backends) -> AnalysisResult:
+    """Run STA-CoT on the request with the reasoners and SAM of `backends` (`models.BACKENDS`; or call
+    `models.run_analysis`); see the module docstring. Raises LodestarError on bad input. The warnings the libraries
+    raise on the way reach the log once per kind, in words, at the end."""
     with summarised_warnings(progress.log):
-        return _run_analysis(request, progress, on_event)
+        return _run_analysis(request, progress, on_event, backends)
 
 
-def _run_analysis(request: AnalysisRequest, progress: Progress, on_event) -> AnalysisResult:
+def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> AnalysisResult:
     started = time.perf_counter()
     source = records.read_record(request.replay) if request.replay else None
     if source is not None:
@@ -114,7 +107,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event) -> Ana
         mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
                               "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
                               **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
-    roles = _backends().build_reasoners(request.settings, progress, replay=source)
+    roles = backends.build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
                             "detected here? A. Yes B. No'.")
@@ -201,7 +194,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event) -> Ana
     try:
         return _run_engine(engine, head, events, emit, request, progress, started, sam=sam,
                            deposits=deposits, deposit_xy=deposit_xy, localization_overrides=localization_overrides,
-                           mapping_parameters=mapping_parameters, source=source)
+                           mapping_parameters=mapping_parameters, source=source, backends=backends)
     except Cancelled:
         _discard(made)
         raise
@@ -262,7 +255,7 @@ def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, m
 
 def _run_engine(engine: Engine, head: dict, events: list, emit, request: AnalysisRequest, progress: Progress,
                 started: float, *, sam, deposits, deposit_xy, localization_overrides, mapping_parameters,
-                source) -> AnalysisResult:
+                source, backends: Backends) -> AnalysisResult:
     """The STA-CoT loop, localization, the surface and the outputs of a validated run."""
     ws, roles, raster_set = engine.ws, engine.roles, engine.ws.raster_set
     question, choices, out = head["question"], head["choices"], Path(request.output_dir)
@@ -274,7 +267,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     zones = ws.zones
     sam_note = ""
     if sam:
-        zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress)
+        zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress, backends)
     draw_targets = _draws_targets(question, outcome.answer, choices)
     localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
     graph = localization.pop("graph")
@@ -366,12 +359,12 @@ def _relative(value, out: Path):
     return value
 
 
-def _refine_with_sam(zones, raster_set, checkpoint, device, progress):
+def _refine_with_sam(zones, raster_set, checkpoint, device, progress, backends: Backends):
     if not len(zones):
         return zones, "No zones to refine with SAM."
     if not checkpoint or checkpoint == "None":
         raise LodestarError("SAM refinement needs a checkpoint file (SAM_CHECKPOINT).")
-    refined = _backends().refine_zones(zones, raster_set, checkpoint, device=device, progress=progress)
+    refined = backends.refine_zones(zones, raster_set, checkpoint, device=device, progress=progress)
     return refined, f"Zone outlines refined with SAM ({int(refined['sam_refined'].sum())} of {len(refined)})."
 
 

@@ -165,18 +165,19 @@ def batch_benchmark() -> dict:
     import synthetic_cases
     from distributed import LocalCluster
 
-    from lodestar.plugin.batch import run_batch
+    from lodestar.models import run_analysis
+    from lodestar.plugin.runs.batch import run_batch
 
     suite = OUT / "suite60"
     if not (suite / "suite.csv").exists():
         synthetic_cases.make_suite(suite, CASES)
     start = time.perf_counter()
-    serial = run_batch(suite, OUT / "serial")
+    serial = run_batch(suite, OUT / "serial", analyse=run_analysis)
     serial_s = time.perf_counter() - start
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.CRITICAL) as cluster:
         start = time.perf_counter()
-        spread = run_batch(suite, OUT / "cluster", scheduler=cluster.scheduler_address)
+        spread = run_batch(suite, OUT / "cluster", analyse=run_analysis, scheduler=cluster.scheduler_address)
         cluster_s = time.perf_counter() - start
     varying = ("seconds", "timings", "output_dir", "worker")
 

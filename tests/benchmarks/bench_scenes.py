@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import rasterio
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.engine.record import read_record
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.plugin.tools.scene_indices import scene_indices

@@ -1,7 +1,7 @@
 """Benchmark: the offline back-end over a synthetic MineBench-style suite, and the real Great Basin case.
 
 Generates the suite (60 cases, fixed seed, `scripts/synthetic_cases.py`) into build/bench/suite, runs
-every case through the engine with `plugin.batch.run_batch` (offline back-end, K = 3 rounds) and writes:
+every case through the engine with `plugin.runs.batch.run_batch` (offline back-end, K = 3 rounds) and writes:
 
   build/bench/suite_results.csv   one row per case (answer, truth, rounds, seconds, recall, ...)
   build/bench/suite_metrics.csv   the figures, for the engine and two baselines measured in the same run
@@ -83,8 +83,8 @@ def any_anomaly_answer(case) -> str:
 
 
 def baseline_rows(paths, answer_of):
-    from lodestar.plugin.batch import CaseOutcome
-    from lodestar.plugin.case import read_case
+    from lodestar.plugin.runs.batch import CaseOutcome
+    from lodestar.plugin.runs.case import read_case
 
     rows = []
     for path in paths:
@@ -166,10 +166,11 @@ def write_outputs(engine: dict, baselines: dict, kinds_rows, elapsed: float) -> 
 
 
 def great_basin(settings) -> dict:
-    from lodestar.plugin.batch import run_batch
+    from lodestar.models import run_analysis
+    from lodestar.plugin.runs.batch import run_batch
 
     out = RUNS_DIR / "great-basin"
-    result = run_batch([GREAT_BASIN / "case.json"], out, settings, 3, table_name="results.csv")
+    result = run_batch([GREAT_BASIN / "case.json"], out, settings, 3, analyse=run_analysis, table_name="results.csv")
     row = result.outcomes[0]
     from lodestar.plugin.vector_io import read_vector
 
@@ -197,9 +198,10 @@ def main(argv=None) -> dict:
     _package()
     import synthetic_cases
 
+    from lodestar.models import run_analysis
     from lodestar.plugin.analysis import BackendSettings
-    from lodestar.plugin.batch import run_batch, summarize
     from lodestar.plugin.progress import Progress
+    from lodestar.plugin.runs.batch import run_batch, summarize
 
     start = time.perf_counter()
     if SUITE_DIR.exists():
@@ -212,7 +214,7 @@ def main(argv=None) -> dict:
         kinds = {row["id"]: row["kind"] for row in csv.DictReader(fh)}
     settings = BackendSettings()
     progress = Progress(on_log=lambda m: print(m, flush=True) if m.startswith("    answer") else None)
-    result = run_batch(paths, RUNS_DIR / "suite", settings, 3, progress)
+    result = run_batch(paths, RUNS_DIR / "suite", settings, 3, progress, analyse=run_analysis)
     shutil.copyfile(result.table, BENCH_DIR / "suite_results.csv")
     baselines = {
         "always yes": summarize(baseline_rows(paths, lambda case: case.positive_choice), paths),

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import rasterio
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.evaluation import cells_of, deposit_coordinates
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.raster_io import RasterGrid
+from lodestar.plugin.runs.case import read_case
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "build" / "bench" / "targets.md"

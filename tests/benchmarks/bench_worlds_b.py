@@ -3,8 +3,8 @@ was NOT developed on.
 
 Generates 60 cases (seed 2026, held out: never opened while developing; seed 777 was used to diagnose
 failures of the verifier's rules) into build/bench/worlds_b, runs each through the engine with
-`plugin.batch.run_batch` (offline back-end, K = 3 rounds), and scores them with the same functions and
-baselines as the suite bench (`bench_suite`: `plugin.batch.summarize` -> `classification_metrics`,
+`plugin.runs.batch.run_batch` (offline back-end, K = 3 rounds), and scores them with the same functions and
+baselines as the suite bench (`bench_suite`: `plugin.runs.batch.summarize` -> `classification_metrics`,
 "always yes", "any anomaly"), measured in the same run. Writes:
 
   build/bench/worlds_b_results.csv   one row per case
@@ -78,9 +78,10 @@ def main(argv=None) -> dict:
     suite._package()
     import worlds_b
 
+    from lodestar.models import run_analysis
     from lodestar.plugin.analysis import BackendSettings
-    from lodestar.plugin.batch import run_batch, summarize
     from lodestar.plugin.progress import Progress
+    from lodestar.plugin.runs.batch import run_batch, summarize
 
     start = time.perf_counter()
     for folder in (WORLDS_DIR, RUNS_DIR):
@@ -91,7 +92,7 @@ def main(argv=None) -> dict:
     with open(WORLDS_DIR / "suite.csv", newline="", encoding="utf-8") as fh:
         kinds = {row["id"]: row["kind"] for row in csv.DictReader(fh)}
     progress = Progress(on_log=lambda m: print(m, flush=True) if m.startswith("    answer") else None)
-    result = run_batch(paths, RUNS_DIR, BackendSettings(), 3, progress)
+    result = run_batch(paths, RUNS_DIR, BackendSettings(), 3, progress, analyse=run_analysis)
     shutil.copyfile(result.table, BENCH_DIR / "worlds_b_results.csv")
     baselines = {
         "always yes": summarize(suite.baseline_rows(paths, lambda case: case.positive_choice), paths),

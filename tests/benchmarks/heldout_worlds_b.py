@@ -5,8 +5,8 @@ was not developed on is judged on many seeds together. HELDOUT lists the seeds w
 while developing, each with how it has been used (docs/worlds_b_log.md); the diagnosis seeds, opened to find the
 verifier's failures (777, 4242, 1111 to 6666 in steps of 1111, 9001 to 9006), are not among them, though any seed
 given on the command line is run. Each seed's 60 cases are generated into build/bench/heldout, run with
-`plugin.batch.run_batch` (offline back-end, K = 3: the settings of `bench_worlds_b`), and scored per seed and
-pooled, with bootstrap intervals (`plugin.batch.summarize`). Writes:
+`plugin.runs.batch.run_batch` (offline back-end, K = 3: the settings of `bench_worlds_b`), and scored per seed and
+pooled, with bootstrap intervals (`plugin.runs.batch.summarize`). Writes:
 
   build/bench/worlds_b_heldout.csv   one row per seed and one for the pool
   build/bench/worlds_b_heldout.md    the table, with the pooled per-kind breakdown
@@ -58,8 +58,9 @@ def run_seed(seed: int) -> tuple[int, list, list, dict]:
     suite._package()
     import worlds_b
 
+    from lodestar.models import run_analysis
     from lodestar.plugin.analysis import BackendSettings
-    from lodestar.plugin.batch import run_batch
+    from lodestar.plugin.runs.batch import run_batch
 
     cases, runs = OUT_DIR / f"worlds_b_{seed}", OUT_DIR / f"runs_{seed}"
     for folder in (cases, runs):
@@ -68,7 +69,7 @@ def run_seed(seed: int) -> tuple[int, list, list, dict]:
     paths = [folder / "case.json" for folder in worlds_b.generate(cases, count=CASES, seed=seed)]
     with open(cases / "suite.csv", newline="", encoding="utf-8") as fh:
         kinds = {row["id"]: row["kind"] for row in csv.DictReader(fh)}
-    result = run_batch(paths, runs, BackendSettings(), 3)
+    result = run_batch(paths, runs, BackendSettings(), 3, analyse=run_analysis)
     print(f"seed {seed}: macro F1 {result.summary.get('macro_f1', 0):.3f}, MCC {result.summary.get('mcc', 0):.3f}",
           flush=True)
     return seed, result.outcomes, paths, kinds
@@ -87,7 +88,7 @@ def table_row(name: str, figures: dict) -> list[str]:
 
 def main(argv=None) -> dict:
     suite._package()
-    from lodestar.plugin.batch import summarize
+    from lodestar.plugin.runs.batch import summarize
 
     seeds = [int(a) for a in (argv or [])] or list(HELDOUT)
     workers = int(os.environ.get("LODESTAR_BENCH_WORKERS", "0")) or os.cpu_count() or 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from lodestar.models import run_analysis
 from lodestar.models.llm_client import (
     BudgetExceeded,
     LLMClient,
@@ -21,14 +22,13 @@ from lodestar.models.llm_client import (
 )
 from lodestar.models.openai_reasoner import OpenAIReasoner
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import PlanStep, ToolOutcome
 from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script
 

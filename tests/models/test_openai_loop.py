@@ -6,11 +6,11 @@ import socket
 
 import pytest
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.progress import Progress
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import (
     ACCEPT_A,

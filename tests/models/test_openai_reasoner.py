@@ -10,7 +10,6 @@ import pytest
 
 from lodestar.models.openai_reasoner import OpenAIReasoner, ServerUnavailable, data_message, load_prompt
 from lodestar.plugin.analysis import BackendSettings
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import (
     BudgetExhausted,
     ChainNode,
@@ -22,6 +21,7 @@ from lodestar.plugin.engine.contract import (
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"

@@ -8,8 +8,8 @@ from xml.etree.ElementTree import canonicalize
 import geopandas as gpd
 import synthetic_cases
 
-from lodestar.plugin.case import read_case
 from lodestar.plugin.evaluation import evaluate_localization
+from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 

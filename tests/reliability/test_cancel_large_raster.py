@@ -11,8 +11,8 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec

@@ -15,12 +15,12 @@ import pytest
 import rasterio
 from shapely.geometry import box
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

@@ -20,15 +20,15 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine import run as run_module
 from lodestar.plugin.engine.contract import INSUFFICIENT, Judgement, PlanStep, Roles, ToolCall, Verdict, empty_usage
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import Engine
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.sta_cot_scripts import ALOH, copy_sample
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -230,9 +230,9 @@ def test_qgis_process_exits_non_zero_when_the_budget_stops_the_first_call(tmp_pa
 def test_no_targets_after_a_failed_answer_never_says_the_answer_ruled_them_out(tmp_path):
     """A plan that never comes (the planner's answer unusable): the answer is Failed, and the note says no answer
     was reached, not that 'the answer rules the deposit out'."""
+    from lodestar.models import run_analysis
     from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-    from lodestar.plugin.case import read_case
-    from lodestar.plugin.engine.run import run_analysis
+    from lodestar.plugin.runs.case import read_case
 
     case = read_case(copy_sample(tmp_path / "case"))
     with FakeOpenAIServer(lambda request: Reply(content="no JSON here, sorry")) as server:

@@ -14,7 +14,7 @@ HOLD_S = 1.5
 
 
 def slow_analyse(request, progress):
-    from lodestar.plugin.engine.run import run_analysis
+    from lodestar.models import run_analysis
 
     Path(str(request.output_dir) + ".started").write_text(str(os.getpid()), encoding="utf-8")
     time.sleep(HOLD_S)
@@ -22,7 +22,7 @@ def slow_analyse(request, progress):
 
 
 def doomed_analyse(request, progress):
-    from lodestar.plugin.engine.run import run_analysis
+    from lodestar.models import run_analysis
 
     if request.case_id == DOOMED:
         os._exit(3)

@@ -7,7 +7,6 @@ import pytest
 import rasterio
 import synthetic_cases
 
-from lodestar.plugin.case import read_case
 from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.favourability import blockwise
 from lodestar.plugin.favourability.evidence import EvidenceSpec
@@ -15,6 +14,7 @@ from lodestar.plugin.favourability.outputs import NODATA
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.runs.case import read_case
 
 BLOCK = 24  # the case's grid is about 100 x 100 pixels: 25 blocks, none holding the whole raster
 

@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # cluster_helpers, imp
 
 import cluster_helpers  # noqa: E402
 
-from lodestar.plugin.batch import ERROR, run_batch  # noqa: E402
+from lodestar.models import run_analysis  # noqa: E402
 from lodestar.plugin.errors import Cancelled  # noqa: E402
 from lodestar.plugin.progress import Progress  # noqa: E402
+from lodestar.plugin.runs.batch import ERROR, run_batch  # noqa: E402
 
 KINDS = ("porphyry", "barren", "epithermal", "lithology_clay", "single_layer", "porphyry")
 VARYING = ("seconds", "timings", "output_dir", "worker")  # where and how fast a case ran, not what it found
@@ -41,7 +42,7 @@ def cases(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def serial(cases, tmp_path_factory):
-    return run_batch(cases, tmp_path_factory.mktemp("serial"))
+    return run_batch(cases, tmp_path_factory.mktemp("serial"), analyse=run_analysis)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ def _workers(cluster) -> set:
 
 def test_cases_run_on_both_workers_and_the_table_equals_the_serial_run(cases, serial, cluster, tmp_path):
     lines = []
-    result = run_batch(cases, tmp_path / "out", scheduler=cluster.scheduler_address,
+    result = run_batch(cases, tmp_path / "out", analyse=run_analysis, scheduler=cluster.scheduler_address,
                        progress=Progress(on_log=lines.append))
     assert [row.case_id for row in result.outcomes] == [f"case-{i}" for i in range(len(KINDS))]
     assert _found(result.outcomes) == _found(serial.outcomes)
@@ -139,9 +140,9 @@ def test_a_cancel_stops_submitting_and_cancels_the_cases_on_the_cluster(cases, c
 
 
 def test_a_full_resolution_surface_made_on_the_cluster_equals_the_local_one(cluster, tmp_path):
-    from lodestar.plugin.case import read_case
     from lodestar.plugin.favourability import blockwise
     from lodestar.plugin.favourability.evidence import EvidenceSpec
+    from lodestar.plugin.runs.case import read_case
 
     case = read_case(synthetic_cases.make_case(tmp_path / "c", 1, "porphyry", 100, mixed_crs=False))
     names = {layer.path.name: layer.name for layer in case.layers}
@@ -178,7 +179,8 @@ def test_a_worker_started_on_its_own_gets_the_plugin_through_the_path_plugin(cas
             with Client(address, set_as_default=False) as client:
                 client.wait_for_workers(1, timeout=60)
                 assert list(client.run(importlib.util.find_spec, "lodestar").values()) == [None]
-            result = run_batch([cases / "c1" / "case.json"], tmp_path / "out", scheduler=address)
+            result = run_batch([cases / "c1" / "case.json"], tmp_path / "out", analyse=run_analysis,
+                               scheduler=address)
             assert _found(result.outcomes) == _found(serial.outcomes[1:2])
             assert result.outcomes[0].worker in scheduler_only.scheduler_info["workers"]
         finally:  # a dask worker's graceful close on SIGTERM can hang (distributed 2022.12): then it is killed

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import synthetic_cases
 
-from lodestar.plugin.case import read_case
 from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.deposit_models import load_user_models
 from lodestar.plugin.engine.record import read_record
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.ui.dock_steps import open_dock, run_to_end, set_case_roles
 from lodestar.ui.task import wait_for
 

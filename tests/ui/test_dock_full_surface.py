@@ -7,7 +7,7 @@ import rasterio
 from qgis.core import QgsProject
 
 from lodestar.plugin.favourability.blockwise import full_resolution_grid
-from lodestar.plugin.run_history import run_inputs
+from lodestar.plugin.runs.run_history import run_inputs
 from lodestar.tests.ui.dock_steps import bar_texts, run_to_end, set_case_roles
 from lodestar.ui.settings_dialog import PluginSettings
 from lodestar.ui.task import wait_for

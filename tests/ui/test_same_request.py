@@ -30,7 +30,7 @@ def _analyze_request(run, monkeypatch, parameters) -> AnalysisRequest:
         seen.append(request)
         raise Captured("request captured")
 
-    monkeypatch.setattr("lodestar.plugin.engine.run.run_analysis", capture)
+    monkeypatch.setattr("lodestar.models.run_analysis", capture)
     with pytest.raises(QgsProcessingException, match="request captured"):
         run("lodestar:analyze", parameters)
     return seen[0]

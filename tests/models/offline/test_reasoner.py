@@ -12,8 +12,8 @@ import pytest
 import rasterio
 from affine import Affine
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import (
     INSUFFICIENT,
     BudgetExhausted,
@@ -28,11 +28,11 @@ from lodestar.plugin.engine.contract import (
 from lodestar.plugin.engine.core_target import core_outline
 from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.runs.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 import rasterio
 
-from lodestar.plugin.case import read_case
+from lodestar.models import run_analysis
 from lodestar.plugin.engine.deposit_models import load_user_models, ranked_models, save_user_model
 from lodestar.plugin.engine.knowledge import model_by_id
 from lodestar.plugin.engine.record import read_record
 from lodestar.plugin.engine.replan import replan
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability.plan_file import EvidencePlan, read_plan, recorded_plan, write_plan
-from lodestar.plugin.request import BackendValues, build_request
+from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.runs.request import BackendValues, build_request
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 
 COMPARED = ("zones.gpkg", "nodes.gpkg", "edges.gpkg", "prospectivity.gpkg", "favourability.tif", "weights.csv",

@@ -10,8 +10,8 @@ import rasterio
 from affine import Affine
 from scipy import ndimage
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import LayerSpec
 
 SIZE = 200

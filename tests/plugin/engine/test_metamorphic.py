@@ -20,9 +20,9 @@ from rasterio.transform import Affine
 from rasterio.warp import Resampling, calculate_default_transform, reproject
 from scipy import ndimage
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
+from lodestar.plugin.runs.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = {"positive": ("porphyry", 11, "A", 110, ()), "negative": ("misaligned", 13, "B", 110, ()),

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.record import read_record, scrub, sha256_file
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
+from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script, reject
 

@@ -16,15 +16,15 @@ import rasterio
 from affine import Affine
 from PIL import Image
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.engine.report import FIGURES, render_report, write_figures
 from lodestar.plugin.engine.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
 from lodestar.plugin.engine.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
 from lodestar.plugin.engine.report_text import humanize, km2, number, percent
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.raster_io import LayerSpec
+from lodestar.plugin.runs.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"

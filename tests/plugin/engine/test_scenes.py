@@ -11,12 +11,12 @@ import pytest
 import rasterio
 import scene_testdata as st
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec, RasterReader
-from lodestar.plugin.run_history import run_inputs
+from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.runs.run_history import run_inputs
 from lodestar.plugin.tools.scene_products import recognise
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, by_role
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, LOCALIZATION, judge_targets

@@ -5,10 +5,10 @@ import warnings
 
 import pytest
 
+from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.case import read_case
-from lodestar.plugin.engine.run import run_analysis
 from lodestar.plugin.engine.target_table import TARGET_COLUMNS
+from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.vector_io import read_vector, write_vector
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

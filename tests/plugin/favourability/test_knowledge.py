@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from lodestar.plugin.case import read_case
 from lodestar.plugin.engine.knowledge import model_by_id
 from lodestar.plugin.engine.workspace import LayerInfo, describe_layers
 from lodestar.plugin.favourability.knowledge import OTHER_UNITS, knowledge_specs
 from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.runs.case import read_case
 
 GREAT_BASIN = Path(__file__).resolve().parents[2] / "data" / "great-basin-gold"
 CARLIN = model_by_id("carlin_type_gold")

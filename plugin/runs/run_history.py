@@ -6,12 +6,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .analysis import AnalysisResult
-from .engine.contract import FAILED, INSUFFICIENT
-from .engine.scenes import index_layers
-from .errors import LodestarError
-from .raster_io import LayerSpec
-from .vector_io import read_vector
+from ..analysis import AnalysisResult
+from ..engine.contract import FAILED, INSUFFICIENT
+from ..engine.scenes import index_layers
+from ..errors import LodestarError
+from ..raster_io import LayerSpec
+from ..vector_io import read_vector
 
 RECORD = "record.json"
 REPORT = "report.html"

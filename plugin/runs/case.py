@@ -5,12 +5,12 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .confinement import check_path_text
-from .engine.questions import DEFAULT_CHOICES, positive_choice
-from .errors import LodestarError
-from .files import write_text_atomic
-from .raster_io import LayerSpec
-from .vector_io import split_source
+from ..confinement import check_path_text
+from ..engine.questions import DEFAULT_CHOICES, positive_choice
+from ..errors import LodestarError
+from ..files import write_text_atomic
+from ..raster_io import LayerSpec
+from ..vector_io import split_source
 
 FORMAT = "lodestar-case/1"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import LodestarError
+from ..errors import LodestarError
 from .run_history import read_record
 
 FORMAT = "lodestar-project-runs/1"

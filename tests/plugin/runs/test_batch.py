@@ -1,4 +1,4 @@
-"""plugin.batch: every case of a folder through the real offline engine, errors recorded, figures by hand."""
+"""plugin.runs.batch: every case of a folder through the real offline engine, errors recorded, figures by hand."""
 from __future__ import annotations
 
 import csv
@@ -7,9 +7,10 @@ import json
 import pytest
 import synthetic_cases
 
-from lodestar.plugin.batch import BATCH_COLUMNS, ERROR, CaseOutcome, find_cases, run_batch, summarize
+from lodestar.models import run_analysis
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.progress import Progress
+from lodestar.plugin.runs.batch import BATCH_COLUMNS, ERROR, CaseOutcome, find_cases, run_batch, summarize
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +52,7 @@ def test_find_cases_accepts_a_case_folder_or_a_folder_of_cases(cases, tmp_path):
 
 def test_batch_runs_every_case_and_records_the_broken_one(cases, tmp_path):
     lines = []
-    result = run_batch(cases, tmp_path / "out", progress=Progress(on_log=lines.append))
+    result = run_batch(cases, tmp_path / "out", progress=Progress(on_log=lines.append), analyse=run_analysis)
     by_id = {row.case_id: row for row in result.outcomes}
     assert [row.case_id for row in result.outcomes] == ["por", "bar", "c-broken"]
     broken = by_id["c-broken"]
@@ -75,7 +76,7 @@ def test_batch_runs_every_case_and_records_the_broken_one(cases, tmp_path):
 
 
 def test_an_engine_crash_is_recorded_and_the_batch_goes_on(cases, tmp_path):
-    from lodestar.plugin.engine.run import run_analysis
+    from lodestar.models import run_analysis
 
     def crashing(request, progress):
         if request.case_id == "por":

@@ -24,13 +24,13 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Callable
 
-from .analysis import AnalysisRequest, BackendSettings
+from ..analysis import AnalysisRequest, BackendSettings
+from ..csv_table import write_csv
+from ..errors import Cancelled, LodestarError
+from ..evaluation import answer_intervals, classification_metrics
+from ..files import write_text_atomic
+from ..progress import SILENT, Progress
 from .case import Case, read_case
-from .csv_table import write_csv
-from .errors import Cancelled, LodestarError
-from .evaluation import answer_intervals, classification_metrics
-from .files import write_text_atomic
-from .progress import SILENT, Progress
 
 ERROR = "Error"
 
@@ -98,12 +98,6 @@ def safe_name(text: str) -> str:
     return name or "case"
 
 
-def _default_analyse(request: AnalysisRequest, progress: Progress):
-    from .engine.run import run_analysis
-
-    return run_analysis(request, progress)
-
-
 def _usage_totals(usage: dict) -> tuple[int, int, int, str]:
     calls = prompt = completion = 0
     timings = []
@@ -162,8 +156,7 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
 
 
 def run_case_file(path: Path, case_out: Path, settings: BackendSettings, max_rounds: int, progress: Progress,
-                  analyse: Callable | None = None, localization: dict | None = None,
-                  surface: dict | None = None) -> CaseOutcome:
+                  analyse: Callable, localization: dict | None = None, surface: dict | None = None) -> CaseOutcome:
     """Read and run one case.json into `case_out` and return its row; any failure but a cancel becomes an error
     row (with error.txt beside the outputs for an unexpected one). The unit of work of a batch, here or on a
     cluster worker."""
@@ -175,8 +168,7 @@ def run_case_file(path: Path, case_out: Path, settings: BackendSettings, max_rou
         return CaseOutcome(case_id=label, answer=ERROR, case_path=str(path), error=str(exc))
     start = time.perf_counter()
     try:
-        return analyse_case(case, path, case_out, settings, max_rounds, progress, analyse or _default_analyse,
-                            localization, surface)
+        return analyse_case(case, path, case_out, settings, max_rounds, progress, analyse, localization, surface)
     except Cancelled:
         raise
     except Exception as exc:  # one broken case must not stop the batch
@@ -225,12 +217,14 @@ def plan_cases(paths: list, output_dir: Path) -> list[tuple[Path, Path, CaseOutc
 
 
 def run_batch(source, output_dir, settings: BackendSettings | None = None, max_rounds: int = 3,
-              progress: Progress = SILENT, analyse: Callable | None = None, localization: dict | None = None,
+              progress: Progress = SILENT, *, analyse: Callable, localization: dict | None = None,
               table_name: str = "results.csv", surface: dict | None = None, scheduler: str = "") -> BatchResult:
-    """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths)
-    and write `<output_dir>/<table_name>` and the summary figures beside it (`<table stem>_summary.json`);
-    returns the rows and the summary. `surface`: the calibration method and target area share of every
-    case's favourability surface (a case without deposits cannot be calibrated and is recorded as an error).
+    """Run every case of `source` (a folder of cases, one case folder, or a list of case.json paths) with
+    `analyse(request, progress) -> AnalysisResult` (`models.run_analysis`; a module-level function, so that a
+    cluster worker can import it), and write `<output_dir>/<table_name>` and the summary figures beside it
+    (`<table stem>_summary.json`); returns the rows and the summary. `surface`: the calibration method and target
+    area share of every case's favourability surface (a case without deposits cannot be calibrated and is recorded
+    as an error).
     `scheduler`: a Dask scheduler address to send the cases to (one task per case; the case folders and the
     output folder must be at the same paths on every worker); empty runs them here, one after another."""
     paths = [Path(p) for p in source] if isinstance(source, (list, tuple)) else find_cases(source)
@@ -271,7 +265,7 @@ def _cluster_gave_up(workers: list, worker: str, path: str, case_out: str, *_) -
 def _run_on_cluster(address: str, planned: list, settings, max_rounds, progress: Progress, analyse, localization,
                     surface) -> list:
     """The rows of `planned` run on the Dask cluster at `address`, one task per case, in case order."""
-    from .cluster import map_on_cluster
+    from ..cluster import map_on_cluster
 
     rows = [row for _, _, row, _ in planned]
     done = [sum(row is not None for row in rows)]

@@ -1,4 +1,4 @@
-"""The one request builder (plugin/request.py): choices, back-end fallbacks, layer specs, messages that say where."""
+"""The one request builder (plugin/runs/request.py): choices, back-end fallbacks, layer specs, messages that say where."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.request import (
+from lodestar.plugin.runs.request import (
     BackendValues,
     backend_problem,
     backend_settings,

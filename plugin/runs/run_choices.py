@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .controller import ControllerLimits
-from .engine.knowledge import load_knowledge, score_parts
-from .labels import format_area_km2
-from .localization import RANGES
+from ..controller import ControllerLimits
+from ..engine.knowledge import load_knowledge, score_parts
+from ..labels import format_area_km2
+from ..localization import RANGES
 
 PARAM_WORDS = {"method": "threshold method", "value": "threshold", "min_area_px": "smallest zone (pixels)",
                "min_area_fraction": "smallest zone (share)", "smooth_px": "smoothing (pixels)",

@@ -12,14 +12,14 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
-from .engine.deposit_models import model_ids
-from .engine.questions import parse_choices
-from .errors import LodestarError
-from .favourability.plan_file import EvidencePlan, read_plan
-from .raster_io import LayerSpec
-from .roles import check_role, guess_favourable, guess_role
-from .tools.categorical import names_units
+from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
+from ..engine.deposit_models import model_ids
+from ..engine.questions import parse_choices
+from ..errors import LodestarError
+from ..favourability.plan_file import EvidencePlan, read_plan
+from ..raster_io import LayerSpec
+from ..roles import check_role, guess_favourable, guess_role
+from ..tools.categorical import names_units
 
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),

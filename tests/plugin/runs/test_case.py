@@ -8,9 +8,9 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
-from lodestar.plugin.case import Case, read_case, write_case
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec
+from lodestar.plugin.runs.case import Case, read_case, write_case
 
 
 def _tif(path):
