@@ -1,4 +1,5 @@
-"""The one request builder (plugin/runs/request.py): choices, back-end fallbacks, layer specs, messages that say where."""
+"""The one request builder (plugin/runs/request.py): choices, back-end fallbacks, layer specs, messages that say
+where."""
 from __future__ import annotations
 
 from pathlib import Path
