@@ -400,7 +400,8 @@ class OpenAIReasoner:
                        critical=dict(answer["critical"]), secondary=dict(answer.get("secondary") or {}),
                        rationale=answer["rationale"],
                        core={"label": answer["core_zone"], "zone": answer["core_zone"]}
-                       if answer.get("core_zone") and answer["answer"] == positive else {})
+                       if answer.get("core_zone") and answer["answer"] == positive else {},
+                       **_named_place(ws, answer.get("core_zone")))
 
     def target_verdicts(self, ws, measured: list) -> list:
         """Each target judged by the model from the executor's measurements of every layer in and around it (the
@@ -608,6 +609,20 @@ def _planner_knowledge(model: dict) -> dict:
     out = {k: model[k] for k in keep if k in model}
     out["evidence"] = [_evidence_item(e) for e in model.get("evidence", [])]
     return out
+
+
+MODEL_ROUTE = "named by the verifier model"
+"""`Verdict.route` of a verdict whose place is the zone the model said its answer rests on."""
+
+
+def _named_place(ws, zone_id) -> dict:
+    """Verdict.place and .route for the zone the model named ({} when it named none, or one the chain lacks)."""
+    zones = ws.zones
+    if not zone_id or not len(zones) or str(zone_id) not in set(zones["zone_id"]):
+        return {}
+    row = zones[zones["zone_id"] == str(zone_id)].iloc[0]
+    return {"place": f"{row['zone_id']} ({row['position']}), the zone the model's answer rests on",
+            "route": MODEL_ROUTE}
 
 
 def _evidence_item(item: dict) -> dict:

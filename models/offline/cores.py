@@ -14,18 +14,19 @@ layers of three alteration families stand out together, rarer than `triple_alpha
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from itertools import combinations
 
 from shapely.geometry import Point
 
 from ...plugin.zones import polygon_cells, zone_record
 from .coincidence import place_radius_px, quantised, significance
+from .findings import Finding, answers_yes
 from .joint_places import best_joint_place
 from .looks import looked_again, settled
 from .model_items import (
     COMPOSITE_SHOWS,
     VECTOR_ROLES,
-    answers_yes,
     families_of,
     per_metre,
     seed_items,
@@ -121,7 +122,7 @@ class CoreSearch:
         return out
 
     def _assess(self, core: dict, zones: list[dict]) -> dict:
-        """Evidence items around one core zone: item id -> {"level", "status", "gap", "zones", "measured"}. The
+        """Evidence items around one core zone: item id -> its Finding (findings.py). The
         item the core stands for is supported by it; when the core is the partner's, the first critical item
         is sought at or around it as a coincidence (at the partner's distance)."""
         model = self.ws.deposit_model
@@ -133,15 +134,15 @@ class CoreSearch:
             self.scene.progress.check()
             if not present_roles.intersection(item["roles"]) or (item["kind"] == "host_unit"
                                                                  and not self.scene.units_named()):
-                out[item["id"]] = {"level": item["level"], "status": "untestable", "gap": None, "zones": []}
+                out[item["id"]] = Finding(item["level"], "untestable")
                 continue
             if item["id"] == core["seed"]:
-                out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0,
-                                   "zones": [core["zone_id"]]}
+                out[item["id"]] = Finding(item["level"], "supported", 0.0, (core["zone_id"],))
                 continue
             if item["kind"] == "anomaly" and core["role"] in item["roles"] and first["id"] in out:
                 # the core itself is this item's anomaly, over the first item's core as far as that was found
-                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
+                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core["zone_id"],),
+                                          measured=None)
                 continue
             kind, near_m = item["kind"], self.scene.near_m(item)
             if item["id"] in seeds:  # the core item around a partner's core
@@ -189,9 +190,8 @@ class CoreSearch:
                 status = "marginal"
             else:
                 status = "missing"
-            out[item["id"]] = {"level": item["level"], "status": status,
-                               "gap": None if best_zone is None else round(best_gap, 3),
-                               "zones": [best_zone] if best_zone else [], "measured": measured, "reach": reach}
+            out[item["id"]] = Finding(item["level"], status, None if best_zone is None else round(best_gap, 3),
+                                      (best_zone,) if best_zone else (), measured, reach)
         return out
 
     def _measured_over(self, core: dict, roles, shell_scale: float | None = None,
@@ -323,8 +323,8 @@ class CoreSearch:
                    f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core['bound']}")
         first = seed_items(self.ws.deposit_model)[0]
         if core["role"] not in first["roles"]:
-            out[first["id"]] = dict(out[first["id"]], measured=f"three other kinds of evidence standing in, measured "
-                                                                f"together at the place: {measure}")
+            out[first["id"]] = replace(out[first["id"]], measured="three other kinds of evidence standing in, "
+                                                                  f"measured together at the place: {measure}")
         placed: set = set()  # items the place's measurement supports, each by the first of its layers there
         for name in names:
             role = self.ws.layer(name).role
@@ -335,10 +335,10 @@ class CoreSearch:
                 if item["kind"] not in ("anomaly", "coincidence") or role not in item["roles"] or item["id"] in placed:
                     continue
                 placed.add(item["id"])
-                found = out.get(item["id"], {})
-                if found.get("status") != "supported" or found.get("measured"):
-                    out[item["id"]] = {"level": item["level"], "status": "supported", "gap": 0.0, "zones": [name],
-                                       "measured": f"{name} (measured with {others} at the place: {measure})"}
+                found = out.get(item["id"])
+                if found is None or found.status != "supported" or found.measured:
+                    out[item["id"]] = Finding(item["level"], "supported", 0.0, (name,),
+                                              f"{name} (measured with {others} at the place: {measure})")
         return out
 
     def _stood_in(self, core: dict, assessment: dict, zones: list[dict]) -> dict | None:
@@ -349,13 +349,13 @@ class CoreSearch:
         absence, while two core signatures at one place are a zoned system. None when that does not apply or no
         second signature is there."""
         items = seed_items(self.ws.deposit_model)
-        first, found = items[0], assessment.get(items[0]["id"], {})
-        if len(items) < 2 or core["seed"] == first["id"] or found.get("status") != "missing":
+        first, found = items[0], assessment.get(items[0]["id"])
+        if len(items) < 2 or core["seed"] == first["id"] or found is None or found.status != "missing":
             return None
         renderings = [info for info in self.scene.evidence_layers() if info.role in first["roles"]]
         if not renderings or any(info.kind != "rgb" for info in renderings):
             return None
-        reach = found.get("reach") or self.scene.reach(self.scene.near_m(items[1]))
+        reach = found.reach or self.scene.reach(self.scene.near_m(items[1]))
         around = polygon_cells([core["geometry"].buffer(reach)], self.ws.raster_set.grid, all_touched=True)
         for info in renderings:
             self.scene.in_spreads(info)
@@ -381,10 +381,11 @@ class CoreSearch:
             name = best_zone["zone_id"]
             text = f"{name} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the core, {blank})"
         out = dict(assessment)
-        out[first["id"]] = dict(found, status="supported", gap=round(best_gap, 3), zones=[name], measured=text)
+        out[first["id"]] = replace(found, status="supported", gap=round(best_gap, 3), zones=(name,), measured=text)
         for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
             if item["kind"] == "anomaly" and item["id"] != first["id"] and core["role"] in item["roles"]:
-                out[item["id"]] = dict(out[first["id"]], level=item["level"], zones=[core["zone_id"]], measured=None)
+                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core["zone_id"],),
+                                          measured=None)
         return out
 
     def _score(self, assessment: dict) -> tuple:
@@ -392,11 +393,11 @@ class CoreSearch:
         supported while steps that can take a zoomed look at it have not had one and a round is left for it: the
         look settles it), then secondary items present, then fewer critical items still to be settled (a core
         already supported beats one that may be) or, once looked at, more marginal ones (nearer support)."""
-        critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
-        secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
-        marginal = [k for k, a in assessment.items() if a["level"] == "critical" and a["status"] == "marginal"]
+        critical = [a for a in assessment.values() if a.level == "critical" and a.status != "untestable"]
+        secondary = [a for a in assessment.values() if a.level == "secondary" and a.status != "untestable"]
+        marginal = [k for k, a in assessment.items() if a.level == "critical" and a.status == "marginal"]
         pending = bool(marginal) and not settled(self.ws, marginal)
         counted = ("supported", "marginal") if pending else ("supported",)
-        return (sum(a["status"] in counted for a in critical) - len(critical),
-                sum(a["status"] == "supported" for a in secondary),
+        return (sum(a.status in counted for a in critical) - len(critical),
+                sum(a.status == "supported" for a in secondary),
                 -len(marginal) if pending else len(marginal))

@@ -1,5 +1,5 @@
 """What the offline reasoner reads from a deposit model and the layers' roles: alteration families, the items
-a candidate core may stand for, the rule a Yes follows (seed 000, C.4), and the map units a legend names."""
+a candidate core may stand for, and the map units a legend names."""
 from __future__ import annotations
 
 from ...plugin.engine.workspace import NOMINAL_PIXEL_M
@@ -47,14 +47,6 @@ def centre_words(model: dict) -> str:
     corridor' for orogenic gold, 'phyllic core' for a porphyry), 'main evidence' for a model without one."""
     seeds = seed_items(model)
     return seeds[0]["id"].replace("_", " ") if seeds else "main evidence"
-
-
-def answers_yes(assessment: dict) -> bool:
-    """Whether an assessment gives a Yes: every testable critical item supported, a secondary one present."""
-    critical = [a for a in assessment.values() if a["level"] == "critical" and a["status"] != "untestable"]
-    secondary = [a for a in assessment.values() if a["level"] == "secondary" and a["status"] != "untestable"]
-    return (bool(critical) and all(a["status"] == "supported" for a in critical)
-            and (not secondary or any(a["status"] == "supported" for a in secondary)))
 
 
 def seeds_are_areas(model: dict) -> bool:

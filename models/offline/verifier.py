@@ -16,8 +16,9 @@ from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
 from ...plugin.pathfinders import off_model_note
 from .cores import CoreSearch
+from .findings import answers_yes
 from .looks import refined, steps_for
-from .model_items import FAMILY, answers_yes, per_metre, seeds_are_areas
+from .model_items import FAMILY, per_metre, seeds_are_areas
 from .scene import Scene
 
 NO_CORE = "no core"
@@ -69,11 +70,11 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                      f"{model.get('name', 'deposit')} model is missing." + scene.lithology_note())
         return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE), None
     core, assessment = best
-    critical = {k: a["status"] == "supported" for k, a in assessment.items()
-                if a["level"] == "critical" and a["status"] != "untestable"}
-    secondary = {k: a["status"] == "supported" for k, a in assessment.items()
-                 if a["level"] == "secondary" and a["status"] != "untestable"}
-    marginal = [k for k, a in assessment.items() if a["status"] == "marginal" and a["level"] == "critical"]
+    critical = {k: a.status == "supported" for k, a in assessment.items()
+                if a.level == "critical" and a.status != "untestable"}
+    secondary = {k: a.status == "supported" for k, a in assessment.items()
+                 if a.level == "secondary" and a.status != "untestable"}
+    marginal = [k for k, a in assessment.items() if a.status == "marginal" and a.level == "critical"]
     answer = yes if answers_yes(assessment) else no
     if marginal and not refined(chain, marginal, ws):
         for index in steps_for(chain, marginal, ws):
@@ -88,11 +89,11 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                                        "no zone was marked; look again around it at a lower threshold.")
     items = []
     for k, a in assessment.items():
-        if a["status"] != "untestable":
-            gap = "" if a["gap"] is None else (" at the core" if a["gap"] <= 0 else
-                                                f", {a['gap'] / per_metre(ws):,.0f} m from the core")
-            how = f", by {a['measured']}" if a.get("measured") else gap
-            items.append(f"{k} [{a['level']}]: {a['status']}{how}")
+        if a.status != "untestable":
+            gap = "" if a.gap is None else (" at the core" if a.gap <= 0 else
+                                            f", {a.gap / per_metre(ws):,.0f} m from the core")
+            how = f", by {a.measured}" if a.measured else gap
+            items.append(f"{k} [{a.level}]: {a.status}{how}")
     verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
     if answer == yes:
         conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
@@ -104,7 +105,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     named, others = {}, ""
     if answer == yes and seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
         named, others = _named_systems(scene, search.verified, core, assessment)
-    untested = [item for item in model["evidence"] if assessment.get(item["id"], {}).get("status") == "untestable"
+    untested = [item for item in model["evidence"] if getattr(assessment.get(item["id"]), "status", "") == "untestable"
                 and silent_note(ws.layers, item["roles"])]
     quiet = "".join(f" {item['id']} [{item['level']}] is untestable.{silent_note(ws.layers, item['roles'])}"
                     for item in untested)
@@ -147,10 +148,10 @@ def _system_outline(scene: Scene, core: dict, assessment: dict):
     partners = []
     for key, found in assessment.items():
         item = items.get(key, {})
-        if found["status"] != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
+        if found.status != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
             continue
-        reach = found.get("reach") or scene.reach(scene.near_m(item))  # as the item was judged
-        partners += [(zones[z]["geometry"], reach) for z in found["zones"] if z in zones and z != core["zone_id"]]
+        reach = found.reach or scene.reach(scene.near_m(item))  # as the item was judged
+        partners += [(zones[z]["geometry"], reach) for z in found.zones if z in zones and z != core["zone_id"]]
     return system_outline(core["geometry"], partners)
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import pytest
@@ -233,6 +234,9 @@ def test_a_model_verifier_names_its_core_zone_and_the_map_shows_it_first(case, t
         verifier = [r for r in server.chat_requests if r.role == "verifier"][0]
     assert "core_zone" in verifier.body["messages"][0]["content"]  # the prompt asks for it
     assert result.verdicts[-1]["verdict"]["core"] == {"label": core, "zone": core}
+    assert result.verdicts[-1]["verdict"]["route"] == "named by the verifier model"
+    assert re.fullmatch(rf"{re.escape(core)} \(\w+(-\w+)?\), the zone the model's answer rests on",
+                        result.verdicts[-1]["verdict"]["place"])
     first = result.prospectivity[result.prospectivity["rank"] == 1].iloc[0]
     zone = result.zones[result.zones["zone_id"] == core].geometry.iloc[0]
     assert first["why"].startswith(f"holds the verified core ({core})") and first.geometry.intersects(zone)
@@ -240,4 +244,5 @@ def test_a_model_verifier_names_its_core_zone_and_the_map_shows_it_first(case, t
     with FakeOpenAIServer(porphyry_script([unknown])) as server:
         result = _run(case, tmp_path / "unknown", server, 1)
     assert result.answer == "A" and not any("verified core" in why for why in result.prospectivity["why"])
+    assert (result.verdicts[-1]["verdict"]["place"], result.verdicts[-1]["verdict"]["route"]) == ("", "")
     assert any("names zone 's9:no such zone', which no step of the chain marked" in n for n in result.notes)

@@ -1028,13 +1028,13 @@ def test_a_core_with_a_marginal_coincidence_is_weighed_as_supported_until_its_zo
 
     from lodestar.models.offline import OfflineSettings, looks
     from lodestar.models.offline.cores import CoreSearch
+    from lodestar.models.offline.findings import Finding
     from lodestar.models.offline.scene import Scene
     from lodestar.plugin.progress import SILENT
 
     def assessment(coincidence: str, secondary: int) -> dict:
-        out = {"core": {"level": "critical", "status": "supported"},
-               "coincidence": {"level": "critical", "status": coincidence}}
-        out.update({f"s{i}": {"level": "secondary", "status": "supported"} for i in range(secondary)})
+        out = {"core": Finding("critical", "supported"), "coincidence": Finding("critical", coincidence)}
+        out.update({f"s{i}": Finding("secondary", "supported") for i in range(secondary)})
         return out
 
     ws = SimpleNamespace(chain=[], last_round=False)
