@@ -21,7 +21,7 @@ from shapely.geometry import Point
 
 from ...plugin.zones import polygon_cells, zone_record
 from .coincidence import place_radius_px, quantised, significance
-from .findings import Finding, answers_yes
+from .findings import Core, Finding, answers_yes
 from .joint_places import best_joint_place
 from .looks import looked_again, settled
 from .model_items import (
@@ -57,7 +57,7 @@ class CoreSearch:
         self.route = ""
         self.verified: list = []  # (core, assessment) of every zone core found giving a Yes
 
-    def best(self):
+    def best(self) -> tuple[Core, dict] | None:
         """(core zone, assessment) of the candidate core with the most support, or None. The other zone cores
         that give a Yes on their own are kept (`verified`): further systems of the scene."""
         zones = self.scene.zones()
@@ -82,19 +82,19 @@ class CoreSearch:
                 assessment = self._assess_joint(joint, zones)
                 if best_key is None or self._score(assessment) > best_key:
                     best = (joint, assessment)
-                    self.route = THREE_FAMILIES if len(joint["joint"].layers) >= 3 else JOINT_PLACE
+                    self.route = THREE_FAMILIES if len(joint.joint.layers) >= 3 else JOINT_PLACE
         return best
 
-    def place_words(self, core: dict) -> str:
+    def place_words(self, core: Core) -> str:
         """The place the best core is, in words, with the figure that made it one."""
-        if "joint" in core:
-            return (f"the {core['zone_id']} ({core['position']}), chance count {core['joint'].expected:.3g} "
-                    f"(bound {core['bound']})")
-        seed = core["seed"].replace("_", " ")
-        return (f"{core['zone_id']} ({core['position']}), a clear zone of {seed} on {core['layer']}, "
-                f"{self.scene.strength(core):.1f} times the clear-anomaly level")
+        if core.joint is not None:
+            return (f"the {core.zone_id} ({core.position}), chance count {core.joint.expected:.3g} "
+                    f"(bound {core.bound})")
+        seed = core.seed.replace("_", " ")
+        return (f"{core.zone_id} ({core.position}), a clear zone of {seed} on {core.layer}, "
+                f"{self.scene.strength(core.zone):.1f} times the clear-anomaly level")
 
-    def _cores(self) -> list[dict]:
+    def _cores(self) -> list[Core]:
         """Candidate core zones, strongest first, each with the item it stands for ("seed"): clear zones of the
         deposit model's first critical anomaly item, and of its critical partner (the coincidence item "with" it),
         so a system whose clearest sign is the partner (silica or gossan over a porphyry's core) is weighed too;
@@ -117,11 +117,11 @@ class CoreSearch:
                     if self.scene.lithological(zone):
                         self.scene.lithology_zones.add(zone["zone_id"])
                     else:
-                        out.append(dict(zone, seed=item["id"]))
-        out.sort(key=lambda z: (-self.scene.strength(z) * math.sqrt(z["area_m2"]), z["zone_id"]))
+                        out.append(Core(zone, item["id"]))
+        out.sort(key=lambda c: (-self.scene.strength(c.zone) * math.sqrt(c.zone["area_m2"]), c.zone_id))
         return out
 
-    def _assess(self, core: dict, zones: list[dict]) -> dict:
+    def _assess(self, core: Core, zones: list[dict]) -> dict:
         """Evidence items around one core zone: item id -> its Finding (findings.py). The
         item the core stands for is supported by it; when the core is the partner's, the first critical item
         is sought at or around it as a coincidence (at the partner's distance)."""
@@ -136,40 +136,40 @@ class CoreSearch:
                                                                  and not self.scene.units_named()):
                 out[item["id"]] = Finding(item["level"], "untestable")
                 continue
-            if item["id"] == core["seed"]:
-                out[item["id"]] = Finding(item["level"], "supported", 0.0, (core["zone_id"],))
+            if item["id"] == core.seed:
+                out[item["id"]] = Finding(item["level"], "supported", 0.0, (core.zone_id,))
                 continue
-            if item["kind"] == "anomaly" and core["role"] in item["roles"] and first["id"] in out:
+            if item["kind"] == "anomaly" and core.role in item["roles"] and first["id"] in out:
                 # the core itself is this item's anomaly, over the first item's core as far as that was found
-                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core["zone_id"],),
+                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core.zone_id,),
                                           measured=None)
                 continue
             kind, near_m = item["kind"], self.scene.near_m(item)
             if item["id"] in seeds:  # the core item around a partner's core
-                kind, near_m = "coincidence", seeds[core["seed"]].get("near_m", near_m)
+                kind, near_m = "coincidence", seeds[core.seed].get("near_m", near_m)
             reach = self.scene.reach(near_m)
             best_gap, best_zone, near_layers = math.inf, None, set()
             for zone in zones:
                 self.scene.progress.check()
-                if zone["role"] not in item["roles"] or zone["zone_id"] == core["zone_id"]:
+                if zone["role"] not in item["roles"] or zone["zone_id"] == core.zone_id:
                     continue
-                repeat = seen_again(zone["role"], core["role"])  # a composite repeats whatever it shows
+                repeat = seen_again(zone["role"], core.role)  # a composite repeats whatever it shows
                 if repeat and (kind == "coincidence" or zone["role"] in COMPOSITE_SHOWS):
                     continue
                 if not self.scene.supports(zone, item) or zone["zone_id"] in self.scene.lithology_zones:
                     continue
-                if kind == "halo" and zone["geometry"].convex_hull.contains(core["geometry"].centroid):
+                if kind == "halo" and zone["geometry"].convex_hull.contains(core.geometry.centroid):
                     gap = 0.0
                 elif kind == "coincidence":
-                    gap = self.scene.centre_gap(core["geometry"], zone["geometry"])
+                    gap = self.scene.centre_gap(core.geometry, zone["geometry"])
                 else:
-                    gap = float(core["geometry"].distance(zone["geometry"]))
+                    gap = float(core.geometry.distance(zone["geometry"]))
                 if gap < best_gap:
                     best_gap, best_zone = gap, zone["zone_id"]
                 if gap <= reach * self.settings.marginal_factor:
                     near_layers.add(zone["layer"])
             if kind == "structure":
-                for measured_on, gap in self.scene.feature_gaps(core["geometry"], item["roles"]):
+                for measured_on, gap in self.scene.feature_gaps(core.geometry, item["roles"]):
                     if gap < best_gap:
                         best_gap, best_zone = gap, measured_on
             measured = None
@@ -194,7 +194,7 @@ class CoreSearch:
                                       (best_zone,) if best_zone else (), measured, reach)
         return out
 
-    def _measured_over(self, core: dict, roles, shell_scale: float | None = None,
+    def _measured_over(self, core: Core, roles, shell_scale: float | None = None,
                        besides: set = frozenset()) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
         that stands out from its surroundings at the core (coincidence.py), significant at
@@ -207,24 +207,24 @@ class CoreSearch:
         beside the centre is the shell itself). Nor is a layer that raises the whole map unit the core lies in
         (`_lithological`, the core's outline taken as the layer's zone): it stands out there through the unit."""
         layers = [info for info in self.scene.evidence_layers() if info.role in roles and info.name not in besides
-                  and not seen_again(info.role, core["role"]) and self.scene.measurable(info)]
+                  and not seen_again(info.role, core.role) and self.scene.measurable(info)]
         raised = set()
         for info in layers:
             self.scene.progress.check()
-            if self.scene.lithological(dict(core, layer=info.name)):
+            if self.scene.lithological(dict(core.zone, layer=info.name)):
                 raised.add(info.name)
         if raised:
-            self.scene.unit_measures.setdefault(core["zone_id"], set()).update(raised)
+            self.scene.unit_measures.setdefault(core.zone_id, set()).update(raised)
         layers = [info for info in layers if info.name not in raised]
         if not layers:
             return None
         grid = self.ws.raster_set.grid
-        radius = quantised(place_radius_px(core["geometry"], grid, self.settings))
+        radius = quantised(place_radius_px(core.geometry, grid, self.settings))
         bound = self.settings.coincidence_alpha / (len(layers) * max(self.places, 1))
         scales = self.settings.contrast_scales + ((float(shell_scale),) if shell_scale else ())
         for info in layers:
             self.scene.progress.check()
-            found = significance(self.scene.contrast_map(info, radius, scales), core["geometry"], grid, radius, scales,
+            found = significance(self.scene.contrast_map(info, radius, scales), core.geometry, grid, radius, scales,
                                  self.settings)
             if found is not None and found.p <= bound:
                 return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
@@ -232,7 +232,7 @@ class CoreSearch:
                                    f"the scene; bound {bound:.4f})")
         return None
 
-    def _joint_core(self) -> dict | None:
+    def _joint_core(self) -> Core | None:
         """A candidate core where no zone is: the place where a layer of the first critical item and one of its
         critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
         by chance (joint_places.py), else (no such place, or one that is lithology) the place where
@@ -271,10 +271,9 @@ class CoreSearch:
                                      progress=self.scene.progress, settings=self.settings)
             if place is None or place.expected > bound:
                 continue
-            core = dict(self._place_record(place), seed=first["id"], partner=partner["id"], bound=bound,
-                        joint=place)
-            if self.scene.lithological(core):
-                self.scene.lithology_zones.add(core["zone_id"])
+            core = Core(self._place_record(place), first["id"], partner["id"], bound, place)
+            if self.scene.lithological(core.zone):
+                self.scene.lithology_zones.add(core.zone_id)
                 continue
             self.scene.joint["core"] = core
             return core
@@ -309,20 +308,20 @@ class CoreSearch:
                            layer=names[0], role=self.ws.layer(names[0]).role, kind="place",
                            score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
 
-    def _assess_joint(self, core: dict, zones: list[dict]) -> dict:
+    def _assess_joint(self, core: Core, zones: list[dict]) -> dict:
         """Evidence items around a joint place: as around a zone core, with every anomaly or coincidence item of
         the role of another of the place's layers (the partner among them) supported by the joint measurement
         unless a zone supports it (a place found by scanning the scene is not measured again as if it had been
         fixed beforehand). A place of three families none of which is the first critical item's stands in for
         it: three kinds of evidence rare at one place are a zoned system, whatever the first item's layers show."""
         out = self._assess(core, zones)
-        place = core["joint"]
+        place = core.joint
         names = list(place.layers)
         heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
         measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
-                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core['bound']}")
+                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core.bound}")
         first = seed_items(self.ws.deposit_model)[0]
-        if core["role"] not in first["roles"]:
+        if core.role not in first["roles"]:
             out[first["id"]] = replace(out[first["id"]], measured="three other kinds of evidence standing in, "
                                                                   f"measured together at the place: {measure}")
         placed: set = set()  # items the place's measurement supports, each by the first of its layers there
@@ -341,7 +340,7 @@ class CoreSearch:
                                               f"{name} (measured with {others} at the place: {measure})")
         return out
 
-    def _stood_in(self, core: dict, assessment: dict, zones: list[dict]) -> dict | None:
+    def _stood_in(self, core: Core, assessment: dict, zones: list[dict]) -> dict | None:
         """A partner's core assessed again with the first critical item stood in for by a second core signature
         (another family of the partner's core roles: silica, gossan, magnetite), a zone coinciding with the core or,
         with no such zone, a layer measured at the core (`_measured_over`), when every layer of the first item is a
@@ -350,23 +349,23 @@ class CoreSearch:
         second signature is there."""
         items = seed_items(self.ws.deposit_model)
         first, found = items[0], assessment.get(items[0]["id"])
-        if len(items) < 2 or core["seed"] == first["id"] or found is None or found.status != "missing":
+        if len(items) < 2 or core.seed == first["id"] or found is None or found.status != "missing":
             return None
         renderings = [info for info in self.scene.evidence_layers() if info.role in first["roles"]]
         if not renderings or any(info.kind != "rgb" for info in renderings):
             return None
         reach = found.reach or self.scene.reach(self.scene.near_m(items[1]))
-        around = polygon_cells([core["geometry"].buffer(reach)], self.ws.raster_set.grid, all_touched=True)
+        around = polygon_cells([core.geometry.buffer(reach)], self.ws.raster_set.grid, all_touched=True)
         for info in renderings:
             self.scene.in_spreads(info)
             if self.scene.coloured[info.name][around].any():  # any colour, even the bottom of its scale, is a reading
                 return None
         best_gap, best_zone = math.inf, None
         for zone in zones:
-            if (zone["role"] not in items[1]["roles"] or seen_again(zone["role"], core["role"])
+            if (zone["role"] not in items[1]["roles"] or seen_again(zone["role"], core.role)
                     or zone["zone_id"] in self.scene.lithology_zones or not self.scene.supports(zone, items[1])):
                 continue
-            gap = self.scene.centre_gap(core["geometry"], zone["geometry"])
+            gap = self.scene.centre_gap(core.geometry, zone["geometry"])
             if gap <= reach and gap < best_gap:
                 best_gap, best_zone = gap, zone
         names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
@@ -383,8 +382,8 @@ class CoreSearch:
         out = dict(assessment)
         out[first["id"]] = replace(found, status="supported", gap=round(best_gap, 3), zones=(name,), measured=text)
         for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
-            if item["kind"] == "anomaly" and item["id"] != first["id"] and core["role"] in item["roles"]:
-                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core["zone_id"],),
+            if item["kind"] == "anomaly" and item["id"] != first["id"] and core.role in item["roles"]:
+                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core.zone_id,),
                                           measured=None)
         return out
 

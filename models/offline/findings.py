@@ -1,7 +1,42 @@
-"""What the offline verifier finds of each evidence item of the deposit model around a candidate core."""
+"""What the offline verifier weighs and finds: candidate cores (`Core`) and, around each, a `Finding` for every
+evidence item of the deposit model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .joint_places import JointPlace
+
+
+@dataclass(frozen=True)
+class Core:
+    """A candidate core: a clear zone of the item it stands for (`seed`), or a place found by a scan of the scene
+    (`joint`: where layers of the seed and its partner item, or of three families, stand out together)."""
+
+    zone: dict  # its zone record (plugin/zones.py schema; a scanned place's is a disc of the place's radius)
+    seed: str  # the evidence item it stands for
+    partner: str = ""  # a scanned place: the seed's partner item
+    bound: float | None = None  # a scanned place: the chance count it had to be under
+    joint: JointPlace | None = None  # a scanned place: what the scan found
+
+    @property
+    def zone_id(self) -> str:
+        return self.zone["zone_id"]
+
+    @property
+    def geometry(self):
+        return self.zone["geometry"]
+
+    @property
+    def role(self) -> str:
+        return self.zone["role"]
+
+    @property
+    def layer(self) -> str:
+        return self.zone["layer"]
+
+    @property
+    def position(self) -> str:
+        return self.zone["position"]
 
 STATUSES = ("supported", "marginal", "missing", "untestable")
 """supported: evidence within the item's reach (or measured at the core); marginal: within `marginal_factor` reaches,

@@ -83,7 +83,7 @@ class OfflineReasoner:
             best = CoreSearch(scene).best()
             if best is None:
                 return None
-            geometry = best[0]["geometry"]
+            geometry = best[0].geometry
         reach = scene.reach(max((scene.near_m(i) for i in scene.ws.deposit_model.get("evidence", [])),
                                 default=self.settings.default_near_m))
         xmin, ymin, xmax, ymax = geometry.bounds

@@ -114,12 +114,13 @@ class Scene:
         """An evidence item's reach in metres: its own `near_m`, else `default_near_m`."""
         return item.get("near_m", self.settings.default_near_m)
 
-    def lithology_note(self, core: dict | None = None) -> str:
+    def lithology_note(self, core=None) -> str:
+        """Why zones were not taken as cores, and (for `core`, a Core) which layers were not measured at it."""
         zones = sorted(self.lithology_zones)
         note = "" if not zones else (
             f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a map "
             "unit raised as a whole (lithology, not a zoned system).")
-        layers = sorted(self.unit_measures.get(core["zone_id"], ())) if core is not None else []
+        layers = sorted(self.unit_measures.get(core.zone_id, ())) if core is not None else []
         if layers:
             note += (f" Not measured at the core: {', '.join(layers)}, which stand{'s' if len(layers) == 1 else ''} "
                      "high over the whole map unit the core lies in (lithology, not the system's own zoning).")

@@ -16,7 +16,7 @@ from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
 from ...plugin.pathfinders import off_model_note
 from .cores import CoreSearch
-from .findings import answers_yes
+from .findings import Core, answers_yes
 from .looks import refined, steps_for
 from .model_items import FAMILY, per_metre, seeds_are_areas
 from .scene import Scene
@@ -80,10 +80,10 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
         for index in steps_for(chain, marginal, ws):
             feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
                                        "at a lower threshold.")
-    joint = [core["seed"], core["partner"]] if "joint" in core else []
+    joint = [core.seed, core.partner] if core.joint is not None else []
     if joint and not refined(chain, joint, ws):
         placed = [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
-                  and n.step.layers[0] in core["joint"].layers]  # a third family's step too
+                  and n.step.layers[0] in core.joint.layers]  # a third family's step too
         for index in sorted(set(steps_for(chain, joint, ws) + placed)):
             feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
                                        "no zone was marked; look again around it at a lower threshold.")
@@ -94,7 +94,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                                             f", {a.gap / per_metre(ws):,.0f} m from the core")
             how = f", by {a.measured}" if a.measured else gap
             items.append(f"{k} [{a.level}]: {a.status}{how}")
-    verdict_text = f"Core: {core['zone_id']} ({core['position']}). " + "; ".join(items)
+    verdict_text = f"Core: {core.zone_id} ({core.position}). " + "; ".join(items)
     if answer == yes:
         conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
                       "All critical evidence is supported; no secondary item can be tested with these layers.")
@@ -112,25 +112,25 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     verdict = Verdict(not feedback, answer, feedback, critical, secondary,
                       f"{verdict_text}. {conclusion}{others}{scene.lithology_note(core)}{quiet}", core=named,
                       place=search.place_words(core), route=search.route)
-    return verdict, core["geometry"]
+    return verdict, core.geometry
 
 
-def _named_systems(scene: Scene, verified: list, core: dict, assessment: dict) -> tuple[dict, str]:
+def _named_systems(scene: Scene, verified: list, core: Core, assessment: dict) -> tuple[dict, str]:
     """(Verdict.core, a sentence naming the others): the outline of the system the Yes rests on and those of
     the other zone cores that give a Yes on their own and lie outside it (further systems of the scene, drawn
     as targets after it), each simplified to the analysis grid's pixel."""
     pixel = scene.pixel
     outline = _system_outline(scene, core, assessment).simplify(pixel)
-    named = {"label": core["zone_id"], "wkt": outline.wkt}
+    named = {"label": core.zone_id, "wkt": outline.wkt}
     covered, labels, systems = outline, [], []
     for other, found in verified:
-        if other["zone_id"] == core["zone_id"] or covered.contains(other["geometry"].representative_point()):
+        if other.zone_id == core.zone_id or covered.contains(other.geometry.representative_point()):
             continue
         system = _system_outline(scene, other, found).simplify(pixel).difference(covered)
         pieces = [p for p in getattr(system, "geoms", [system])
                   if p.geom_type == "Polygon" and p.area >= pixel ** 2]
         if pieces:
-            labels.append(other["zone_id"])
+            labels.append(other.zone_id)
             systems.append(unary_union(pieces))
             covered = unary_union([covered] + pieces)
     if not systems:
@@ -140,7 +140,7 @@ def _named_systems(scene: Scene, verified: list, core: dict, assessment: dict) -
                    "each), drawn as targets after the core.")
 
 
-def _system_outline(scene: Scene, core: dict, assessment: dict):
+def _system_outline(scene: Scene, core: Core, assessment: dict):
     """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly
     and coincidence items, each cut to within the item's reach of the core."""
     zones = {z["zone_id"]: z for z in scene.zones()}
@@ -151,8 +151,8 @@ def _system_outline(scene: Scene, core: dict, assessment: dict):
         if found.status != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
             continue
         reach = found.reach or scene.reach(scene.near_m(item))  # as the item was judged
-        partners += [(zones[z]["geometry"], reach) for z in found.zones if z in zones and z != core["zone_id"]]
-    return system_outline(core["geometry"], partners)
+        partners += [(zones[z]["geometry"], reach) for z in found.zones if z in zones and z != core.zone_id]
+    return system_outline(core.geometry, partners)
 
 
 def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Verdict, None]:
