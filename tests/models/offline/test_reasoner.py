@@ -394,8 +394,10 @@ def test_the_three_presets_are_answered_offline_in_their_own_choices(preset, exp
     assert len(result.prospectivity) >= 1 and result.outputs["favourability"].is_file()
     if preset == "alteration":
         record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
-        rationale = record["rounds"][-1]["verdict"]["rationale"]
-        assert "The clearest alteration is silica" in rationale and "also clear: clay" in rationale
+        verdict = record["rounds"][-1]["verdict"]
+        assert "The clearest alteration is silica" in verdict["rationale"]
+        assert "also clear: clay" in verdict["rationale"] and verdict["route"] == "clearest alteration family"
+        assert verdict["place"] == "s2:ASTER TIR quartz index:1 (bottom-right), the strongest silica zone"
 
 
 # ------------------------------------------------------------------------------- offline verifier in detail
@@ -929,7 +931,7 @@ def test_two_core_signatures_stand_in_for_a_phyllic_core_only_where_its_renderin
     blank = verdict("blank", tmp_path / "rendered")
     assert blank.answer == "A" and blank.critical == {"phyllic_core": True, "zoned_alteration": True}
     assert "standing in (" in blank.rationale and "a rendering's blank, not a measured absence" in blank.rationale
-    assert blank.core["label"] in ("s2:silica:1", "s3:mag:1")
+    assert blank.core["label"] in ("s2:silica:1", "s3:mag:1") and blank.route == "zone core, first item stood in"
     for shown in ("index", "specks"):
         measured = verdict(shown, tmp_path / shown)
         assert measured.answer == "B" and measured.critical["phyllic_core"] is False
@@ -961,8 +963,9 @@ def test_a_second_core_signature_measured_at_the_core_stands_in_where_the_phylli
     assert magnetic.rationale.startswith("Core: s2:silica:1")
     assert "phyllic_core [critical]: supported, by mag (measured at the core" in magnetic.rationale
     assert "standing in (a second core signature; aloh shows no colour within reach" in magnetic.rationale
+    assert magnetic.route == "zone core, first item stood in" and magnetic.place.startswith("s2:silica:1 (")
     flat = verdict(0.0, tmp_path / "flat")
-    assert flat.answer == "B" and flat.critical["phyllic_core"] is False
+    assert flat.answer == "B" and flat.critical["phyllic_core"] is False and flat.route == "zone core"
     assert "standing in" not in flat.rationale
 
 
@@ -1086,6 +1089,7 @@ def test_three_kinds_standing_out_together_in_a_small_scene_make_a_core_two_cann
     assert ("zoned_alteration [critical]: supported, by silica (measured with aloh and magnetics at the place: "
             "aloh 1") in three.rationale
     assert "bound 0.001" in three.rationale and not three.valid and set(three.feedback) == {1, 2, 3}
+    assert three.route == "three-family place" and three.place.endswith("(bound 0.001)")
     flat = [(name, role, 0.0, seed) for name, role, _, seed in (ALOH, SILICA, MAGNETICS)]
     barren = _small_scene_verdict(tmp_path / "barren", flat)
     assert barren.answer == "B" and "place where" not in barren.rationale
@@ -1102,3 +1106,4 @@ def test_three_other_kinds_stand_in_for_an_aloh_that_shows_nothing_but_not_for_o
     assert seen.answer == "A" and set(seen.feedback) == {1, 2, 3, 4}  # the AlOH asked to look again there too
     untested = _small_scene_verdict(tmp_path / "none", [SILICA, GOSSAN, MAGNETICS])
     assert untested.answer is None and "cannot be tested" in untested.rationale
+    assert (seen.route, untested.route, untested.place) == ("three-family place", "first item untestable", "")
