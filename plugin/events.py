@@ -166,7 +166,7 @@ def _verdict(event: dict) -> list[Entry]:
              for step, text in (verdict.get("feedback") or {}).items()]
     weighed = weighed_at(verdict)
     if weighed:
-        rows.insert(0, ("weighed at", weighed))
+        rows.insert(0, ("place weighed", humanize(weighed, terms)))
     return [Entry(f"Round {round_no} verdict: {'valid' if valid else 'not valid'}; candidate answer "
                   f"{verdict.get('answer') or '-'}", tip=humanize(verdict.get("rationale", ""), terms),
                   tone=GOOD if valid else WARN,

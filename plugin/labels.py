@@ -168,8 +168,9 @@ def usage_rows(usage: dict) -> tuple[list, str]:
 
 
 def weighed_at(verdict: dict) -> str:
-    """Where a verdict weighed its answer and how that place was found, in words ("" when it names neither)."""
+    """The place a verdict weighed its answer at and how that place was found, in words ("" when it names
+    neither; "none (no core)" when it found no place)."""
     place, route = verdict.get("place") or "", verdict.get("route") or ""
     if place and route:
         return f"{place} (found as: {route})"
-    return place or (f"found as: {route}" if route else "")
+    return place or (f"none ({route})" if route else "")

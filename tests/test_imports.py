@@ -169,6 +169,14 @@ def test_nothing_imports_the_entry():
     assert not importers, "the QGIS entry is imported by: " + ", ".join(importers)
 
 
+def test_the_adapters_load_the_back_ends_only_when_a_run_asks():
+    """QGIS loads ui/ and processing/ at start-up; the back-ends (torch for SAM, the model-server client) load
+    only inside the functions that run an analysis or refine zones."""
+    eager = sorted(f"{source} -> {target}" for source, edges in file_graph().items() for target, lazy in edges.items()
+                   if folder_of(source) in ("ui", "processing") and folder_of(target) == "models" and not lazy)
+    assert not eager, "ui/ or processing/ import models/ at module level: " + ", ".join(eager)
+
+
 def test_the_core_never_imports_a_back_end():
     graph = file_graph()
     into_models = sorted(f"{source} -> {target}" for source, edges in graph.items() for target in edges

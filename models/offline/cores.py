@@ -42,14 +42,12 @@ JOINT_PLACE = "joint place"
 """The place where a layer of the first critical item and one of its partner stand out together, found by a scan."""
 THREE_FAMILIES = "three-family place"
 """The place where layers of three alteration families stand out together, found by a scan."""
-ROUTES = (ZONE_CORE, STOOD_IN, JOINT_PLACE, THREE_FAMILIES)
-"""How the core a yes / no verdict rests on was found (`Verdict.route`)."""
 
 
 class CoreSearch:
-    """One search of the scene for the best candidate core (`best`); `route` then says how it was found (one of
-    ROUTES), `verified` holds every zone core that gives a Yes on its own, `places` the number of cores weighed
-    (each one more chance of a partner by chance)."""
+    """One search of the scene for the best candidate core (`best`); `route` then says how it was found
+    (ZONE_CORE, STOOD_IN, JOINT_PLACE or THREE_FAMILIES), `verified` holds every zone core that gives a Yes on its
+    own, `places` the number of cores weighed (each one more chance of a partner by chance)."""
 
     def __init__(self, scene: Scene):
         self.scene, self.ws, self.settings = scene, scene.ws, scene.settings
@@ -205,7 +203,7 @@ class CoreSearch:
         layers not measured, those whose own zone lies just off the core (marginal, and settled): what
         such a layer shows at the core is that zone's flank, already weighed (not so for a shell, whose zone
         beside the centre is the shell itself). Nor is a layer that raises the whole map unit the core lies in
-        (`_lithological`, the core's outline taken as the layer's zone): it stands out there through the unit."""
+        (`Scene.lithological`, the core's outline taken as the layer's zone): it stands out there through the unit."""
         layers = [info for info in self.scene.evidence_layers() if info.role in roles and info.name not in besides
                   and not seen_again(info.role, core.role) and self.scene.measurable(info)]
         raised = set()
@@ -238,8 +236,8 @@ class CoreSearch:
         by chance (joint_places.py), else (no such place, or one that is lithology) the place where
         layers of three families the deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at
         core radii of `joint_radii_m`, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
-        spreads) above its surroundings there. None when there is none, when it is lithology (`_lithological`),
-        or when the model's core is no area with a critical partner (`_seed_items`); no three-family place when no
+        spreads) above its surroundings there. None when there is none, when it is lithology (`Scene.lithological`),
+        or when the model's core is no area with a critical partner (`seed_items`); no three-family place when no
         layer can test the first item (the model's core is then untested, as without any zone core). Worked out
         once per run."""
         if "core" in self.scene.joint:

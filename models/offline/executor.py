@@ -65,6 +65,7 @@ def observe(scene: Scene, step: PlanStep, outcome: ToolOutcome) -> Judgement:
 
 
 def _zone_phrase(scene: Scene, zone: dict) -> str:
+    """A clear zone in words: its id, position, share of the area and how far it stands above background."""
     ws = scene.ws
     info = ws.layer(zone["layer"])
     share = zone["area_m2"] / max(ws.valid_area, 1e-9)
@@ -82,6 +83,7 @@ def _zone_phrase(scene: Scene, zone: dict) -> str:
 
 
 def _coincident_roles(outcome: ToolOutcome) -> list[str]:
+    """The roles of other layers whose zones overlap the step's."""
     roles = set()
     for entry in outcome.stats.get("coincidence", []):
         roles |= {role for role, share in entry.get("overlap", {}).items() if share > 0}

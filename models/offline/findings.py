@@ -20,22 +20,27 @@ class Core:
 
     @property
     def zone_id(self) -> str:
+        """The core's label: its zone's id, or the words naming a scanned place."""
         return self.zone["zone_id"]
 
     @property
     def geometry(self):
+        """Its outline in the analysis CRS."""
         return self.zone["geometry"]
 
     @property
     def role(self) -> str:
+        """The role of the layer it was marked on (a scanned place: its first layer's)."""
         return self.zone["role"]
 
     @property
     def layer(self) -> str:
+        """The layer it was marked on (a scanned place: its first layer)."""
         return self.zone["layer"]
 
     @property
     def position(self) -> str:
+        """Where it lies in the analysis extent, as a 3 x 3 grid word ('center', 'top-left', ...)."""
         return self.zone["position"]
 
 STATUSES = ("supported", "marginal", "missing", "untestable")
@@ -55,6 +60,7 @@ class Finding:
     reach: float | None = None  # the item's reach in map units, as it was judged
 
     def __post_init__(self):
+        """A status of STATUSES only; the evidence as a tuple."""
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
         object.__setattr__(self, "zones", tuple(self.zones))

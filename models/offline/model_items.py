@@ -25,9 +25,11 @@ COMPOSITE_SHOWS = {"false_color_composite": ("clay", "iron")}
 ferric-iron indices are computed from, so its zone over a clay or iron anomaly is that anomaly seen again."""
 
 ZONE_KINDS_STRUCTURE = ("fault", "lineament_density", "contact")
+"""Zone kinds that are structures whatever their layer's role: evidence of a structure item."""
 
 
 def families_of(role: str) -> set:
+    """The alteration families a role's zones show (a composite shows those of its bands)."""
     return set(COMPOSITE_SHOWS.get(role, (FAMILY.get(role, "other"),)))
 
 
@@ -75,6 +77,7 @@ def seed_items(model: dict) -> list[dict]:
 
 
 def roles_of(ws, item_ids: list) -> set:
+    """Every role the deposit model's items `item_ids` can be tested on."""
     roles = set()
     for item in ws.deposit_model.get("evidence", []):
         if item["id"] in item_ids:

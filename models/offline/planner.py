@@ -75,6 +75,7 @@ def plan(scene: Scene) -> list[PlanStep]:
 
 
 def _purpose(tool: str, info, item: dict, params: dict) -> str:
+    """What a step is for, in words: the evidence it marks on its layer and the item it tests."""
     name = info.name
     if tool == "categorical":
         units = ", ".join(params.get("units", [])) or "all units"
@@ -87,6 +88,7 @@ def _purpose(tool: str, info, item: dict, params: dict) -> str:
 
 
 def _tool_for(info, item) -> str | None:
+    """The tool that marks an item on a layer of its kind and role (None: this layer cannot show it)."""
     if info.kind == "vector":  # fault lines or unit polygons, as the surface reads them
         return "vector_evidence" if info.role in VECTOR_ROLES else None
     if info.role == "geological_map":
@@ -99,6 +101,8 @@ def _tool_for(info, item) -> str | None:
 
 
 def _plan_params(scene: Scene, info, tool, items) -> dict:
+    """The step's tool parameters: units and contacts of a map, the count of features, a fault corridor's width,
+    or the colour and index cuts of `colour_params`."""
     ws = scene.ws
     if tool == "categorical":
         wants_units = any(i["kind"] == "host_unit" for i in items)
@@ -144,6 +148,7 @@ def colour_params(scene: Scene, info, sigma: float) -> dict:
 
 
 def _tool_why(tool: str, info) -> str:
+    """Why the tool suits the layer, in words."""
     return {
         "color_regions": "Threshold the layer against its own background to mark clear anomalies as polygons.",
         "feature_regions": "Structural and textural features (faults, lineaments, contacts) of an image.",

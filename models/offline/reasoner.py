@@ -3,8 +3,8 @@ of the STA-CoT loop from the retrieved deposit model (`resources/knowledge/depos
 
 Each role lives in its own module: the planner (planner.py), the executor and observer (executor.py), the
 verifier (verifier.py, its core search in cores.py). A run's measurements are kept in one `Scene` (scene.py),
-made anew by each plan. Every decision number is a field of `OfflineSettings` (settings.py) with its reason and
-provenance, listed in the run record."""
+made anew by each plan (or on first use for a workspace another back-end planned). Every decision number is a
+field of `OfflineSettings` (settings.py) with its reason and provenance, listed in the run record."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -36,11 +36,6 @@ class OfflineReasoner:
         if self._scene is None or self._scene.ws is not ws:
             self._scene, self._verdict_core = Scene(ws, self.settings, self.progress), None
         return self._scene
-
-    @property
-    def refinement_level(self) -> float:
-        """Spreads above background of an anomaly on a zoomed look (`anomaly_sigma` x `refine_factor`)."""
-        return self.settings.anomaly_sigma * self.settings.refine_factor
 
     # -- interface bookkeeping ------------------------------------------------------------------------
     def usage(self) -> dict:

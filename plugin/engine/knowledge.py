@@ -40,6 +40,11 @@ def _check_model(model: dict, where: str) -> None:
         for ref in ("with", "around", "near"):
             if ref in item and item[ref] not in ids:
                 raise LodestarError(f"{where}: {model['id']}/{item['id']}: {ref} must name an earlier item.")
+        for key in ("near_m", "shell_scale"):  # a reach in metres; a shell's reach in radii of the core
+            value = item.get(key)
+            if key in item and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
+                raise LodestarError(f"{where}: {model['id']}/{item['id']}: {key} must be a positive number, "
+                                    f"not {value!r}.")
         ids.add(item["id"])
     unknown = [e for e in model.get("pathfinders", []) if str(e).lower() not in ELEMENTS]
     if unknown:

@@ -119,7 +119,7 @@ def _verdicts(record: dict) -> str:
         parts.append(f"<h3>Round {e(entry['round'])}: {flag}, candidate answer {e(answer)}</h3>")
         weighed = weighed_at(verdict)
         if weighed:
-            parts.append(f"<p><b>Weighed at</b> {e(humanize(weighed, terms))}.</p>")
+            parts.append(f"<p><b>Place weighed:</b> {e(humanize(weighed, terms))}.</p>")
         parts.append(f"<p>{e(humanize(verdict.get('rationale'), terms))}</p>")
         rows = [[words(k), "critical", "supported" if v else "not supported"]
                 for k, v in verdict.get("critical", {}).items()]

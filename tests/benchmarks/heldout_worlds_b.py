@@ -11,7 +11,7 @@ pooled, with bootstrap intervals (`plugin.runs.batch.summarize`). Writes:
   build/bench/worlds_b_heldout.csv   one row per seed and one for the pool
   build/bench/worlds_b_heldout.md    the table, with the pooled per-kind breakdown
 
-Not part of `make bench` (about 3 s a case on 2 cores: the 1,680 cases of the 28 seeds take about 75 minutes):
+Not part of `make bench` (about 3 s a case on 2 cores: the 1,920 cases of the 32 seeds take about 85 minutes):
 `make bench-heldout`, or `.venv/bin/python tests/benchmarks/heldout_worlds_b.py [seed ...]`; LODESTAR_BENCH_WORKERS
 sets the processes (default: one per core).
 """
@@ -41,6 +41,8 @@ HELDOUT = {
        for seed in (3141, 2718, 1618, 1414, 1732, 2236, 2646, 3317, 3606, 4123)},
     **{seed: "first run in the sixteenth session, with its rule set beforehand"
        for seed in (1123, 5813, 2134, 3455, 8914)},
+    **{seed: "first run in the session of 2026-11-29, before and after the offline reasoner became a package "
+             "(identical answers)" for seed in (1729, 6174, 8128, 4096)},
 }
 """Held-out seeds and how each has been used (docs/worlds_b_log.md)."""
 

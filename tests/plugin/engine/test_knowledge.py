@@ -122,6 +122,12 @@ def test_invalid_knowledge_files_are_refused(tmp_path):
     bad.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(LodestarError, match="unknown roles"):
         load_knowledge(bad)
+    for key, value in (("shell_scale", "four"), ("near_m", -450), ("shell_scale", True)):
+        data = json.loads(KNOWLEDGE_PATH.read_text(encoding="utf-8"))
+        data["models"][0]["evidence"][0][key] = value
+        bad.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(LodestarError, match=f"phyllic_core: {key} must be a positive number, not {value!r}"):
+            load_knowledge(bad)
     bad.write_text(json.dumps({"format": "lodestar-knowledge/1", "models": []}), encoding="utf-8")
     with pytest.raises(LodestarError, match="non-empty 'models'"):
         load_knowledge(bad)

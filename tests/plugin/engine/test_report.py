@@ -285,7 +285,7 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     # every verdict names the place it weighed and how it was found, and the verification says them in words
     verdicts = [r["verdict"] for r in record["rounds"] if r.get("verdict")]
     assert verdicts and all(v["route"] == "zone core" and v["place"] for v in verdicts)
-    said = [_text(p) for p in re.findall(r"<p><b>Weighed at</b>(.*?)</p>", reasoning)]
+    said = [_text(p) for p in re.findall(r"<p><b>Place weighed:</b>(.*?)</p>", reasoning)]
     assert len(said) == len(verdicts) and all("(found as: zone core)" in p for p in said)
     assert said[-1].startswith(verdicts[-1]["place"].split(" ")[0])
     assert reasoning.count("Supports the answer: ") == len(record["chain"])
