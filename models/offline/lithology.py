@@ -32,16 +32,8 @@ def filled_units(codes: np.ma.MaskedArray, polygons: list, grid, skip=(),
         return []
     covered = polygon_cells(polygons, grid)
     valid = ~np.ma.getmaskarray(codes)
-    data = np.ma.filled(codes, 0)
-    filled = []
-    for code in np.unique(data[valid]):
-        if int(code) in skip:
-            continue
-        unit = valid & (data == code)
-        big = unit.sum() * grid.pixel_area >= settings.filled_unit_min_m2
-        if big and covered[unit].mean() >= settings.filled_share:
-            filled.append(int(code))
-    return filled
+    return _units_where(codes, valid, grid, skip, settings.filled_unit_min_m2,
+                        lambda unit: covered[unit].mean() >= settings.filled_share)
 
 
 def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, level: float, skip=(),
@@ -52,16 +44,21 @@ def lifted_units(codes: np.ma.MaskedArray, spreads: np.ma.MaskedArray, grid, lev
     `lifted_unit_min_m2` and codes in `skip` (intrusive units) are left out."""
     values = np.ma.getdata(spreads)
     valid = ~np.ma.getmaskarray(codes) & ~np.ma.getmaskarray(spreads) & np.isfinite(values)
+    return _units_where(codes, valid, grid, skip, settings.lifted_unit_min_m2,
+                        lambda unit: float(np.median(values[unit])) > level)
+
+
+def _units_where(codes: np.ma.MaskedArray, valid: np.ndarray, grid, skip, min_m2: float, holds) -> list[int]:
+    """Codes of the units (their `valid` cells) of at least `min_m2`, not in `skip`, for whose cells `holds`."""
     data = np.ma.filled(codes, 0)
-    lifted = []
+    found = []
     for code in np.unique(data[valid]):
         if int(code) in skip:
             continue
         unit = valid & (data == code)
-        big = unit.sum() * grid.pixel_area >= settings.lifted_unit_min_m2
-        if big and float(np.median(values[unit])) > level:
-            lifted.append(int(code))
-    return lifted
+        if unit.sum() * grid.pixel_area >= min_m2 and holds(unit):
+            found.append(int(code))
+    return found
 
 
 def follows_units(polygon, codes: np.ma.MaskedArray, units: list, grid,
