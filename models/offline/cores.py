@@ -3,7 +3,9 @@
 Cores are clear zones of the deposit model's first critical anomaly item and of its critical coincidence partner
 (`seed_items`). Around each, every evidence item is looked for within the model's distance in metres (at least
 `min_reach_px` pixels of the analysis grid): anomaly, coincidence with another alteration family, halo, structure
-and host unit. An anomaly or coincidence item with no zone within reach (a marginal critical one once its zoomed
+and host unit; a fault and a host unit are measured to the nearest of all the layer's features or host-unit cells,
+not only to the few a step marked (Scene.feature_gaps, Scene.unit_gaps). A target is weighed the same way
+(`assess` with no item standing for it; targets.py). An anomaly or coincidence item with no zone within reach (a marginal critical one once its zoomed
 look has not brought a zone within reach, a marginal secondary one at once) is measured on its layers at the core
 (coincidence.py, `coincidence_alpha` shared among the layers and cores tried), leaving out a layer whose own zone
 lies just off the core (that zone's flank, already weighed; not so for a shell around a partner's core). When no
@@ -62,7 +64,7 @@ class CoreSearch:
         best, best_key = None, None
         cores = self._cores()[:self.settings.max_cores]
         self.places = len(cores)
-        assessed = [(core, self._assess(core, zones)) for core in cores]  # each checks for cancel
+        assessed = [(core, self.assess(core, zones)) for core in cores]  # each checks for cancel
         self.verified = [(core, assessment) for core, assessment in assessed if answers_yes(assessment)]
         for core, assessment in assessed:
             key = self._score(assessment)
@@ -119,10 +121,12 @@ class CoreSearch:
         out.sort(key=lambda c: (-self.scene.strength(c.zone) * math.sqrt(c.zone["area_m2"]), c.zone_id))
         return out
 
-    def _assess(self, core: Core, zones: list[dict]) -> dict:
-        """Evidence items around one core zone: item id -> its Finding (findings.py). The
-        item the core stands for is supported by it; when the core is the partner's, the first critical item
-        is sought at or around it as a coincidence (at the partner's distance)."""
+    def assess(self, core: Core, zones: list[dict], settled: bool = False) -> dict:
+        """Evidence items around one place: item id -> its Finding (findings.py). The item a core stands for is
+        supported by it; when the core is the partner's, the first critical item is sought at or around it as a
+        coincidence (at the partner's distance). A place no item stands for (a target: `seed` empty) has every item
+        sought around it. `settled`: no zoomed look will follow, so an item with a zone only just out of reach is
+        measured at once, as a missing one is."""
         model = self.ws.deposit_model
         out: dict = {}
         present_roles = {info.role for info in self.scene.evidence_layers()}
@@ -143,7 +147,7 @@ class CoreSearch:
                                           measured=None)
                 continue
             kind, near_m = item["kind"], self.scene.near_m(item)
-            if item["id"] in seeds:  # the core item around a partner's core
+            if item["id"] in seeds and core.seed in seeds:  # the core item around a partner's core
                 kind, near_m = "coincidence", seeds[core.seed].get("near_m", near_m)
             reach = self.scene.reach(near_m)
             best_gap, best_zone, near_layers = math.inf, None, set()
@@ -166,16 +170,20 @@ class CoreSearch:
                     best_gap, best_zone = gap, zone["zone_id"]
                 if gap <= reach * self.settings.marginal_factor:
                     near_layers.add(zone["layer"])
-            if kind == "structure":
-                for measured_on, gap in self.scene.feature_gaps(core.geometry, item["roles"]):
-                    if gap < best_gap:
-                        best_gap, best_zone = gap, measured_on
+            # a fault is a feature of its layer whichever item names it: the nearest of all, not of those marked
+            features = item["roles"] if kind == "structure" else [role for role in item["roles"] if role == "structure"]
+            gaps = self.scene.feature_gaps(core.geometry, features)
+            if kind == "host_unit":  # so is a host unit's every patch
+                gaps += self.scene.unit_gaps(core.geometry, item["roles"])
+            for measured_on, gap in gaps:
+                if gap < best_gap:
+                    best_gap, best_zone = gap, measured_on
             measured = None
             if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
-                    not best_gap <= reach * self.settings.marginal_factor or looked_again(self.ws, item)):
+                    settled or not best_gap <= reach * self.settings.marginal_factor or looked_again(self.ws, item)):
                 # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
                 # item around a partner's core may wrap it
-                shell = item["id"] == first["id"]  # around a partner's core, a zone just off it is its shell
+                shell = item["id"] == first["id"] and core.seed in seeds  # around a partner's core: its shell
                 found = self._measured_over(core, item["roles"], shell_scale=item.get("shell_scale") if shell else None,
                                             besides=frozenset() if shell else near_layers)
                 if found is not None:
@@ -184,7 +192,7 @@ class CoreSearch:
                 status = "missing"
             elif best_gap <= reach:
                 status = "supported"
-            elif best_gap <= reach * self.settings.marginal_factor:
+            elif best_gap <= reach * self.settings.marginal_factor and not settled:
                 status = "marginal"
             else:
                 status = "missing"
@@ -225,7 +233,8 @@ class CoreSearch:
             found = significance(self.scene.contrast_map(info, radius, scales), core.geometry, grid, radius, scales,
                                  self.settings)
             if found is not None and found.p <= bound:
-                return info.name, (f"{info.name} (measured at the core: it stands above its surroundings there "
+                where = "target" if core.zone.get("kind") == "target" else "core"
+                return info.name, (f"{info.name} (measured at the {where}: it stands above its surroundings there "
                                    f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
                                    f"the scene; bound {bound:.4f})")
         return None
@@ -312,7 +321,7 @@ class CoreSearch:
         unless a zone supports it (a place found by scanning the scene is not measured again as if it had been
         fixed beforehand). A place of three families none of which is the first critical item's stands in for
         it: three kinds of evidence rare at one place are a zoned system, whatever the first item's layers show."""
-        out = self._assess(core, zones)
+        out = self.assess(core, zones)
         place = core.joint
         names = list(place.layers)
         heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
@@ -325,7 +334,7 @@ class CoreSearch:
         placed: set = set()  # items the place's measurement supports, each by the first of its layers there
         for name in names:
             role = self.ws.layer(name).role
-            if role in first["roles"]:  # the core itself (`_assess`)
+            if role in first["roles"]:  # the core itself (`assess`)
                 continue
             others = " and ".join(n for n in names if n != name)
             for item in self.ws.deposit_model["evidence"]:
@@ -379,7 +388,7 @@ class CoreSearch:
             text = f"{name} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the core, {blank})"
         out = dict(assessment)
         out[first["id"]] = replace(found, status="supported", gap=round(best_gap, 3), zones=(name,), measured=text)
-        for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`_assess`)
+        for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`assess`)
             if item["kind"] == "anomaly" and item["id"] != first["id"] and core.role in item["roles"]:
                 out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core.zone_id,),
                                           measured=None)

@@ -105,3 +105,9 @@ def favourable_units(info, model: dict) -> list[str]:
             names.append(str(name))
     return sorted(set(names))
 
+
+def host_units(info, ws) -> list[str]:
+    """The units of a categorical layer a host item is mapped as: those the user names, else the legend names
+    matching the deposit model's favourable unit keywords (none on a legend of bare codes)."""
+    named = list(ws.favourable_units.get(info.name) or [])
+    return named or (favourable_units(info, ws.deposit_model) if legend_informative(info) else [])

@@ -8,7 +8,7 @@ import math
 
 from ...plugin.engine.background import from_measure
 from ...plugin.engine.contract import MAX_PLAN_STEPS, PlanStep
-from .model_items import VECTOR_ROLES, centre_words, favourable_units, legend_informative, per_metre, seed_items
+from .model_items import VECTOR_ROLES, centre_words, host_units, per_metre, seed_items
 from .scene import Scene
 
 
@@ -107,9 +107,7 @@ def _plan_params(scene: Scene, info, tool, items) -> dict:
     if tool == "categorical":
         wants_units = any(i["kind"] == "host_unit" for i in items)
         wants_contacts = any(i["kind"] == "structure" for i in items)
-        named = list(ws.favourable_units.get(info.name) or [])
-        units = named or (favourable_units(info, ws.deposit_model) if legend_informative(info) else [])
-        units = units if wants_units else []
+        units = host_units(info, ws) if wants_units else []
         output = "both" if (units and wants_contacts) else ("contacts" if wants_contacts else "units")
         return {"units": units, "output": output}
     if tool == "feature_regions":

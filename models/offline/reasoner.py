@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
-from ...plugin.engine.target_evidence import judge
 from ...plugin.favourability.knowledge import knowledge_specs
 from ...plugin.progress import SILENT, Progress
-from . import executor, planner, verifier
+from . import executor, planner, targets, verifier
 from .cores import CoreSearch
 from .scene import Scene
 from .settings import OfflineSettings
@@ -93,8 +92,8 @@ class OfflineReasoner:
         return knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)[0]
 
     def target_verdicts(self, ws, measured: list) -> list:
-        """Each target judged by the rules of `target_evidence.judge` on the executor's measurements of it."""
-        return [judge(target) for target in measured]
+        """Each target judged by the test a candidate core is weighed by, made at the target (targets.py)."""
+        return targets.judge_targets(self.scene(ws), measured)
 
     # -- localization -----------------------------------------------------------------------------------
     def localization_params(self, ws) -> dict:

@@ -8,15 +8,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import ndimage
 
 from ...plugin.engine.background import to_measure
 from ...plugin.pathfinders import model_layers
 from ...plugin.progress import Progress
+from ...plugin.tools.categorical import match_units
 from ...plugin.tools.color_regions import colour_levels
 from . import lithology
 from .coincidence import contrast_map
 from .corridors import corridor_distance, gap_to_corridor
-from .model_items import VECTOR_ROLES, ZONE_KINDS_STRUCTURE, legend_informative, per_metre
+from .model_items import VECTOR_ROLES, ZONE_KINDS_STRUCTURE, host_units, legend_informative, per_metre
 from .settings import OfflineSettings
 
 
@@ -30,6 +32,7 @@ class Scene:
         self.coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
         self._features: dict = {}  # vector layer name -> its features in the analysis CRS
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share
+        self._hosts: dict = {}  # categorical map name -> distance to its host units' cells
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid
@@ -246,6 +249,26 @@ class Scene:
             frame = self._features[info.name]
             if len(frame):
                 gaps.append((f"{info.name} (nearest of all its features)", float(frame.distance(geometry).min())))
+        return gaps
+
+    def unit_gaps(self, geometry, roles) -> list:
+        """(what was measured, distance) from `geometry` to the nearest cell of the host units (`host_units`) of
+        each categorical map of `roles`: whether a place lies in or near a host unit does not depend on which few
+        of its patches (the largest) a step marked as zones."""
+        gaps = []
+        for info in self.ws.layers:
+            units = host_units(info, self.ws) if info.kind == "categorical" and info.role in roles else []
+            if not units or info.silent:
+                continue
+            if info.name not in self._hosts:
+                codes = self.ws.raster_set.read(info.name)[0]
+                wanted = sorted(match_units(info.units, units))
+                host = ~np.ma.getmaskarray(codes) & np.isin(np.ma.getdata(codes), wanted)
+                width, height = self.ws.raster_set.grid.pixel_size
+                self._hosts[info.name] = (ndimage.distance_transform_edt(~host, sampling=(abs(height), abs(width)))
+                                          if host.any() else np.full(host.shape, np.inf))
+            gaps.append((f"{info.name} (nearest cell of its host units {', '.join(units)})",
+                         gap_to_corridor(self._hosts[info.name], geometry, self.ws.raster_set.grid)))
         return gaps
 
     def centre_gap(self, core, zone) -> float:

@@ -169,9 +169,11 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
 
         def judge(labels, best):
             measured = measure_targets(ws, maps, specs, labels, best)
+            outlines = polygons_of(labels, surface.grid)
             for target, label in zip(measured, best):
                 progress.check()
                 target["view"] = look_at_target(ws, maps, labels, label, target)
+                target["outline"] = outlines[label].wkt  # for a verifier that weighs the place itself
             return judge_targets(engine, measured, notes)
 
         targets, delineation, judgements = rank_targets(
