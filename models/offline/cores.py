@@ -4,15 +4,16 @@ Cores are clear zones of the deposit model's first critical anomaly item and of 
 (`seed_items`). Around each, every evidence item is looked for within the model's distance in metres (at least
 `min_reach_px` pixels of the analysis grid): anomaly, coincidence with another alteration family, halo, structure
 and host unit; a fault and a host unit are measured to the nearest of all the layer's features or host-unit cells,
-not only to the few a step marked (Scene.feature_gaps, Scene.unit_gaps). A target is weighed the same way
-(`assess` with no item standing for it; targets.py). An anomaly or coincidence item with no zone within reach (a marginal critical one once its zoomed
-look has not brought a zone within reach, a marginal secondary one at once) is measured on its layers at the core
-(coincidence.py, `coincidence_alpha` shared among the layers and cores tried), leaving out a layer whose own zone
-lies just off the core (that zone's flank, already weighed; not so for a shell around a partner's core). When no
-zone core gives a Yes: a partner's core whose first item is a blank rendering may have it stood in for by a second
-core signature (`_stood_in`); then the place where a layer of the first critical item and one of its partner
-stand out together, rarer by chance than `joint_alpha` expected places (joint_places.py), else the place where
-layers of three alteration families stand out together, rarer than `triple_alpha`, is weighed as a core too."""
+not only to the few a step marked (Scene.feature_gaps, Scene.unit_gaps). An anomaly or coincidence item with no
+zone within reach (a marginal critical one once its zoomed look has not brought a zone within reach, a marginal
+secondary one at once) is measured on its layers at the core (coincidence.py, `alpha` shared among the layers and
+cores tried), leaving out a layer whose own zone lies just off the core (that zone's flank, already weighed; not so
+for a shell around a partner's core). When no zone core gives a Yes: a partner's core whose first item is a blank
+rendering may have it stood in for by a second core signature (`_stood_in`); then the place where a layer of the
+first critical item and one of its partner stand out together (joint_places.py), else the place where layers of
+three alteration families do, is weighed as a core too, when fewer than `alpha` such places are expected by chance:
+one level for every measurement. A target is weighed as a core is (`assess` with no item standing for it;
+targets.py)."""
 from __future__ import annotations
 
 import math
@@ -89,7 +90,7 @@ class CoreSearch:
         """The place the best core is, in words, with the figure that made it one."""
         if core.joint is not None:
             return (f"the {core.zone_id} ({core.position}), chance count {core.joint.expected:.3g} "
-                    f"(bound {core.bound})")
+                    f"({_dependence(core.joint)}; bound {core.bound})")
         seed = core.seed.replace("_", " ")
         return (f"{core.zone_id} ({core.position}), a clear zone of {seed} on {core.layer}, "
                 f"{self.scene.strength(core.zone):.1f} times the clear-anomaly level")
@@ -204,7 +205,7 @@ class CoreSearch:
                        besides: set = frozenset()) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
         that stands out from its surroundings at the core (coincidence.py), significant at
-        `coincidence_alpha` shared among every layer and candidate core tried; else None. `shell_scale`: the layer
+        `alpha` shared among every layer and candidate core tried; else None. `shell_scale`: the layer
         may wrap the core as a shell reaching that many of its radii out (the deposit model's item says so: a
         porphyry's phyllic shell around a potassic centre found on silica, magnetics or a gossan), so the measure
         takes in that scale too. `besides`:
@@ -226,7 +227,7 @@ class CoreSearch:
             return None
         grid = self.ws.raster_set.grid
         radius = quantised(place_radius_px(core.geometry, grid, self.settings))
-        bound = self.settings.coincidence_alpha / (len(layers) * max(self.places, 1))
+        bound = self.settings.alpha / (len(layers) * max(self.places, 1))
         scales = self.settings.contrast_scales + ((float(shell_scale),) if shell_scale else ())
         for info in layers:
             self.scene.progress.check()
@@ -240,15 +241,14 @@ class CoreSearch:
         return None
 
     def _joint_core(self) -> Core | None:
-        """A candidate core where no zone is: the place where a layer of the first critical item and one of its
-        critical partner stand out from their surroundings together, rarer than `joint_alpha` expected places
-        by chance (joint_places.py), else (no such place, or one that is lithology) the place where
-        layers of three families the deposit model names (`_triple_groups`) do so, rarer than `triple_alpha`; at
-        core radii of `joint_radii_m`, each layer at least the refinement level (`anomaly_sigma` x `refine_factor`
-        spreads) above its surroundings there. None when there is none, when it is lithology (`Scene.lithological`),
-        or when the model's core is no area with a critical partner (`seed_items`); no three-family place when no
-        layer can test the first item (the model's core is then untested, as without any zone core). Worked out
-        once per run."""
+        """A candidate core where no zone is: the place found by one scan of the scene where layers stand out from
+        their surroundings together (joint_places.py), a layer of the first critical item with one of its critical
+        partner, or layers of three families the deposit model names (`_triple_groups`), when fewer than `alpha`
+        such places are expected by chance over every group tried; at core radii of `joint_radii_m`, each layer at
+        least the refinement level (`anomaly_sigma` x `refine_factor` spreads) above its surroundings there. None
+        when there is none, when it is lithology (`Scene.lithological`), or when the model's core is no area with a
+        critical partner (`seed_items`); no three-family group when no layer can test the first item (the model's
+        core is then untested, as without any zone core). Worked out once per run."""
         if "core" in self.scene.joint:
             return self.scene.joint["core"]
         self.scene.joint["core"] = None
@@ -266,25 +266,24 @@ class CoreSearch:
                  if not seen_again(b.role, a.role)]
         testable = any(info.role in first["roles"] for info in self.scene.evidence_layers())
         triples = self._triple_groups(first, radii) if testable else []
-        for groups, bound in ((pairs, self.settings.joint_alpha), (triples, self.settings.triple_alpha)):
-            if not groups:
-                continue
-            maps = {}
-            for group in groups:
-                for name in group[:-1]:
-                    if (name, group[-1]) not in maps:
-                        maps[(name, group[-1])] = self.scene.contrast_map(self.ws.layer(name), group[-1])
-            place = best_joint_place(maps, groups, grid, floor=self.scene.refinement_level,
-                                     progress=self.scene.progress, settings=self.settings)
-            if place is None or place.expected > bound:
-                continue
-            core = Core(self._place_record(place), first["id"], partner["id"], bound, place)
-            if self.scene.lithological(core.zone):
-                self.scene.lithology_zones.add(core.zone_id)
-                continue
-            self.scene.joint["core"] = core
-            return core
-        return None
+        groups = pairs + triples
+        if not groups:
+            return None
+        maps = {}
+        for group in groups:
+            for name in group[:-1]:
+                if (name, group[-1]) not in maps:
+                    maps[(name, group[-1])] = self.scene.contrast_map(self.ws.layer(name), group[-1])
+        place = best_joint_place(maps, groups, grid, floor=self.scene.refinement_level, progress=self.scene.progress,
+                                 settings=self.settings)
+        if place is None or place.expected > self.settings.alpha:
+            return None
+        core = Core(self._place_record(place), first["id"], partner["id"], self.settings.alpha, place)
+        if self.scene.lithological(core.zone):
+            self.scene.lithology_zones.add(core.zone_id)
+            return None
+        self.scene.joint["core"] = core
+        return core
 
     def _triple_groups(self, first: dict, radii: list) -> list:
         """(layer, layer, layer, radius) groups for the scan of three families: measurable layers of the roles the
@@ -326,7 +325,8 @@ class CoreSearch:
         names = list(place.layers)
         heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
         measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
-                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g}, bound {core.bound}")
+                   f"share {place.share:.4f} of the scene; chance count {place.expected:.3g} ({_dependence(place)}), "
+                   f"bound {core.bound}")
         first = seed_items(self.ws.deposit_model)[0]
         if core.role not in first["roles"]:
             out[first["id"]] = replace(out[first["id"]], measured="three other kinds of evidence standing in, "
@@ -407,3 +407,9 @@ class CoreSearch:
         return (sum(a.status in counted for a in critical) - len(critical),
                 sum(a.status == "supported" for a in secondary),
                 -len(marginal) if pending else len(marginal))
+
+
+def _dependence(place) -> str:
+    """The layers' dependence a scanned place's chance count took in, in words."""
+    pairs = ", ".join(f"{round(r, 2) + 0.0:.2f}" for r in place.correlation)  # + 0.0: no "-0.00"
+    return f"the layers' rank correlation away from it, {pairs}, counted where positive"

@@ -4,28 +4,31 @@ A zoned system whose every layer stays under a clear-anomaly level (two to four 
 zone anywhere, yet at its centre each layer stands above its own surroundings at once. The scan ranks every
 pixel of each layer's contrast map (coincidence.py) by the share of the scene scoring at least as
 high, takes the largest share of the group's layers at each pixel (all must be rare there) and keeps the pixel
-where it is smallest. How rare that is by chance: with layers independent, a place reaches a share q on each of
-k layers with chance q to the power k; the scene holds about its pixels over one place's window of independent
-places, and every group of layers and radius tried is one more chance. Their product is the expected count of
-such places by chance, which the caller bounds (layers that share a background are not independent, so the
-bound is strict). A third layer matters most in a small scene: it holds only a few windows of a place's size, so
-two layers at the top of their ranks still leave a chance count of about the tests over the places, while three
-bring it down by the places once more. Only places at least twice their radius inside the data are scanned,
-where the disc and ring at the place's own radius lie wholly on data: near an edge fewer cells are averaged, the
-layers swing further there, and they would meet by chance more often (the wider scales may still reach past the
-edge). And only places where every layer stands at least a floor of spreads above its surroundings are
-candidates: a contrast within the scene's ordinary variation is no evidence whatever its rank, and in a small
-scene a rank can claim a rarity that so few independent places cannot show.
+where it is smallest. How rare that is by chance (`chance`): layers that share a background (a regional trend,
+the same rocks, the same survey) are not independent, so the chance that a place reaches a share q on each of k
+layers at once is not q to the power k. The layers' dependence is measured on their contrast maps away from the
+place (the rank correlation of each pair, through a Gaussian copula; a negative one counts as none, so the chance
+is never taken smaller than under independence), and the chance is the joint tail of that copula. The scene holds
+about its pixels over one place's window of independent places, and every group of layers and radius tried is
+one more chance: their product is the expected count of such places by chance, which the caller holds to its
+significance level, as it holds one layer measured at one place. Only places at least twice their radius inside
+the data are scanned, where the disc and ring at the place's own radius lie wholly on data: near an edge fewer
+cells are averaged, the layers swing further there, and they would meet by chance more often (the wider scales
+may still reach past the edge). And only places where every layer stands at least a floor of spreads above its
+surroundings are candidates: a contrast within the scene's ordinary variation is no evidence whatever its rank,
+and in a small scene a rank can claim a rarity that so few independent places cannot show.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 from scipy import ndimage
+from scipy.stats import multivariate_normal, norm
 
 from ...plugin.progress import SILENT, Progress
-from .coincidence import window_side
+from .coincidence import reach, window_side
 from .settings import DEFAULT, OfflineSettings
 
 
@@ -37,6 +40,7 @@ class JointPlace:
     layers: tuple      # (core layer, partner layer, ...): the group's layers, in the order given
     scores: tuple      # each layer's standardised contrast there
     share: float       # the largest of the layers' shares of the scene scoring at least as high
+    correlation: tuple  # each pair's rank correlation away from the place, in the order of `combinations(layers, 2)`
     expected: float    # expected count of places as rare on every layer of the group by chance in all the tests made
 
 
@@ -78,9 +82,49 @@ def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0, progres
             continue
         row, col = np.unravel_index(int(np.nanargmin(rarest)), rarest.shape)
         share = float(rarest[row, col])
-        expected = share ** len(layers) * max(places, 1.0) * tests
+        if best is not None and share ** len(layers) * max(places, 1.0) * tests >= best.expected:
+            continue  # dependence only makes it commoner: it cannot beat the best
+        away = _away(rarest.shape, row, col, reach(settings.contrast_scales, settings) * radius)
+        correlation = _correlation([cache[(name, radius)] for name in layers], away)
+        expected = chance(share, correlation, len(layers)) * max(places, 1.0) * tests
         if best is None or expected < best.expected:
             x, y = grid.transform * (col + 0.5, row + 0.5)
             best = JointPlace(float(x), float(y), float(radius), tuple(layers),
-                              tuple(float(maps[(name, radius)][row, col]) for name in layers), share, expected)
+                              tuple(float(maps[(name, radius)][row, col]) for name in layers), share,
+                              tuple(round(float(r), 3) for r in correlation), expected)
     return best
+
+
+def chance(share: float, correlation, count: int) -> float:
+    """The chance that one place scores within the top `share` of the scene on each of `count` layers at once, their
+    contrasts dependent as a Gaussian copula with the pairwise `correlation` (in the order of
+    `combinations(range(count), 2)`; negative ones taken as 0)."""
+    matrix = np.eye(count)
+    for (i, j), r in zip(combinations(range(count), 2), correlation):
+        matrix[i, j] = matrix[j, i] = max(float(r), 0.0)
+    if not np.any(matrix - np.eye(count)):
+        return share ** count
+    level = norm.isf(share)
+    return float(multivariate_normal.cdf(np.full(count, -level), mean=np.zeros(count), cov=matrix, abseps=1e-15,
+                                         releps=1e-6, maxpts=200_000))
+
+
+def _away(shape: tuple, row: int, col: int, distance: float) -> np.ndarray:
+    """Pixels farther than `distance` from pixel (row, col)."""
+    rows, cols = np.ogrid[0:shape[0], 0:shape[1]]
+    return (rows - row) ** 2 + (cols - col) ** 2 > distance ** 2
+
+
+def _correlation(share_maps: list, where: np.ndarray) -> list[float]:
+    """Each pair's correlation of normal scores of the shares (a rank correlation through a Gaussian copula) over
+    the pixels of `where` scored on every layer; 0 for a pair with too few such pixels or no spread."""
+    scored = where & np.logical_and.reduce([np.isfinite(m) for m in share_maps])
+    count = int(scored.sum())
+    if count < 3:
+        return [0.0] * (len(share_maps) * (len(share_maps) - 1) // 2)
+    scores = [norm.isf(np.clip(m[scored], 0.5 / count, 1.0 - 0.5 / count)) for m in share_maps]
+    out = []
+    for a, b in combinations(scores, 2):
+        r = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else 0.0
+        out.append(r if np.isfinite(r) else 0.0)
+    return out

@@ -24,7 +24,7 @@ class OfflineReasoner:
     name = "offline"
 
     def __init__(self, settings: OfflineSettings | None = None, progress: Progress = SILENT, **overrides):
-        """`overrides`: settings by name over `settings` (else the defaults), e.g. OfflineReasoner(joint_alpha=0.0)."""
+        """`overrides`: settings by name over `settings` (else the defaults), e.g. OfflineReasoner(alpha=0.01)."""
         self.settings = replace(settings or OfflineSettings(), **overrides)
         self.progress = progress  # the run's: cancel is checked in every loop over layers, zones, cores and places
         self._scene: Scene | None = None
@@ -42,7 +42,7 @@ class OfflineReasoner:
 
     def public_settings(self) -> dict:
         named = ("anomaly_sigma", "colour_level", "min_area_m2", "max_regions", "marginal_factor", "refine_factor",
-                 "geochem_percentile", "fault_buffer_m", "coincidence_alpha", "joint_alpha", "triple_alpha")
+                 "geochem_percentile", "fault_buffer_m", "alpha")
         return {"backend": self.name, **{name: getattr(self.settings, name) for name in named}}
 
     def decision_settings(self) -> list[dict]:

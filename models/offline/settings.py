@@ -45,9 +45,7 @@ class OfflineSettings:
     centre_overlap_parts: int = 3
     max_cores: int = 8
     # verifier: measurement and scans at a place
-    coincidence_alpha: float = 0.05
-    joint_alpha: float = 0.005
-    triple_alpha: float = 0.001
+    alpha: float = 0.05
     joint_radii_m: tuple[float, ...] = (250.0, 500.0, 1000.0)
     # verifier: the measure of a layer at a place (coincidence.py, joint_places.py)
     contrast_scales: tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -164,23 +162,15 @@ REASONS: dict[str, tuple[str, str]] = {
         "the core.",
         "set by hand while developing on the first generator (scripts/synthetic_cases.py) (81d3e5e)"),
     "max_cores": (
-        "At most this many candidate cores, strongest first, are assessed; each tried core shares "
-        "coincidence_alpha.",
+        "At most this many candidate cores, strongest first, are assessed; each tried core shares alpha.",
         "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
-    "coincidence_alpha": (
-        "A layer measured at a core counts when rarer than this share of the scene's places, shared among the "
-        "layers and cores tried.",
-        "a statistical convention (the 5 % significance level, Bonferroni-shared; 92d2afe)"),
-    "joint_alpha": (
-        "A place where a core layer and a partner layer stand out together is a core when fewer than this many "
-        "such places are expected by chance.",
-        "fitted on the second generator (scripts/worlds_b.py) (diagnosis seeds 777 and 4242, fe0498c; 0.01 tried "
-        "and not kept, docs/worlds_b_log.md)"),
-    "triple_alpha": (
-        "A place where layers of three families stand out together is a core when fewer than this many such "
-        "places are expected by chance.",
-        "fitted on the second generator (scripts/worlds_b.py) (diagnosis seeds 9001 to 9006, 42ab4e4; 0.005 added "
-        "3 false Yes, docs/worlds_b_log.md)"),
+    "alpha": (
+        "Measured evidence counts when fewer than this many places are expected to show it as strongly by chance "
+        "over everything tried: a layer at a core or a target (its p-value times the layers and places tried), "
+        "layers standing out together at a scanned place (their joint chance, their dependence counted, times the "
+        "scene's places and the groups tried).",
+        "a statistical convention (the 5 % level, Bonferroni-shared; 92d2afe); the scans' own levels, 0.005 and "
+        "0.001 fitted on worlds_b diagnosis seeds, gave way to it once a scan counted the layers' dependence"),
     "joint_radii_m": (
         "Core radii in metres at which the joint scan looks for a place: alteration cores of porphyry and "
         "epithermal systems span a few hundred metres to a couple of kilometres.",

@@ -3,7 +3,7 @@
 A target is a place like a core, only no item stands for it: every item of the deposit model is sought around its
 outline (`CoreSearch.assess`): a zone of the item within the item's reach (a structure also as the distance to the
 nearest mapped feature), else, for an anomaly or coincidence item, a layer of its roles measured at the target
-(coincidence.py) and counted when rarer than `coincidence_alpha` shared among the layers and the targets judged. No
+(coincidence.py) and counted when rarer than `alpha` shared among the layers and the targets judged. No
 zoomed look follows, so a zone only just out of reach does not count. The verdict then follows the rule the answer
 follows (target_evidence.verdict_of). The targets come from the surface, which weighs the same layers: a layer that
 stands out at a target was expected to; what the test adds is which items the chain's own zones and measure hold

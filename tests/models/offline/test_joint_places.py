@@ -11,7 +11,7 @@ from scipy import ndimage
 from worlds_b_run import analyse_worlds_b_case
 
 from lodestar.models.offline.coincidence import contrast_map
-from lodestar.models.offline.joint_places import best_joint_place, shares
+from lodestar.models.offline.joint_places import _correlation, best_joint_place, chance, shares
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 300, 300, CRS.from_epsg(32612))
@@ -62,7 +62,7 @@ def test_the_same_anomalies_apart_or_pure_background_are_not_rare():
     apart = _best(_background(3) + 2.5 * _disc(100, 200, 7), _background(4) + 2.5 * _disc(220, 60, 7))
     assert apart.expected > 0.02
     chance = [_best(_background(10 + 2 * i), _background(11 + 2 * i)).expected for i in range(20)]
-    assert sum(e <= 0.005 for e in chance) <= 1  # the verifier's bound: about one scene in two hundred by chance
+    assert sum(e <= 0.05 for e in chance) <= 1  # the verifier's level: about one scene in twenty by chance
     assert float(np.median(chance)) > 0.1
 
 
@@ -101,11 +101,48 @@ def test_a_third_layer_makes_a_place_in_a_small_scene_rarer_than_two_can_and_pur
     system = maps({name: layer(seed, 3.0) for name, seed in (("clay", 1), ("silica", 2), ("iron", 3))})
     pair = best_joint_place(system, [("clay", "silica", 4.0)], small)
     trio = best_joint_place(system, [("clay", "silica", "iron", 4.0)], small)
-    assert pair.expected > 0.005  # the top of the ranks on both layers, still over the pair's bound
-    assert trio.layers == ("clay", "silica", "iron") and len(trio.scores) == 3
-    assert trio.expected < 0.001 and abs(trio.expected - pair.expected * trio.share) < 1e-12
+    assert pair.share == trio.share and pair.expected > 0.01  # the top of the ranks on both layers
+    assert trio.layers == ("clay", "silica", "iron") and len(trio.scores) == 3 and len(trio.correlation) == 3
+    assert trio.expected < pair.expected / 50 and trio.expected < 0.001
     col, row = ~small.transform * (trio.x, trio.y)
     assert abs(row - 30) <= 6 and abs(col - 30) <= 6
     chance = [best_joint_place(maps({name: layer(100 + 3 * i + k) for k, name in enumerate(("a", "b", "c"))}),
                                [("a", "b", "c", 4.0)], small).expected for i in range(20)]
-    assert min(chance) > 0.001 and float(np.median(chance)) > 0.05
+    # pure background reaches the verifier's level (0.05) in 3 of these 20 small scenes, above the nominal one:
+    # a three-way coincidence covers less than the window the count of places assumes (docs/worlds_b_log.md)
+    assert sum(e <= 0.05 for e in chance) <= 3 and min(chance) > 0.005 and float(np.median(chance)) > 0.1
+
+
+def test_the_chance_of_a_joint_place_counts_the_layers_dependence():
+    assert chance(0.01, [0.0], 2) == 0.01 ** 2 and chance(0.1, [0.0, 0.0, 0.0], 3) == 0.1 ** 3
+    # both above their medians with correlation 0.5: 1/4 + arcsin(0.5) / (2 pi) = 1/3
+    assert abs(chance(0.5, [0.5], 2) - 1 / 3) < 1e-6
+    rising = [chance(0.001, [r], 2) for r in (0.0, 0.2, 0.5, 0.8)]
+    assert rising == sorted(rising) and rising[-1] > 100 * rising[0]
+    assert chance(0.001, [-0.5], 2) == 0.001 ** 2  # a negative dependence is not counted in the place's favour
+    assert chance(0.001, [0.3, 0.3, 0.3], 3) > 0.001 ** 3
+
+
+def test_a_shared_background_is_measured_away_from_the_place():
+    rng = np.random.default_rng(5)
+    common = rng.standard_normal((300, 300))
+    first, second = common + rng.standard_normal((300, 300)), common + rng.standard_normal((300, 300))
+    everywhere = np.ones((300, 300), dtype=bool)
+    (measured,) = _correlation([shares(first), shares(second)], everywhere)
+    assert abs(measured - 0.5) < 0.02  # the two share half their variance
+    (none,) = _correlation([shares(first), shares(rng.standard_normal((300, 300)))], everywhere)
+    assert abs(none) < 0.02
+
+
+def test_two_layers_sharing_their_background_meet_by_chance_no_more_often_than_the_level_says():
+    """Pure background, half of it shared: under independence their rarest common place would look like a system
+    in many scenes; with their dependence counted, about one scene in twenty reaches a chance count of 0.05."""
+    counted, independent = [], []
+    for i in range(20):
+        common = _background(200 + 3 * i)
+        place = _best(common + _background(201 + 3 * i), common + _background(202 + 3 * i))
+        counted.append(place.expected)
+        independent.append(place.share ** 2 * place.expected / chance(place.share, place.correlation, 2))
+        assert place.correlation[0] > 0.25  # half the background shared: about a third in the contrasts
+    assert sum(e <= 0.05 for e in counted) <= 2
+    assert sum(e <= 0.05 for e in independent) >= 5  # nine of these twenty

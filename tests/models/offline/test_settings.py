@@ -24,8 +24,8 @@ DEVELOPED_WITH = {
     "min_area_m2": 70_000.0, "min_zone_px": 4, "max_regions": 5, "fault_buffer_m": 50.0, "retry_sigma_step": 0.75,
     "retry_level_step": 0.15, "retry_level_cap": 0.9, "retry_region_step": 1, "refine_factor": 0.75,
     "min_area_slack": 0.999, "ceiling_clear_margin": 0.1, "default_near_m": 1000.0, "min_reach_px": 2,
-    "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "coincidence_alpha": 0.05,
-    "joint_alpha": 0.005, "triple_alpha": 0.001, "joint_radii_m": [250.0, 500.0, 1000.0],
+    "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "alpha": 0.05,
+    "joint_radii_m": [250.0, 500.0, 1000.0],
     "contrast_scales": [0.5, 1.0, 2.0], "ring_outer": 2.0, "partner_slack": 0.5, "min_radius_px": 1.5,
     "max_radius_parts": 6.0, "min_cover": 0.5, "corridor_percentile": 85.0, "filled_share": 0.5,
     "filled_unit_min_m2": 1_000_000.0, "inside_share": 0.5, "lifted_spreads": 2.0, "lifted_unit_min_m2": 10_000_000.0,
@@ -81,22 +81,21 @@ def test_the_defaults_are_the_values_the_reasoner_was_developed_with():
 
 def test_the_old_keyword_arguments_set_the_settings():
     old = {"anomaly_sigma": 3, "colour_level": 0.3, "min_area_m2": 100_000, "max_regions": 4, "marginal_factor": 1.5,
-           "refine_factor": 0.5, "geochem_percentile": 95, "fault_buffer_m": 80, "coincidence_alpha": 0.01,
-           "joint_alpha": 0.0, "triple_alpha": 0.0}
+           "refine_factor": 0.5, "geochem_percentile": 95, "fault_buffer_m": 80, "alpha": 0.01}
     settings = OfflineReasoner(**old).settings
     for name, value in old.items():
         assert getattr(settings, name) == value and type(getattr(settings, name)) is type(DEVELOPED_WITH[name])
-    both = OfflineReasoner(OfflineSettings(max_cores=2), joint_alpha=0.0).settings
-    assert (both.max_cores, both.joint_alpha, both.triple_alpha) == (2, 0.0, 0.001)
+    both = OfflineReasoner(OfflineSettings(max_cores=2), alpha=0.01).settings
+    assert (both.max_cores, both.alpha, both.refine_factor) == (2, 0.01, 0.75)
     with pytest.raises(TypeError):
         OfflineReasoner(anomaly_sigmas=3.0)
 
 
-def test_the_run_record_names_the_settings_it_always_named():
-    public = OfflineReasoner(joint_alpha=0.0).public_settings()
+def test_the_run_record_names_the_main_settings():
+    public = OfflineReasoner(alpha=0.01).public_settings()
     assert public == {"backend": "offline", **{name: DEVELOPED_WITH[name] for name in (
         "anomaly_sigma", "colour_level", "min_area_m2", "max_regions", "marginal_factor", "refine_factor",
-        "geochem_percentile", "fault_buffer_m", "coincidence_alpha", "triple_alpha")}, "joint_alpha": 0.0}
+        "geochem_percentile", "fault_buffer_m")}, "alpha": 0.01}
 
 
 def _verdict(tmp_path, reasoner):
