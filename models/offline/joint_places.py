@@ -25,6 +25,7 @@ from itertools import combinations
 
 import numpy as np
 from scipy import ndimage
+from scipy.integrate import quad
 from scipy.stats import multivariate_normal, norm
 
 from ...plugin.progress import SILENT, Progress
@@ -85,7 +86,11 @@ def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0, progres
         if best is not None and share ** len(layers) * max(places, 1.0) * tests >= best.expected:
             continue  # dependence only makes it commoner: it cannot beat the best
         away = _away(rarest.shape, row, col, reach(settings.contrast_scales, settings) * radius)
-        correlation = _correlation([cache[(name, radius)] for name in layers], away)
+        maps_of_group = [cache[(name, radius)] for name in layers]
+        scored = np.logical_and.reduce([np.isfinite(m) for m in maps_of_group])
+        if int((away & scored).sum()) < window_side(radius, settings) ** 2:
+            away = scored  # no place beside it to measure on: the whole scene, the place in it (which only adds)
+        correlation = _correlation(maps_of_group, away)
         expected = chance(share, correlation, len(layers)) * max(places, 1.0) * tests
         if best is None or expected < best.expected:
             x, y = grid.transform * (col + 0.5, row + 0.5)
@@ -98,15 +103,32 @@ def best_joint_place(maps: dict, groups: list, grid, floor: float = 0.0, progres
 def chance(share: float, correlation, count: int) -> float:
     """The chance that one place scores within the top `share` of the scene on each of `count` layers at once, their
     contrasts dependent as a Gaussian copula with the pairwise `correlation` (in the order of
-    `combinations(range(count), 2)`; negative ones taken as 0)."""
+    `combinations(range(count), 2)`; negative ones taken as 0, so never under the independent `share ** count`)."""
     matrix = np.eye(count)
     for (i, j), r in zip(combinations(range(count), 2), correlation):
         matrix[i, j] = matrix[j, i] = max(float(r), 0.0)
     if not np.any(matrix - np.eye(count)):
         return share ** count
-    level = norm.isf(share)
-    return float(multivariate_normal.cdf(np.full(count, -level), mean=np.zeros(count), cov=matrix, abseps=1e-15,
-                                         releps=1e-6, maxpts=200_000))
+    return max(_upper_orthant(np.full(count, norm.isf(share)), matrix), share ** count)
+
+
+def _upper_orthant(levels: np.ndarray, matrix: np.ndarray) -> float:
+    """P(Z_i > levels_i for all i), Z standard normal with correlation `matrix` (positive semi-definite, entries at
+    least 0): exact for two (the bivariate normal), for more by integrating over the first given its value
+    (deterministic, unlike a sampled multivariate integral)."""
+    if len(levels) == 2:
+        return float(multivariate_normal.cdf(-levels, mean=np.zeros(2), cov=matrix, allow_singular=True))
+    top = np.nextafter(1.0, 0.0)  # a perfect correlation, as nearly as the conditional spread can be computed
+    weights = np.minimum(matrix[0, 1:], top)
+    spread = np.sqrt(1.0 - weights ** 2)
+    rest = (matrix[1:, 1:] - np.outer(weights, weights)) / np.outer(spread, spread)
+    np.fill_diagonal(rest, 1.0)
+    rest = np.clip(rest, 0.0, 1.0)  # a conditional correlation under 0 would only lower the chance: not credited
+
+    def given(x: float) -> float:
+        return float(norm.pdf(x)) * _upper_orthant((levels[1:] - weights * x) / spread, rest)
+
+    return float(quad(given, levels[0], np.inf, epsabs=0.0, epsrel=1e-6, limit=200)[0])
 
 
 def _away(shape: tuple, row: int, col: int, distance: float) -> np.ndarray:

@@ -1,13 +1,13 @@
 """The offline verifier's judgement of each target: the test it weighs a candidate core by, made at the target.
 
 A target is a place like a core, only no item stands for it: every item of the deposit model is sought around its
-outline (`CoreSearch.assess`): a zone of the item within the item's reach (a structure also as the distance to the
-nearest mapped feature), else, for an anomaly or coincidence item, a layer of its roles measured at the target
-(coincidence.py) and counted when rarer than `alpha` shared among the layers and the targets judged. No
-zoomed look follows, so a zone only just out of reach does not count. The verdict then follows the rule the answer
-follows (target_evidence.verdict_of). The targets come from the surface, which weighs the same layers: a layer that
-stands out at a target was expected to; what the test adds is which items the chain's own zones and measure hold
-there, and which they do not.
+outline (`CoreSearch.assess`): a zone of the item within the item's reach (a fault or a host unit also as the
+distance to the nearest of all the layer's features or host-unit cells), else, for an anomaly or coincidence item,
+a layer of its roles measured at the target (coincidence.py) and counted when rarer than `alpha` shared among the
+layers and the targets judged. No zoomed look follows, so a zone only just out of reach does not count. The verdict
+then follows the rule the answer follows (target_evidence.verdict_of). The targets come from the surface, which
+weighs the same layers: a layer that stands out at a target was expected to; what the test adds is which items the
+chain's own zones and measure hold there, and which they do not.
 """
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from .findings import Core
 from .model_items import per_metre
 from .scene import Scene
 
-STATUS = {"supported": "supported", "marginal": "absent", "missing": "absent", "untestable": "untestable"}
-"""A finding's status as a target's item status (target_evidence.STATUSES)."""
+STATUS = {"supported": "supported", "missing": "absent", "untestable": "untestable"}
+"""A settled finding's status as a target's item status (target_evidence.STATUSES)."""
 
 
 def judge_targets(scene: Scene, measured: list) -> list[dict]:
@@ -60,8 +60,9 @@ def _layer(scene: Scene, found, by_id: dict) -> str:
     zone = by_id.get(found.zones[0])
     if zone is not None:
         return zone["layer"]
-    said = str(found.zones[0])  # a layer's name, or its name and what was measured on it
-    return next((info.name for info in scene.ws.layers if said.startswith(info.name)), said)
+    said = str(found.zones[0])  # a layer's name, or its name and what was measured on it in brackets
+    names = {info.name for info in scene.ws.layers}
+    return said if said in names else said.rsplit(" (", 1)[0]
 
 
 def _words(scene: Scene, item: dict, found, by_id: dict) -> str:

@@ -121,6 +121,10 @@ def test_the_chance_of_a_joint_place_counts_the_layers_dependence():
     assert rising == sorted(rising) and rising[-1] > 100 * rising[0]
     assert chance(0.001, [-0.5], 2) == 0.001 ** 2  # a negative dependence is not counted in the place's favour
     assert chance(0.001, [0.3, 0.3, 0.3], 3) > 0.001 ** 3
+    # three layers: the same figure every time, and a layer seen twice (correlation 1) is one layer
+    assert len({chance(0.001, [0.3, 0.2, 0.25], 3) for _ in range(5)}) == 1
+    assert abs(chance(0.001, [1.0, 0.0, 0.0], 3) / chance(0.001, [0.0], 2) - 1) < 1e-4
+    assert abs(chance(0.001, [1.0], 2) - 0.001) < 1e-9
 
 
 def test_a_shared_background_is_measured_away_from_the_place():
@@ -146,3 +150,15 @@ def test_two_layers_sharing_their_background_meet_by_chance_no_more_often_than_t
         assert place.correlation[0] > 0.25  # half the background shared: about a third in the contrasts
     assert sum(e <= 0.05 for e in counted) <= 2
     assert sum(e <= 0.05 for e in independent) >= 5  # nine of these twenty
+
+
+def test_a_scene_with_no_place_beside_the_candidate_measures_the_dependence_over_the_whole_scene():
+    """A 36 x 36 scene: every scored pixel lies within the measure's reach of the rarest place at a radius of 4, so
+    the layers' shared background is measured over the whole scene rather than taken as none."""
+    tiny = RasterGrid(Affine(30.0, 0, 500_000.0, 0, -30.0, 7_000_000.0), 36, 36, CRS.from_epsg(32612))
+    common = ndimage.gaussian_filter(np.random.default_rng(7).standard_normal((36, 36)), 3.0)
+    layers = {name: common + 0.3 * ndimage.gaussian_filter(np.random.default_rng(seed).standard_normal((36, 36)), 3.0)
+              for name, seed in (("core", 8), ("partner", 9))}
+    maps = {(name, 4.0): contrast_map(np.ma.masked_array(values), 4.0) for name, values in layers.items()}
+    place = best_joint_place(maps, [("core", "partner", 4.0)], tiny)
+    assert place.correlation[0] > 0.5  # without the whole scene: no pixel to measure on, taken as 0

@@ -86,7 +86,7 @@ def test_the_old_keyword_arguments_set_the_settings():
     for name, value in old.items():
         assert getattr(settings, name) == value and type(getattr(settings, name)) is type(DEVELOPED_WITH[name])
     both = OfflineReasoner(OfflineSettings(max_cores=2), alpha=0.01).settings
-    assert (both.max_cores, both.alpha, both.refine_factor) == (2, 0.01, 0.75)
+    assert (both.max_cores, both.alpha) == (2, 0.01)
     with pytest.raises(TypeError):
         OfflineReasoner(anomaly_sigmas=3.0)
 

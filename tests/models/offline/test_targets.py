@@ -129,3 +129,7 @@ def test_host_units_are_sought_over_every_patch_of_the_map(tmp_path):
     ((_, gap),) = scene.unit_gaps(off, ["geological_map"])  # the fifth patch starts at col 55 on those rows
     assert 9 * 30 <= gap <= 11 * 30
     assert scene.unit_gaps(on_sixth, ["structure"]) == []
+    (judged,) = OfflineReasoner().target_verdicts(ws, [{"target": 1, "outline": on_sixth.wkt}])
+    host = next(item for item in judged["items"] if item["id"] == "carbonate_host")
+    assert host["status"] == "supported" and host["layer"] == "geology"
+    assert host["evidence"] == "geology (nearest cell of its host units 2), at the target (reach 900 m)"
