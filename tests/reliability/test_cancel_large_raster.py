@@ -97,7 +97,7 @@ def test_unloading_the_plugin_during_a_load_does_not_block(qgis_app, qgis_iface,
     time.sleep(LOADING_S)
     asked = time.monotonic()
     plugin.unload()
-    assert time.monotonic() - asked < 1.0  # QGIS is not held
+    assert time.monotonic() - asked < 2.0  # QGIS is not held: unload waits UNLOAD_WAIT_S (0.9 s) at most
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     assert wait_for(task, 30)  # and the task itself is gone soon after
     assert plugin.dock is None and not out.exists()
@@ -105,8 +105,9 @@ def test_unloading_the_plugin_during_a_load_does_not_block(qgis_app, qgis_iface,
 
 def test_unloading_while_the_engine_is_deaf_returns_at_once_and_leaves_no_folder(qgis_app, qgis_iface, large,
                                                                                   tmp_path):
-    """Work that does not check for a cancel for 2 s (one long call): unloading still returns within a second;
-    the task ends by itself at its next check, and what it wrote after the dock let go is removed."""
+    """Work that does not check for a cancel for 3 s (one long call): unloading returns after its own short wait
+    (well before the call ends); the task ends by itself at its next check, and what it wrote after the dock let go
+    is removed."""
     import importlib
 
     from qgis.PyQt.QtCore import QCoreApplication, QEvent
@@ -118,7 +119,7 @@ def test_unloading_while_the_engine_is_deaf_returns_at_once_and_leaves_no_folder
     def deaf(request, progress, on_event):
         (out / "evidence").mkdir()
         entered.set()
-        time.sleep(2.0)  # one long call that cannot be interrupted
+        time.sleep(3.0)  # one long call that cannot be interrupted
         try:
             progress.check()
         finally:
@@ -137,7 +138,7 @@ def test_unloading_while_the_engine_is_deaf_returns_at_once_and_leaves_no_folder
     assert entered.wait(10)
     asked = time.monotonic()
     plugin.unload()
-    assert time.monotonic() - asked < 1.0
+    assert time.monotonic() - asked < 2.0  # unload waits UNLOAD_WAIT_S (0.9 s), not for the call
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     assert wait_for(task, 10)
     assert not out.exists()
