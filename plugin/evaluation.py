@@ -45,6 +45,7 @@ from .errors import LodestarError
 from .files import atomic_path
 from .progress import SILENT, Progress
 from .raster_io import RasterGrid, RasterReader
+from .render import PNG_OPTIONS
 from .vector_io import read_table, read_vector, table_coordinates
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
@@ -502,7 +503,7 @@ def plot_success_curve(metrics: dict, path, title: str = "Success-rate curve") -
     axes.set_title(f"{title}\n{_plot_text(metrics)}", fontsize=9)
     axes.legend(loc="lower right", fontsize=8)
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png")
+        figure.savefig(tmp, format="png", pil_kwargs=PNG_OPTIONS)
     return path
 
 

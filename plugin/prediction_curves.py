@@ -19,6 +19,7 @@ from .errors import LodestarError
 from .evaluation import cells_of, evaluate_surface
 from .files import atomic_path
 from .raster_io import RasterGrid
+from .render import PNG_OPTIONS
 
 LEVELS = 200
 """Thresholds drawn: the surface's distinct values when no more than this, else this many quantiles and the
@@ -126,5 +127,5 @@ def plot_curves(curves: dict, path, title: str = "") -> Path:
         figure.suptitle(title, fontsize=11)
     figure.tight_layout()
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png")
+        figure.savefig(tmp, format="png", pil_kwargs=PNG_OPTIONS)
     return Path(path)

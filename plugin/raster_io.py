@@ -462,6 +462,7 @@ class RasterSet:
         }
         self.grid = self._analysis_grid()
         self._cache: dict[str, np.ma.MaskedArray] = {}
+        self._features: dict = {}
         self.role_warnings: dict[str, str] = {}  # layer name -> why its data disagree with its role
         for spec in self.layers:
             note = self.readers[spec.name].role_mismatch(spec.role, spec.name) if spec.name in self.readers else ""
@@ -582,9 +583,12 @@ class RasterSet:
         return data
 
     def features(self, name: str):
-        """A vector layer's features (GeoDataFrame) in the analysis CRS: the one reader of vector evidence."""
-        spec = self.spec(name)
-        return read_vector(spec.path, crs=self.crs, layer=spec.layer, root=spec.root)
+        """A vector layer's features (GeoDataFrame) in the analysis CRS: the one reader of vector evidence. The file
+        is read once per raster set; each caller gets its own copy."""
+        if name not in self._features:
+            spec = self.spec(name)
+            self._features[name] = read_vector(spec.path, crs=self.crs, layer=spec.layer, root=spec.root)
+        return self._features[name].copy()
 
     def read_window(self, name: str, bounds=None, bands=None) -> tuple[np.ma.MaskedArray, RasterGrid]:
         """A layer on the analysis grid cropped to map bounds (analysis CRS); the whole grid when None."""

@@ -19,8 +19,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import ndimage
-from scipy.signal import fftconvolve
+from scipy import fft, ndimage
 
 from ...plugin.engine.background import robust_spread
 from .settings import DEFAULT, OfflineSettings
@@ -55,6 +54,29 @@ def _disc(radius: float) -> np.ndarray:
     return (np.hypot(rows, cols) <= radius).astype("float64")
 
 
+class _DiscSums:
+    """Sums of a layer's values and of its valid pixels over discs of any radius up to `largest`, centred on each
+    pixel: both transforms of the layer are taken once and each disc costs one transform and two inverses."""
+
+    def __init__(self, filled: np.ndarray, weight: np.ndarray, largest: float):
+        reach_px = 2 * int(math.ceil(largest))
+        self.shape = filled.shape
+        self.padded = tuple(fft.next_fast_len(n + reach_px, real=True) for n in filled.shape)
+        self.spectra = (fft.rfft2(filled, self.padded), fft.rfft2(weight, self.padded))
+        self.done: dict = {}
+
+    def __call__(self, radius: float) -> tuple:
+        """(sum of values, count of valid pixels, disc area) at every pixel for a disc of `radius` pixels."""
+        if radius not in self.done:
+            kernel = _disc(radius)
+            spectrum = fft.rfft2(kernel, self.padded)
+            half = kernel.shape[0] // 2
+            rows, cols = slice(half, half + self.shape[0]), slice(half, half + self.shape[1])
+            self.done[radius] = tuple(fft.irfft2(layer * spectrum, self.padded)[rows, cols]
+                                      for layer in self.spectra) + (float(kernel.sum()),)
+        return self.done[radius]
+
+
 def contrast_map(z: np.ma.MaskedArray, radius_px: float, scales=None,
                  settings: OfflineSettings = DEFAULT) -> np.ndarray:
     """Per pixel, the largest standardised disc-minus-ring contrast over `scales` (else `contrast_scales`) times
@@ -67,18 +89,10 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float, scales=None,
     filled = np.where(valid, data, 0.0)
     weight = valid.astype("float64")
     limit = max(min(z.shape) / settings.max_radius_parts, min_radius)
+    radii = [min(max(factor * radius_px, min_radius), limit) for factor in scales]
+    disc_sums = _DiscSums(filled, weight, settings.ring_outer * max(radii))
     best = np.full(z.shape, -np.inf)
-    sums: dict = {}
-
-    def disc_sums(radius: float):
-        if radius not in sums:
-            kernel = _disc(radius)
-            sums[radius] = (fftconvolve(filled, kernel, mode="same"), fftconvolve(weight, kernel, mode="same"),
-                            float(kernel.sum()))
-        return sums[radius]
-
-    for factor in scales:
-        radius = min(max(factor * radius_px, min_radius), limit)
+    for radius in radii:
         (inner, n_inner, area_inner) = disc_sums(radius)
         (outer, n_outer, area_outer) = disc_sums(settings.ring_outer * radius)
         n_ring = n_outer - n_inner

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..files import atomic_path
+from ..render import PNG_OPTIONS
 
 WIDTH_PX = 900
 HEIGHT_PX = 430
@@ -55,7 +56,7 @@ def draw_curves(series: list, path) -> Path:
     figure.legend(handles, labels, loc="upper center", ncol=min(3, len(labels)), frameon=False, fontsize=9)
     figure.subplots_adjust(left=0.08, right=0.98, bottom=0.12, top=0.80, wspace=0.18)
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
+        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS)
     return Path(path)
 
 

@@ -14,6 +14,7 @@ from ..errors import LodestarError
 from ..files import atomic_path
 from ..map_classes import class_index, favourability_classes
 from ..raster_io import RasterReader, crs_label
+from ..render import PNG_OPTIONS
 from ..vector_io import read_vector
 
 WIDTH_PX = 900
@@ -105,7 +106,7 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
                 fontsize=10, va="center", color="#333333")
     _legend(figure, n_targets, len(points), bool(np.ma.getmaskarray(values).any()))
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
+        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS)
     return Path(path)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..files import atomic_path
 from ..raster_io import RasterReader
+from ..render import PNG_OPTIONS
 from .report_map import output_file
 
 WIDTH_PX = 900
@@ -44,7 +45,7 @@ def draw_model_figure(record: dict, folder: Path, path: Path) -> Path | None:
         _uncertainty(figure, axes, uncertainty, str(calibration.get("uncertainty") or "uncertainty"))
     figure.tight_layout()
     with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None})
+        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS)
     return Path(path)
 
 

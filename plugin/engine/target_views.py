@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ..render import text_font, to_rgb
+from ..render import PNG_OPTIONS, text_font, to_rgb
 
 PANEL_PX = 180
 """The longest side of each layer's crop in the picture."""
@@ -49,7 +49,7 @@ def draw_target_view(maps: dict, labels: np.ndarray, label: int, window: tuple, 
         draw.text((x, 3), _elided(name, image.width), fill=(0, 0, 0), font=font)
         x += image.width + 6
     path = Path(path)
-    sheet.save(path, format="PNG", optimize=False)
+    sheet.save(path, format="PNG", **PNG_OPTIONS)
     return path
 
 
