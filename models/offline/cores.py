@@ -24,7 +24,7 @@ from shapely.geometry import Point
 
 from ...plugin.zones import polygon_cells, zone_record
 from .coincidence import place_radius_px, quantised, significance
-from .findings import Core, Finding, answers_yes
+from .findings import Core, Finding, Zone, answers_yes
 from .joint_places import best_joint_place
 from .looks import looked_again, settled
 from .model_items import (
@@ -50,13 +50,17 @@ THREE_FAMILIES = "three-family place"
 class CoreSearch:
     """One search of the scene for the best candidate core (`best`); `route` then says how it was found
     (ZONE_CORE, STOOD_IN, JOINT_PLACE or THREE_FAMILIES), `verified` holds every zone core that gives a Yes on its
-    own, `places` the number of cores weighed (each one more chance of a partner by chance)."""
+    own, `places` the number of cores weighed (each one more chance of a partner by chance). What the search leaves
+    out as lithology is its own finding (`lithology_note`), not the scene's: a search depends only on the chain's
+    zones, never on which searches ran before it."""
 
     def __init__(self, scene: Scene):
         self.scene, self.ws, self.settings = scene, scene.ws, scene.settings
         self.places = 1
         self.route = ""
         self.verified: list = []  # (core, assessment) of every zone core found giving a Yes
+        self._candidates: tuple | None = None  # (candidate cores, ids of zones left out as lithology), found once
+        self.unit_measures: dict = {}  # core id -> layers not measured there: they raise its map unit as a whole
 
     def best(self) -> tuple[Core, dict] | None:
         """(core zone, assessment) of the candidate core with the most support, or None. The other zone cores
@@ -96,11 +100,36 @@ class CoreSearch:
                 f"{self.scene.strength(core.zone):.1f} times the clear-anomaly level")
 
     def _cores(self) -> list[Core]:
-        """Candidate core zones, strongest first, each with the item it stands for ("seed"): clear zones of the
-        deposit model's first critical anomaly item, and of its critical partner (the coincidence item "with" it),
-        so a system whose clearest sign is the partner (silica or gossan over a porphyry's core) is weighed too;
-        a partner's roles that form a halo around the core are no centre, nor are zones of a zoomed look (a lower
-        threshold around a core confirms a partner there; it does not find new cores)."""
+        """The candidate cores (`_find_cores`), found once per search."""
+        if self._candidates is None:
+            self._candidates = self._find_cores()
+        return self._candidates[0]
+
+    def _lithology_zones(self) -> set:
+        """Ids of the zones that would be candidate cores but fill or follow a map unit raised as a whole."""
+        self._cores()
+        return self._candidates[1]
+
+    def lithology_note(self, core: Core | None = None) -> str:
+        """Why zones or a scanned place were not taken as cores, and (for `core`) which layers were not measured at
+        it."""
+        zones = sorted(self._lithology_zones() | set(filter(None, [self.scene.joint.get("lithology")])))
+        note = "" if not zones else (
+            f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a map "
+            "unit raised as a whole (lithology, not a zoned system).")
+        layers = sorted(self.unit_measures.get(core.zone_id, ())) if core is not None else []
+        if layers:
+            note += (f" Not measured at the core: {', '.join(layers)}, which stand{'s' if len(layers) == 1 else ''} "
+                     "high over the whole map unit the core lies in (lithology, not the system's own zoning).")
+        return note
+
+    def _find_cores(self) -> tuple[list[Core], set]:
+        """(candidate core zones, ids of zones left out as lithology): candidates strongest first, each with the item
+        it stands for ("seed"): clear zones of the deposit model's first critical anomaly item, and of its critical
+        partner (the coincidence item "with" it), so a system whose clearest sign is the partner (silica or gossan
+        over a porphyry's core) is weighed too; a partner's roles that form a halo around the core are no centre, nor
+        are zones of a zoomed look (a lower threshold around a core confirms a partner there; it does not find new
+        cores). A zone that fills or follows a map unit raised as a whole is left out (`Scene.lithological`)."""
         zoomed = set()
         for node in self.ws.chain:
             if node.observation.calls and "bounds" in node.observation.calls[-1].get("params", {}):
@@ -108,21 +137,21 @@ class CoreSearch:
         items = seed_items(self.ws.deposit_model)
         if items and not {info.role for info in self.scene.evidence_layers()}.intersection(items[0]["roles"]):
             items = items[:1]  # the first item cannot be tested at all: no partner stands in for it
-        out = []
+        out, left_out = [], set()
         for item in items:
             for zone in self.scene.zones():
                 self.scene.progress.check()
-                if zone["zone_id"] in zoomed:
+                if zone.zone_id in zoomed:
                     continue
-                if zone["role"] in item["roles"] and self.scene.supports(zone, item):
+                if zone.role in item["roles"] and self.scene.supports(zone, item):
                     if self.scene.lithological(zone):
-                        self.scene.lithology_zones.add(zone["zone_id"])
+                        left_out.add(zone.zone_id)
                     else:
                         out.append(Core(zone, item["id"]))
-        out.sort(key=lambda c: (-self.scene.strength(c.zone) * math.sqrt(c.zone["area_m2"]), c.zone_id))
-        return out
+        out.sort(key=lambda c: (-self.scene.strength(c.zone) * math.sqrt(c.zone.area_m2), c.zone_id))
+        return out, left_out
 
-    def assess(self, core: Core, zones: list[dict], settled: bool = False) -> dict:
+    def assess(self, core: Core, zones: list[Zone], settled: bool = False) -> dict:
         """Evidence items around one place: item id -> its Finding (findings.py). The item a core stands for is
         supported by it; when the core is the partner's, the first critical item is sought at or around it as a
         coincidence (at the partner's distance). A place no item stands for (a target: `seed` empty) has every item
@@ -154,23 +183,23 @@ class CoreSearch:
             best_gap, best_zone, near_layers = math.inf, None, set()
             for zone in zones:
                 self.scene.progress.check()
-                if zone["role"] not in item["roles"] or zone["zone_id"] == core.zone_id:
+                if zone.role not in item["roles"] or zone.zone_id == core.zone_id:
                     continue
-                repeat = seen_again(zone["role"], core.role)  # a composite repeats whatever it shows
-                if repeat and (kind == "coincidence" or zone["role"] in COMPOSITE_SHOWS):
+                repeat = seen_again(zone.role, core.role)  # a composite repeats whatever it shows
+                if repeat and (kind == "coincidence" or zone.role in COMPOSITE_SHOWS):
                     continue
-                if not self.scene.supports(zone, item) or zone["zone_id"] in self.scene.lithology_zones:
+                if not self.scene.supports(zone, item) or zone.zone_id in self._lithology_zones():
                     continue
-                if kind == "halo" and zone["geometry"].convex_hull.contains(core.geometry.centroid):
+                if kind == "halo" and zone.geometry.convex_hull.contains(core.geometry.centroid):
                     gap = 0.0
                 elif kind == "coincidence":
-                    gap = self.scene.centre_gap(core.geometry, zone["geometry"])
+                    gap = self.scene.centre_gap(core.geometry, zone.geometry)
                 else:
-                    gap = float(core.geometry.distance(zone["geometry"]))
+                    gap = float(core.geometry.distance(zone.geometry))
                 if gap < best_gap:
-                    best_gap, best_zone = gap, zone["zone_id"]
+                    best_gap, best_zone = gap, zone.zone_id
                 if gap <= reach * self.settings.marginal_factor:
-                    near_layers.add(zone["layer"])
+                    near_layers.add(zone.layer)
             # a fault is a feature of its layer whichever item names it: the nearest of all, not of those marked
             features = item["roles"] if kind == "structure" else [role for role in item["roles"] if role == "structure"]
             gaps = self.scene.feature_gaps(core.geometry, features)
@@ -218,10 +247,10 @@ class CoreSearch:
         raised = set()
         for info in layers:
             self.scene.progress.check()
-            if self.scene.lithological(dict(core.zone, layer=info.name)):
+            if self.scene.lithological(replace(core.zone, layer=info.name)):
                 raised.add(info.name)
         if raised:
-            self.scene.unit_measures.setdefault(core.zone_id, set()).update(raised)
+            self.unit_measures.setdefault(core.zone_id, set()).update(raised)
         layers = [info for info in layers if info.name not in raised]
         if not layers:
             return None
@@ -234,7 +263,7 @@ class CoreSearch:
             found = significance(self.scene.contrast_map(info, radius, scales), core.geometry, grid, radius, scales,
                                  self.settings)
             if found is not None and found.p <= bound:
-                where = "target" if core.zone.get("kind") == "target" else "core"
+                where = "target" if core.zone.kind == "target" else "core"
                 return info.name, (f"{info.name} (measured at the {where}: it stands above its surroundings there "
                                    f"more than at all but a share p = {found.p:.4f} of {found.pixels} places of "
                                    f"the scene; bound {bound:.4f})")
@@ -278,9 +307,9 @@ class CoreSearch:
                                  settings=self.settings)
         if place is None or place.expected > self.settings.alpha:
             return None
-        core = Core(self._place_record(place), first["id"], partner["id"], self.settings.alpha, place)
+        core = Core(self._place_zone(place), first["id"], partner["id"], self.settings.alpha, place)
         if self.scene.lithological(core.zone):
-            self.scene.lithology_zones.add(core.zone_id)
+            self.scene.joint["lithology"] = core.zone_id
             return None
         self.scene.joint["core"] = core
         return core
@@ -304,17 +333,17 @@ class CoreSearch:
                 groups += [(*(info.name for info in trio), r) for r in radii]
         return groups
 
-    def _place_record(self, place) -> dict:
-        """A joint place's zone record: a disc of the place's radius on its first layer."""
+    def _place_zone(self, place) -> Zone:
+        """A joint place's zone: a disc of the place's radius on its first layer."""
         pixel = max(abs(v) for v in self.ws.raster_set.grid.pixel_size)
         names = list(place.layers)
         together = ", ".join(names[:-1]) + " and " + names[-1]
-        return zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), self.ws.raster_set.grid,
-                           zone_id=f"place where {together} stand out together",
-                           layer=names[0], role=self.ws.layer(names[0]).role, kind="place",
-                           score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast")
+        return Zone.of(zone_record(Point(place.x, place.y).buffer(place.radius_px * pixel), self.ws.raster_set.grid,
+                                   zone_id=f"place where {together} stand out together",
+                                   layer=names[0], role=self.ws.layer(names[0]).role, kind="place",
+                                   score_mean=place.scores[0], score_max=place.scores[0], what="joint contrast"))
 
-    def _assess_joint(self, core: Core, zones: list[dict]) -> dict:
+    def _assess_joint(self, core: Core, zones: list[Zone]) -> dict:
         """Evidence items around a joint place: as around a zone core, with every anomaly or coincidence item of
         the role of another of the place's layers (the partner among them) supported by the joint measurement
         unless a zone supports it (a place found by scanning the scene is not measured again as if it had been
@@ -347,7 +376,7 @@ class CoreSearch:
                                               f"{name} (measured with {others} at the place: {measure})")
         return out
 
-    def _stood_in(self, core: Core, assessment: dict, zones: list[dict]) -> dict | None:
+    def _stood_in(self, core: Core, assessment: dict, zones: list[Zone]) -> dict | None:
         """A partner's core assessed again with the first critical item stood in for by a second core signature
         (another family of the partner's core roles: silica, gossan, magnetite), a zone coinciding with the core or,
         with no such zone, a layer measured at the core (`_measured_over`), when every layer of the first item is a
@@ -369,10 +398,10 @@ class CoreSearch:
                 return None
         best_gap, best_zone = math.inf, None
         for zone in zones:
-            if (zone["role"] not in items[1]["roles"] or seen_again(zone["role"], core.role)
-                    or zone["zone_id"] in self.scene.lithology_zones or not self.scene.supports(zone, items[1])):
+            if (zone.role not in items[1]["roles"] or seen_again(zone.role, core.role)
+                    or zone.zone_id in self._lithology_zones() or not self.scene.supports(zone, items[1])):
                 continue
-            gap = self.scene.centre_gap(core.geometry, zone["geometry"])
+            gap = self.scene.centre_gap(core.geometry, zone.geometry)
             if gap <= reach and gap < best_gap:
                 best_gap, best_zone = gap, zone
         names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
@@ -384,8 +413,8 @@ class CoreSearch:
             (name, words), best_gap = measured, 0.0
             text = f"{words} standing in ({blank})"
         else:
-            name = best_zone["zone_id"]
-            text = f"{name} standing in ({best_zone['role'].replace('_', ' ')} coinciding with the core, {blank})"
+            name = best_zone.zone_id
+            text = f"{name} standing in ({best_zone.role.replace('_', ' ')} coinciding with the core, {blank})"
         out = dict(assessment)
         out[first["id"]] = replace(found, status="supported", gap=round(best_gap, 3), zones=(name,), measured=text)
         for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`assess`)

@@ -7,6 +7,7 @@ confirmatory look)."""
 from __future__ import annotations
 
 from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome
+from .findings import Zone
 from .planner import colour_params
 from .scene import Scene
 
@@ -54,7 +55,7 @@ def observe(scene: Scene, step: PlanStep, outcome: ToolOutcome) -> Judgement:
         text = ("Every critical step found clear evidence." if ok else
                 "Critical evidence is missing: " + (", ".join(missing) or "no critical step succeeded") + ".")
         return Judgement(text, "Yes" if ok else "No", "end")
-    strong = [z for z in outcome.zones if scene.strength(z) >= 1.0]
+    strong = [z for z in map(Zone.of, outcome.zones) if scene.strength(z) >= 1.0]
     if not outcome.zones:
         return Judgement(f"No zone stands out on {', '.join(outcome.layers)}: no evidence for this step.", "No")
     parts = [_zone_phrase(scene, zone) for zone in strong[:3]]
@@ -64,13 +65,13 @@ def observe(scene: Scene, step: PlanStep, outcome: ToolOutcome) -> Judgement:
     return Judgement(text, "Yes" if strong else "No", "continue")
 
 
-def _zone_phrase(scene: Scene, zone: dict) -> str:
+def _zone_phrase(scene: Scene, zone: Zone) -> str:
     """A clear zone in words: its id, position, share of the area and how far it stands above background."""
     ws = scene.ws
-    info = ws.layer(zone["layer"])
-    share = zone["area_m2"] / max(ws.valid_area, 1e-9)
+    info = ws.layer(zone.layer)
+    share = zone.area_m2 / max(ws.valid_area, 1e-9)
     if info.kind == "rgb":
-        measure = f", colour level {float(zone['score_mean']):.2f}"
+        measure = f", colour level {zone.score_mean:.2f}"
     elif info.kind == "index" and info.role != "structure" and "bg_sigma" in (info.stats or {}):
         unit = " (log units)" if info.stats["model"] == "lognormal" else ""
         measure = f", {scene.contrast(zone):.1f} sigma above background{unit}"
@@ -79,7 +80,7 @@ def _zone_phrase(scene: Scene, zone: dict) -> str:
             measure += f"; the rendering stops at {stops:.1f} sigma, so that is as clear as it can show"
     else:
         measure = ""
-    return f"{zone['zone_id']} ({zone['position']}, {share:.1%} of the area{measure})"
+    return f"{zone.zone_id} ({zone.position}, {share:.1%} of the area{measure})"
 
 
 def _coincident_roles(outcome: ToolOutcome) -> list[str]:

@@ -1,5 +1,5 @@
-"""What the offline verifier weighs and finds: candidate cores (`Core`) and, around each, a `Finding` for every
-evidence item of the deposit model."""
+"""What the offline verifier weighs and finds: the chain's zones (`Zone`), candidate cores (`Core`) and, around
+each, a `Finding` for every evidence item of the deposit model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,11 +8,35 @@ from .joint_places import JointPlace
 
 
 @dataclass(frozen=True)
+class Zone:
+    """One zone a step marked (plugin/zones.py schema), or the outline of a place weighed as a core."""
+
+    zone_id: str  # "<layer>:<n>", or the words naming a scanned place or a target
+    layer: str  # the layer it was marked on ("" for a target)
+    role: str  # that layer's role
+    kind: str  # what was marked: anomaly, colour_anomaly, fault, unit, contact, ..., place, target
+    geometry: object  # its outline in the analysis CRS (None in a tool outcome's zones)
+    area_m2: float = 0.0  # area in square map units
+    position: str = ""  # 3 x 3 grid word within the analysis extent
+    score_mean: float = 0.0  # mean evidence value inside it (layer units; higher = more favourable)
+    score_max: float = 0.0  # its largest evidence value
+    description: str = ""  # one line for people
+
+    @classmethod
+    def of(cls, record: dict) -> Zone:
+        """A zone from a zone record, a row of a zones frame or a tool outcome's zone (which has no geometry: None);
+        other columns are left out."""
+        return cls(str(record["zone_id"]), str(record["layer"]), str(record["role"]), str(record["kind"]),
+                   record.get("geometry"), float(record["area_m2"]), str(record["position"]),
+                   float(record["score_mean"]), float(record["score_max"]), str(record["description"]))
+
+
+@dataclass(frozen=True)
 class Core:
     """A candidate core: a clear zone of the item it stands for (`seed`), or a place found by a scan of the scene
     (`joint`: where layers of the seed and its partner item, or of three families, stand out together)."""
 
-    zone: dict  # its zone record (plugin/zones.py schema; a scanned place's is a disc of the place's radius)
+    zone: Zone  # its zone (a scanned place's is a disc of the place's radius, a target's its outline)
     seed: str  # the evidence item it stands for
     partner: str = ""  # a scanned place: the seed's partner item
     bound: float | None = None  # a scanned place: the chance count it had to be under
@@ -21,27 +45,27 @@ class Core:
     @property
     def zone_id(self) -> str:
         """The core's label: its zone's id, or the words naming a scanned place."""
-        return self.zone["zone_id"]
+        return self.zone.zone_id
 
     @property
     def geometry(self):
         """Its outline in the analysis CRS."""
-        return self.zone["geometry"]
+        return self.zone.geometry
 
     @property
     def role(self) -> str:
         """The role of the layer it was marked on (a scanned place: its first layer's)."""
-        return self.zone["role"]
+        return self.zone.role
 
     @property
     def layer(self) -> str:
         """The layer it was marked on (a scanned place: its first layer)."""
-        return self.zone["layer"]
+        return self.zone.layer
 
     @property
     def position(self) -> str:
         """Where it lies in the analysis extent, as a 3 x 3 grid word ('center', 'top-left', ...)."""
-        return self.zone["position"]
+        return self.zone.position
 
 STATUSES = ("supported", "marginal", "missing", "untestable")
 """supported: evidence within the item's reach (or measured at the core); marginal: within `marginal_factor` reaches,

@@ -18,6 +18,7 @@ from ...plugin.tools.color_regions import colour_levels
 from . import lithology
 from .coincidence import contrast_map
 from .corridors import corridor_distance, gap_to_corridor
+from .findings import Zone
 from .model_items import VECTOR_ROLES, ZONE_KINDS_STRUCTURE, host_units, legend_informative, per_metre
 from .settings import OfflineSettings
 
@@ -27,17 +28,16 @@ class Scene:
 
     def __init__(self, ws, settings: OfflineSettings, progress: Progress):
         self.ws, self.settings, self.progress = ws, settings, progress
-        self.lithology_zones: set = set()  # zones left out as cores because they fill a map unit
-        self.unit_measures: dict = {}  # core zone id -> layers not measured there: they raise its map unit as a whole
         self.coloured: dict = {}  # rendering name -> where it is coloured (off its bar, with data), with _spreads
-        self._features: dict = {}  # vector layer name -> its features in the analysis CRS
+        self._features: dict = {}  # vector layer name -> (its features in the analysis CRS, their bounds)
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share
         self._hosts: dict = {}  # categorical map name -> distance to its host units' cells
         self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid
         self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (coincidence.py)
-        self.joint: dict = {}  # the place where the core's layers stand out together, worked out once (cores.py)
+        self.joint: dict = {}  # the scan for a place where layers stand out together, made once (cores.py): the core
+        # found, and the id of a best place left out as lithology
 
     @property
     def refinement_level(self) -> float:
@@ -54,41 +54,41 @@ class Scene:
         grid = self.ws.raster_set.grid
         return max(self.settings.min_area_m2 * per_metre(self.ws) ** 2, self.settings.min_zone_px * grid.pixel_area)
 
-    def contrast(self, zone: dict) -> float:
+    def contrast(self, zone: Zone) -> float:
         """Zone mean above the layer's background in background spreads (colour fraction for renderings)."""
-        info = self.ws.layer(zone["layer"])
+        info = self.ws.layer(zone.layer)
         stats = info.stats or {}
         if info.kind == "rgb" or "bg_sigma" not in stats:
-            return float(zone["score_mean"])
+            return zone.score_mean
         # score_mean is on the evidence scale (the value, negated for favourable-low layers)
         sign = -1.0 if info.favourable == "low" else 1.0
-        measure = to_measure(sign * float(zone["score_mean"]), stats)
+        measure = to_measure(sign * zone.score_mean, stats)
         if measure != measure:  # not positive on a lognormal layer: no departure upwards
             return 0.0
         return sign * (measure - stats["bg_centre"]) / max(stats["bg_sigma"], 1e-12)
 
-    def strength(self, zone: dict) -> float:
+    def strength(self, zone: Zone) -> float:
         """1.0 or more for a clear zone of its kind (contrast relative to the clear-anomaly level)."""
-        info = self.ws.layer(zone["layer"])
-        if zone["area_m2"] < self.min_area() * self.settings.min_area_slack:
+        info = self.ws.layer(zone.layer)
+        if zone.area_m2 < self.min_area() * self.settings.min_area_slack:
             return 0.0
-        if zone.get("kind") in ZONE_KINDS_STRUCTURE or info.role in ("structure", "geological_map"):
+        if zone.kind in ZONE_KINDS_STRUCTURE or info.role in ("structure", "geological_map"):
             return 1.0
         if info.kind == "rgb":
-            return float(zone["score_mean"]) / self.settings.colour_level
+            return zone.score_mean / self.settings.colour_level
         if info.kind in ("vector", "categorical") or "bg_sigma" not in (info.stats or {}):
             return 1.0  # classed and vector evidence: present or not, no significance to measure
         return self.contrast(zone) / self.clear_level(info)
 
-    def supports(self, zone: dict, item: dict) -> bool:
+    def supports(self, zone: Zone, item: dict) -> bool:
         """Whether a zone is evidence of an item: a favourable unit of a host item, a fault, lineament or contact
         of a structure item, else a clear zone (`strength` at least 1) that is no unit or contact."""
         kind = item["kind"]
         if kind == "host_unit":
-            return zone.get("kind") == "unit" and float(zone["score_mean"]) >= 1.0
+            return zone.kind == "unit" and zone.score_mean >= 1.0
         if kind == "structure":
-            return zone.get("kind") in ZONE_KINDS_STRUCTURE or zone["role"] == "structure"
-        return self.strength(zone) >= 1.0 and zone.get("kind") not in ("unit", "contact")
+            return zone.kind in ZONE_KINDS_STRUCTURE or zone.role == "structure"
+        return self.strength(zone) >= 1.0 and zone.kind not in ("unit", "contact")
 
     def clear_level(self, info) -> float:
         """Spreads above background of a clear zone: the refinement level, or just under where a clipped
@@ -101,13 +101,13 @@ class Scene:
             level = min(level, reach - self.settings.ceiling_clear_margin)
         return max(level, 1e-6)
 
-    def zones(self) -> list[dict]:
-        """Every zone the chain has marked so far, as records, less empty outlines."""
+    def zones(self) -> list[Zone]:
+        """Every zone the chain has marked so far, less empty outlines."""
         zones = self.ws.zones
         if not len(zones):
             return []
         rows = zones.to_dict("records")
-        return [z for z in rows if z["geometry"] is not None and not z["geometry"].is_empty]
+        return [Zone.of(z) for z in rows if z["geometry"] is not None and not z["geometry"].is_empty]
 
     def reach(self, metres: float) -> float:
         """A ground distance in map units, never under `min_reach_px` pixels of the analysis grid."""
@@ -117,19 +117,7 @@ class Scene:
         """An evidence item's reach in metres: its own `near_m`, else `default_near_m`."""
         return item.get("near_m", self.settings.default_near_m)
 
-    def lithology_note(self, core=None) -> str:
-        """Why zones were not taken as cores, and (for `core`, a Core) which layers were not measured at it."""
-        zones = sorted(self.lithology_zones)
-        note = "" if not zones else (
-            f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a map "
-            "unit raised as a whole (lithology, not a zoned system).")
-        layers = sorted(self.unit_measures.get(core.zone_id, ())) if core is not None else []
-        if layers:
-            note += (f" Not measured at the core: {', '.join(layers)}, which stand{'s' if len(layers) == 1 else ''} "
-                     "high over the whole map unit the core lies in (lithology, not the system's own zoning).")
-        return note
-
-    def lithological(self, zone: dict) -> bool:
+    def lithological(self, zone: Zone) -> bool:
         """Whether a zone lies in a map unit that its layer's anomalies fill, or in one over which the layer itself
         stands high at the median without standing clearly higher over the zone (lithology.py): the
         unit is raised as a whole, which is lithology, not a zoned system; an intrusive unit never is (the system's
@@ -143,15 +131,15 @@ class Scene:
         if self._filled is None:
             codes = self.ws.raster_set.read(maps[0].name)[0]
             polygons: dict = {}
-            for row in self.zones():
-                if row.get("kind") not in ("unit", "contact"):
-                    polygons.setdefault(row["layer"], []).append(row["geometry"])
+            for zone_seen in self.zones():
+                if zone_seen.kind not in ("unit", "contact"):
+                    polygons.setdefault(zone_seen.layer, []).append(zone_seen.geometry)
             intrusive = lithology.intrusive_units(maps[0].units)
             self._filled = (codes, {layer: lithology.filled_units(codes, shapes, grid, intrusive,
                                                                      self.settings)
                                    for layer, shapes in polygons.items()}, intrusive)
         codes, filled, intrusive = self._filled
-        layer, geometry, info = zone["layer"], zone["geometry"], self.ws.layer(zone["layer"])
+        layer, geometry, info = zone.layer, zone.geometry, self.ws.layer(zone.layer)
         if lithology.follows_units(geometry, codes, filled.get(layer, []), grid, self.settings):
             return True
         if not self.measurable(info):
@@ -245,10 +233,11 @@ class Scene:
                 continue
             if info.name not in self._features:
                 frame = self.ws.raster_set.features(info.name)
-                self._features[info.name] = frame[~(frame.geometry.isna() | frame.geometry.is_empty)]
-            frame = self._features[info.name]
-            if len(frame):
-                gaps.append((f"{info.name} (nearest of all its features)", float(frame.distance(geometry).min())))
+                shapes = list(frame.geometry[~(frame.geometry.isna() | frame.geometry.is_empty)])
+                self._features[info.name] = (shapes, np.array([shape.bounds for shape in shapes]).reshape(-1, 4))
+            shapes, bounds = self._features[info.name]
+            if shapes:
+                gaps.append((f"{info.name} (nearest of all its features)", nearest_distance(geometry, shapes, bounds)))
         return gaps
 
     def unit_gaps(self, geometry, roles) -> list:
@@ -286,3 +275,18 @@ class Scene:
         """Whether some categorical map's legend names rock types (not only unit codes)."""
         return any(legend_informative(info) or self.ws.favourable_units.get(info.name)
                    for info in self.ws.layers if info.kind == "categorical" and not info.silent)
+
+
+def nearest_distance(geometry, shapes: list, bounds: np.ndarray) -> float:
+    """The distance from `geometry` to the nearest of `shapes` (their bounds an n x 4 array): exact, measured only to
+    the shapes whose bounding box lies nearer than the nearest found so far."""
+    left, bottom, right, top = geometry.bounds
+    dx = np.maximum(0.0, np.maximum(bounds[:, 0] - right, left - bounds[:, 2]))
+    dy = np.maximum(0.0, np.maximum(bounds[:, 1] - top, bottom - bounds[:, 3]))
+    floor = np.hypot(dx, dy)
+    best = math.inf
+    for index in np.argsort(floor, kind="stable"):
+        if floor[index] >= best:
+            break
+        best = min(best, geometry.distance(shapes[index]))
+    return float(best)

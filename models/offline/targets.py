@@ -16,7 +16,7 @@ from shapely import wkt
 from ...plugin.engine.target_evidence import verdict_of, verdict_words
 from ...plugin.zones import zone_record
 from .cores import CoreSearch
-from .findings import Core
+from .findings import Core, Zone
 from .model_items import per_metre
 from .scene import Scene
 
@@ -30,7 +30,7 @@ def judge_targets(scene: Scene, measured: list) -> list[dict]:
     search = CoreSearch(scene)
     search.places = max(len(measured), 1)
     zones = scene.zones()
-    by_id = {zone["zone_id"]: zone for zone in zones}
+    by_id = {zone.zone_id: zone for zone in zones}
     items = {item["id"]: item for item in scene.ws.deposit_model.get("evidence", [])}
     out = []
     for target in measured:
@@ -50,7 +50,7 @@ def _place(scene: Scene, target: dict) -> Core:
     outline = wkt.loads(target["outline"])
     record = zone_record(outline, scene.ws.raster_set.grid, zone_id=f"target {target['target']}", layer="", role="",
                          kind="target", score_mean=0.0, score_max=0.0, what="target")
-    return Core(record, seed="")
+    return Core(Zone.of(record), seed="")
 
 
 def _layer(scene: Scene, found, by_id: dict) -> str:
@@ -59,7 +59,7 @@ def _layer(scene: Scene, found, by_id: dict) -> str:
         return ""
     zone = by_id.get(found.zones[0])
     if zone is not None:
-        return zone["layer"]
+        return zone.layer
     said = str(found.zones[0])  # a layer's name, or its name and what was measured on it in brackets
     names = {info.name for info in scene.ws.layers}
     return said if said in names else said.rsplit(" (", 1)[0]
@@ -76,7 +76,7 @@ def _words(scene: Scene, item: dict, found, by_id: dict) -> str:
     if found.status == "supported":
         where = "at the target" if not found.gap else f"{found.gap / metres:,.0f} m from the target"
         zone = by_id.get(found.zones[0])
-        what = f"{found.zones[0]}: {zone['description']}" if zone is not None else found.zones[0]
+        what = f"{found.zones[0]}: {zone.description}" if zone is not None else found.zones[0]
         return f"{what}, {where} (reach {reach})"
     nearest = "" if found.gap is None else f"; the nearest, {found.zones[0]}, lies {found.gap / metres:,.0f} m away"
     measured = (" and no layer of its roles stands out at the target" if item["kind"] in ("anomaly", "coincidence")

@@ -16,7 +16,7 @@ from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
 from ...plugin.pathfinders import off_model_note
 from .cores import CoreSearch
-from .findings import Core, answers_yes
+from .findings import Core, Zone, answers_yes
 from .looks import refined, steps_for
 from .model_items import FAMILY, per_metre, seeds_are_areas
 from .scene import Scene
@@ -67,7 +67,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                            route=UNTESTABLE), None
         wanted = core_item["what"] if core_item else "an anomaly"
         rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
-                     f"{model.get('name', 'deposit')} model is missing." + scene.lithology_note())
+                     f"{model.get('name', 'deposit')} model is missing." + search.lithology_note())
         return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE), None
     core, assessment = best
     critical = {k: a.status == "supported" for k, a in assessment.items()
@@ -110,7 +110,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     quiet = "".join(f" {item['id']} [{item['level']}] is untestable.{silent_note(ws.layers, item['roles'])}"
                     for item in untested)
     verdict = Verdict(not feedback, answer, feedback, critical, secondary,
-                      f"{verdict_text}. {conclusion}{others}{scene.lithology_note(core)}{quiet}", core=named,
+                      f"{verdict_text}. {conclusion}{others}{search.lithology_note(core)}{quiet}", core=named,
                       place=search.place_words(core), route=search.route)
     return verdict, core.geometry
 
@@ -143,7 +143,7 @@ def _named_systems(scene: Scene, verified: list, core: Core, assessment: dict) -
 def _system_outline(scene: Scene, core: Core, assessment: dict):
     """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly
     and coincidence items, each cut to within the item's reach of the core."""
-    zones = {z["zone_id"]: z for z in scene.zones()}
+    zones = {z.zone_id: z for z in scene.zones()}
     items = {i["id"]: i for i in scene.ws.deposit_model.get("evidence", [])}
     partners = []
     for key, found in assessment.items():
@@ -151,7 +151,7 @@ def _system_outline(scene: Scene, core: Core, assessment: dict):
         if found.status != "supported" or item.get("kind") not in ("anomaly", "coincidence"):
             continue
         reach = found.reach or scene.reach(scene.near_m(item))  # as the item was judged
-        partners += [(zones[z]["geometry"], reach) for z in found.zones if z in zones and z != core.zone_id]
+        partners += [(zones[z].geometry, reach) for z in found.zones if z in zones and z != core.zone_id]
     return system_outline(core.geometry, partners)
 
 
@@ -167,8 +167,8 @@ def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Ver
     strength: dict = {}
     strongest: dict = {}  # family -> its strongest zone
     for zone in scene.zones():
-        family = FAMILY.get(zone["role"])
-        if family in testable and zone.get("kind") not in ("unit", "contact"):
+        family = FAMILY.get(zone.role)
+        if family in testable and zone.kind not in ("unit", "contact"):
             if scene.strength(zone) > strength.get(family, 0.0) or family not in strongest:
                 strongest[family] = zone
             strength[family] = max(strength.get(family, 0.0), scene.strength(zone))
@@ -184,7 +184,7 @@ def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Ver
                      + caveat)
         zone = strongest[best]
         return Verdict(not feedback, asked[best], feedback, critical, {}, rationale, route=CLEAREST_FAMILY,
-                       place=f"{zone['zone_id']} ({zone['position']}), the strongest {best} zone"), None
+                       place=f"{zone.zone_id} ({zone.position}), the strongest {best} zone"), None
     none_letter = next((letter for letter, family in families.items() if family == "none"), None)
     rationale = ("No alteration layer shows a zone clearly above its background (tested: "
                  + ", ".join(sorted(testable)) + ")." + caveat)
@@ -202,8 +202,7 @@ def _check_consistency(scene: Scene, chain, feedback: dict) -> None:
         if obs.controller and not any(v.get("ok") for v in obs.controller):
             continue
         zones = scene.ws.zones_of(node.step.index)
-        rows = zones.drop(columns="geometry").to_dict("records") if len(zones) else []
-        clear = any(scene.strength(z) >= 1.0 for z in rows)
+        clear = any(scene.strength(Zone.of(z)) >= 1.0 for z in zones.to_dict("records"))
         if (obs.sub_inference == "Yes") != clear:
             said = "claims clear evidence" if obs.sub_inference == "Yes" else "sees no evidence"
             feedback.setdefault(node.step.index, f"Step {node.step.index} {said}, but its zones "

@@ -524,20 +524,24 @@ def test_offline_contrast_of_a_favourable_low_layer():
     from types import SimpleNamespace
 
     from lodestar.models.offline import OfflineSettings
+    from lodestar.models.offline.findings import Zone
     from lodestar.models.offline.scene import Scene
     from lodestar.plugin.progress import SILENT
+
+    def zone(layer: str, score_mean: float) -> Zone:
+        return Zone(f"{layer}:1", layer, "geophysics", "anomaly", None, score_mean=score_mean)
 
     info = SimpleNamespace(kind="index", favourable="low", stats={"model": "normal", "bg_centre": 10.0,
                                                                   "bg_sigma": 1.0})
     ws = SimpleNamespace(layer=lambda name: info)
     scene = Scene(ws, OfflineSettings(), SILENT)
-    assert scene.contrast({"layer": "mag", "score_mean": -2.0}) == pytest.approx(8.0)
-    assert scene.contrast({"layer": "mag", "score_mean": -10.0}) == pytest.approx(0.0)
+    assert scene.contrast(zone("mag", -2.0)) == pytest.approx(8.0)
+    assert scene.contrast(zone("mag", -10.0)) == pytest.approx(0.0)
     # a lognormal background is measured in log units: e^3 on a background centred at log 1 with spread 0.5 is 4 sigma
     info.favourable = "high"
-    assert scene.contrast({"layer": "mag", "score_mean": 14.0}) == pytest.approx(4.0)
+    assert scene.contrast(zone("mag", 14.0)) == pytest.approx(4.0)
     info.stats = {"model": "lognormal", "bg_centre": 1.0, "bg_sigma": 0.5}
-    assert scene.contrast({"layer": "as", "score_mean": float(np.exp(3.0))}) == pytest.approx(4.0)
+    assert scene.contrast(zone("as", float(np.exp(3.0)))) == pytest.approx(4.0)
 
 
 def test_zones_kept_after_failed_later_attempts_are_still_enforced(two_layers, tmp_path):
