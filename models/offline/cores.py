@@ -61,6 +61,7 @@ class CoreSearch:
         self.verified: list = []  # (core, assessment) of every zone core found giving a Yes
         self._candidates: tuple | None = None  # (candidate cores, ids of zones left out as lithology), found once
         self.unit_measures: dict = {}  # core id -> layers not measured there: they raise its map unit as a whole
+        self._scanned = False  # whether this search consulted the scan for a joint place (`_joint_core`)
 
     def best(self) -> tuple[Core, dict] | None:
         """(core zone, assessment) of the candidate core with the most support, or None. The other zone cores
@@ -113,7 +114,8 @@ class CoreSearch:
     def lithology_note(self, core: Core | None = None) -> str:
         """Why zones or a scanned place were not taken as cores, and (for `core`) which layers were not measured at
         it."""
-        zones = sorted(self._lithology_zones() | set(filter(None, [self.scene.joint.get("lithology")])))
+        place = self.scene.joint.get("lithology") if self._scanned else None
+        zones = sorted(self._lithology_zones() | ({place} if place else set()))
         note = "" if not zones else (
             f" Not taken as a core: {', '.join(zones[:3])}{' and more' if len(zones) > 3 else ''}, anomalies of a map "
             "unit raised as a whole (lithology, not a zoned system).")
@@ -278,6 +280,7 @@ class CoreSearch:
         when there is none, when it is lithology (`Scene.lithological`), or when the model's core is no area with a
         critical partner (`seed_items`); no three-family group when no layer can test the first item (the model's
         core is then untested, as without any zone core). Worked out once per run."""
+        self._scanned = True
         if "core" in self.scene.joint:
             return self.scene.joint["core"]
         self.scene.joint["core"] = None

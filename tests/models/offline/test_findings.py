@@ -26,3 +26,24 @@ def test_a_finding_holds_one_of_four_statuses_and_its_evidence_as_a_tuple():
     assert found.zones == ("s1:aloh:1",) and found.measured.startswith("aloh")
     with pytest.raises(ValueError, match="unknown status 'present'"):
         Finding("secondary", "present")
+
+
+def test_a_zone_is_read_from_a_zones_frame_row_and_from_a_tool_outcome_without_geometry():
+    from affine import Affine
+    from rasterio.crs import CRS
+    from shapely.geometry import box
+
+    from lodestar.models.offline.findings import Zone
+    from lodestar.plugin.raster_io import RasterGrid
+    from lodestar.plugin.zones import zone_record, zones_frame
+
+    grid = RasterGrid(Affine(30, 0, 500_000, 0, -30, 4_000_000), 100, 100, CRS.from_epsg(32612))
+    record = zone_record(box(501_200, 3_998_200, 501_800, 3_998_800), grid, zone_id="aloh:1", layer="aloh",
+                         role="hydrothermal_alteration", kind="anomaly", score_mean=1.25, score_max=1.5, what="anomaly")
+    (row,) = zones_frame([record], grid.crs).to_dict("records")
+    zone = Zone.of(row)
+    assert (zone.zone_id, zone.layer, zone.role, zone.kind, zone.position) == (
+        "aloh:1", "aloh", "hydrothermal_alteration", "anomaly", "center")
+    assert (zone.area_m2, zone.score_mean, zone.score_max) == (360_000.0, 1.25, 1.5)
+    assert zone.geometry.equals(record["geometry"]) and zone.description.startswith("anomaly in the center")
+    assert Zone.of({k: v for k, v in record.items() if k != "geometry"}).geometry is None
