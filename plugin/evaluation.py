@@ -42,10 +42,9 @@ from shapely.ops import unary_union
 
 from .csv_table import write_csv
 from .errors import LodestarError
-from .files import atomic_path
+from .files import PNG_OPTIONS, atomic_path
 from .progress import SILENT, Progress
 from .raster_io import RasterGrid, RasterReader
-from .render import PNG_OPTIONS
 from .vector_io import read_table, read_vector, table_coordinates
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}

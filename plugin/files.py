@@ -17,6 +17,10 @@ from typing import Iterator
 
 from .errors import LodestarError
 
+PNG_OPTIONS = {"compress_level": 1}
+"""How every PNG is encoded (PIL's options; matplotlib's `pil_kwargs`): zlib's fastest level, half the time of the
+default level for about 1 % more bytes."""
+
 
 @contextmanager
 def atomic_path(path, suffix: str | None = None) -> Iterator[Path]:

@@ -17,9 +17,8 @@ import numpy as np
 from .csv_table import write_csv
 from .errors import LodestarError
 from .evaluation import cells_of, evaluate_surface
-from .files import atomic_path
+from .files import PNG_OPTIONS, atomic_path
 from .raster_io import RasterGrid
-from .render import PNG_OPTIONS
 
 LEVELS = 200
 """Thresholds drawn: the surface's distinct values when no more than this, else this many quantiles and the

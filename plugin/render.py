@@ -17,11 +17,8 @@ from PIL import Image, ImageDraw, ImageFont
 from rasterio.windows import Window
 
 from .errors import LodestarError
-from .files import write_bytes_atomic
+from .files import PNG_OPTIONS, write_bytes_atomic
 from .raster_io import RasterGrid, RasterReader, RasterSet
-
-# PNG written with zlib's fastest level: half the encoding time of the default for about 1 % more bytes
-PNG_OPTIONS = {"compress_level": 1}
 
 NODATA_RGB = (128, 128, 128)
 """Neutral grey drawn where a pixel has no data."""

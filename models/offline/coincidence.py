@@ -59,9 +59,9 @@ class _DiscSums:
     pixel: both transforms of the layer are taken once and each disc costs one transform and two inverses."""
 
     def __init__(self, filled: np.ndarray, weight: np.ndarray, largest: float):
-        reach_px = 2 * int(math.ceil(largest))
+        side = 2 * int(math.ceil(largest))  # the widest disc's side less one: no sum wraps round, even on a tiny layer
         self.shape = filled.shape
-        self.padded = tuple(fft.next_fast_len(n + reach_px, real=True) for n in filled.shape)
+        self.padded = tuple(fft.next_fast_len(n + side, real=True) for n in filled.shape)
         self.spectra = (fft.rfft2(filled, self.padded), fft.rfft2(weight, self.padded))
         self.done: dict = {}
 
@@ -90,8 +90,8 @@ def contrast_map(z: np.ma.MaskedArray, radius_px: float, scales=None,
     weight = valid.astype("float64")
     limit = max(min(z.shape) / settings.max_radius_parts, min_radius)
     radii = [min(max(factor * radius_px, min_radius), limit) for factor in scales]
-    disc_sums = _DiscSums(filled, weight, settings.ring_outer * max(radii))
     best = np.full(z.shape, -np.inf)
+    disc_sums = _DiscSums(filled, weight, max(settings.ring_outer, 1.0) * max(radii, default=0.0))
     for radius in radii:
         (inner, n_inner, area_inner) = disc_sums(radius)
         (outer, n_outer, area_outer) = disc_sums(settings.ring_outer * radius)

@@ -36,8 +36,7 @@ class Scene:
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid
         self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (coincidence.py)
-        self.joint: dict = {}  # the scan for a place where layers stand out together, made once (cores.py): the core
-        # found, and the id of a best place left out as lithology
+        self.joint: dict = {}  # the one scan for a joint place (cores.py): its core, or the place left out as lithology
 
     @property
     def refinement_level(self) -> float:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..files import atomic_path
-from ..render import PNG_OPTIONS
+from ..files import PNG_OPTIONS, atomic_path
 
 WIDTH_PX = 900
 HEIGHT_PX = 430

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import LodestarError
-from ..files import atomic_path
+from ..files import PNG_OPTIONS, atomic_path
 from ..map_classes import class_index, favourability_classes
 from ..raster_io import RasterReader, crs_label
-from ..render import PNG_OPTIONS
 from ..vector_io import read_vector
 
 WIDTH_PX = 900

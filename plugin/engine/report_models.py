@@ -7,9 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_path
+from ..files import PNG_OPTIONS, atomic_path
 from ..raster_io import RasterReader
-from ..render import PNG_OPTIONS
 from .report_map import output_file
 
 WIDTH_PX = 900

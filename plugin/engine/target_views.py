@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from ..render import PNG_OPTIONS, text_font, to_rgb
+from ..files import PNG_OPTIONS
+from ..render import text_font, to_rgb
 
 PANEL_PX = 180
 """The longest side of each layer's crop in the picture."""
