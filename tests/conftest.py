@@ -85,3 +85,17 @@ def auth_ready(qgis_app):
     secrets.clear_api_key()
     yield manager
     secrets.clear_api_key()
+
+
+@pytest.fixture(scope="session")
+def great_basin_run(tmp_path_factory):
+    """The Great Basin case (`tests/data`) run offline as a user runs it: its question, choices, deposits and named
+    host units; made once for the tests that read its answer and outputs (a run takes about 13 s)."""
+    from lodestar.models import run_analysis
+    from lodestar.plugin.analysis import AnalysisRequest
+    from lodestar.plugin.runs.case import read_case
+
+    case = read_case(ROOT / "tests" / "data" / "great-basin-gold")
+    return run_analysis(AnalysisRequest(case.layers, case.question, tmp_path_factory.mktemp("great-basin"),
+                                        dict(case.choices), case_id=case.id, deposits=case.deposits,
+                                        favourable_units=dict(case.favourable_units)))

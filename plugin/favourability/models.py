@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ..errors import LodestarError, require_package
-from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, generalise, posterior, prior_logit
+from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, class_breaks, generalise, posterior, prior_logit
 
 METHODS = ("wofe", "logistic", "forest", "boosting")
 LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
@@ -97,8 +97,9 @@ class WofeModel:
             if columns.categorical[j]:
                 self.patterns.append(categorical_generalise(column[known], deposits[known], cell_units))
                 continue
+            breaks = class_breaks(column[known])
             both = [generalise(column[known], deposits[known], cell_units, ascending=a,
-                               threshold=thresholds.get(name)) for a in (False, True)]
+                               threshold=thresholds.get(name), breaks=breaks) for a in (False, True)]
             usable = [g for g in both if g is not None]
             if name in thresholds:
                 favourable = columns.layers[j].favourable

@@ -129,11 +129,13 @@ class Generalisation:
 
 
 def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, ascending: bool = False,
-               max_classes: int = MAX_CLASSES, threshold: float | None = None) -> Generalisation | None:
+               max_classes: int = MAX_CLASSES, threshold: float | None = None,
+               breaks: np.ndarray | None = None) -> Generalisation | None:
     """Binary generalisation of a map over the study-area cells (`values` and `deposits` per cell, each cell
     `cell_units` unit cells); None when no cumulative pattern is usable. A `threshold` set by the user (in the
-    map's units) takes the pattern whose edge lies nearest it instead of the maximum studentised contrast."""
-    breaks = class_breaks(values, max_classes)
+    map's units) takes the pattern whose edge lies nearest it instead of the maximum studentised contrast.
+    `breaks`: the values' `class_breaks` when already worked out (both directions of one map share them)."""
+    breaks = class_breaks(values, max_classes) if breaks is None else breaks
     classes = classify(values, breaks)
     area = np.bincount(classes, minlength=len(breaks)) * cell_units
     found = np.bincount(classes, weights=deposits, minlength=len(breaks))

@@ -61,7 +61,7 @@ class StepWofe(WofeModel):
             if kind == "automatic" and name in thresholds:
                 sides = (columns.layers[j].favourable == "low",)
             found = [generalise(column[known], deposits[known], cell_units, ascending=a,
-                                threshold=thresholds.get(name)) for a in sides]
+                                threshold=thresholds.get(name), breaks=self.breaks[j]) for a in sides]
             found = [g for g in found if g is not None]
             self.patterns.append(max(found, key=lambda g: g.table.studentised[g.best]) if found else None)
 

@@ -53,8 +53,12 @@ def test_analyze_cases_runs_on_the_scheduler_given(run, case, tmp_path):
     assert {rows[0]["worker"]} == workers
 
 
-def test_a_scheduler_that_is_not_an_address_is_refused(run, case, tmp_path):
+def test_a_scheduler_that_is_not_an_address_is_refused(run, case, tmp_path, monkeypatch):
     from qgis.core import QgsProcessingException
+
+    from lodestar.plugin import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)  # nothing listens: the wait is all the connection does
 
     with pytest.raises(QgsProcessingException, match="write it as tcp://host:8786"):
         run("lodestar:analyze_cases", {"CASES": str(case.parent), "DASK_SCHEDULER": "my-cluster",

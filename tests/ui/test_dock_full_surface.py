@@ -39,7 +39,10 @@ def test_the_full_resolution_surface_joins_the_runs_group(dock, sample):
     assert "Full-resolution surface:" in dock.ui.statusLabel.text() and dock.ui.fullSurfaceButton.isEnabled()
 
 
-def test_the_scheduler_of_the_settings_is_used_and_an_unreachable_one_is_said(dock, sample):
+def test_the_scheduler_of_the_settings_is_used_and_an_unreachable_one_is_said(dock, sample, monkeypatch):
+    from lodestar.plugin import cluster
+
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 1)  # nothing listens: the wait is all the connection does
     _run(dock, sample)
     settings = PluginSettings.load()
     settings.dask_scheduler = "tcp://127.0.0.1:9"  # nothing listens there

@@ -591,12 +591,10 @@ def test_a_one_word_rock_name_is_an_informative_legend_and_bare_codes_are_not():
     assert not legend_informative(SimpleNamespace(units={1: "LPZ", 2: "UPZC", 3: "Q"}))
 
 
-def test_great_basin_faults_and_named_host_units_are_tested_offline(tmp_path):
+def test_great_basin_faults_and_named_host_units_are_tested_offline(great_basin_run):
     """Fault control is measured to the nearest of all 1,674 mapped faults (not to the five a step marked), and
     the host units the case names (LPZE, UPZC, LPZ: its legend is bare codes) make the host-unit item testable."""
-    case = read_case(ROOT / "tests" / "data" / "great-basin-gold")
-    result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path, dict(case.choices), case_id=case.id,
-                                          favourable_units=case.favourable_units))
+    result = great_basin_run
     verdict = json.loads(result.outputs["record"].read_text(encoding="utf-8"))["rounds"][-1]["verdict"]
     assert result.answer == "A" and result.valid
     assert verdict["critical"] == {"pathfinder_geochemistry": True, "fault_control": True}

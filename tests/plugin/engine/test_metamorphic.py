@@ -233,18 +233,17 @@ def test_random_smooth_geochemistry_with_random_faults_is_never_a_verified_yes(s
     assert not (result.answer == "A" and result.valid), result.notes
 
 
-def test_a_nodata_border_leaves_a_real_district_as_it_was(tmp_path):
+def test_a_nodata_border_leaves_a_real_district_as_it_was(great_basin_run, tmp_path):
     """The Great Basin case (four rasters of different frames, fault lines, deposits) with every raster padded by
     a nodata border: the same answer, targets and deposits found, the same surface. Layers meet where each holds
     data: before, the padded frames let one layer's data beyond another's edge into the analysis (85 targets
     became 97 and the deposit 1.5 km north of the study area counted as in it)."""
-    folder = ROOT / "tests" / "data" / "great-basin-gold"
-    results = []
-    for name, source in (("base", folder), ("padded", pad(folder, tmp_path / "padded"))):
-        case = read_case(source)
-        result = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / name, dict(case.choices),
+    case = read_case(pad(ROOT / "tests" / "data" / "great-basin-gold", tmp_path / "padded"))
+    padded_run = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "padded-run", dict(case.choices),
                                               case_id=case.id, deposits=case.deposits,
                                               favourable_units=dict(case.favourable_units)))
+    results = []
+    for result in (great_basin_run, padded_run):
         with rasterio.open(result.outputs["favourability"]) as ds:
             results.append((result, (ds.read(1, masked=True), ds.transform, ds.crs)))
     (base, base_surface), (padded, padded_surface) = results
