@@ -402,3 +402,24 @@ def test_weights_of_evidence_leaves_out_a_layer_derived_from_another():
     # the derived layer would add the same evidence as its source again; it is left out and the fit is unchanged
     assert both.patterns[2] is None and both.rows()[2]["pattern"].startswith("derived from grade: left out")
     assert np.allclose(both.predict(x_both), alone.predict(x_alone))
+
+
+@sklearn
+@pytest.mark.parametrize("favourable", ["high", "low", None])
+def test_gradient_boosting_holds_its_response_to_the_layers_favourable_side(favourable, quick, monkeypatch):
+    """Deposits where the value is middling (0.4-0.6) and a few at the top: unconstrained (None), the trees rise
+    and fall; held to the favourable side, the score never falls towards it."""
+    if favourable is None:
+        monkeypatch.setattr(models, "monotone_directions", lambda columns: [0])
+    rng = np.random.default_rng(3)
+    value = rng.uniform(0, 1, 4000)
+    deposits = ((np.abs(value - 0.5) < 0.1) & (rng.uniform(size=4000) < 0.3)) | (value > 0.97)
+    columns = models.Columns([ordered("grade", value.reshape(40, 100), favourable=favourable or "high")])
+    model = models.fit_model("boosting", columns, value[:, None], deposits.astype(float), np.ones(4000),
+                             dict(models.GRIDS["boosting"][0]), 1.0)
+    steps = np.diff(model.predict(np.linspace(0, 1, 201)[:, None]))
+    if favourable is None:
+        assert steps.min() < -0.5 and steps.max() > 0.5
+    else:
+        assert models.monotone_directions(columns) == [1 if favourable == "high" else -1]
+        assert (steps if favourable == "high" else -steps).min() >= 0
