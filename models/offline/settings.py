@@ -44,6 +44,7 @@ class OfflineSettings:
     marginal_factor: float = 2.0
     centre_overlap_parts: int = 3
     max_cores: int = 8
+    hull_growth: float = 2.0
     # verifier: measurement and scans at a place
     alpha: float = 0.05
     joint_radii_m: tuple[float, ...] = (250.0, 500.0, 1000.0)
@@ -137,6 +138,10 @@ REASONS: dict[str, tuple[str, str]] = {
         "A zoomed look cuts at this share of anomaly_sigma; that refinement level also makes a zone clear and is "
         "the least height of each layer of a joint place.",
         "set by hand while developing on the first generator (scripts/synthetic_cases.py) (58815b1)"),
+    "hull_growth": (
+        "A verified system whose convex hull is at most this many times its own area (an arc of alteration and the "
+        "cap within it) is outlined by the hull; a sprawling one is closed over its gaps instead, keeping its shape.",
+        "set by hand while developing on the second generator (scripts/worlds_b.py) (seed 777; 310f7b6)"),
     "min_area_slack": (
         "A zone measuring a hair under the smallest area still counts: its area comes from a pixel outline in "
         "floating point.",

@@ -11,14 +11,14 @@ from shapely.geometry import GeometryCollection
 from shapely.ops import unary_union
 
 from ...plugin.engine.contract import Verdict
-from ...plugin.engine.core_target import system_outline
 from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
 from ...plugin.pathfinders import off_model_note
-from .cores import CoreSearch
+from .cores import JOINT_PLACE, STOOD_IN, THREE_FAMILIES, ZONE_CORE, CoreSearch
 from .findings import Core, Zone, answers_yes
 from .looks import refined, steps_for
 from .model_items import FAMILY, per_metre, seeds_are_areas
+from .outline import system_outline
 from .scene import Scene
 
 NO_CORE = "no core"
@@ -27,6 +27,8 @@ UNTESTABLE = "first item untestable"
 """No layer can test the deposit model's first critical item."""
 CLEAREST_FAMILY = "clearest alteration family"
 """A which-alteration question: the family whose strongest zone stands clearest above its background."""
+ROUTES = (ZONE_CORE, STOOD_IN, JOINT_PLACE, THREE_FAMILIES, NO_CORE, UNTESTABLE, CLEAREST_FAMILY)
+"""Every route a verdict of this reasoner names (`Verdict.route`): how its place was found, or why there is none."""
 
 
 def verify(scene: Scene, chain) -> tuple[Verdict, object]:
@@ -141,7 +143,7 @@ def _named_systems(scene: Scene, verified: list, core: Core, assessment: dict) -
 
 
 def _system_outline(scene: Scene, core: Core, assessment: dict):
-    """The system a Yes rests on (plugin.engine.core_target): the core and the zones supporting its anomaly
+    """The system a Yes rests on (outline.py): the core and the zones supporting its anomaly
     and coincidence items, each cut to within the item's reach of the core."""
     zones = {z.zone_id: z for z in scene.zones()}
     items = {i["id"]: i for i in scene.ws.deposit_model.get("evidence", [])}
@@ -152,7 +154,7 @@ def _system_outline(scene: Scene, core: Core, assessment: dict):
             continue
         reach = found.reach or scene.reach(scene.near_m(item))  # as the item was judged
         partners += [(zones[z].geometry, reach) for z in found.zones if z in zones and z != core.zone_id]
-    return system_outline(core.geometry, partners)
+    return system_outline(core.geometry, partners, scene.settings)
 
 
 def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Verdict, None]:

@@ -249,7 +249,7 @@ class Verdict(_Record):
     # systems verified on their own, drawn as targets after it) and "others_label"
     core: dict = field(default_factory=dict)
     place: str = ""  # the place the answer was weighed at, in words ("" when the back-end names none)
-    route: str = ""  # how that place was found (the offline reasoner: one of its ROUTES; "" when not named)
+    route: str = ""  # how that place was found (the offline reasoner: one of its verifier's ROUTES; "" if unnamed)
 
     def __post_init__(self):
         self.place, self.route = str(self.place or ""), str(self.route or "")

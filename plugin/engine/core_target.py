@@ -34,32 +34,6 @@ def filled(geometry):
     return unary_union(polygons + [filled(p) for p in parts if hasattr(p, "geoms")])
 
 
-HULL_GROWTH = 2.0
-"""A system whose convex hull is at most this many times its own area (an arc of alteration and the cap within it)
-is outlined by the hull; a sprawling one is closed over its gaps instead, keeping its shape."""
-
-
-def system_outline(core, partners: list):
-    """A core geometry (holes filled) and its partners' geometries, each a (geometry, reach in map units) cut to
-    within that reach of the core, wrapped in their convex hull when that at most doubles them (HULL_GROWTH), else
-    closed over gaps up to the largest reach (grown by it, then shrunk by it, holes filled): the ground between a
-    ring of alteration and the cap beside it belongs to the system, while a sprawling zone keeps its shape."""
-    body = filled(core)
-    pieces, widest = [body], 0.0
-    for geometry, reach in partners:
-        piece = geometry.intersection(body.buffer(reach))
-        if not piece.is_empty:
-            pieces.append(piece)
-            widest = max(widest, float(reach))
-    joined = unary_union(pieces)
-    hull = joined.convex_hull
-    if hull.area <= HULL_GROWTH * joined.area:
-        return hull
-    if widest > 0:
-        joined = joined.buffer(widest).buffer(-widest)
-    return filled(joined) if not joined.is_empty else body
-
-
 def core_outline(core: dict | None, zones=None):
     """The outline of a verdict's core (None when it names none), or a ValueError that says why it cannot be
     read. A core is an outline ("wkt", in the analysis CRS) or the id of one of the chain's `zones` ("zone", a

@@ -13,6 +13,7 @@ import rasterio
 from affine import Affine
 
 from lodestar.models import run_analysis
+from lodestar.models.offline.verifier import ROUTES
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.engine.contract import (
     INSUFFICIENT,
@@ -1117,3 +1118,4 @@ def test_three_other_kinds_stand_in_for_an_aloh_that_shows_nothing_but_not_for_o
     untested = _small_scene_verdict(tmp_path / "none", [SILICA, GOSSAN, MAGNETICS])
     assert untested.answer is None and "cannot be tested" in untested.rationale
     assert (seen.route, untested.route, untested.place) == ("three-family place", "first item untestable", "")
+    assert {seen.route, untested.route} <= set(ROUTES)

@@ -24,7 +24,7 @@ DEVELOPED_WITH = {
     "min_area_m2": 70_000.0, "min_zone_px": 4, "max_regions": 5, "fault_buffer_m": 50.0, "retry_sigma_step": 0.75,
     "retry_level_step": 0.15, "retry_level_cap": 0.9, "retry_region_step": 1, "refine_factor": 0.75,
     "min_area_slack": 0.999, "ceiling_clear_margin": 0.1, "default_near_m": 1000.0, "min_reach_px": 2,
-    "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "alpha": 0.05,
+    "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "hull_growth": 2.0, "alpha": 0.05,
     "joint_radii_m": [250.0, 500.0, 1000.0],
     "contrast_scales": [0.5, 1.0, 2.0], "ring_outer": 2.0, "partner_slack": 0.5, "min_radius_px": 1.5,
     "max_radius_parts": 6.0, "min_cover": 0.5, "corridor_percentile": 85.0, "filled_share": 0.5,

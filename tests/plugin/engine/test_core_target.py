@@ -1,11 +1,11 @@
-"""The verified core on the map: how the offline verifier outlines a system, and reading a verdict's core."""
+"""The verified core on the map: a ring filled, and reading a verdict's core."""
 from __future__ import annotations
 
 import pytest
 from affine import Affine
 from shapely.geometry import Point, box
 
-from lodestar.plugin.engine.core_target import core_cells, core_outline, filled, system_outline
+from lodestar.plugin.engine.core_target import core_cells, core_outline, filled
 from lodestar.plugin.raster_io import RasterGrid
 
 
@@ -13,16 +13,6 @@ def test_a_ring_of_alteration_encloses_its_centre():
     ring = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600))
     assert not ring.contains(Point(0, 0))
     assert filled(ring).contains(Point(0, 0)) and filled(ring).area == pytest.approx(Point(0, 0).buffer(1000).area)
-
-
-def test_the_outline_wraps_the_core_and_its_partners_cut_to_their_reach():
-    arc = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600)).intersection(box(-1000, 0, 1000, 1000))
-    silica = Point(0, -300).buffer(400)  # over the centre, south of the arc
-    far = box(5000, 5000, 9000, 9000)  # a large partner mostly beyond reach
-    outline = system_outline(arc, [(silica, 700.0), (far.union(box(900, 900, 1200, 1200)), 450.0)])
-    assert outline.contains(Point(0, -100)) and outline.contains(Point(0, -400))  # the centre, and the silica below
-    assert not outline.contains(Point(0, -690))  # silica beyond its reach of the arc is cut
-    assert outline.bounds[2] < 1500 and outline.bounds[3] < 1500  # the far partner is cut to within reach
 
 
 def test_a_verdict_core_is_read_or_refused_with_the_reason():
@@ -51,21 +41,6 @@ def test_filled_keeps_the_polygons_of_nested_collections_and_leaves_lines_out():
         import geopandas as gpd
 
         core_outline({"zone": "z"}, gpd.GeoDataFrame({"zone_id": ["z"]}, geometry=[LineString([(0, 0), (1, 1)])]))
-
-
-def test_a_sprawling_core_keeps_its_shape_and_a_nearby_cap_is_joined_to_it():
-    sprawl = box(0, 0, 5000, 300).union(box(0, 0, 300, 5000))  # an L two arms of 5 km: its hull is 9 times larger
-    cap = box(500, 500, 800, 800)  # 200 m beyond the corner of the L
-    outline = system_outline(sprawl, [(cap, 450.0)])
-    assert outline.contains(Point(400, 400)) and outline.contains(Point(600, 600))  # the gap to the cap is closed
-    assert outline.area < 1.2 * (sprawl.area + cap.area + 500 * 500) < sprawl.convex_hull.area / 3
-    assert system_outline(sprawl, []).equals(sprawl)
-
-
-def test_a_compact_arc_and_its_cap_are_wrapped_in_their_hull():
-    arc = Point(0, 0).buffer(1000).difference(Point(0, 0).buffer(600)).intersection(box(-1000, 0, 1000, 1000))
-    outline = system_outline(arc, [])
-    assert outline.equals(arc.convex_hull) and outline.contains(Point(0, 100))  # the hollow of the arc is in
 
 
 def test_a_core_named_by_zone_id_is_that_zone_with_its_holes_filled():
