@@ -8,8 +8,8 @@ not only to the few a step marked (Scene.feature_gaps, Scene.unit_gaps). An anom
 zone within reach (a marginal critical one once its zoomed look has not brought a zone within reach, a marginal
 secondary one at once) is measured on its layers at the core (coincidence.py, `alpha` shared among the layers and
 cores tried), leaving out a layer whose own zone lies just off the core (that zone's flank, already weighed; not so
-for a shell around a partner's core). When no zone core gives a Yes: a partner's core whose first item is a blank
-rendering may have it stood in for by a second core signature (`_stood_in`); then the place where a layer of the
+for a shell around a partner's core). A rendering that shows no colour around a core shows the item absent there,
+as its maker's scale says: nothing stands in for it. When no zone core gives a Yes, the place where a layer of the
 first critical item and one of its partner stand out together (joint_places.py), else the place where layers of
 three alteration families do, is weighed as a core too, when fewer than `alpha` such places are expected by chance:
 one level for every measurement. A target is weighed as a core is (`assess` with no item standing for it;
@@ -22,7 +22,7 @@ from itertools import combinations
 
 from shapely.geometry import Point
 
-from ...plugin.zones import polygon_cells, zone_record
+from ...plugin.zones import zone_record
 from .coincidence import place_radius_px, quantised, significance
 from .findings import Core, Finding, Zone, answers_yes
 from .joint_places import best_joint_place
@@ -39,8 +39,6 @@ from .scene import Scene
 
 ZONE_CORE = "zone core"
 """A clear zone of the first critical item or of its partner, the items sought around it."""
-STOOD_IN = "zone core, first item stood in"
-"""A partner's zone core whose first item, a blank rendering around it, is stood in for by a second core signature."""
 JOINT_PLACE = "joint place"
 """The place where a layer of the first critical item and one of its partner stand out together, found by a scan."""
 THREE_FAMILIES = "three-family place"
@@ -49,7 +47,7 @@ THREE_FAMILIES = "three-family place"
 
 class CoreSearch:
     """One search of the scene for the best candidate core (`best`); `route` then says how it was found
-    (ZONE_CORE, STOOD_IN, JOINT_PLACE or THREE_FAMILIES), `verified` holds every zone core that gives a Yes on its
+    (ZONE_CORE, JOINT_PLACE or THREE_FAMILIES), `verified` holds every zone core that gives a Yes on its
     own, `places` the number of cores weighed (each one more chance of a partner by chance). What the search leaves
     out as lithology is its own finding (`lithology_note`), not the scene's: a search depends only on the chain's
     zones, never on which searches ran before it."""
@@ -76,12 +74,6 @@ class CoreSearch:
             key = self._score(assessment)
             if best_key is None or key > best_key:
                 best, best_key, self.route = (core, assessment), key, ZONE_CORE
-        if best is not None and not answers_yes(best[1]):
-            for core, assessment in assessed:
-                stood_in = self._stood_in(core, assessment, zones)
-                key = self._score(stood_in) if stood_in is not None and answers_yes(stood_in) else None
-                if key is not None and key > best_key:
-                    best, best_key, self.route = (core, stood_in), key, STOOD_IN
         if best is None or not answers_yes(best[1]):
             joint = self._joint_core()
             if joint is not None:
@@ -377,53 +369,6 @@ class CoreSearch:
                 if found is None or found.status != "supported" or found.measured:
                     out[item["id"]] = Finding(item["level"], "supported", 0.0, (name,),
                                               f"{name} (measured with {others} at the place: {measure})")
-        return out
-
-    def _stood_in(self, core: Core, assessment: dict, zones: list[Zone]) -> dict | None:
-        """A partner's core assessed again with the first critical item stood in for by a second core signature
-        (another family of the partner's core roles: silica, gossan, magnetite), a zone coinciding with the core or,
-        with no such zone, a layer measured at the core (`_measured_over`), when every layer of the first item is a
-        rendering showing no colour within the item's reach of the core: a picture's blank is not a measured
-        absence, while two core signatures at one place are a zoned system. None when that does not apply or no
-        second signature is there."""
-        items = seed_items(self.ws.deposit_model)
-        first, found = items[0], assessment.get(items[0]["id"])
-        if len(items) < 2 or core.seed == first["id"] or found is None or found.status != "missing":
-            return None
-        renderings = [info for info in self.scene.evidence_layers() if info.role in first["roles"]]
-        if not renderings or any(info.kind != "rgb" for info in renderings):
-            return None
-        reach = found.reach or self.scene.reach(self.scene.near_m(items[1]))
-        around = polygon_cells([core.geometry.buffer(reach)], self.ws.raster_set.grid, all_touched=True)
-        for info in renderings:
-            self.scene.in_spreads(info)
-            if self.scene.coloured[info.name][around].any():  # any colour, even the bottom of its scale, is a reading
-                return None
-        best_gap, best_zone = math.inf, None
-        for zone in zones:
-            if (zone.role not in items[1]["roles"] or seen_again(zone.role, core.role)
-                    or zone.zone_id in self._lithology_zones() or not self.scene.supports(zone, items[1])):
-                continue
-            gap = self.scene.centre_gap(core.geometry, zone.geometry)
-            if gap <= reach and gap < best_gap:
-                best_gap, best_zone = gap, zone
-        names = ", ".join(info.name for info in renderings) + (" shows" if len(renderings) == 1 else " show")
-        blank = f"a second core signature; {names} no colour within reach, a rendering's blank, not a measured absence"
-        if best_zone is None:
-            measured = self._measured_over(core, items[1]["roles"])
-            if measured is None:
-                return None
-            (name, words), best_gap = measured, 0.0
-            text = f"{words} standing in ({blank})"
-        else:
-            name = best_zone.zone_id
-            text = f"{name} standing in ({best_zone.role.replace('_', ' ')} coinciding with the core, {blank})"
-        out = dict(assessment)
-        out[first["id"]] = replace(found, status="supported", gap=round(best_gap, 3), zones=(name,), measured=text)
-        for item in self.ws.deposit_model["evidence"]:  # the core's own anomaly items follow the first item (`assess`)
-            if item["kind"] == "anomaly" and item["id"] != first["id"] and core.role in item["roles"]:
-                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core.zone_id,),
-                                          measured=None)
         return out
 
     def _score(self, assessment: dict) -> tuple:

@@ -14,7 +14,7 @@ from ...plugin.engine.contract import Verdict
 from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
 from ...plugin.pathfinders import off_model_note
-from .cores import JOINT_PLACE, STOOD_IN, THREE_FAMILIES, ZONE_CORE, CoreSearch
+from .cores import JOINT_PLACE, THREE_FAMILIES, ZONE_CORE, CoreSearch
 from .findings import Core, Zone, answers_yes
 from .looks import refined, steps_for
 from .model_items import FAMILY, per_metre, seeds_are_areas
@@ -27,7 +27,7 @@ UNTESTABLE = "first item untestable"
 """No layer can test the deposit model's first critical item."""
 CLEAREST_FAMILY = "clearest alteration family"
 """A which-alteration question: the family whose strongest zone stands clearest above its background."""
-ROUTES = (ZONE_CORE, STOOD_IN, JOINT_PLACE, THREE_FAMILIES, NO_CORE, UNTESTABLE, CLEAREST_FAMILY)
+ROUTES = (ZONE_CORE, JOINT_PLACE, THREE_FAMILIES, NO_CORE, UNTESTABLE, CLEAREST_FAMILY)
 """Every route a verdict of this reasoner names (`Verdict.route`): how its place was found, or why there is none."""
 
 

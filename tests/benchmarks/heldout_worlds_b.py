@@ -42,10 +42,14 @@ HELDOUT = {
     **{seed: "first run in the sixteenth session, with its rule set beforehand"
        for seed in (1123, 5813, 2134, 3455, 8914)},
     **{seed: "first run in the session of 2026-11-29, before and after the offline reasoner became a package "
-             "(identical answers)" for seed in (1729, 6174, 8128, 4096)},
+             "(identical answers)" for seed in (1729, 6174, 8128)},
+    4096: "first run in the session of 2026-11-29, before and after the offline reasoner became a package (identical "
+          "answers); again in the fifth session of that day, before and after the stood-in route was removed",
     **{seed: "first run in the third session of 2026-11-29, before (c4ea4ac) and after the one significance level "
              "with the layers' dependence counted (3397c60), and again after review fixes (0152904)"
        for seed in (2719, 3142, 5772, 6283)},
+    **{seed: "first run in the fifth session of 2026-11-29, before (46c4c7c) and after the stood-in route was removed"
+       for seed in (1337, 2448, 3559, 4661)},
 }
 """Held-out seeds and how each has been used (docs/worlds_b_log.md)."""
 
