@@ -8,12 +8,12 @@ not only to the few a step marked (Scene.feature_gaps, Scene.unit_gaps). An anom
 zone within reach (a marginal critical one once its zoomed look has not brought a zone within reach, a marginal
 secondary one at once) is measured on its layers at the core (coincidence.py, `alpha` shared among the layers and
 cores tried), leaving out a layer whose own zone lies just off the core (that zone's flank, already weighed; not so
-for a shell around a partner's core). A rendering that shows no colour around a core shows the item absent there,
-as its maker's scale says: nothing stands in for it. When no zone core gives a Yes, the place where a layer of the
-first critical item and one of its partner stand out together (joint_places.py), else the place where layers of
-three alteration families do, is weighed as a core too, when fewer than `alpha` such places are expected by chance:
-one level for every measurement. A target is weighed as a core is (`assess` with no item standing for it;
-targets.py)."""
+for a shell around a partner's core). A rendering that shows no colour around a zone core shows the item absent
+there, as its maker's scale says: no second core signature stands in for it. When no zone core gives a Yes, the
+place where a layer of the first critical item and one of its partner stand out together (joint_places.py), else
+the place where layers of three alteration families do, is weighed as a core too, when fewer than `alpha` such
+places are expected by chance: one level for every measurement. A target is weighed as a core is (`assess` with
+no item standing for it; targets.py)."""
 from __future__ import annotations
 
 import math

@@ -8,9 +8,7 @@ too, ranked right after the core. Without this, a system whose outer shell score
 (a phyllic ring around a potassic core, where porphyry ore sits) gets targets on the ring and none on the
 centre the verifier pointed at.
 
-`system_outline` is how the offline verifier draws a core: the core with its holes filled (a ring of
-alteration encloses the system's centre) and the partner zones that support it, each cut to within the
-item's reach of the core, wrapped in their convex hull when compact, else closed over the gaps between them.
+How the offline verifier outlines a system is its own (models/offline/outline.py); `filled` is shared.
 """
 from __future__ import annotations
 

@@ -20,10 +20,10 @@ training folds knows nothing of the fold it predicts.
 - `forest`: a random forest (scikit-learn), units one-hot, missing values at the training median with an
   indicator; the leaf size chosen inside the training folds.
 - `boosting`: histogram gradient boosting (scikit-learn), units as native categories, missing data native;
-  the tree size chosen inside the training folds. Its response to an ordered layer is held monotone towards the
-  layer's favourable side (the layer's own setting, as the knowledge-driven surface reads it): with a few dozen
-  deposits unconstrained trees chase single cells; a layer whose data run the other way gets a flat response,
-  and its out-of-fold importance says so.
+  the tree size chosen inside the training folds, and with it whether its response to each ordered layer is held
+  monotone towards the layer's favourable side (the layer's own setting, "high" unless said otherwise, as the
+  knowledge-driven surface reads it): with a few dozen deposits unconstrained trees chase single cells, while a
+  layer whose data run against its setting would get a flat response; the training folds decide.
 - `ensemble`: the four above fitted on the same rows, each score turned into its rank among the member's own
   scores over the study area, the ranks averaged with equal weights (nothing fitted at this level). Models that
   err in different places cancel; "best out of fold" compares it with its members.
@@ -46,9 +46,12 @@ REFERENCE_SCORES = 10_000
 GRIDS = {"wofe": ({},),
          "logistic": ({"c": 0.01}, {"c": 0.1}, {"c": 1.0}),
          "forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 50}),
-         "boosting": ({"max_leaf_nodes": 7, "min_samples_leaf": 50}, {"max_leaf_nodes": 15, "min_samples_leaf": 20})}
+         "boosting": tuple(dict(size, monotone=monotone) for monotone in (True, False)
+                           for size in ({"max_leaf_nodes": 7, "min_samples_leaf": 50},
+                                        {"max_leaf_nodes": 15, "min_samples_leaf": 20}))}
 """Hyperparameters tried inside the training folds (nested): a penalty from strong to weak, a leaf size from
-fine to coarse, a tree size from shallow to deeper. One candidate means nothing is chosen."""
+fine to coarse, a tree size from shallow to deeper, with and without the monotone response. One candidate means
+nothing is chosen."""
 FOREST_TREES = 60
 BOOSTING_ROUNDS = 100
 BOOSTING_RATE = 0.1
@@ -330,7 +333,7 @@ class BoostingModel:
     method = "boosting"
 
     def __init__(self, columns: Columns, x, deposits, weight, max_leaf_nodes: int = 15, min_samples_leaf: int = 20,
-                 seed: int = 0, **unused):
+                 monotone: bool = True, seed: int = 0, **unused):
         ensemble = require_package("sklearn.ensemble", "scikit-learn", "Gradient boosting")
         self.columns = columns
         self.encoder = Encoder(columns, x, "native", deposits)
@@ -338,7 +341,8 @@ class BoostingModel:
         self.model = ensemble.HistGradientBoostingClassifier(
             max_iter=BOOSTING_ROUNDS, learning_rate=BOOSTING_RATE, max_leaf_nodes=max_leaf_nodes,
             min_samples_leaf=min_samples_leaf, l2_regularization=1.0, random_state=seed,
-            categorical_features=mask if any(mask) else None, monotonic_cst=monotone_directions(columns))
+            categorical_features=mask if any(mask) else None,
+            monotonic_cst=monotone_directions(columns) if monotone else None)
         self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
 
     def predict(self, x: np.ndarray) -> np.ndarray:

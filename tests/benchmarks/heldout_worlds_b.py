@@ -11,7 +11,7 @@ pooled, with bootstrap intervals (`plugin.runs.batch.summarize`). Writes:
   build/bench/worlds_b_heldout.csv   one row per seed and one for the pool
   build/bench/worlds_b_heldout.md    the table, with the pooled per-kind breakdown
 
-Not part of `make bench` (about 3 s a case on 2 cores: the 1,920 cases of the 32 seeds take about 85 minutes):
+Not part of `make bench` (about 2-3 s a case on 2 cores: the 2,400 cases of the 40 seeds take about 100 minutes):
 `make bench-heldout`, or `.venv/bin/python tests/benchmarks/heldout_worlds_b.py [seed ...]`; LODESTAR_BENCH_WORKERS
 sets the processes (default: one per core).
 """
