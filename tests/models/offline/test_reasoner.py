@@ -1095,12 +1095,13 @@ def test_every_route_the_offline_verifier_names_is_listed_in_routes():
     """Each constant a verdict's route is set from (`route=` in a Verdict, `search.route = ...` in a core search) is
     one of verifier.ROUTES, and every listed route is set somewhere."""
     import ast
+    import importlib
 
     import lodestar.models.offline as package
 
     used = set()
     for path in Path(package.__file__).parent.glob("*.py"):
-        module = __import__(f"lodestar.models.offline.{path.stem}", fromlist=["_"])
+        module = importlib.import_module(f"lodestar.models.offline.{path.stem}")
         for node in ast.walk(ast.parse(path.read_text())):
             values = [k.value for k in node.keywords if k.arg == "route"] if isinstance(node, ast.Call) else []
             if isinstance(node, ast.Assign):
