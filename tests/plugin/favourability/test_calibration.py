@@ -207,8 +207,8 @@ def test_a_model_never_sees_the_fold_it_predicts(method, monkeypatch):
         for fit in block:
             assert not (fold[fit["seen"]] == k).any()
         if method == "logistic":
-            # 3 penalties x 2 inner folds (the 3 training folds in 2 alternate groups), then the fit on all of them
-            assert len(block) == 3 * calibration.INNER_FOLDS + 1 == 7
+            # each penalty x 2 inner folds (the 3 training folds in 2 alternate groups), then the fit on all of them
+            assert len(block) == len(models.GRIDS["logistic"]) * calibration.INNER_FOLDS + 1 == 15
             for fit in block[:-1]:
                 assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
         else:
@@ -218,7 +218,7 @@ def test_a_model_never_sees_the_fold_it_predicts(method, monkeypatch):
         start = end + 1
     full = spy.fits[start:]
     assert set(fold[full[-1]["seen"]]) == {0, 1, 2, 3} and full[-1]["deposits"] == 9
-    assert len(full) == (1 if method == "wofe" else 3 * calibration.INNER_FOLDS + 1)
+    assert len(full) == (1 if method == "wofe" else len(models.GRIDS["logistic"]) * calibration.INNER_FOLDS + 1)
     for fit in full[:-1]:
         assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
 
