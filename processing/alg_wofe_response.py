@@ -23,7 +23,9 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
         "missing data, Bonham-Carter 1994 p. 320-322) and the confidence, posterior / standard deviation "
         "(studentised: above about 1.5-2 the posterior is well above 0).\n" + wp.WEIGHING_HELP + "\n"
         "Also reports the overall conditional-independence test: observed / predicted deposits (below 0.85 the layers "
-        "overlap in what they say) and the Agterberg-Cheng z."
+        "overlap in what they say) and the Agterberg-Cheng z; and the pairwise test: for each pair of layers, a "
+        "chi-square of the deposits counted by the two layers' classes (Bonham-Carter 1994), the pairs dependent at "
+        "the 0.05 level named in the log and counted."
     )
 
     OUTPUT_POSTERIOR = "OUTPUT_POSTERIOR"
@@ -32,6 +34,7 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
     PRIOR = "PRIOR"
     CI_RATIO = "CI_RATIO"
     CI_Z = "CI_Z"
+    CI_DEPENDENT_PAIRS = "CI_DEPENDENT_PAIRS"
 
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
         wp.add_parameters(self)
@@ -42,7 +45,8 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
             self.addParameter(raster_destination(key, label, text))
         for key, label in ((self.PRIOR, "Prior probability per unit cell"),
                            (self.CI_RATIO, "Conditional independence: observed / predicted deposits"),
-                           (self.CI_Z, "Conditional independence: Agterberg-Cheng z")):
+                           (self.CI_Z, "Conditional independence: Agterberg-Cheng z"),
+                           (self.CI_DEPENDENT_PAIRS, "Pairwise conditional independence: pairs dependent at 0.05")):
             self.addOutput(QgsProcessingOutputNumber(key, label))
 
     def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)
@@ -50,7 +54,7 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
         return (False, problem) if problem else super().checkParameterValues(parameters, context)
 
     def run(self, parameters, context, feedback, progress) -> dict:
-        from ..plugin.favourability.wofe import conditional_independence, posterior
+        from ..plugin.favourability.wofe import conditional_independence, pairwise_line, posterior
 
         weighed = wp.weigh(self, parameters, context, progress)
         model, x = weighed.model, weighed.x
@@ -65,6 +69,8 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
         progress.log(f"Conditional independence: {ci['observed']:g} deposits observed, {ci['predicted']:.2f} "
                      f"predicted, ratio {ci['ratio']:.2f}, z {ci['z']:.2f}"
                      + (" (doubtful: the layers overlap in what they say)." if ci["doubtful"] else "."))
+        pairs = model.pairwise(x, weighed.deposits)
+        progress.log(pairwise_line(pairs))
         result = {}
         with OutputSet() as staged:  # all three written, or none
             for key, values, name, description in (
@@ -75,4 +81,5 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
                 write_raster(wp.on_grid(values, weighed.valid), weighed.grid, staged.path(result[key]), description,
                              "weights of evidence")
         prior = 1.0 / (1.0 + np.exp(-model.prior))
-        return {**result, self.PRIOR: float(prior), self.CI_RATIO: float(ci["ratio"]), self.CI_Z: float(ci["z"])}
+        return {**result, self.PRIOR: float(prior), self.CI_RATIO: float(ci["ratio"]), self.CI_Z: float(ci["z"]),
+                self.CI_DEPENDENT_PAIRS: sum(p["dependent"] for p in pairs)}

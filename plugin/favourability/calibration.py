@@ -24,6 +24,8 @@ the number of known deposits in it.
 - **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The ensemble: the
   standard deviation, at each cell, of its members' full-fit ranks (where the models disagree). The others: the
   standard deviation, at each cell, of the fold models' surfaces (each ranked 0-1 over the study area).
+- **Independence** (weights of evidence chosen): the overall test (observed / predicted deposits, Agterberg-Cheng
+  z) and the pairwise one (a chi-square per pair of layers over the deposits' classes; wofe.py), in the log.
 - **Importance.** Per layer, the drop in out-of-fold AUC when its values are shuffled among the cells a fold
   model predicts (deposits and a background sample of that fold), averaged over folds by their deposits; a
   layer whose shuffling raises the AUC lowers the model's skill, and is flagged.
@@ -45,7 +47,7 @@ from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
 from .models import ENSEMBLE, GRIDS, LABELS, METHODS, Columns, EnsembleModel, fit_model, weighted_auc
-from .wofe import UNIT_AREA, conditional_independence, posterior
+from .wofe import UNIT_AREA, conditional_independence, pairwise_line, posterior
 
 BASIS = "fitted on known deposits"
 CHOICES = METHODS + ("best",)
@@ -196,7 +198,9 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
         probability, variance = posterior(logit, variance, model.n_deposits)
         independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
                                                  model.n_deposits)
+        independence["pairs"] = model.pairwise(data.x, data.counts)
         log.append(_independence_line(independence))
+        log.append(pairwise_line(independence["pairs"]))
         uncertainty = _masked(model.posterior_sd(data.x), valid)
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:

@@ -35,7 +35,15 @@ import math
 import numpy as np
 
 from ..errors import LodestarError, require_package
-from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, class_breaks, generalise, posterior, prior_logit
+from .wofe import (
+    MIN_CLASS_DEPOSITS,
+    categorical_generalise,
+    class_breaks,
+    generalise,
+    pairwise_independence,
+    posterior,
+    prior_logit,
+)
 
 METHODS = ("wofe", "logistic", "forest", "boosting")
 LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
@@ -152,6 +160,18 @@ class WofeModel:
                 state, w, _, _ = self.states(j, np.where(known, x[:, j], 0.0))
                 code = code * (len(w) + 1) + np.where(known, state, len(w))
         return code
+
+    def pairwise(self, x: np.ndarray, deposits: np.ndarray) -> list[dict]:
+        """The pairwise conditional-independence test between the layers weighed, over the rows holding deposits
+        (wofe.pairwise_independence)."""
+        used = [j for j, g in enumerate(self.patterns) if g is not None]
+        positive = deposits > 0
+        states = []
+        for j in used:
+            column = x[positive, j]
+            known = ~np.isnan(column)
+            states.append(np.where(known, self.states(j, np.where(known, column, 0.0))[0], -1))
+        return pairwise_independence(states, deposits[positive], [self.columns.names[j] for j in used])
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return posterior(self.evidence(x)[0], 0.0, self.n_deposits)[0]

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import chi2
 
 UNIT_AREA = 1_000_000.0
 """Default unit cell: 1 km2 in square metres."""
@@ -33,6 +34,11 @@ MAX_CLASSES = 100
 """A continuous map with more distinct values is cut at this many quantiles before generalisation."""
 CI_RATIO_FLAG = 0.85
 """Conditional independence is doubtful below this ratio of observed to predicted deposits."""
+PAIRWISE_LEVEL = 0.05
+"""A pair of layers is flagged dependent when its chi-square has a probability of chance below this (the 95 %
+level of Bonham-Carter's tables)."""
+SMALL_EXPECTED = 5.0
+"""Below this expected count in a cell of the pair's table the chi-square approximation is rough."""
 EMPTY_COUNT = 0.5
 
 
@@ -232,3 +238,49 @@ def conditional_independence(probability: np.ndarray, variance: np.ndarray, cond
     ratio = deposits_total / predicted if predicted > 0 else float("nan")
     return {"observed": float(deposits_total), "predicted": predicted, "ratio": ratio, "sd_predicted": sd,
             "z": z, "p_chance": 0.5 * math.erfc(z / math.sqrt(2)), "doubtful": bool(ratio < CI_RATIO_FLAG)}
+
+
+def pairwise_independence(states: list, deposits: np.ndarray, names: list) -> list[dict]:
+    """The pairwise conditional-independence test (Bonham-Carter 1994, pp. 313-317) over the deposit cells: for each
+    pair of layers, the deposits counted by the two layers' generalised classes (a contingency table; `states`: one
+    array per layer of each deposit cell's class, -1 where the layer has no data; `deposits`: the deposits of each
+    cell) against the counts expected were the layers independent given a deposit (row total x column total / all),
+    Pearson's chi-square with (rows - 1) x (columns - 1) degrees of freedom over the classes holding deposits, its
+    probability of chance and the smallest expected count. A pair with fewer than two classes on a side holding
+    deposits cannot be tested (df 0)."""
+    out = []
+    for a in range(len(states)):
+        for b in range(a + 1, len(states)):
+            both = (states[a] >= 0) & (states[b] >= 0)
+            rows, r = np.unique(states[a][both], return_inverse=True)
+            cols, c = np.unique(states[b][both], return_inverse=True)
+            table = np.zeros((len(rows), len(cols)))
+            np.add.at(table, (r, c), deposits[both])
+            table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
+            df = (table.shape[0] - 1) * (table.shape[1] - 1)
+            row = {"layers": (names[a], names[b]), "deposits": float(table.sum()), "df": int(df)}
+            if df < 1:
+                out.append(dict(row, chi_square=None, p_chance=None, min_expected=None, dependent=False))
+                continue
+            expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
+            statistic = float(((table - expected) ** 2 / expected).sum())
+            p_chance = float(chi2.sf(statistic, df))
+            out.append(dict(row, chi_square=statistic, p_chance=p_chance, min_expected=float(expected.min()),
+                            dependent=bool(p_chance < PAIRWISE_LEVEL)))
+    return out
+
+
+def pairwise_line(pairs: list) -> str:
+    """The pairwise test in one sentence: the pairs flagged dependent, or that none was."""
+    tested = [p for p in pairs if p["df"] >= 1]
+    if not tested:
+        return "Pairwise conditional independence: no pair of layers has deposits in two classes of each; not tested."
+    flagged = [p for p in tested if p["dependent"]]
+    rough = sum(p["min_expected"] < SMALL_EXPECTED for p in tested)
+    head = (f"Pairwise conditional independence (chi-square of the deposits' classes, {len(tested)} pair(s) tested"
+            + (f", {rough} with an expected count under {SMALL_EXPECTED:g}, so only roughly" if rough else "") + "): ")
+    if not flagged:
+        return head + f"no pair dependent at the {PAIRWISE_LEVEL:g} level."
+    listed = "; ".join(f"{p['layers'][0]} and {p['layers'][1]} (chi-square {p['chi_square']:.2f}, {p['df']} df, "
+                       f"p {p['p_chance']:.3f})" for p in sorted(flagged, key=lambda p: p["p_chance"]))
+    return head + f"dependent at the {PAIRWISE_LEVEL:g} level: {listed}: their weights count shared evidence."

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import rasterio
 from mpm_sample import ALOH, DEPOSITS, GEOLOGY, PROPYLITIC, planted_deposits, sample_set
+from scipy.stats import chi2
 
 
 def read(path) -> np.ma.MaskedArray:
@@ -155,6 +156,50 @@ def test_wofe_response_is_the_prior_plus_the_weights_of_the_table(run, tmp_path)
     assert (sd.compressed() > 0).all()
     assert np.allclose(confidence.compressed(), posterior.compressed() / sd.compressed(), rtol=1e-4)
     assert 0 < response["CI_RATIO"] and np.isfinite(response["CI_Z"])
+
+
+def test_wofe_response_counts_the_pairs_a_chi_square_by_hand_finds_dependent(run, tmp_path):
+    """Deposits on the most altered ground and on scattered cells: the pairwise conditional-independence test's count
+    of dependent pairs equals Pearson's chi-square worked out from the classes raster at the deposit cells."""
+    from shapely.geometry import Point
+
+    grid = sample_set(ALOH, PROPYLITIC, GEOLOGY).grid
+    planted = gpd.read_file(planted_deposits(tmp_path))
+    rng = np.random.default_rng(3)
+    scattered = [Point(grid.pixel_to_map(c + 0.5, r + 0.5))
+                 for r, c in zip(rng.integers(0, grid.height, 12), rng.integers(0, grid.width, 12))]
+    points = tmp_path / "mixed.gpkg"
+    gpd.GeoDataFrame(geometry=list(planted.geometry) + scattered, crs=planted.crs).to_file(points, driver="GPKG")
+    params = {"INPUT": [ALOH, PROPYLITIC, GEOLOGY], "DEPOSITS": str(points), "WEIGHING": 0,
+              "LAYER_WEIGHING": "geology=categorical"}
+    weighed = run("lodestar:weights_of_evidence", {**params, "OUTPUT_TABLE": str(tmp_path / "w.csv"),
+                                                   "OUTPUT_CLASSES": str(tmp_path / "classes.tif")})
+    response = run("lodestar:wofe_response", {**params, "OUTPUT_POSTERIOR": str(tmp_path / "p.tif"),
+                                              "OUTPUT_STD": str(tmp_path / "sd.tif"),
+                                              "OUTPUT_CONFIDENCE": str(tmp_path / "c.tif")})
+    with rasterio.open(weighed["OUTPUT_CLASSES"]) as ds:
+        classes = ds.read().astype(int)
+    from lodestar.plugin.evaluation import cells_of, deposit_coordinates
+
+    rows, cols, inside = cells_of(deposit_coordinates(gpd.read_file(points), grid.crs, []), grid,
+                                  (classes != 0).any(axis=0))
+    rows, cols = rows[inside], cols[inside]
+    assert len(rows) == weighed["DEPOSITS_USED"]
+    tested = dependent = 0
+    for a in range(3):
+        for b in range(a + 1, 3):
+            first, second = classes[a][rows, cols], classes[b][rows, cols]
+            both = (first > 0) & (second > 0)
+            counts = np.zeros((first.max() + 1, second.max() + 1))
+            np.add.at(counts, (first[both], second[both]), 1)
+            counts = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
+            df = (counts.shape[0] - 1) * (counts.shape[1] - 1)
+            if df < 1:
+                continue
+            expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / counts.sum()
+            tested += 1
+            dependent += chi2.sf(((counts - expected) ** 2 / expected).sum(), df) < 0.05
+    assert tested == 3 and response["CI_DEPENDENT_PAIRS"] == dependent == 2
 
 
 @pytest.mark.parametrize("method", [0, 1])

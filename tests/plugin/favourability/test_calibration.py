@@ -82,6 +82,22 @@ def quick(monkeypatch):
         yield
 
 
+def test_weights_of_evidence_names_the_pairs_of_layers_that_repeat_each_other():
+    """B, a copy of B and a west half (columns 0-9). The deposits: B and west 3, B and east 3, west only 1, east
+    only 2. B against its copy: [[6, 0], [0, 3]] against 4, 2, 2, 1, chi-square 9; B against the west half:
+    (1/3)^2 (1/2.667 + 1/3.333 + 1/1.333 + 1/1.667) = 0.225, independent."""
+    west = np.zeros((20, 20))
+    west[:, :10] = 1
+    cal = calibrate([ordered("B", pattern()), ordered("B again", pattern()), ordered("west", west)], GRID, xy(CELLS),
+                    method="wofe")
+    pairs = {p["layers"]: p for p in cal.independence["pairs"]}
+    assert pairs[("B", "B again")]["chi_square"] == pytest.approx(9.0) and pairs[("B", "B again")]["dependent"]
+    assert pairs[("B", "west")]["chi_square"] == pytest.approx(0.225) and not pairs[("B", "west")]["dependent"]
+    assert pairs[("B again", "west")]["chi_square"] == pytest.approx(0.225)
+    line = next(line for line in cal.log if line.startswith("Pairwise conditional independence"))
+    assert "3 pair(s) tested" in line and "dependent at the 0.05 level: B and B again (chi-square 9.00, 1 df" in line
+
+
 def test_weights_of_evidence_by_hand():
     cal = calibrate([ordered("B", pattern(), units="ppm"), ordered("flat", np.full((20, 20), 0.5))], GRID, xy(CELLS),
                     method="wofe")

@@ -20,6 +20,8 @@ from lodestar.plugin.favourability.wofe import (
     conditional_independence,
     cumulative_weights,
     generalise,
+    pairwise_independence,
+    pairwise_line,
     posterior,
     prior_logit,
     weights,
@@ -151,6 +153,38 @@ def test_a_layer_counted_twice_fails_the_check():
     ci = conditional_independence(p, var, inside.astype(int), 1.0, 6)
     assert ci["predicted"] == pytest.approx(predicted) and predicted == pytest.approx(10.71, abs=0.01)
     assert ci["ratio"] == pytest.approx(6 / predicted) and ci["doubtful"] and ci["z"] > 0
+
+
+def test_pairwise_independence_by_hand():
+    """Deposit cells counted by the classes of A and B (ten deposits, one cell holding two, one cell where C has no
+    data): in A and B 6, A only 1, B only 1, neither 2. Expected were A and B independent given a deposit: rows
+    7 / 3, columns 7 / 3, so 4.9, 2.1, 2.1, 0.9; chi-square = 1.1^2 (1/4.9 + 2/2.1 + 1/0.9) = 2.7438, 1 df."""
+    a = np.array([0, 0, 0, 0, 0, 0, 1, 1, 1])
+    b = np.array([0, 0, 0, 0, 0, 1, 0, 1, 1])
+    deposits = np.array([2, 1, 1, 1, 1, 1, 1, 1, 1], dtype=float)
+    same_as_a = a.copy()
+    all_in_one = np.array([0, 0, 0, 0, 0, 0, 0, 0, -1])
+    three = np.array([0, 0, 1, 1, 2, 2, 0, 1, 2])
+    pairs = {p["layers"]: p for p in pairwise_independence([a, b, same_as_a, all_in_one, three], deposits,
+                                                           ["A", "B", "A again", "one class", "three"])}
+    ab = pairs[("A", "B")]
+    assert ab["chi_square"] == pytest.approx(1.1 ** 2 * (1 / 4.9 + 2 / 2.1 + 1 / 0.9)) and ab["df"] == 1
+    assert ab["chi_square"] == pytest.approx(2.7438, abs=1e-4) and ab["deposits"] == 10
+    assert ab["p_chance"] == pytest.approx(math.erfc(math.sqrt(ab["chi_square"] / 2)))  # chi-square 1 df
+    assert ab["min_expected"] == pytest.approx(0.9) and not ab["dependent"]
+    again = pairs[("A", "A again")]  # [[7, 0], [0, 3]] against 4.9, 2.1, 2.1, 0.9: 2.1^2 (1/4.9 + 2/2.1 + 1/0.9) = 10
+    assert again["chi_square"] == pytest.approx(10.0) and again["dependent"] and again["p_chance"] < 0.002
+    # every deposit with data in one class: nothing to test; the cell without data is left out of the count
+    one = pairs[("A", "one class")]
+    assert one["df"] == 0 and one["chi_square"] is None and not one["dependent"] and one["deposits"] == 9
+    # three classes against two: (3 - 1) x (2 - 1) = 2 df; A's rows 7 / 3, the classes' columns 4 / 3 / 3 (weighted)
+    third = pairs[("A", "three")]
+    table = np.array([[3, 2, 2], [1, 1, 1]], dtype=float)
+    expected = np.outer(table.sum(1), table.sum(0)) / 10
+    assert third["df"] == 2 and third["chi_square"] == pytest.approx(((table - expected) ** 2 / expected).sum())
+    line = pairwise_line(list(pairs.values()))
+    assert "dependent at the 0.05 level: A and A again (chi-square 10.00, 1 df, p 0.002)" in line
+    assert "B and" not in line.split("level:")[1] and "only roughly" in line
 
 
 # A categorical map of 100 unit cells and 6 deposits: unit 1 (50 cells, 1 deposit), unit 2 (30, 2), unit 3 (15, 3),
