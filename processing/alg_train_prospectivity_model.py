@@ -38,7 +38,9 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         "logistic regression, 2 random forest, 3 gradient boosting, 4 best (all four and their ensemble, the mean of "
         "their ranks; the one of highest out-of-fold AUC kept).\n"
         "Each model is scored out of fold on spatial blocks (FOLDS folds of blocks of BLOCK_SIZE_M metres; empty: "
-        "sized from the deposits' spacing), its hyperparameters chosen inside the training folds. Writes the model "
+        "10 km, or an eighth of the extent's shorter side when that is smaller), its hyperparameters chosen inside "
+        "the training folds, beside the equal-weight mean of the ordered input layers' ranks (each from its "
+        "unfavourable to its favourable side; no deposit data), scored on the same cells. Writes the model "
         "fitted on every deposit (a Lodestar model file: a header with the format, the plugin version, the layers it "
         "expects and their units, the method, the scores and a checksum, then the model; 'Predict prospectivity' "
         "applies it and refuses any other file), the comparison table (out-of-fold AUC, deposits captured in the top "
@@ -79,8 +81,8 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         folds = number_parameter(self.FOLDS, "Cross-validation folds", QgsProcessingParameterNumber.Integer, 5, 2, 20,
                                  "Spatial folds (2 to 20).")
         block = number_parameter(self.BLOCK_SIZE_M, "Block size (m)", QgsProcessingParameterNumber.Double, None,
-                                 1.0, None, "Side of the spatial blocks in metres; empty: from the deposits' "
-                                 "spacing.", optional=True)
+                                 1.0, None, "Side of the spatial blocks in metres; empty: 10 km, or an "
+                                 "eighth of the extent's shorter side when smaller.", optional=True)
         seed = number_parameter(self.SEED, "Random seed", QgsProcessingParameterNumber.Integer, 0, 0, 2 ** 31 - 1,
                                 "Fixes the folds and the background sample: a run is reproducible.")
         model = file_destination(self.OUTPUT_MODEL, "Model file", "Lodestar model (*.pkl)",
@@ -99,6 +101,7 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         return (False, problem) if problem else super().checkParameterValues(parameters, context)
 
     def run(self, parameters, context, feedback, progress) -> dict:
+        from ..plugin.favourability.baseline import ORDERED_RANK_MEAN, ordered_rank_mean
         from ..plugin.favourability.calibration import calibrate
         from ..plugin.favourability.models import LABELS
 
@@ -115,7 +118,9 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         method = METHODS[self.parameterAsEnum(parameters, self.METHOD, context)]
         block = self.parameterAsDouble(parameters, self.BLOCK_SIZE_M, context) \
             if parameters.get(self.BLOCK_SIZE_M) not in (None, "") else None
+        plain = ordered_rank_mean(layers)
         fit = calibrate(layers, rasters.grid, xy, method, block_size_m=block,
+                        baselines={ORDERED_RANK_MEAN: plain} if plain is not None else None,
                         folds=self.parameterAsInt(parameters, self.FOLDS, context),
                         seed=self.parameterAsInt(parameters, self.SEED, context),
                         thresholds=parse_pairs(self.parameterAsString(parameters, self.THRESHOLDS, context),

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..evaluation import left_out_deposits
+from ..favourability.baseline import equal_weight_ranks
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.knowledge import knowledge_specs
 from ..favourability.models import LABELS as _LABELS
@@ -311,25 +312,6 @@ def calibrated(ws, equal_weight: np.ma.MaskedArray, knowledge: Surface, deposit_
                "responses": {row["layer"]: row.get("response") for row in fit.table},
                "classes": {row["layer"]: row["classes"] for row in fit.table if row.get("classes")}}
     return fit, section
-
-
-def equal_weight_ranks(maps: dict) -> np.ma.MaskedArray:
-    """The plain baseline: at each cell the mean of the membership maps' percentile ranks (0-1, ties at their
-    mid-rank) over the layers with data there, every layer weighing the same."""
-    from scipy.stats import rankdata
-
-    ranked = []
-    for values in maps.values():
-        values = np.ma.masked_invalid(np.ma.asarray(values, dtype=float))
-        known = ~np.ma.getmaskarray(values)
-        out = np.full(values.shape, np.nan)
-        if known.any():
-            out[known] = (rankdata(values.compressed(), method="average") - 0.5) / known.sum()
-        ranked.append(out)
-    stack = np.stack(ranked)
-    counts = np.sum(~np.isnan(stack), axis=0)
-    mean = np.where(counts > 0, np.nansum(stack, axis=0) / np.maximum(counts, 1), 0.0)
-    return np.ma.masked_array(mean.astype("float32"), mask=counts == 0)
 
 
 def merged_weights(weights: list, fitted: list, ws) -> list:

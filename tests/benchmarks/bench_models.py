@@ -46,6 +46,7 @@ from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
 from lodestar.plugin.evaluation import DEFAULT_SHARES, evaluate_surface
+from lodestar.plugin.favourability.baseline import ordered_rank_mean
 from lodestar.plugin.favourability.calibration import _pa_crossing, calibrate
 from lodestar.plugin.favourability.measured import CATEGORICAL, ORDERED, MeasuredLayer
 from lodestar.plugin.favourability.models import LABELS
@@ -123,22 +124,6 @@ def district(seed: int = SEED):
     return grid, layers, list(zip(x.tolist(), y.tolist())), logit
 
 
-def rank_mean(layers) -> np.ma.MaskedArray:
-    """Equal-weight mean of the ordered layers' percentile ranks (favourable side high), over the layers with
-    data at each cell; the unit map has no order and is left out."""
-    total = np.zeros(layers[0].values.shape)
-    count = np.zeros(layers[0].values.shape)
-    for layer in layers:
-        if layer.categorical:
-            continue
-        known = ~np.ma.getmaskarray(layer.values)
-        values = layer.values.compressed()
-        ranks = (rankdata(-values if layer.favourable == "low" else values, method="average") - 0.5) / len(values)
-        total[known] += ranks
-        count[known] += 1
-    return np.ma.masked_array(total / np.maximum(count, 1), mask=count == 0)
-
-
 def plain_logistic(layers, grid: RasterGrid, deposit_xy) -> np.ma.MaskedArray:
     """One plain LogisticRegression (default C, lbfgs) on every cell: standardised values (missing at the mean,
     with an indicator), units one-hot; cells holding a deposit positive; predicted over every cell."""
@@ -187,7 +172,7 @@ def to_unit(values: np.ma.MaskedArray) -> np.ma.MaskedArray:
 
 def main() -> None:
     (grid, layers, deposit_xy, logit), t_make = timed(district)
-    ranks, t_ranks = timed(rank_mean, layers)
+    ranks, t_ranks = timed(ordered_rank_mean, layers)
     truth = to_unit(np.ma.masked_array(logit, mask=np.zeros(logit.shape, dtype=bool)))
     baselines = {"Baseline: equal-weight rank mean of the ordered layers": ranks,
                  "The generator's favourability (the truth; no model can know it)": truth}

@@ -22,7 +22,9 @@ Rows:
   of the percentile ranks (0-1, ties at their mid-rank, over the cells where the map has data) of the
   knowledge-driven membership maps `membership_map(rs, spec)` of the knowledge specs, every map weighing the
   same, computed here); and the chosen model's full fit, fitted on the deposits it is scored on (not a skill
-  figure). The notes give the whole call's wall time and its peak memory: the tracemalloc peak of the
+  figure); then the chosen model alone again with the blocks dealt from seeds 1 and 2 and with blocks of 5, 20 and
+  40 km (notes: how far its figure rests on one draw of the folds and on the block size). The notes give the whole
+  call's wall time and its peak memory: the tracemalloc peak of the
   allocations traced during the call (Python objects and NumPy arrays; native allocations inside scikit-learn
   that bypass Python's allocator are not counted), tracing on during the timed call.
 - Baseline, equal-weight fuzzy overlay (no deposit data): the plain mean of favourable units = 1 else 0,
@@ -58,7 +60,7 @@ from lodestar.plugin.favourability.calibration import _pa_crossing, calibrate
 from lodestar.plugin.favourability.evidence import membership_map
 from lodestar.plugin.favourability.knowledge import knowledge_specs
 from lodestar.plugin.favourability.measured import measured_evidence
-from lodestar.plugin.favourability.models import LABELS
+from lodestar.plugin.favourability.models import ENSEMBLE, LABELS
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.favourability.transforms import distance_to_features_m
 from lodestar.plugin.favourability.wofe import (
@@ -81,6 +83,9 @@ PROXIMITY_M = 3000.0
 NO_DATA = "no deposit data"
 FITTED = "fitted on these deposits: not a skill figure"
 RANK_MEAN = "Baseline: equal-weight mean of the layers' ranks"
+ROBUSTNESS_SEEDS = (1, 2)
+ROBUSTNESS_BLOCKS_M = (5000.0, 20000.0, 40000.0)
+"""Other fold draws and block sizes the chosen model is run again with (the headline: seed 0, 10 km blocks)."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +298,7 @@ def fitted_models(rs: RasterSet, infos, specs, surface, knowledge_label: str, st
     notes.extend(f"  {line}" for line in cal.log if line != cal.why)
     notes.extend(f"  {LABELS[name]}: hyperparameters per outer fold {run['params']}"
                  for name, run in cal.out_of_fold.items() if any(run["params"]))
+    notes.append(f"  {robustness(layers, rs.grid, xy, cal)}")
     rows = []
     for row in cal.comparison:
         baseline = row["basis"] == "no deposit data"
@@ -308,6 +314,23 @@ def fitted_models(rs: RasterSet, infos, specs, surface, knowledge_label: str, st
                  "auc": metrics["auc"], "capture": metrics["capture"], "pa_crossing": pa_crossing(metrics),
                  "seconds": None})
     return rows
+
+
+def robustness(layers: list, grid, xy: list, cal) -> str:
+    """The chosen model's out-of-fold AUC with the blocks dealt to folds from other seeds, and with other block sizes
+    (seed 0): how far the headline figure rests on one draw of the folds and on the 10 km blocks."""
+    method = cal.method if cal.method != ENSEMBLE else "best"
+    auc = cal.out_of_fold[cal.method]["auc"]
+
+    def again(**kwargs) -> float:
+        return calibrate(layers, grid, xy, method, **kwargs).out_of_fold[cal.method]["auc"]
+
+    draws = [again(seed=seed) for seed in ROBUSTNESS_SEEDS]
+    sizes = [again(block_size_m=size) for size in ROBUSTNESS_BLOCKS_M]
+    return (f"The chosen model's out-of-fold AUC ({auc:.3f} with the blocks of seed 0): with the blocks dealt from "
+            "seeds " + ", ".join(f"{seed}: {value:.3f}" for seed, value in zip(ROBUSTNESS_SEEDS, draws)) +
+            "; with blocks of " + ", ".join(f"{size / 1000:g} km: {value:.3f}"
+                                            for size, value in zip(ROBUSTNESS_BLOCKS_M, sizes)) + " (seed 0).")
 
 
 def end_to_end(case, district: District, rs: RasterSet, xy: list, notes: list) -> dict:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import rasterio
 from mpm_sample import ALOH, DEPOSITS, GEOLOGY, PROPYLITIC, planted_deposits, sample_set
-from scipy.stats import chi2
+from scipy.stats import chi2, rankdata
 
 
 def read(path) -> np.ma.MaskedArray:
@@ -218,10 +218,20 @@ def test_train_is_the_core_calibration_and_predict_applies_its_model(run, tmp_pa
     assert [layer.categorical for layer in layers] == [False, False, True, False]
     assert layers[3].source == layers[2].name and layers[3].units == "m"  # the distance to unit contacts
     xy = deposit_coordinates(gpd.read_file(deposits), rasters.grid.crs, [])
-    fit = calibrate(layers, rasters.grid, xy, ("wofe", "logistic")[method], folds=3, seed=4)
+    # the plain baseline by hand: the mean of the two ordered inputs' ranks (mid-rank ties, 0-1), both favourable high
+    total, count = np.zeros(layers[0].values.shape), np.zeros(layers[0].values.shape)
+    for layer in layers[:2]:
+        known = ~np.ma.getmaskarray(layer.values)
+        total[known] += (rankdata(layer.values.compressed()) - 0.5) / known.sum()
+        count[known] += 1
+    plain = np.ma.masked_array(total / np.maximum(count, 1), mask=count == 0)
+    fit = calibrate(layers, rasters.grid, xy, ("wofe", "logistic")[method], folds=3, seed=4,
+                    baselines={"by hand": plain})
     assert trained["CHOSEN"] == fit.method
     rows = table(trained["OUTPUT_TABLE"])
-    assert len(rows) == 1 and float(rows[0]["auc"]) == pytest.approx(fit.comparison[0]["auc"], rel=1e-5)
+    assert len(rows) == 2 and float(rows[0]["auc"]) == pytest.approx(fit.comparison[0]["auc"], rel=1e-5)
+    assert rows[1]["surface"] == "Baseline: equal-weight mean of the ordered layers' ranks"
+    assert rows[1]["basis"] == "no deposit data" and float(rows[1]["auc"]) == pytest.approx(fit.comparison[1]["auc"])
     for share in ("2", "5", "10", "20"):
         assert float(rows[0][f"capture_{share}"]) == pytest.approx(
             fit.comparison[0]["capture"][f"{float(share) / 100:g}"], rel=1e-3)
