@@ -7,6 +7,7 @@ from pathlib import Path
 from qgis.core import (
     QgsApplication,
     QgsProcessing,
+    QgsProcessingParameterDefinition,
     QgsProcessingParameterEnum,
     QgsProcessingParameterFile,
     QgsProcessingParameterNumber,
@@ -18,7 +19,7 @@ from ..plugin.engine.deposit_models import load_user_models
 from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.errors import LodestarError
 from ..plugin.files import write_bytes_atomic
-from ..plugin.runs.request import AREA_SHARE_RANGE, CALIBRATIONS
+from ..plugin.runs.request import AREA_SHARE_RANGE, CALIBRATIONS, MAX_FOLDS
 from .layer_export import layer_path
 from .params import file_destination, number_parameter, output_path, raster_destination
 from .styling import style_output
@@ -30,6 +31,9 @@ MAX_TARGET_KM2 = "MAX_TARGET_KM2"
 FAVOURABLE_UNITS = "FAVOURABLE_UNITS"
 EVIDENCE_PLAN = "EVIDENCE_PLAN"
 DEPOSIT_MODEL = "DEPOSIT_MODEL"
+BLOCK_SIZE_M = "BLOCK_SIZE_M"
+FOLDS = "FOLDS"
+SEED = "SEED"
 AUTOMATIC_LABEL = "automatic (from the question and the layers)"
 OUTPUT_FAVOURABILITY = "OUTPUT_FAVOURABILITY"
 OUTPUT_FAVOURABILITY_CV = "OUTPUT_FAVOURABILITY_CV"
@@ -42,6 +46,7 @@ OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
 """Output key -> (the engine's output name, the file name of a temporary output)."""
 WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE, "evidence_plan": EVIDENCE_PLAN,
          "deposit_model": DEPOSIT_MODEL, "max_target_km2": MAX_TARGET_KM2,
+         "cross_validation": f"{BLOCK_SIZE_M}, {FOLDS} or {SEED}",
          "deposits": f"a point layer of known deposits in {DEPOSITS} (or a CASE that lists its deposits)"}
 """How the request builder's messages name these parameters."""
 
@@ -109,7 +114,32 @@ def surface_parameters() -> list:
                                "shallower saddles, then across its long axis where the surface is flat. 0 takes the "
                                "footprint of one system of the deposit model (e.g. 25 km² for a porphyry system, 250 "
                                "km² for an orogenic gold camp; the knowledge base names its source).")
-    return [calibrate, share, largest]
+    return [calibrate, share, largest, *cross_validation_parameters()]
+
+
+def cross_validation_parameters() -> list:
+    """BLOCK_SIZE_M, FOLDS and SEED of the calibration's spatial block cross-validation (advanced)."""
+    block = number_parameter(BLOCK_SIZE_M, "Calibration: block size (m)", QgsProcessingParameterNumber.Double, None,
+                             1.0, None, "Side of the square blocks dealt to the cross-validation folds, in metres; "
+                             "empty: 10 km, or an eighth of the extent's shorter side when smaller. Larger blocks "
+                             "keep neighbouring deposits of one system out of each other's folds.", optional=True)
+    folds = number_parameter(FOLDS, "Calibration: cross-validation folds", QgsProcessingParameterNumber.Integer, 5, 2,
+                             MAX_FOLDS, f"Spatial folds (2 to {MAX_FOLDS}).")
+    seed = number_parameter(SEED, "Calibration: random seed", QgsProcessingParameterNumber.Integer, 0, 0, 2 ** 31 - 1,
+                            "Fixes how the blocks are dealt to folds and the background sample: a run is "
+                            "reproducible, and another seed shows how far the figures rest on one draw.")
+    for param in (block, folds, seed):
+        param.setFlags(param.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    return [block, folds, seed]
+
+
+def cross_validation_inputs(algorithm, parameters, context) -> dict:
+    """The request's cross_validation from BLOCK_SIZE_M (empty: the default), FOLDS and SEED."""
+    block = parameters.get(BLOCK_SIZE_M)
+    return {"block_size_m": algorithm.parameterAsDouble(parameters, BLOCK_SIZE_M, context)
+            if block not in (None, "") else None,
+            "folds": algorithm.parameterAsInt(parameters, FOLDS, context),
+            "seed": algorithm.parameterAsInt(parameters, SEED, context)}
 
 
 def user_models_folder() -> Path:
@@ -165,6 +195,7 @@ def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=N
     deposits = layer_path(layer, folder) if layer is not None else case_deposits
     calibrate = CALIBRATIONS[algorithm.parameterAsEnum(parameters, CALIBRATE, context)][0]
     return {"deposits": deposits, "calibrate": calibrate,
+            "cross_validation": cross_validation_inputs(algorithm, parameters, context),
             "area_share": algorithm.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
             "max_target_km2": algorithm.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None,
             "favourable_units": algorithm.parameterAsString(parameters, FAVOURABLE_UNITS, context)}

@@ -1,19 +1,22 @@
-"""The Ask tab's prospectivity-map options: the target area share, known deposits, calibration and favourable units,
-checked and turned into the request builder's values (the same core rules as lodestar:analyze's)."""
+"""The Ask tab's prospectivity-map options: the target area share, known deposits, calibration (with its
+cross-validation blocks, folds and seed) and favourable units, checked and turned into the request builder's values
+(the same core rules as lodestar:analyze's)."""
 from __future__ import annotations
 
 from qgis.core import QgsMapLayerProxyModel
 from qgis.PyQt.QtCore import QObject, pyqtSignal
-from qgis.PyQt.QtWidgets import QDoubleSpinBox
+from qgis.PyQt.QtWidgets import QDoubleSpinBox, QSpinBox
 
 from ..plugin.dependencies import BY_MODULE, guidance, is_installed
 from ..plugin.errors import LodestarError
-from ..plugin.runs.request import CALIBRATIONS, parse_favourable_units
+from ..plugin.runs.request import CALIBRATIONS, MAX_FOLDS, parse_favourable_units
 from ..processing.layer_export import layer_path
 from .settings_dialog import WHERE
 
 NEEDS_SKLEARN = ("logistic", "forest", "boosting", "best")
 """The calibrations that fit a scikit-learn model (the best out of fold compares all four)."""
+MAX_SEED = 999_999
+"""The largest seed the dock offers (lodestar:analyze takes any up to 2^31 - 1)."""
 
 
 def largest_target_spin(parent) -> QDoubleSpinBox:
@@ -28,6 +31,50 @@ def largest_target_spin(parent) -> QDoubleSpinBox:
     spin.setToolTip("The largest target: a bigger patch of the top share is split at its peaks. The deposit model's "
                     "footprint is one system's size (25 km² for a porphyry system, 250 km² for an orogenic gold camp).")
     return spin
+
+
+class CrossValidation:
+    """The calibration's spatial block cross-validation, three rows of the form: block side (0 shows as the
+    default, 10 km or an eighth of the extent), folds and seed, as lodestar:analyze's BLOCK_SIZE_M, FOLDS and SEED."""
+
+    def __init__(self, parent):
+        self.block = QDoubleSpinBox(parent)
+        self.block.setObjectName("blockSizeSpin")
+        self.block.setDecimals(1)
+        self.block.setRange(0.0, 1000.0)
+        self.block.setSuffix(" km")
+        self.block.setSpecialValueText("10 km")
+        self.block.setToolTip("Side of the square blocks dealt to the cross-validation folds; the default is 10 km, "
+                              "or an eighth of the extent's shorter side when smaller. Larger blocks keep "
+                              "neighbouring deposits of one system out of each other's folds.")
+        self.folds = QSpinBox(parent)
+        self.folds.setObjectName("foldsSpin")
+        self.folds.setRange(2, MAX_FOLDS)
+        self.folds.setValue(5)
+        self.folds.setToolTip(f"Spatial folds (2 to {MAX_FOLDS}): each is predicted by models fitted on the others.")
+        self.seed = QSpinBox(parent)
+        self.seed.setObjectName("seedSpin")
+        self.seed.setRange(0, MAX_SEED)
+        self.seed.setToolTip("Fixes how the blocks are dealt to folds and the background sample; another seed shows "
+                             "how far the figures rest on one draw.")
+
+    def add_rows(self, form, row: int) -> None:
+        for offset, (label, widget) in enumerate((("Calibration blocks", self.block), ("Folds", self.folds),
+                                                  ("Seed", self.seed))):
+            form.insertRow(row + offset, label, widget)
+
+    def set_enabled(self, enabled: bool) -> None:
+        for widget in (self.block, self.folds, self.seed):
+            widget.setEnabled(enabled)
+
+    def connect(self, slot) -> None:
+        for widget in (self.block, self.folds, self.seed):
+            widget.valueChanged.connect(slot)
+
+    def values(self) -> dict:
+        """The request builder's cross_validation."""
+        return {"block_size_m": self.block.value() * 1000.0 or None, "folds": self.folds.value(),
+                "seed": self.seed.value()}
 
 
 class MapOptions(QObject):
@@ -52,6 +99,9 @@ class MapOptions(QObject):
         self.largest = largest_target_spin(ui.mapGroup)
         ui.mapForm.insertRow(1, "Largest target", self.largest)
         self.largest.valueChanged.connect(self._changed)
+        self.cross_validation = CrossValidation(ui.mapGroup)
+        self.cross_validation.add_rows(ui.mapForm, 4)
+        self.cross_validation.connect(self._changed)
         self._enable()
 
     def _changed(self, *_) -> None:
@@ -59,7 +109,9 @@ class MapOptions(QObject):
         self.changed.emit()
 
     def _enable(self) -> None:
-        self.ui.calibrationCombo.setEnabled(self.ui.calibrateCheck.isChecked() and self.ui.mapGroup.isEnabled())
+        calibrated = self.ui.calibrateCheck.isChecked() and self.ui.mapGroup.isEnabled()
+        self.ui.calibrationCombo.setEnabled(calibrated)
+        self.cross_validation.set_enabled(calibrated)
 
     def set_enabled(self, enabled: bool) -> None:
         self.ui.mapGroup.setEnabled(enabled)
@@ -99,4 +151,5 @@ class MapOptions(QObject):
         layer = self.deposits()
         return {"deposits": layer_path(layer, folder) if layer is not None else None, "calibrate": self.calibration(),
                 "area_share": self.ui.areaShareSpin.value() / 100.0,
-                "max_target_km2": self.largest.value() or None, "favourable_units": self.ui.unitsEdit.text()}
+                "max_target_km2": self.largest.value() or None, "favourable_units": self.ui.unitsEdit.text(),
+                "cross_validation": self.cross_validation.values()}

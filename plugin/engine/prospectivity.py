@@ -97,7 +97,8 @@ class ProspectivityMap:
 def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_share: float,
                       calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
                       progress: Progress = SILENT, answered: bool = True,
-                      max_target_km2: float | None = None, evidence_plan=None) -> ProspectivityMap:
+                      max_target_km2: float | None = None, evidence_plan=None,
+                      cross_validation: dict | None = None) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
@@ -108,7 +109,8 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
     `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
     names (`others`), ranked next (`core_target`);
     `evidence_plan`: the geologist's plan (`plan_file.EvidencePlan`), which replaces the planner's, its combination
-    too; colour renderings still enter by the zones the chain marked on them."""
+    too; colour renderings still enter by the zones the chain marked on them;
+    `cross_validation`: the calibration's block_size_m, folds and seed (calibrate's defaults where absent)."""
     ws = engine.ws
     specs, left_out, source, notes = (_planned_specs(ws, evidence_plan) if evidence_plan is not None
                                       else _evidence_specs(engine))
@@ -140,7 +142,8 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
             raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                                 "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
         progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
-        fit, section = calibrated(ws, equal_weight_ranks(maps), knowledge, deposit_xy, calibrate, progress)
+        fit, section = calibrated(ws, equal_weight_ranks(maps), knowledge, deposit_xy, calibrate, progress,
+                                  cross_validation)
         label = f"calibrated ({fit.method}, full fit)"
         fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
         cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
@@ -282,11 +285,12 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
 
 
 def calibrated(ws, equal_weight: np.ma.MaskedArray, knowledge: Surface, deposit_xy: list, method: str,
-               progress: Progress = SILENT):
+               progress: Progress = SILENT, cross_validation: dict | None = None):
     """(the fit, the record section) of `method` on the layers' measured evidence, beside the knowledge-driven
     surface and the equal-weight mean of the membership maps' ranks (`equal_weight`) scored on the same cells. The
     section's `refused` says why the fitted surface is not the one targets are drawn from (it does not beat, out of
-    fold, the equal-weight baseline that used no deposit data), else ''."""
+    fold, the equal-weight baseline that used no deposit data), else ''. `cross_validation`: calibrate's
+    block_size_m, folds and seed."""
     from ..favourability.calibration import calibrate
     from ..favourability.measured import measured_evidence
 
@@ -294,7 +298,8 @@ def calibrated(ws, equal_weight: np.ma.MaskedArray, knowledge: Surface, deposit_
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
     layers, not_measured = measured_evidence(ws.raster_set, ws.layers)
     baselines = {KNOWLEDGE: knowledge.values, EQUAL_WEIGHT: equal_weight}
-    fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress)
+    fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress,
+                    **(cross_validation or {}))
     mine = next(row for row in fit.comparison if row["basis"] != "no deposit data"
                 and row["surface"].startswith(_LABELS[fit.method]))
     plain = next(row for row in fit.comparison if row["surface"] == EQUAL_WEIGHT)

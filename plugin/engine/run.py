@@ -105,6 +105,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
         controller = request.controller
         deposits = request.deposits
         mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
+                              "cross_validation": dict(request.cross_validation),
                               "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
                               **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
     roles = backends.build_reasoners(request.settings, progress, replay=source)
@@ -276,6 +277,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
         localization["note"] = f"{localization['note']} {sam_note}".strip()
     mapping = map_prospectivity(engine, graph, outcome.plan, draw_targets=draw_targets,
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
+                                cross_validation=mapping_parameters.get("cross_validation") or {},
                                 max_target_km2=mapping_parameters.get("max_target_km2"),
                                 evidence_plan=plan_from_dict(mapping_parameters["evidence_plan"])
                                 if mapping_parameters.get("evidence_plan") else None,

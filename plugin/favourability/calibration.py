@@ -344,7 +344,9 @@ def _response(model, data: _Data, j: int, sample: np.ndarray, sorted_full: np.nd
     for level in levels:
         x = data.x[sample].copy()
         x[:, j] = level
-        favourability = np.searchsorted(sorted_full, model.predict(x)) / len(sorted_full)
+        scores = model.predict(x)  # ranked as the surface ranks them: ties at their mid-rank
+        favourability = (np.searchsorted(sorted_full, scores, "left") + np.searchsorted(sorted_full, scores, "right")) \
+            / (2.0 * len(sorted_full))
         entry = {"favourability": round(float(favourability.mean()), 4)}
         entry.update({"unit": layer.class_name(level)} if data.columns.categorical[j] else {"value": float(level)})
         out.append(entry)

@@ -27,10 +27,12 @@ CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence")
                 ("best", "best out of fold (the four and their ensemble compared)"))
 """Calibration methods (the request's `calibrate` value, its label), in the order dock and Processing list them."""
 AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
+MAX_FOLDS = 20  # the most cross-validation folds a calibration may ask for
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",
          "sam_checkpoint": "in the settings", "favourable_units": "Favourable units", "deposits": "a deposits layer",
          "area_share": "the target area share", "max_target_km2": "the largest target",
-         "evidence_plan": "the evidence plan", "deposit_model": "the deposit model"}
+         "evidence_plan": "the evidence plan", "deposit_model": "the deposit model",
+         "cross_validation": "the cross-validation settings"}
 """Where each value is given, as the messages name it; a caller passes its own names to replace these."""
 
 
@@ -169,7 +171,7 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                   favourable_units: str = "", case_units: dict | None = None, calibrate: str = "",
                   area_share: float = 0.10, refine_with_sam: bool = False, sam_checkpoint=None,
                   where: dict | None = None, max_target_km2: float | None = None, evidence_plan=None,
-                  deposit_model: str = "", user_models=()) -> AnalysisRequest:
+                  deposit_model: str = "", user_models=(), cross_validation: dict | None = None) -> AnalysisRequest:
     """The request for one question over `layers`; choices are parsed from the question unless given.
 
     `favourable_units`: the user's text (`parse_favourable_units`), which replaces `case_units` (a case's
@@ -177,7 +179,8 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
     `area_share`: the share of the analysed area the targets cover (AREA_SHARE_RANGE); `max_target_km2`: the largest
     target (None or 0: the deposit model's footprint); `evidence_plan`: the geologist's plan (a plan file's path or an
     EvidencePlan) replacing the agent's for the surface; `deposit_model`: a model id to follow ('' chooses), of the
-    shipped models or `user_models` (the user's, `deposit_models.load_user_models`)."""
+    shipped models or `user_models` (the user's, `deposit_models.load_user_models`); `cross_validation`: the
+    calibration's spatial blocks ({"block_size_m": metres or None, "folds": 2-20, "seed": >= 0}, each optional)."""
     names = {**WHERE, **(where or {})}
     question = (question or "").strip()
     if not question:
@@ -189,6 +192,7 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                            choices=dict(choices) if choices else parse_choices(question), settings=settings,
                            max_rounds=int(max_rounds), case_id=case_id, deposits=Path(deposits) if deposits else None,
                            favourable_units=units, calibrate=_calibration(calibrate, deposits, names),
+                           cross_validation=_cross_validation(cross_validation or {}, names),
                            area_share=_area_share(area_share, names), max_target_km2=_max_target(max_target_km2, names),
                            evidence_plan=_evidence_plan(evidence_plan, layers, names),
                            deposit_model=_deposit_model(deposit_model, user_models, names),
@@ -213,6 +217,31 @@ def _calibration(method: str, deposits, names: dict) -> str:
         raise LodestarError(f"Calibration with {dict(CALIBRATIONS)[method]} needs known deposits: give "
                             f"{names['deposits']}, or turn calibration off.")
     return method
+
+
+def _cross_validation(values: dict, names: dict) -> dict:
+    """The calibration's block size, folds and seed, checked; keys absent or None keep calibrate's defaults."""
+    unknown = sorted(set(values) - {"block_size_m", "folds", "seed"})
+    if unknown:
+        raise LodestarError(f"Unknown cross-validation setting(s) {', '.join(unknown)} in {names['cross_validation']}: "
+                            "give block_size_m, folds or seed.")
+    out = {}
+    if values.get("block_size_m") is not None:
+        if not float(values["block_size_m"]) > 0:
+            raise LodestarError(f"Set the block size in {names['cross_validation']} to a positive number of metres, "
+                                f"or leave it empty for 10 km (an eighth of the extent when smaller); not "
+                                f"{values['block_size_m']}.")
+        out["block_size_m"] = float(values["block_size_m"])
+    if values.get("folds") is not None:
+        if not 2 <= int(values["folds"]) <= MAX_FOLDS:
+            raise LodestarError(f"Set the folds in {names['cross_validation']} between 2 and {MAX_FOLDS}, not "
+                                f"{values['folds']}.")
+        out["folds"] = int(values["folds"])
+    if values.get("seed") is not None:
+        if int(values["seed"]) < 0:
+            raise LodestarError(f"Set the seed in {names['cross_validation']} to 0 or more, not {values['seed']}.")
+        out["seed"] = int(values["seed"])
+    return out
 
 
 def _area_share(share: float, names: dict) -> float:

@@ -4,6 +4,7 @@ their help (qgis_process included)."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -42,9 +43,15 @@ def _weights(path) -> list[dict]:
 
 
 def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
-    """CALIBRATE=1 (weights of evidence) with the case's deposits (DEPOSITS left empty)."""
-    result = run("lodestar:analyze", {"CASE": str(GREAT_BASIN / "case.json"), "CALIBRATE": 1,
-                                      **_outputs(tmp_path)})
+    """CALIBRATE=1 (weights of evidence) with the case's deposits (DEPOSITS left empty), on 4 folds of 20 km blocks
+    dealt from seed 3."""
+    result = run("lodestar:analyze", {"CASE": str(GREAT_BASIN / "case.json"), "CALIBRATE": 1, "BLOCK_SIZE_M": 20000,
+                                      "FOLDS": 4, "SEED": 3, **_outputs(tmp_path)})
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert record["parameters"]["favourability"]["cross_validation"] == {"block_size_m": 20000.0, "folds": 4,
+                                                                         "seed": 3}
+    assert record["favourability"]["calibration"]["folds"].startswith(
+        "4-fold spatial block cross-validation, blocks of 20,000 map units (seed 3): fold 1: ")
     full, meta = _surface(result["OUTPUT_FAVOURABILITY"])
     with rasterio.open(GREAT_BASIN / "geologia.tif") as geology:
         geology_crs, geology_valid = geology.crs, int((~geology.read(1, masked=True).mask).sum())

@@ -67,6 +67,13 @@ def test_map_options_reach_the_request(dock, sample):
     request = dock.build_request()
     assert request.deposits == SAMPLE / "deposits.geojson" and request.calibrate == "logistic"
     assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["granite", "porphyry"]}
+    assert request.cross_validation == {"folds": 5, "seed": 0}  # the blocks left at their default (10 km)
+    blocks = dock.map_options.cross_validation
+    assert blocks.block.isEnabled() and blocks.block.text() == "10 km"
+    blocks.block.setValue(2.5)
+    blocks.folds.setValue(3)
+    blocks.seed.setValue(7)
+    assert dock.build_request().cross_validation == {"block_size_m": 2500.0, "folds": 3, "seed": 7}
 
     dock.ui.unitsEdit.setText("lithology: granite")
     assert not dock.ui.runButton.isEnabled()
@@ -74,7 +81,7 @@ def test_map_options_reach_the_request(dock, sample):
                                 "categorical maps: geological map."]
     dock.ui.unitsEdit.clear()
     dock.map_options.set_calibration("")
-    assert not dock.ui.calibrationCombo.isEnabled()
+    assert not dock.ui.calibrationCombo.isEnabled() and not blocks.block.isEnabled() and not blocks.seed.isEnabled()
     centre = layers["geological map"].extent().center()
     sketched = _points("sketched deposits", layers["geological map"].crs().authid(), [(centre.x(), centre.y())])
     QgsProject.instance().addMapLayer(sketched)

@@ -1,13 +1,16 @@
 """A small synthetic case on one 100 m grid: geochemistry, a fault-distance raster, a coded geology map
-with a legend, fault lines and unit polygons (EPSG:32611)."""
+with a legend, fault lines and unit polygons (EPSG:32611); `quick`: the models made fast for small grids."""
 from __future__ import annotations
 
 import geopandas as gpd
 import numpy as np
 import pytest
+from calibration_cases import SKLEARN
 from lodestar_testdata import write_geotiff
 from rasterio.transform import from_origin
 from shapely.geometry import LineString, box
+
+from lodestar.plugin.favourability import models
 
 X0, Y0, PX = 400_000.0, 4_500_000.0, 100.0
 CRS = "EPSG:32611"
@@ -55,3 +58,21 @@ def raster_set(case_files):
         LayerSpec(case_files["faults"], "structure", "faults"),
         LayerSpec(case_files["units"], "geological_map", "unit polygons"),
     ])
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """Small ensembles and one tree size, so that every model runs in a moment on these grids; gradient boosting on
+    one OpenMP thread (on a few hundred rows, threads waiting on a busy machine cost a hundred times the work)."""
+    monkeypatch.setattr(models, "FOREST_TREES", 10)
+    monkeypatch.setattr(models, "BOOSTING_ROUNDS", 30)
+    monkeypatch.setitem(models.GRIDS, "forest", ({"min_samples_leaf": 5},))
+    monkeypatch.setitem(models.GRIDS, "boosting", ({"max_leaf_nodes": 7, "min_samples_leaf": 5},))
+    if not SKLEARN:
+        yield
+        return
+    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime, so that the limit reaches it)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield

@@ -11,13 +11,11 @@ favourability (share of the area below, ties at mid-rank): outside (ranks 1-320)
 """
 from __future__ import annotations
 
-import importlib.util
 import math
 
 import numpy as np
 import pytest
-from affine import Affine
-from pyproj import CRS
+from calibration_cases import CELLS, GRID, FitSpy, categorical, counts_of, grid, ordered, pattern, sklearn, xy
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability import calibration, models
@@ -25,61 +23,9 @@ from lodestar.plugin.favourability.blocks import spatial_folds
 from lodestar.plugin.favourability.calibration import _cell_auc, calibrate
 from lodestar.plugin.favourability.measured import MeasuredLayer
 from lodestar.plugin.favourability.models import ENSEMBLE, LABELS, METHODS, EnsembleModel
-from lodestar.plugin.raster_io import RasterGrid
 
-GRID = RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_020_000), 20, 20, CRS.from_epsg(32633))
-CELLS = [(0, 1), (1, 7), (2, 12), (3, 18), (0, 15), (2, 4), (10, 3), (14, 10), (18, 16)]  # 6 in B, 3 outside
 CONTRAST = math.log((6 / 74) / (3 / 317))
 S_CONTRAST = math.sqrt(1 / 6 + 1 / 74 + 1 / 3 + 1 / 317)
-SKLEARN = importlib.util.find_spec("sklearn") is not None
-sklearn = pytest.mark.skipif(not SKLEARN, reason="scikit-learn (optional) is not installed")
-
-
-def grid(n: int) -> RasterGrid:
-    return RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_000_000 + n * 1000), n, n, CRS.from_epsg(32633))
-
-
-def xy(cells, n: int = 20) -> list:
-    return [(500_000 + (c + 0.5) * 1000, 4_000_000 + n * 1000 - (r + 0.5) * 1000) for r, c in cells]
-
-
-def ordered(name: str, values, favourable: str = "high", units: str = "") -> MeasuredLayer:
-    return MeasuredLayer(name, "ordered", np.ma.masked_array(values, dtype=float), units, favourable, {})
-
-
-def categorical(name: str, codes, legend: dict | None = None) -> MeasuredLayer:
-    return MeasuredLayer(name, "categorical", np.ma.masked_array(codes, dtype=float), "unit", "", legend or {})
-
-
-def pattern() -> np.ma.MaskedArray:
-    values = np.zeros((20, 20))
-    values[:4] = 1
-    return np.ma.masked_array(values)
-
-
-def counts_of(cells, n: int = 20) -> np.ndarray:
-    counts = np.zeros((n, n))
-    for r, c in cells:
-        counts[r, c] += 1
-    return counts
-
-
-@pytest.fixture
-def quick(monkeypatch):
-    """Small ensembles and one tree size, so that every model runs in a moment on these grids; gradient boosting on
-    one OpenMP thread (on a few hundred rows, threads waiting on a busy machine cost a hundred times the work)."""
-    monkeypatch.setattr(models, "FOREST_TREES", 10)
-    monkeypatch.setattr(models, "BOOSTING_ROUNDS", 30)
-    monkeypatch.setitem(models.GRIDS, "forest", ({"min_samples_leaf": 5},))
-    monkeypatch.setitem(models.GRIDS, "boosting", ({"max_leaf_nodes": 7, "min_samples_leaf": 5},))
-    if not SKLEARN:
-        yield
-        return
-    import sklearn.ensemble  # noqa: F401  (loads the OpenMP runtime, so that the limit reaches it)
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="openmp"):
-        yield
 
 
 def test_weights_of_evidence_names_the_pairs_of_layers_that_repeat_each_other():
@@ -177,31 +123,6 @@ def test_a_map_of_the_deposits_themselves_scores_chance_out_of_fold(method, quic
     assert cal.comparison[0]["auc"] == pytest.approx(auc, abs=1e-6)
     for k in range(cal.folds.n_folds):
         assert np.ptp(cal.cv[cal.folds.fold == k]) == 0
-
-
-class FitSpy:
-    """Records, for every fit, the cells it was given (from the first column: each cell's id) and the cells of its
-    first prediction (the one scored out of fold, in the inner or the outer loop)."""
-
-    def __init__(self, monkeypatch):
-        self.fits = []
-        real = calibration.fit_model
-
-        def fit(method, columns, x, deposits, weight, params, *args, **kwargs):
-            model = real(method, columns, x, deposits, weight, params, *args, **kwargs)
-            record = {"seen": x[:, 0].astype(int), "deposits": float(deposits.sum()), "predicted": None}
-            self.fits.append(record)
-            predict = model.predict
-
-            def recorded(rows):
-                if record["predicted"] is None:
-                    record["predicted"] = rows[:, 0].astype(int)
-                return predict(rows)
-
-            model.predict = recorded
-            return model
-
-        monkeypatch.setattr(calibration, "fit_model", fit)
 
 
 @pytest.mark.parametrize("method", ["wofe", pytest.param("logistic", marks=sklearn)])

@@ -145,6 +145,23 @@ def test_request_mapping_fields(tmp_path):
         build_request(layers, "Gold?", tmp_path, BackendValues(), area_share=0.6, where=where)
 
 
+def test_cross_validation_settings_are_checked_and_empty_ones_keep_the_defaults(tmp_path):
+    layers = _maps(tmp_path)
+    request = build_request(layers, "Gold?", tmp_path, BackendValues(), deposits="d.gpkg", calibrate="wofe",
+                            cross_validation={"block_size_m": "2500", "folds": 3, "seed": None})
+    assert request.cross_validation == {"block_size_m": 2500.0, "folds": 3}
+    assert build_request(layers, "Gold?", tmp_path, BackendValues()).cross_validation == {}
+    where = {"cross_validation": "BLOCK_SIZE_M, FOLDS or SEED"}
+    for given, message in (({"block_size_m": 0}, r"^Set the block size in BLOCK_SIZE_M, FOLDS or SEED to a positive "
+                                                 r"number of metres, or leave it empty for 10 km"),
+                           ({"folds": 1}, r"^Set the folds in BLOCK_SIZE_M, FOLDS or SEED between 2 and 20, not 1\.$"),
+                           ({"seed": -1}, r"^Set the seed in BLOCK_SIZE_M, FOLDS or SEED to 0 or more, not -1\.$"),
+                           ({"blocks": 5}, r"^Unknown cross-validation setting\(s\) blocks in BLOCK_SIZE_M, FOLDS "
+                                           r"or SEED: give block_size_m, folds or seed\.$")):
+        with pytest.raises(LodestarError, match=message):
+            build_request(layers, "Gold?", tmp_path, BackendValues(), cross_validation=given, where=where)
+
+
 def test_a_table_of_class_counts_beside_a_raster_is_no_legend_of_units(tmp_path):
     """The Great Basin survey ships `as_rcl_legend.csv` (VALUE,COUNT) beside its arsenic classes: no unit names, so
     the arsenic layer stays a measured index and is not guessed a geological map (before, the run was refused)."""
