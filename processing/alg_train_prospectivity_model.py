@@ -44,8 +44,9 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         "fitted on every deposit (a Lodestar model file: a header with the format, the plugin version, the layers it "
         "expects and their units, the method, the scores and a checksum, then the model; 'Predict prospectivity' "
         "applies it and refuses any other file), the comparison table (out-of-fold AUC, deposits captured in the top "
-        "2 / 5 / 10 / 20 % of the area, prediction-area crossing, seconds per model) and the full fit's favourability "
-        "surface (0-1: the share of the study area scoring lower)."
+        "2 / 5 / 10 / 20 % of the area, prediction-area crossing, seconds per model), the full fit's favourability "
+        "surface (0-1: the share of the study area scoring lower) and every model's out-of-fold surface (OUTPUT_CV, "
+        "one band per model)."
     )
 
     INPUT = "INPUT"
@@ -59,6 +60,7 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
     OUTPUT_MODEL = "OUTPUT_MODEL"
     OUTPUT_TABLE = "OUTPUT_TABLE"
     OUTPUT = "OUTPUT"
+    OUTPUT_CV = "OUTPUT_CV"
     AUC = "AUC"
     CHOSEN = "CHOSEN"
 
@@ -91,7 +93,11 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
                                  "One row per model scored out of fold on the same cells.")
         surface = raster_destination(self.OUTPUT, "Favourability (full fit)", "The model fitted on every deposit, "
                                      "as 0-1 favourability over the study area.")
-        for param in (layers, deposits, method, categorical, thresholds, folds, block, seed, model, table, surface):
+        cv = raster_destination(self.OUTPUT_CV, "Out-of-fold favourability, one band per model",
+                                "Each model's out-of-fold surface (0-1, every cell predicted by models fitted on the "
+                                "other folds; band descriptions name the models, in the comparison table's order): "
+                                "where the models agree and where they part.")
+        for param in (layers, deposits, method, categorical, thresholds, folds, block, seed, model, table, surface, cv):
             self.addParameter(param)
         self.addOutput(QgsProcessingOutputNumber(self.AUC, "Out-of-fold AUC of the chosen model"))
         self.addOutput(QgsProcessingOutputString(self.CHOSEN, "Chosen model"))
@@ -132,18 +138,21 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         model_path = output_path(self, parameters, self.OUTPUT_MODEL, context, "prospectivity_model.pkl")
         table = output_path(self, parameters, self.OUTPUT_TABLE, context, "model_comparison.csv")
         surface = output_path(self, parameters, self.OUTPUT, context, "favourability.tif")
-        with OutputSet() as staged:  # the model, its table and its surface written together, or none
-            self.write_outputs(staged, fit, rasters.grid, (model_path, table, surface), rows, chosen)
-        return {self.OUTPUT_MODEL: model_path, self.OUTPUT_TABLE: table, self.OUTPUT: surface,
+        cv = output_path(self, parameters, self.OUTPUT_CV, context, "favourability_out_of_fold.tif")
+        with OutputSet() as staged:  # the model, its table and its surfaces written together, or none
+            self.write_outputs(staged, fit, rasters.grid, (model_path, table, surface, cv), rows, chosen)
+        return {self.OUTPUT_MODEL: model_path, self.OUTPUT_TABLE: table, self.OUTPUT: surface, self.OUTPUT_CV: cv,
                 self.AUC: float(chosen["auc"]), self.CHOSEN: fit.method}
 
     @staticmethod
     def write_outputs(staged, fit, grid, paths, rows, chosen) -> None:
-        """The model file, the comparison table and the full fit's surface, into `staged` (a files.OutputSet)."""
+        """The model file, the comparison table, the full fit's surface and every model's out-of-fold surface, into
+        `staged` (a files.OutputSet)."""
         from ..plugin.favourability.model_file import save_model
         from ..plugin.favourability.models import LABELS
+        from ..plugin.favourability.outputs import write_bands
 
-        model_path, table, surface = (staged.path(p) for p in paths)
+        model_path, table, surface, cv = (staged.path(p) for p in paths)
         save_model(model_path, fit.model, {
             "deposits": chosen["deposits"], "out_of_fold_auc": chosen["auc"], "why": fit.why,
             "crs": grid.crs.to_wkt() if grid.crs is not None else None, "pixel_size": list(grid.pixel_size),
@@ -151,6 +160,8 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         write_csv(table, list(COMPARISON_COLUMNS), rows)
         write_raster(fit.full, grid, surface, f"favourability (0-1): {LABELS[fit.method]}, full fit",
                      LABELS[fit.method])
+        write_bands({f"{LABELS[name]}, out of fold": values for name, values in fit.surfaces.items()}, grid, cv,
+                    "out of fold (spatial blocks)")
 
 
 def comparison_rows(fit) -> list[dict]:

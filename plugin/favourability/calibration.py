@@ -87,6 +87,8 @@ class Calibration:
     out_of_fold: dict = field(default_factory=dict)
     model: object = None
     """The chosen model fitted on all deposits (models.py): what a saved model file holds."""
+    surfaces: dict = field(default_factory=dict)
+    """Every model's out-of-fold surface, {method: 0-1 surface}, in the order they ran (`cv` is the chosen one's)."""
 
 
 @dataclass
@@ -170,8 +172,9 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
             log.append(f"{LABELS[name]} was not run: {exc}")
     if method == "best" and len(runs) >= 2:
         runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds)
-    comparison = [_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", _surface(run["oof"], valid),
-                         grid, deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
+    surfaces = {name: _surface(run["oof"], valid) for name, run in runs.items()}
+    comparison = [_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", surfaces[name], grid,
+                         deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
     comparison += [_score(label, "no deposit data", surface, grid, deposit_xy, valid, None)
                    for label, surface in (baselines or {}).items()]
     chosen = max(runs, key=lambda name: runs[name]["auc"])
@@ -208,9 +211,9 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
         uncertainty = _masked(spread, valid)
         label = "standard deviation of the fold models' favourability (0-1 rank scale)"
     progress.set(100.0)
-    return Calibration(chosen, _surface(full_scores, valid), _surface(run["oof"], valid), uncertainty, label, table,
+    return Calibration(chosen, _surface(full_scores, valid), surfaces[chosen], uncertainty, label, table,
                        comparison, split, log, why, independence,
-                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()}, model)
+                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()}, model, surfaces)
 
 
 def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:

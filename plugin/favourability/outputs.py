@@ -28,19 +28,36 @@ def write_surface(surface: Surface, path, description: str = "favourability (0-1
     """
     grid = surface.grid
     data = np.ma.filled(surface.values.astype("float32"), NODATA)
-    profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
-               "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": 256, "blockysize": 256,
-               "compress": "deflate", "predictor": 3}
-    if surface.crs is not None:
-        profile["crs"] = surface.crs.to_wkt()
     method = surface.method + (f" (gamma {surface.gamma:g})" if surface.gamma is not None else "")
     with atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **profile) as dst:
+        with rasterio.open(tmp, "w", **_profile(grid, surface.crs, 1)) as dst:
             dst.write(data, 1)
             dst.update_tags(LODESTAR_METHOD=method, LODESTAR_LAYERS=", ".join(s.layer for s in surface.specs),
                             LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in surface.specs}))
             dst.set_band_description(1, description)
     return Path(path)
+
+
+def write_bands(bands: dict, grid, path, method: str) -> Path:
+    """Several surfaces on one grid as the bands of one float32 GeoTIFF ({band description: masked values}, in
+    order; NODATA where masked), tagged LODESTAR_METHOD."""
+    with atomic_path(path) as tmp:
+        with rasterio.open(tmp, "w", **_profile(grid, grid.crs, len(bands))) as dst:
+            for band, (description, values) in enumerate(bands.items(), start=1):
+                dst.write(np.ma.filled(values.astype("float32"), NODATA), band)
+                dst.set_band_description(band, description)
+            dst.update_tags(LODESTAR_METHOD=method)
+    return Path(path)
+
+
+def _profile(grid, crs, count: int) -> dict:
+    """The GeoTIFF profile of Lodestar's surfaces: float32, NODATA, tiled and deflate-compressed."""
+    profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": count, "dtype": "float32",
+               "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": 256, "blockysize": 256,
+               "compress": "deflate", "predictor": 3}
+    if crs is not None:
+        profile["crs"] = crs.to_wkt()
+    return profile
 
 
 def write_weights_csv(rows: list[dict], path) -> Path:

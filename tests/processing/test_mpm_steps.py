@@ -212,7 +212,7 @@ def test_train_is_the_core_calibration_and_predict_applies_its_model(run, tmp_pa
     trained = run("lodestar:train_prospectivity_model", {
         "INPUT": [ALOH, PROPYLITIC, GEOLOGY], "DEPOSITS": deposits, "METHOD": method, "FOLDS": 3, "SEED": 4,
         "OUTPUT_MODEL": str(tmp_path / "model.pkl"), "OUTPUT_TABLE": str(tmp_path / "comparison.csv"),
-        "OUTPUT": str(tmp_path / "fav.tif")})
+        "OUTPUT": str(tmp_path / "fav.tif"), "OUTPUT_CV": str(tmp_path / "cv.tif")})
     rasters = sample_set(ALOH, PROPYLITIC, GEOLOGY)
     layers = measured_layers(rasters, set(), derived=True)
     assert [layer.categorical for layer in layers] == [False, False, True, False]
@@ -237,6 +237,11 @@ def test_train_is_the_core_calibration_and_predict_applies_its_model(run, tmp_pa
             fit.comparison[0]["capture"][f"{float(share) / 100:g}"], rel=1e-3)
     assert trained["AUC"] == pytest.approx(fit.comparison[0]["auc"])
     assert np.allclose(read(trained["OUTPUT"]).compressed(), fit.full.compressed(), atol=1e-6)
+    with rasterio.open(trained["OUTPUT_CV"]) as ds:  # the one model's out-of-fold surface, named
+        assert ds.count == 1 and ds.descriptions == (rows[0]["surface"],)
+        out_of_fold = ds.read(1, masked=True)
+    assert np.array_equal(out_of_fold.mask, np.ma.getmaskarray(fit.cv))
+    assert np.allclose(out_of_fold.compressed(), fit.cv.compressed(), atol=1e-6)
     predicted = run("lodestar:predict_prospectivity", {"INPUT": [ALOH, PROPYLITIC, GEOLOGY],
                                                        "MODEL": trained["OUTPUT_MODEL"],
                                                        "OUTPUT": str(tmp_path / "p.tif")})

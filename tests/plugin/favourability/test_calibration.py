@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+import rasterio
 from calibration_cases import CELLS, GRID, FitSpy, categorical, counts_of, grid, ordered, pattern, sklearn, xy
 
 from lodestar.plugin.errors import LodestarError
@@ -23,6 +24,7 @@ from lodestar.plugin.favourability.blocks import spatial_folds
 from lodestar.plugin.favourability.calibration import _cell_auc, calibrate
 from lodestar.plugin.favourability.measured import MeasuredLayer
 from lodestar.plugin.favourability.models import ENSEMBLE, LABELS, METHODS, EnsembleModel
+from lodestar.plugin.favourability.outputs import write_bands
 
 CONTRAST = math.log((6 / 74) / (3 / 317))
 S_CONTRAST = math.sqrt(1 / 6 + 1 / 74 + 1 / 3 + 1 / 317)
@@ -177,7 +179,7 @@ def grade_case(seed: int = 0, n: int = 30):
 
 
 @sklearn
-def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick):
+def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick, tmp_path):
     layers, cells, grade, mask = grade_case()
     perfect = np.ma.masked_array(counts_of(cells, 30) > 0, mask=mask, dtype=float)
     noise = np.ma.masked_array(np.random.default_rng(5).uniform(size=(30, 30)), mask=mask)
@@ -205,6 +207,17 @@ def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick):
     assert cal.full.mask.sum() == 25 and (cal.cv.mask == cal.full.mask).all()
     assert (cal.uncertainty.mask == cal.full.mask).all() and cal.uncertainty.min() >= 0
     assert cal.uncertainty.max() > 0 and cal.independence is None
+    # every model's out-of-fold surface is kept, the chosen one's is `cv`; each is the one its row scored
+    assert list(cal.surfaces) == list(candidates) and cal.cv is cal.surfaces[cal.method]
+    for name, surface in cal.surfaces.items():
+        assert (surface.mask == cal.full.mask).all() and 0 < surface.min() < surface.max() < 1
+        assert _cell_auc(surface.compressed(), counts_of(cells, 30)[~mask]) == pytest.approx(aucs[name], abs=1e-6)
+    write_bands({f"{LABELS[name]}, out of fold": v for name, v in cal.surfaces.items()}, grid(30),
+                tmp_path / "cv.tif", "out of fold")
+    with rasterio.open(tmp_path / "cv.tif") as ds:
+        assert ds.count == 5 and ds.descriptions == tuple(f"{LABELS[name]}, out of fold" for name in candidates)
+        assert ds.crs == grid(30).crs and ds.tags()["LODESTAR_METHOD"] == "out of fold"
+        assert np.allclose(ds.read(5, masked=True).compressed(), cal.surfaces[ENSEMBLE].compressed())
 
 
 @pytest.mark.parametrize("method", ["wofe", pytest.param("logistic", marks=sklearn)])
