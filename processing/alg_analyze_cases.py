@@ -30,7 +30,8 @@ from .scale_params import DASK_SCHEDULER, scheduler_parameter, scheduler_value
 NUMERIC = {"rounds": QVariant.Int, "model_calls": QVariant.Int, "prompt_tokens": QVariant.Int,
            "completion_tokens": QVariant.Int, "tokens": QVariant.Int, "deposits": QVariant.Int,
            "deposits_found": QVariant.Int, "prospectivity_polygons": QVariant.Int, "seconds": QVariant.Double,
-           "recall": QVariant.Double, "area_reduction": QVariant.Double, "success_auc": QVariant.Double}
+           "recall": QVariant.Double, "area_reduction": QVariant.Double, "success_auc": QVariant.Double,
+           "cv_auc": QVariant.Double, "knowledge_auc": QVariant.Double, "baseline_auc": QVariant.Double}
 
 
 def table_fields() -> QgsFields:
@@ -57,7 +58,9 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         "report, run record) go into <output folder>/<case id>/. The results table has one row per case: "
         "case id, answer, ground truth if the case has one, whether the answer is correct, whether the verifier "
         "accepted a chain, rounds, seconds, model calls and tokens, and, for cases with known deposits, recall, "
-        "area reduction and success-rate AUC. A case that fails is recorded with its error and the batch goes on. "
+        "area reduction and success-rate AUC; calibrated, the model fitted, whether its surface was used, its "
+        "out-of-fold AUC and those of the knowledge-driven surface and the equal-weight baseline. A case that "
+        "fails is recorded with its error and the batch goes on. "
         "The summary (also written as results_summary.json) gives accuracy, positive-class F1, macro F1 and MCC "
         "over the cases with ground truth, mean recall, area reduction and success-rate AUC, seconds, model calls "
         "and tokens per case.\n"

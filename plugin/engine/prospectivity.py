@@ -263,7 +263,8 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
 
 def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.MaskedArray) -> dict:
     """Surface scores against known deposits, each labelled by whether the deposits shaped it, beside the
-    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why."""
+    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why,
+    `method` its model and `refused` whether its surface was kept from the targets."""
     from ..evaluation import evaluate_surface
 
     def scored(surface: Surface, basis: str) -> dict:
@@ -276,6 +277,8 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
                                   f"{EQUAL_WEIGHT}: no deposit data used, the baseline to beat")}
     if result.calibration:
         out["summary"] = result.calibration.get("refused") or result.calibration.get("why", "")
+        out["method"] = result.calibration.get("method")
+        out["refused"] = bool(result.calibration.get("refused"))
     if result.cv is not None:
         out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
                                       "its deposits")

@@ -57,6 +57,11 @@ class CaseOutcome:
     recall: float | None = None
     area_reduction: float | None = None
     success_auc: float | None = None
+    calibrated_with: str = ""  # the model fitted on the deposits ('' knowledge-driven)
+    fit_used: str = ""  # "yes" / "no" (its out-of-fold AUC did not beat the baseline's) / "" (no fit)
+    cv_auc: float | None = None  # the fitted model's out-of-fold AUC
+    knowledge_auc: float | None = None  # the knowledge-driven surface's AUC (no deposit data)
+    baseline_auc: float | None = None  # the equal-weight mean of the layers' ranks (no deposit data)
     prospectivity_polygons: int | None = None
     timings: str = ""  # per role seconds, "planner=0.1; executor=1.2; ..."
     output_dir: str = ""
@@ -150,6 +155,12 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
     found = _number(metrics, "found")
     row.deposits = int(deposits) if deposits is not None else None
     row.deposits_found = int(found) if found is not None else None
+    figures = result.validation or {}
+    row.calibrated_with = figures.get("method") or ""
+    row.fit_used = ("no" if figures.get("refused") else "yes") if row.calibrated_with else ""
+    row.cv_auc = (figures.get("cv") or {}).get("auc")
+    row.knowledge_auc = (figures.get("knowledge") or {}).get("auc")
+    row.baseline_auc = (figures.get("equal_weight") or {}).get("auc")
     if row.truth:
         row.correct = "yes" if row.answer == row.truth else "no"
     return row

@@ -77,7 +77,7 @@ def test_analyze_cases_calibrates_each_case_on_its_deposits_and_refuses_a_case_w
     shutil.copytree(Path(__file__).resolve().parents[1] / "data" / "great-basin-gold", cases / "gb")
     synthetic_cases.make_case(cases / "neg", 8, "barren", 120, case_id="neg")
     result = run("lodestar:analyze_cases", {"CASES": str(cases), "BACKEND": 0, "MAX_ROUNDS": 1, "CALIBRATE": 1,
-                                            "AREA_SHARE": 5, "OUTPUT_FOLDER": str(tmp_path / "out")})
+                                            "AREA_SHARE": 5, "FOLDS": 4, "OUTPUT_FOLDER": str(tmp_path / "out")})
     with open(result["OUTPUT_CSV"], newline="") as fh:
         rows = {row["case_id"]: row for row in csv.DictReader(fh)}
     assert rows["neg"]["answer"] == "Error" and "Calibration needs known deposits" in rows["neg"]["error"]
@@ -85,6 +85,15 @@ def test_analyze_cases_calibrates_each_case_on_its_deposits_and_refuses_a_case_w
     record = json.loads((tmp_path / "out" / "great-basin-gold" / "record.json").read_text(encoding="utf-8"))
     assert record["parameters"]["favourability"]["calibrate"] == "wofe"
     assert record["parameters"]["favourability"]["area_share"] == pytest.approx(0.05)
-    assert record["favourability"]["validation"]["cv"]["basis"].startswith("cross-validated")
+    validation = record["favourability"]["validation"]
+    assert validation["cv"]["basis"].startswith("cross-validated") and validation["method"] == "wofe"
+    assert record["parameters"]["favourability"]["cross_validation"] == {"folds": 4, "seed": 0}
+    assert record["favourability"]["calibration"]["folds"].startswith("4-fold spatial block cross-validation")
+    # the table row says what was fitted and how it scored beside the surfaces that used no deposit data
+    gb = rows["great-basin-gold"]
+    assert gb["calibrated_with"] == "wofe" and gb["fit_used"] == ("no" if validation["refused"] else "yes")
+    for column, key in (("cv_auc", "cv"), ("knowledge_auc", "knowledge"), ("baseline_auc", "equal_weight")):
+        assert float(gb[column]) == pytest.approx(validation[key]["auc"])
+    assert rows["neg"]["calibrated_with"] == "" and rows["neg"]["cv_auc"] == ""
     with rasterio.open(tmp_path / "out" / "great-basin-gold" / "favourability_cv.tif") as ds:
         assert ds.dtypes[0] == "float32" and 0.0 <= float(ds.read(1, masked=True).max()) <= 1.0
