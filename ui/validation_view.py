@@ -1,4 +1,5 @@
-"""The Results tab's validation against known deposits: per surface (cross-validated first), its basis, the
+"""The Results tab's validation against known deposits: per surface (cross-validated first, then the other models
+the calibration compared, out of fold), its basis, the
 success-rate AUC and the deposits captured in the most favourable 2, 5, 10 and 20 % of the analysed area, and the
 success-rate curves drawn with matplotlib (Agg) into a picture."""
 from __future__ import annotations
@@ -27,14 +28,22 @@ def captured(value) -> str:
 
 
 def shown_surfaces(validation: dict) -> list:
-    """(key, short name, scores) of the surfaces validated, in the order shown."""
-    return [(key, name, validation[key]) for key, name in SURFACES if validation.get(key)]
+    """(key, short name, scores) of the surfaces validated, in the order shown; after the cross-validated surface,
+    the other models the calibration compared out of fold (key "model")."""
+    shown = []
+    for key, name in SURFACES:
+        if validation.get(key):
+            shown.append((key, name, validation[key]))
+        if key == "cv" and validation.get(key):
+            shown += [("model", scores["name"], scores) for scores in validation.get("models") or []]
+    return shown
 
 
 def curves_png(validation: dict, width_px: int = 330) -> bytes:
-    """The success-rate curves of the validated surfaces (with the chance line), as PNG bytes."""
+    """The success-rate curves of the validated surfaces (with the chance line; the other models compared have
+    no curve here), as PNG bytes."""
     return plot_png([(name, COLOURS[key], scores.get("curve") or [], scores.get("auc"), 1.6 if key == "cv" else 1.0)
-                     for key, name, scores in shown_surfaces(validation)], width_px)
+                     for key, name, scores in shown_surfaces(validation) if key != "model"], width_px)
 
 
 def plot_png(curves: list, width_px: int = 330) -> bytes:

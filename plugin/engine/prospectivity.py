@@ -264,7 +264,8 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
 def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.MaskedArray) -> dict:
     """Surface scores against known deposits, each labelled by whether the deposits shaped it, beside the
     equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why,
-    `method` its model and `refused` whether its surface was kept from the targets."""
+    `method` its model and `refused` whether its surface was kept from the targets; `models`: the other models
+    the calibration compared, out of fold (its comparison's rows)."""
     from ..evaluation import evaluate_surface
 
     def scored(surface: Surface, basis: str) -> dict:
@@ -279,6 +280,10 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
         out["summary"] = result.calibration.get("refused") or result.calibration.get("why", "")
         out["method"] = result.calibration.get("method")
         out["refused"] = bool(result.calibration.get("refused"))
+        chosen = _LABELS.get(out["method"], "")
+        out["models"] = [{"name": row["surface"], "basis": row["basis"], "auc": row["auc"], "capture": row["capture"],
+                          "deposits": row["deposits"]} for row in result.calibration.get("comparison") or []
+                         if row["basis"] != "no deposit data" and not row["surface"].startswith(chosen)]
     if result.cv is not None:
         out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
                                       "its deposits")

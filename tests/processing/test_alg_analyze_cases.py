@@ -87,6 +87,7 @@ def test_analyze_cases_calibrates_each_case_on_its_deposits_and_refuses_a_case_w
     assert record["parameters"]["favourability"]["area_share"] == pytest.approx(0.05)
     validation = record["favourability"]["validation"]
     assert validation["cv"]["basis"].startswith("cross-validated") and validation["method"] == "wofe"
+    assert validation["models"] == []  # weights of evidence alone: no other model compared
     assert record["parameters"]["favourability"]["cross_validation"] == {"folds": 4, "seed": 0}
     assert record["favourability"]["calibration"]["folds"].startswith("4-fold spatial block cross-validation")
     # the table row says what was fitted and how it scored beside the surfaces that used no deposit data

@@ -88,3 +88,28 @@ def test_long_layer_names_are_elided_in_the_middle_with_the_whole_name_as_toolti
     assert shown[0] != names[0] and "…" in shown[0]  # too long for the column: elided...
     assert shown[0][:4] == shown[1][:4] == "ASTE" and shown[0] != shown[1]  # ...and still told apart
     assert shown[0].endswith("scene") and shown[1].endswith("scene")
+
+
+def test_the_other_models_compared_follow_the_cross_validated_row_without_curves(dock):
+    """With "best" the calibration compared several models out of fold: each is a row after the chosen one's, named
+    as the comparison names it, with its AUC and capture; the curves picture stays the four surfaces'."""
+    from lodestar.ui.validation_view import curves_png, shown_surfaces
+
+    others = [{"name": "gradient boosting, out of fold", "basis": "out of fold (spatial blocks)", "auc": 0.943,
+               "capture": {"0.02": 66.0, "0.05": 137.9, "0.1": 228.8, "0.2": 244.0}, "deposits": 255},
+              {"name": "weights of evidence, out of fold", "basis": "out of fold (spatial blocks)", "auc": 0.891,
+               "capture": {"0.02": 61.3, "0.05": 138.8, "0.1": 221.1, "0.2": 229.9}, "deposits": 255}]
+    validation = dict(VALIDATION, models=others, method="logistic", refused=False)
+    _show(dock)
+    dock.ui.tabs.setCurrentWidget(dock.ui.resultsTab)
+    dock.ui.resultsToolBox.setCurrentWidget(dock.ui.validationPage)
+    dock.results.validation.show(validation)
+    table = dock.ui.validationTable
+    assert [table.item(row, 0).text() for row in range(table.rowCount())] == [
+        "Cross-validated", "gradient boosting, out of fold", "weights of evidence, out of fold", "Knowledge-driven",
+        "Equal-weight ranks", "Fitted on the deposits"]
+    assert [table.item(1, col).text() for col in range(6)] == ["gradient boosting, out of fold", "0.943", "66",
+                                                               "138", "229", "244"]
+    assert table.item(2, 1).toolTip() == "out of fold (spatial blocks)" and _last_column_in_view(table)
+    assert [key for key, _, _ in shown_surfaces(validation)].count("model") == 2
+    assert curves_png(validation) == curves_png(VALIDATION)  # the same picture: no curve for the other models
