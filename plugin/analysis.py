@@ -76,8 +76,7 @@ class AnalysisRequest:
     replay: Path | None = None  # a run record to replay with no model calls
     favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes or names the user calls favourable
     calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
-    cross_validation: dict = field(default_factory=dict)  # the calibration's blocks: block_size_m (None: 10 km or an
-    # eighth of the extent), folds, seed; absent keys take calibrate's defaults
+    cross_validation: dict = field(default_factory=dict)  # block_size_m, folds, seed of the calibration's blocks
     area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
     max_target_km2: float | None = None  # the largest target; None: the deposit model's footprint
     evidence_plan: dict | None = None  # the geologist's evidence plan (plan_file.py's dict): replaces the agent's

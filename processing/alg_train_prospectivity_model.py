@@ -9,7 +9,6 @@ from qgis.core import (
     QgsProcessingOutputString,
     QgsProcessingParameterEnum,
     QgsProcessingParameterMultipleLayers,
-    QgsProcessingParameterNumber,
     QgsProcessingParameterString,
     QgsProcessingParameterVectorLayer,
 )
@@ -18,8 +17,9 @@ from ..plugin.csv_table import write_csv
 from ..plugin.errors import LodestarError
 from ..plugin.files import OutputSet
 from .base import Group, LodestarAlgorithm
+from .mapping_params import cross_validation_inputs, cross_validation_parameters
 from .mpm_inputs import deposit_points, measured_layers, parse_pairs, raster_set, write_raster
-from .params import file_destination, number_parameter, output_path, range_problem, raster_destination
+from .params import file_destination, output_path, range_problem, raster_destination
 
 METHODS = ("wofe", "logistic", "forest", "boosting", "best")
 """The options of METHOD, by index (calibration.CHOICES)."""
@@ -54,9 +54,6 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
     METHOD = "METHOD"
     CATEGORICAL = "CATEGORICAL"
     THRESHOLDS = "THRESHOLDS"
-    FOLDS = "FOLDS"
-    BLOCK_SIZE_M = "BLOCK_SIZE_M"
-    SEED = "SEED"
     OUTPUT_MODEL = "OUTPUT_MODEL"
     OUTPUT_TABLE = "OUTPUT_TABLE"
     OUTPUT = "OUTPUT"
@@ -80,13 +77,7 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         thresholds = QgsProcessingParameterString(self.THRESHOLDS, "Weights-of-evidence thresholds", optional=True)
         thresholds.setHelp("'layer name=value' separated by ';': a cut-off in the layer's units instead of the "
                            "maximum studentised contrast (weights of evidence only).")
-        folds = number_parameter(self.FOLDS, "Cross-validation folds", QgsProcessingParameterNumber.Integer, 5, 2, 20,
-                                 "Spatial folds (2 to 20).")
-        block = number_parameter(self.BLOCK_SIZE_M, "Block size (m)", QgsProcessingParameterNumber.Double, None,
-                                 1.0, None, "Side of the spatial blocks in metres; empty: 10 km, or an "
-                                 "eighth of the extent's shorter side when smaller.", optional=True)
-        seed = number_parameter(self.SEED, "Random seed", QgsProcessingParameterNumber.Integer, 0, 0, 2 ** 31 - 1,
-                                "Fixes the folds and the background sample: a run is reproducible.")
+        block, folds, seed = cross_validation_parameters(advanced=False)
         model = file_destination(self.OUTPUT_MODEL, "Model file", "Lodestar model (*.pkl)",
                                  "The fitted model with its provenance header.")
         table = file_destination(self.OUTPUT_TABLE, "Comparison table", "CSV files (*.csv)",
@@ -122,13 +113,9 @@ class TrainProspectivityModelAlgorithm(LodestarAlgorithm):
         log = list(rasters.log)
         xy = deposit_points(self, parameters, self.DEPOSITS, context, rasters.grid.crs, log)
         method = METHODS[self.parameterAsEnum(parameters, self.METHOD, context)]
-        block = self.parameterAsDouble(parameters, self.BLOCK_SIZE_M, context) \
-            if parameters.get(self.BLOCK_SIZE_M) not in (None, "") else None
         plain = ordered_rank_mean(layers)
-        fit = calibrate(layers, rasters.grid, xy, method, block_size_m=block,
+        fit = calibrate(layers, rasters.grid, xy, method, **cross_validation_inputs(self, parameters, context),
                         baselines={ORDERED_RANK_MEAN: plain} if plain is not None else None,
-                        folds=self.parameterAsInt(parameters, self.FOLDS, context),
-                        seed=self.parameterAsInt(parameters, self.SEED, context),
                         thresholds=parse_pairs(self.parameterAsString(parameters, self.THRESHOLDS, context),
                                                "Thresholds", names), progress=progress)
         for line in log + fit.log:

@@ -25,7 +25,7 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
         "Also reports the overall conditional-independence test: observed / predicted deposits (below 0.85 the layers "
         "overlap in what they say) and the Agterberg-Cheng z; and the pairwise test: for each pair of layers, a "
         "chi-square of the deposits counted by the two layers' classes (Bonham-Carter 1994), the pairs dependent at "
-        "the 0.05 level named in the log and counted."
+        "the 0.05 level over all pairs (Holm's correction) named in the log and counted."
     )
 
     OUTPUT_POSTERIOR = "OUTPUT_POSTERIOR"
@@ -46,7 +46,8 @@ class WofeResponseAlgorithm(LodestarAlgorithm):
         for key, label in ((self.PRIOR, "Prior probability per unit cell"),
                            (self.CI_RATIO, "Conditional independence: observed / predicted deposits"),
                            (self.CI_Z, "Conditional independence: Agterberg-Cheng z"),
-                           (self.CI_DEPENDENT_PAIRS, "Pairwise conditional independence: pairs dependent at 0.05")):
+                           (self.CI_DEPENDENT_PAIRS, "Pairwise conditional independence: pairs dependent (Holm, "
+                                                     "0.05)")):
             self.addOutput(QgsProcessingOutputNumber(key, label))
 
     def checkParameterValues(self, parameters, context):  # noqa: N802 (QGIS API name)

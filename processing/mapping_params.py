@@ -46,7 +46,7 @@ OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
 """Output key -> (the engine's output name, the file name of a temporary output)."""
 WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE, "evidence_plan": EVIDENCE_PLAN,
          "deposit_model": DEPOSIT_MODEL, "max_target_km2": MAX_TARGET_KM2,
-         "cross_validation": f"{BLOCK_SIZE_M}, {FOLDS} or {SEED}",
+         "block_size_m": BLOCK_SIZE_M, "folds": FOLDS, "seed": SEED,
          "deposits": f"a point layer of known deposits in {DEPOSITS} (or a CASE that lists its deposits)"}
 """How the request builder's messages name these parameters."""
 
@@ -117,19 +117,23 @@ def surface_parameters() -> list:
     return [calibrate, share, largest, *cross_validation_parameters()]
 
 
-def cross_validation_parameters() -> list:
-    """BLOCK_SIZE_M, FOLDS and SEED of the calibration's spatial block cross-validation (advanced)."""
-    block = number_parameter(BLOCK_SIZE_M, "Calibration: block size (m)", QgsProcessingParameterNumber.Double, None,
-                             1.0, None, "Side of the square blocks dealt to the cross-validation folds, in metres; "
-                             "empty: 10 km, or an eighth of the extent's shorter side when smaller. Larger blocks "
-                             "keep neighbouring deposits of one system out of each other's folds.", optional=True)
-    folds = number_parameter(FOLDS, "Calibration: cross-validation folds", QgsProcessingParameterNumber.Integer, 5, 2,
-                             MAX_FOLDS, f"Spatial folds (2 to {MAX_FOLDS}).")
-    seed = number_parameter(SEED, "Calibration: random seed", QgsProcessingParameterNumber.Integer, 0, 0, 2 ** 31 - 1,
+def cross_validation_parameters(advanced: bool = True) -> list:
+    """BLOCK_SIZE_M, FOLDS and SEED of the calibration's spatial block cross-validation (`advanced`: shown under
+    Advanced Parameters)."""
+    block = number_parameter(BLOCK_SIZE_M, "Cross-validation: block size (m)", QgsProcessingParameterNumber.Double,
+                             None, 1.0, None, "Side of the square blocks dealt to the cross-validation folds, in "
+                             "metres; empty: 10 km, or an eighth of the extent's shorter side when smaller. Larger "
+                             "blocks keep neighbouring deposits of one system out of each other's folds.",
+                             optional=True)
+    folds = number_parameter(FOLDS, "Cross-validation: folds", QgsProcessingParameterNumber.Integer, 5, 2, MAX_FOLDS,
+                             f"Spatial folds (2 to {MAX_FOLDS}).")
+    seed = number_parameter(SEED, "Cross-validation: random seed", QgsProcessingParameterNumber.Integer, 0, 0,
+                            2 ** 31 - 1,
                             "Fixes how the blocks are dealt to folds and the background sample: a run is "
                             "reproducible, and another seed shows how far the figures rest on one draw.")
-    for param in (block, folds, seed):
-        param.setFlags(param.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
+    if advanced:
+        for param in (block, folds, seed):
+            param.setFlags(param.flags() | QgsProcessingParameterDefinition.FlagAdvanced)
     return [block, folds, seed]
 
 

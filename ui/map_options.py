@@ -34,8 +34,8 @@ def largest_target_spin(parent) -> QDoubleSpinBox:
 
 
 class CrossValidation:
-    """The calibration's spatial block cross-validation, three rows of the form: block side (0 shows as the
-    default, 10 km or an eighth of the extent), folds and seed, as lodestar:analyze's BLOCK_SIZE_M, FOLDS and SEED."""
+    """The calibration's spatial block cross-validation, three rows of the form: block side (0 shows as "auto": 10 km,
+    or an eighth of the extent when smaller), folds and seed, as lodestar:analyze's BLOCK_SIZE_M, FOLDS and SEED."""
 
     def __init__(self, parent):
         self.block = QDoubleSpinBox(parent)
@@ -43,7 +43,7 @@ class CrossValidation:
         self.block.setDecimals(1)
         self.block.setRange(0.0, 1000.0)
         self.block.setSuffix(" km")
-        self.block.setSpecialValueText("10 km")
+        self.block.setSpecialValueText("auto")
         self.block.setToolTip("Side of the square blocks dealt to the cross-validation folds; the default is 10 km, "
                               "or an eighth of the extent's shorter side when smaller. Larger blocks keep "
                               "neighbouring deposits of one system out of each other's folds.")

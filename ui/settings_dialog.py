@@ -23,7 +23,8 @@ PREFIX = "lodestar/"
 WHERE = {"base_url": "in Lodestar settings (the gear button)", "planner": "in Lodestar settings (the gear button)",
          "question": "in the question box", "sam_checkpoint": "in Lodestar settings (the gear button)",
          "favourable_units": "Favourable units", "deposits": "the known deposits (a point layer)",
-         "area_share": "the share the targets cover"}
+         "area_share": "the share the targets cover", "block_size_m": "Calibration blocks", "folds": "Folds",
+         "seed": "Seed"}
 """How the request builder's messages name the places of the dock and this dialog."""
 VISION_ROLES = ("executor", "verifier")
 """The roles whose models may be sent images (the evidence goes as text to a model that sees none)."""

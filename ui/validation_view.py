@@ -1,7 +1,7 @@
 """The Results tab's validation against known deposits: per surface (cross-validated first, then the other models
-the calibration compared, out of fold), its basis, the
-success-rate AUC and the deposits captured in the most favourable 2, 5, 10 and 20 % of the analysed area, and the
-success-rate curves drawn with matplotlib (Agg) into a picture."""
+the calibration compared, out of fold), its basis, the success-rate AUC and the deposits captured in the most
+favourable 2, 5, 10 and 20 % of the analysed area, and the success-rate curves drawn with matplotlib (Agg) into a
+picture."""
 from __future__ import annotations
 
 from html import escape
@@ -105,7 +105,8 @@ class ValidationView:
                 item.setToolTip(name_tip(name, scores.get("basis", "")) if col == 0 else scores.get("basis", ""))
                 table.setItem(row, col, item)
         deposits = surfaces[0][2].get("deposits", 0)
-        bases = "".join(f"<br>&bull; {escape(scores.get('basis', ''))}" for _, _, scores in surfaces)
+        bases = "".join(f"<br>&bull; {escape(basis)}"
+                        for basis in dict.fromkeys(scores.get("basis", "") for _, _, scores in surfaces))
         summary = validation.get("summary")
         chosen = f"<br><b>{escape(summary)}</b>" if summary else ""
         self.ui.validationNote.setText(f"Known deposits captured in the most favourable 2, 5, 10 and 20 % of the "

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..evaluation import deposit_coordinates
+from ..favourability.baseline import equal_weight_ranks
 from ..favourability.evidence import membership_map
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.overlay import Surface, favourability_surface
@@ -28,7 +29,7 @@ from ..raster_io import RasterSet
 from ..vector_io import read_vector, write_vector
 from . import record as records
 from .knowledge import model_by_id
-from .prospectivity import ProspectivityMap, equal_weight_ranks, rank_targets, validation
+from .prospectivity import ProspectivityMap, rank_targets, validation
 from .target_table import empty_targets, target_cap, targets_note
 from .toolbox import jsonable
 

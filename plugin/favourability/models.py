@@ -60,9 +60,8 @@ GRIDS = {"wofe": ({},),
 """Hyperparameters tried inside the training folds (nested): a penalty from strong to weak, a leaf size from
 fine to coarse, a tree size from shallow to deeper, with and without the monotone response. One candidate means
 nothing is chosen. The penalty runs from its strong limit (C times the ~20,000 training rows well under 1: the
-coefficients then follow each column's difference between deposits and background, a weighted mean of the
-layers' quantiles; a tenfold stronger penalty ranks the cells the same) to nearly none: a grid of 0.01-1 had its
-choice at an end on all three districts measured (Great Basin and Murchison at 0.01, the generated one at 1)."""
+coefficients then follow each column's difference between deposits and background) to nearly none (docs/results.md
+says why the grid is this wide)."""
 FOREST_TREES = 60
 BOOSTING_ROUNDS = 100
 BOOSTING_RATE = 0.1

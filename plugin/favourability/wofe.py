@@ -35,8 +35,8 @@ MAX_CLASSES = 100
 CI_RATIO_FLAG = 0.85
 """Conditional independence is doubtful below this ratio of observed to predicted deposits."""
 PAIRWISE_LEVEL = 0.05
-"""A pair of layers is flagged dependent when its chi-square has a probability of chance below this (the 95 %
-level of Bonham-Carter's tables)."""
+"""The family-wise level of the pairwise test (the 95 % of Bonham-Carter's tables), held over all pairs by Holm's
+step-down."""
 SMALL_EXPECTED = 5.0
 """Below this expected count in a cell of the pair's table the chi-square approximation is rough."""
 EMPTY_COUNT = 0.5
@@ -247,7 +247,8 @@ def pairwise_independence(states: list, deposits: np.ndarray, names: list) -> li
     cell) against the counts expected were the layers independent given a deposit (row total x column total / all),
     Pearson's chi-square with (rows - 1) x (columns - 1) degrees of freedom over the classes holding deposits, its
     probability of chance and the smallest expected count. A pair with fewer than two classes on a side holding
-    deposits cannot be tested (df 0)."""
+    deposits cannot be tested (df 0). `dependent`: rejected at PAIRWISE_LEVEL by Holm's step-down over the pairs
+    tested (several pairs are tested at once: at 0.05 each, one in twenty independent pairs would be flagged)."""
     out = []
     for a in range(len(states)):
         for b in range(a + 1, len(states)):
@@ -257,30 +258,37 @@ def pairwise_independence(states: list, deposits: np.ndarray, names: list) -> li
             table = np.zeros((len(rows), len(cols)))
             np.add.at(table, (r, c), deposits[both])
             table = table[table.sum(axis=1) > 0][:, table.sum(axis=0) > 0]
-            df = (table.shape[0] - 1) * (table.shape[1] - 1)
-            row = {"layers": (names[a], names[b]), "deposits": float(table.sum()), "df": int(df)}
+            df = max(table.shape[0] - 1, 0) * max(table.shape[1] - 1, 0)
+            row = {"layers": (names[a], names[b]), "deposits": float(table.sum()), "df": int(df), "dependent": False}
             if df < 1:
-                out.append(dict(row, chi_square=None, p_chance=None, min_expected=None, dependent=False))
+                out.append(dict(row, chi_square=None, p_chance=None, min_expected=None))
                 continue
             expected = np.outer(table.sum(axis=1), table.sum(axis=0)) / table.sum()
             statistic = float(((table - expected) ** 2 / expected).sum())
-            p_chance = float(chi2.sf(statistic, df))
-            out.append(dict(row, chi_square=statistic, p_chance=p_chance, min_expected=float(expected.min()),
-                            dependent=bool(p_chance < PAIRWISE_LEVEL)))
+            out.append(dict(row, chi_square=statistic, p_chance=float(chi2.sf(statistic, df)),
+                            min_expected=float(expected.min())))
+    tested = sorted((pair for pair in out if pair["df"] >= 1), key=lambda pair: pair["p_chance"])
+    for rank, pair in enumerate(tested):  # Holm: the k-th smallest p against the level / (pairs left), until one fails
+        if pair["p_chance"] > PAIRWISE_LEVEL / (len(tested) - rank):
+            break
+        pair["dependent"] = True
     return out
 
 
 def pairwise_line(pairs: list) -> str:
-    """The pairwise test in one sentence: the pairs flagged dependent, or that none was."""
+    """The pairwise test in one sentence: the pairs flagged dependent, or that none was, and the smallest p."""
     tested = [p for p in pairs if p["df"] >= 1]
     if not tested:
         return "Pairwise conditional independence: no pair of layers has deposits in two classes of each; not tested."
     flagged = [p for p in tested if p["dependent"]]
     rough = sum(p["min_expected"] < SMALL_EXPECTED for p in tested)
     head = (f"Pairwise conditional independence (chi-square of the deposits' classes, {len(tested)} pair(s) tested"
-            + (f", {rough} with an expected count under {SMALL_EXPECTED:g}, so only roughly" if rough else "") + "): ")
+            + (f", {rough} with an expected count under {SMALL_EXPECTED:g}, so only roughly" if rough else "")
+            + f"; Holm's correction at {PAIRWISE_LEVEL:g}): ")
     if not flagged:
-        return head + f"no pair dependent at the {PAIRWISE_LEVEL:g} level."
+        low = min(tested, key=lambda p: p["p_chance"])
+        return head + (f"no pair dependent (the lowest, {low['layers'][0]} and {low['layers'][1]}: chi-square "
+                       f"{low['chi_square']:.2f}, {low['df']} df, p {low['p_chance']:.3f}).")
     listed = "; ".join(f"{p['layers'][0]} and {p['layers'][1]} (chi-square {p['chi_square']:.2f}, {p['df']} df, "
                        f"p {p['p_chance']:.3f})" for p in sorted(flagged, key=lambda p: p["p_chance"]))
-    return head + f"dependent at the {PAIRWISE_LEVEL:g} level: {listed}: their weights count shared evidence."
+    return head + f"dependent: {listed}: their weights count shared evidence."

@@ -129,7 +129,8 @@ def analyse_case(case: Case, case_path: Path, output_dir: Path, settings: Backen
                  progress: Progress, analyse: Callable, localization: dict | None = None,
                  surface: dict | None = None) -> CaseOutcome:
     """Run one read case and fill its table row (errors of the engine propagate to the caller).
-    `surface`: {"calibrate", "area_share"} of the favourability surface (AnalysisRequest's defaults when absent)."""
+    `surface`: the favourability surface's AnalysisRequest fields ("calibrate", "area_share", "max_target_km2",
+    "cross_validation"; the request's defaults when absent)."""
     row = CaseOutcome(case_id=case.id, truth=case.answer or "", case_path=str(case_path),
                       output_dir=str(output_dir))
     request = AnalysisRequest(layers=case.layers, question=case.question, output_dir=output_dir,

@@ -8,6 +8,7 @@ page).
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -28,11 +29,16 @@ CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence")
 """Calibration methods (the request's `calibrate` value, its label), in the order dock and Processing list them."""
 AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
 MAX_FOLDS = 20  # the most cross-validation folds a calibration may ask for
+CROSS_VALIDATION = {"block_size_m": (float, 1.0, math.inf, "a block side of at least 1 metre, or empty for 10 km (an "
+                                                          "eighth of the extent when smaller)"),
+                    "folds": (int, 2, MAX_FOLDS, f"a number of folds from 2 to {MAX_FOLDS}"),
+                    "seed": (int, 0, 2 ** 31 - 1, "a seed of 0 or more")}
+"""The calibration's cross-validation settings a request may give: (type, lowest, highest, what to give)."""
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",
          "sam_checkpoint": "in the settings", "favourable_units": "Favourable units", "deposits": "a deposits layer",
          "area_share": "the target area share", "max_target_km2": "the largest target",
          "evidence_plan": "the evidence plan", "deposit_model": "the deposit model",
-         "cross_validation": "the cross-validation settings"}
+         "block_size_m": "the block size", "folds": "the folds", "seed": "the seed"}
 """Where each value is given, as the messages name it; a caller passes its own names to replace these."""
 
 
@@ -221,26 +227,21 @@ def _calibration(method: str, deposits, names: dict) -> str:
 
 def _cross_validation(values: dict, names: dict) -> dict:
     """The calibration's block size, folds and seed, checked; keys absent or None keep calibrate's defaults."""
-    unknown = sorted(set(values) - {"block_size_m", "folds", "seed"})
+    unknown = sorted(set(values) - set(CROSS_VALIDATION))
     if unknown:
-        raise LodestarError(f"Unknown cross-validation setting(s) {', '.join(unknown)} in {names['cross_validation']}: "
-                            "give block_size_m, folds or seed.")
+        raise LodestarError(f"Unknown cross-validation setting(s) {', '.join(unknown)}: give "
+                            f"{', '.join(CROSS_VALIDATION)}.")
     out = {}
-    if values.get("block_size_m") is not None:
-        if not float(values["block_size_m"]) > 0:
-            raise LodestarError(f"Set the block size in {names['cross_validation']} to a positive number of metres, "
-                                f"or leave it empty for 10 km (an eighth of the extent when smaller); not "
-                                f"{values['block_size_m']}.")
-        out["block_size_m"] = float(values["block_size_m"])
-    if values.get("folds") is not None:
-        if not 2 <= int(values["folds"]) <= MAX_FOLDS:
-            raise LodestarError(f"Set the folds in {names['cross_validation']} between 2 and {MAX_FOLDS}, not "
-                                f"{values['folds']}.")
-        out["folds"] = int(values["folds"])
-    if values.get("seed") is not None:
-        if int(values["seed"]) < 0:
-            raise LodestarError(f"Set the seed in {names['cross_validation']} to 0 or more, not {values['seed']}.")
-        out["seed"] = int(values["seed"])
+    for key, (kind, low, high, what) in CROSS_VALIDATION.items():
+        if values.get(key) is None:
+            continue
+        try:
+            value = kind(values[key])
+        except (TypeError, ValueError):
+            value = None
+        if value is None or not low <= value <= high:
+            raise LodestarError(f"Set {names[key]} to {what}, not {values[key]!r}.")
+        out[key] = value
     return out
 
 

@@ -53,9 +53,9 @@ import rasterio
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.prospectivity import equal_weight_ranks
 from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
+from lodestar.plugin.favourability.baseline import equal_weight_ranks
 from lodestar.plugin.favourability.calibration import _pa_crossing, calibrate
 from lodestar.plugin.favourability.evidence import membership_map
 from lodestar.plugin.favourability.knowledge import knowledge_specs

@@ -52,6 +52,12 @@ def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
                                                                          "seed": 3}
     assert record["favourability"]["calibration"]["folds"].startswith(
         "4-fold spatial block cross-validation, blocks of 20,000 map units (seed 3): fold 1: ")
+    # a replay fits again on the recorded blocks, folds and seed: the same folds and the same out-of-fold surface
+    again = run("lodestar:analyze", {"REPLAY": result["OUTPUT_RECORD"], **_outputs(tmp_path / "replay")})
+    replayed = json.loads(Path(again["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert replayed["favourability"]["calibration"]["folds"] == record["favourability"]["calibration"]["folds"]
+    assert np.allclose(_surface(again["OUTPUT_FAVOURABILITY_CV"])[0].compressed(),
+                       _surface(result["OUTPUT_FAVOURABILITY_CV"])[0].compressed())
     full, meta = _surface(result["OUTPUT_FAVOURABILITY"])
     with rasterio.open(GREAT_BASIN / "geologia.tif") as geology:
         geology_crs, geology_valid = geology.crs, int((~geology.read(1, masked=True).mask).sum())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import pickle
+import shutil
 from pathlib import Path
 
 import geopandas as gpd
@@ -160,7 +161,8 @@ def test_wofe_response_is_the_prior_plus_the_weights_of_the_table(run, tmp_path)
 
 def test_wofe_response_counts_the_pairs_a_chi_square_by_hand_finds_dependent(run, tmp_path):
     """Deposits on the most altered ground and on scattered cells: the pairwise conditional-independence test's count
-    of dependent pairs equals Pearson's chi-square worked out from the classes raster at the deposit cells."""
+    of dependent pairs equals Pearson's chi-square worked out from the classes raster at the deposit cells, judged
+    with Holm's correction over the six pairs (one of them a layer and its copy)."""
     from shapely.geometry import Point
 
     grid = sample_set(ALOH, PROPYLITIC, GEOLOGY).grid
@@ -170,7 +172,9 @@ def test_wofe_response_counts_the_pairs_a_chi_square_by_hand_finds_dependent(run
                  for r, c in zip(rng.integers(0, grid.height, 12), rng.integers(0, grid.width, 12))]
     points = tmp_path / "mixed.gpkg"
     gpd.GeoDataFrame(geometry=list(planted.geometry) + scattered, crs=planted.crs).to_file(points, driver="GPKG")
-    params = {"INPUT": [ALOH, PROPYLITIC, GEOLOGY], "DEPOSITS": str(points), "WEIGHING": 0,
+    copy = tmp_path / "propylitic_again.tif"  # the same evidence twice: a pair the test must find dependent
+    shutil.copyfile(PROPYLITIC, copy)
+    params = {"INPUT": [ALOH, PROPYLITIC, GEOLOGY, str(copy)], "DEPOSITS": str(points), "WEIGHING": 0,
               "LAYER_WEIGHING": "geology=categorical"}
     weighed = run("lodestar:weights_of_evidence", {**params, "OUTPUT_TABLE": str(tmp_path / "w.csv"),
                                                    "OUTPUT_CLASSES": str(tmp_path / "classes.tif")})
@@ -185,9 +189,9 @@ def test_wofe_response_counts_the_pairs_a_chi_square_by_hand_finds_dependent(run
                                   (classes != 0).any(axis=0))
     rows, cols = rows[inside], cols[inside]
     assert len(rows) == weighed["DEPOSITS_USED"]
-    tested = dependent = 0
-    for a in range(3):
-        for b in range(a + 1, 3):
+    p_values = []
+    for a in range(4):
+        for b in range(a + 1, 4):
             first, second = classes[a][rows, cols], classes[b][rows, cols]
             both = (first > 0) & (second > 0)
             counts = np.zeros((first.max() + 1, second.max() + 1))
@@ -197,9 +201,14 @@ def test_wofe_response_counts_the_pairs_a_chi_square_by_hand_finds_dependent(run
             if df < 1:
                 continue
             expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / counts.sum()
-            tested += 1
-            dependent += chi2.sf(((counts - expected) ** 2 / expected).sum(), df) < 0.05
-    assert tested == 3 and response["CI_DEPENDENT_PAIRS"] == dependent == 2
+            p_values.append(chi2.sf(((counts - expected) ** 2 / expected).sum(), df))
+    # Holm over the pairs tested: the k-th smallest p against 0.05 / (pairs left), until one fails
+    dependent = 0
+    for rank, p_value in enumerate(sorted(p_values)):
+        if p_value > 0.05 / (len(p_values) - rank):
+            break
+        dependent += 1
+    assert len(p_values) == 6 and dependent >= 1 and response["CI_DEPENDENT_PAIRS"] == dependent
 
 
 @pytest.mark.parametrize("method", [0, 1])

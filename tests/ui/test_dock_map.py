@@ -67,9 +67,9 @@ def test_map_options_reach_the_request(dock, sample):
     request = dock.build_request()
     assert request.deposits == SAMPLE / "deposits.geojson" and request.calibrate == "logistic"
     assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["granite", "porphyry"]}
-    assert request.cross_validation == {"folds": 5, "seed": 0}  # the blocks left at their default (10 km)
+    assert request.cross_validation == {"folds": 5, "seed": 0}  # the blocks left at their default (10 km or less)
     blocks = dock.map_options.cross_validation
-    assert blocks.block.isEnabled() and blocks.block.text() == "10 km"
+    assert blocks.block.isEnabled() and blocks.block.text() == "auto"
     blocks.block.setValue(2.5)
     blocks.folds.setValue(3)
     blocks.seed.setValue(7)

@@ -183,8 +183,26 @@ def test_pairwise_independence_by_hand():
     expected = np.outer(table.sum(1), table.sum(0)) / 10
     assert third["df"] == 2 and third["chi_square"] == pytest.approx(((table - expected) ** 2 / expected).sum())
     line = pairwise_line(list(pairs.values()))
-    assert "dependent at the 0.05 level: A and A again (chi-square 10.00, 1 df, p 0.002)" in line
-    assert "B and" not in line.split("level:")[1] and "only roughly" in line
+    assert "6 pair(s) tested, 6 with an expected count under 5, so only roughly; Holm's correction at 0.05" in line
+    assert line.endswith("dependent: A and A again (chi-square 10.00, 1 df, p 0.002): their weights count shared "
+                         "evidence.")
+
+
+def test_pairwise_dependence_is_judged_over_all_pairs_tested():
+    """X by Y: [[7, 1], [1, 3]] against 5.33, 2.67, 2.67, 1.33: chi-square 1.667^2 x 1.6875 = 4.6875, p 0.030. Alone it
+    is dependent at 0.05; beside a third layer (three pairs tested) Holm asks the smallest p to be under 0.05 / 3, and
+    it is not. Deposits with no data on either side of a pair leave nothing to test."""
+    x = np.array([0] * 7 + [0] + [1] + [1] * 3)
+    y = np.array([0] * 7 + [1] + [0] + [1] * 3)
+    z = np.array([0, 1] * 6)
+    alone = pairwise_independence([x, y], np.ones(12), ["X", "Y"])[0]
+    assert alone["chi_square"] == pytest.approx(4.6875) and alone["p_chance"] == pytest.approx(0.03038, abs=1e-5)
+    assert alone["dependent"]
+    three = pairwise_independence([x, y, z], np.ones(12), ["X", "Y", "Z"])
+    assert three[0]["p_chance"] == pytest.approx(alone["p_chance"]) and not any(p["dependent"] for p in three)
+    assert "no pair dependent (the lowest, X and Y: chi-square 4.69, 1 df, p 0.030)" in pairwise_line(three)
+    apart = pairwise_independence([np.array([0, 1, -1, -1]), np.array([-1, -1, 0, 1])], np.ones(4), ["P", "Q"])[0]
+    assert apart["df"] == 0 and apart["deposits"] == 0 and apart["chi_square"] is None and not apart["dependent"]
 
 
 # A categorical map of 100 unit cells and 6 deposits: unit 1 (50 cells, 1 deposit), unit 2 (30, 2), unit 3 (15, 3),

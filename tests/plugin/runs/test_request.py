@@ -151,13 +151,14 @@ def test_cross_validation_settings_are_checked_and_empty_ones_keep_the_defaults(
                             cross_validation={"block_size_m": "2500", "folds": 3, "seed": None})
     assert request.cross_validation == {"block_size_m": 2500.0, "folds": 3}
     assert build_request(layers, "Gold?", tmp_path, BackendValues()).cross_validation == {}
-    where = {"cross_validation": "BLOCK_SIZE_M, FOLDS or SEED"}
-    for given, message in (({"block_size_m": 0}, r"^Set the block size in BLOCK_SIZE_M, FOLDS or SEED to a positive "
-                                                 r"number of metres, or leave it empty for 10 km"),
-                           ({"folds": 1}, r"^Set the folds in BLOCK_SIZE_M, FOLDS or SEED between 2 and 20, not 1\.$"),
-                           ({"seed": -1}, r"^Set the seed in BLOCK_SIZE_M, FOLDS or SEED to 0 or more, not -1\.$"),
-                           ({"blocks": 5}, r"^Unknown cross-validation setting\(s\) blocks in BLOCK_SIZE_M, FOLDS "
-                                           r"or SEED: give block_size_m, folds or seed\.$")):
+    where = {"block_size_m": "BLOCK_SIZE_M", "folds": "FOLDS", "seed": "SEED"}
+    for given, message in (({"block_size_m": 0}, r"^Set BLOCK_SIZE_M to a block side of at least 1 metre, or empty "
+                                                 r"for 10 km \(an eighth of the extent when smaller\), not 0\.$"),
+                           ({"folds": 1}, r"^Set FOLDS to a number of folds from 2 to 20, not 1\.$"),
+                           ({"folds": "five"}, r"^Set FOLDS to a number of folds from 2 to 20, not 'five'\.$"),
+                           ({"seed": -1}, r"^Set SEED to a seed of 0 or more, not -1\.$"),
+                           ({"blocks": 5}, r"^Unknown cross-validation setting\(s\) blocks: give block_size_m, "
+                                           r"folds, seed\.$")):
         with pytest.raises(LodestarError, match=message):
             build_request(layers, "Gold?", tmp_path, BackendValues(), cross_validation=given, where=where)
 
