@@ -207,6 +207,19 @@ def test_best_takes_the_highest_out_of_fold_auc_beside_the_baselines(quick, tmp_
     assert cal.full.mask.sum() == 25 and (cal.cv.mask == cal.full.mask).all()
     assert (cal.uncertainty.mask == cal.full.mask).all() and cal.uncertainty.min() >= 0
     assert cal.uncertainty.max() > 0 and cal.independence is None
+    # the choice itself judged out of fold: within each fold, the model the other folds' cells rank best, against
+    # the model chosen on all folds; both averaged over the folds by their deposits (AUC is the same on ranks)
+    counts = counts_of(cells, 30)[~mask]
+    fold = cal.folds.fold[~mask]
+    held = [fold == k for k in range(5)]
+    ranks = {name: surface.compressed() for name, surface in cal.surfaces.items()}
+    picked = [max(ranks, key=lambda n: _cell_auc(ranks[n][~h], counts[~h])) for h in held]
+    weights = [counts[h].sum() for h in held]
+    fair = np.average([_cell_auc(ranks[n][h], counts[h]) for n, h in zip(picked, held)], weights=weights)
+    plain = np.average([_cell_auc(ranks[cal.method][h], counts[h]) for h in held], weights=weights)
+    assert (f"The choice judged out of fold too: within the folds (mean AUC weighted by their deposits), the model "
+            f"the other folds rank best ({', '.join(LABELS[n] for n in picked)}) scores {fair:.3f}, the model chosen "
+            f"on all of them {plain:.3f}.") in cal.log
     # every model's out-of-fold surface is kept, the chosen one's is `cv`; each is the one its row scored
     assert list(cal.surfaces) == list(candidates) and cal.cv is cal.surfaces[cal.method]
     for name, surface in cal.surfaces.items():
