@@ -150,14 +150,19 @@ class WofeModel:
             missing.append((w, share, ~known))
         return logit, variance, missing
 
+    def layer_state(self, j: int, column: np.ndarray) -> tuple[np.ndarray, int]:
+        """(each row's state in layer j's weights, -1 where the layer has no data; the number of states)."""
+        known = ~np.isnan(column)
+        state, w, _, _ = self.states(j, np.where(known, column, 0.0))
+        return np.where(known, state, -1), len(w)
+
     def conditions(self, x: np.ndarray) -> np.ndarray:
         """Unique-condition code of each row (the state of every layer, missing as its own state)."""
         code = np.zeros(len(x), dtype=np.int64)
         for j, g in enumerate(self.patterns):
             if g is not None:
-                known = ~np.isnan(x[:, j])
-                state, w, _, _ = self.states(j, np.where(known, x[:, j], 0.0))
-                code = code * (len(w) + 1) + np.where(known, state, len(w))
+                state, count = self.layer_state(j, x[:, j])
+                code = code * (count + 1) + np.where(state >= 0, state, count)
         return code
 
     def pairwise(self, x: np.ndarray, deposits: np.ndarray) -> list[dict]:
@@ -165,11 +170,7 @@ class WofeModel:
         (wofe.pairwise_independence)."""
         used = [j for j, g in enumerate(self.patterns) if g is not None]
         positive = deposits > 0
-        states = []
-        for j in used:
-            column = x[positive, j]
-            known = ~np.isnan(column)
-            states.append(np.where(known, self.states(j, np.where(known, column, 0.0))[0], -1))
+        states = [self.layer_state(j, x[positive, j])[0] for j in used]
         return pairwise_independence(states, deposits[positive], [self.columns.names[j] for j in used])
 
     def predict(self, x: np.ndarray) -> np.ndarray:

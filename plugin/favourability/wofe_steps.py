@@ -70,12 +70,11 @@ class StepWofe(WofeModel):
         a categorical class's position in the table plus 1; 0 where the layer has no data or no pattern."""
         out = np.zeros(x.shape, dtype="int16")
         for j, g in enumerate(self.patterns):
-            known = ~np.isnan(x[:, j])
             if g is None:
                 continue
-            state, _, _, _ = self.states(j, np.where(known, x[:, j], 0.0))
-            states = state + 1 if self.columns.categorical[j] else 2 - state
-            out[:, j] = np.where(known, states, 0)
+            state, _ = self.layer_state(j, x[:, j])
+            shown = state + 1 if self.columns.categorical[j] else 2 - state
+            out[:, j] = np.where(state >= 0, shown, 0)
         return out
 
     def table_rows(self) -> list[dict]:
