@@ -22,11 +22,12 @@ Rows:
   of the percentile ranks (0-1, ties at their mid-rank, over the cells where the map has data) of the
   knowledge-driven membership maps `membership_map(rs, spec)` of the knowledge specs, every map weighing the
   same, computed here); and the chosen model's full fit, fitted on the deposits it is scored on (not a skill
-  figure); then the chosen model alone again with the blocks dealt from seeds 1 and 2 and with blocks of 5, 20 and
-  40 km (notes: how far its figure rests on one draw of the folds and on the block size). The notes give the whole
-  call's wall time and its peak memory: the tracemalloc peak of the
-  allocations traced during the call (Python objects and NumPy arrays; native allocations inside scikit-learn
-  that bypass Python's allocator are not counted), tracing on during the timed call.
+  figure); the two short scripts of short_scripts.py (plain scikit-learn logistic regression and gradient boosting)
+  out of fold on calibrate's own blocks, scored by calibrate's scoring on its cells; then the chosen model alone
+  again with the blocks dealt from seeds 1 and 2 and with blocks of 5, 20 and 40 km (notes: how far its figure
+  rests on one draw of the folds and on the block size). The notes give the whole call's wall time and its peak
+  memory: the tracemalloc peak of the allocations traced during the call (Python objects and NumPy arrays; native
+  allocations inside scikit-learn that bypass Python's allocator are not counted), tracing on during the timed call.
 - Baseline, equal-weight fuzzy overlay (no deposit data): the plain mean of favourable units = 1 else 0,
   ordered layers linearly scaled 0-1 over the study area (inverted where low is favourable), and fault
   proximity exp(-d / 3 km) from fault lines (the decay of the simple score quoted in the Murchison data's
@@ -42,6 +43,7 @@ build/bench/realdata.md. Run: `.venv/bin/python tests/benchmarks/run_all.py real
 """
 from __future__ import annotations
 
+import sys
 import time
 import tracemalloc
 from dataclasses import dataclass
@@ -56,7 +58,7 @@ from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
-from lodestar.plugin.favourability.calibration import _pa_crossing, calibrate
+from lodestar.plugin.favourability.calibration import _deposit_counts, _pa_crossing, _score, calibrate
 from lodestar.plugin.favourability.evidence import membership_map
 from lodestar.plugin.favourability.knowledge import knowledge_specs
 from lodestar.plugin.favourability.measured import measured_evidence
@@ -77,7 +79,12 @@ from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.tools.categorical import read_legend
 from lodestar.plugin.vector_io import read_vector
 
-ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+import short_scripts  # noqa: E402  (the short scripts every fitted surface is scored beside)
+
+ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "bench" / "realdata.md"
 PROXIMITY_M = 3000.0
 NO_DATA = "no deposit data"
@@ -309,6 +316,11 @@ def fitted_models(rs: RasterSet, infos, specs, surface, knowledge_label: str, st
                      "pa_crossing": row["pa_crossing"],
                      "seconds": (t_maps + t_ranks if row["surface"] == RANK_MEAN else None) if baseline
                      else row["seconds"]})
+    counts = _deposit_counts(xy, rs.grid, area, [])
+    for script, label in short_scripts.SCRIPTS.items():
+        surface, seconds = timed(short_scripts.out_of_fold, script, layers, area, counts, cal.folds.fold)
+        row = _score(label, "out of fold (the same blocks)", surface, rs.grid, xy, area, seconds)
+        rows.append(dict(row, capture={share: row["capture"][f"{share:g}"] for share in DEFAULT_SHARES}))
     metrics = evaluate_surface(on_study_area(cal.full, study), rs.grid, xy)
     rows.append({"surface": f"Fitted on deposits: {LABELS[cal.method]} (the chosen model), full fit", "basis": FITTED,
                  "auc": metrics["auc"], "capture": metrics["capture"], "pa_crossing": pa_crossing(metrics),
