@@ -12,14 +12,17 @@ the number of known deposits in it.
 - **Out of fold.** Each fold's cells are predicted by a model fitted on the other folds' cells and deposits
   only (blocks.py). A model's hyperparameters are chosen inside those training folds (nested): each
   candidate of models.GRIDS is fitted on half of the training folds (alternate folds grouped) and scored (AUC)
-  on the other half, in turn; the best mean wins. The full fit chooses the same way over all folds.
+  on the other half, in turn; the best mean wins. The full fit takes the candidate the outer folds chose most
+  often.
 - **Comparison.** Every model's out-of-fold surface is scored on the same cells beside the `baselines` given
   (the knowledge-driven surface and the equal-weight mean of the layers' ranks, which use no deposit data):
   AUC, deposits captured in the top 2 / 5 / 10 / 20 % of the area, and the prediction-area crossing. With
   `method="best"` all four models run, then their ensemble (models.py: the mean of their ranks; out of fold,
-  the mean of their out-of-fold ranks, so it too never sees the fold it predicts), and the one of highest
-  out-of-fold AUC of the five is chosen; the log also scores the choice itself out of fold (within each fold, the
-  model the other folds rank best).
+  the mean of their out-of-fold ranks, so it too never sees the fold it predicts). The ensemble is chosen unless
+  the single model of highest out-of-fold AUC also beats it fold by fold, in enough folds for a one-sided sign
+  test at SIGN_LEVEL (with 5 folds: all five): the highest of five AUCs measured on the same folds is partly luck,
+  and on districts nobody tuned for averaging the models beat picking among them (docs/results.md). The log
+  also scores the choice itself out of fold (within each fold, the model the same rule picks on the other folds).
 - **Surfaces.** 0-1: the share of the study area whose score is lower (ties at their mid-rank); the
   out-of-fold scores of all folds are ranked together.
 - **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The ensemble: the
@@ -35,6 +38,7 @@ the number of known deposits in it.
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -66,6 +70,9 @@ REFERENCE_CELLS = 20_000
 """Cells an ensemble member's scores are ranked against (a random sample of the rows it may see)."""
 RESPONSE_UNITS = 12
 SEED = 0
+SIGN_LEVEL = 0.05
+"""A single model replaces the ensemble in "best" only when it beats it in so many folds that a one-sided sign test
+gives a probability of chance at most this (the 5 % level of the offline reasoner's measurements)."""
 
 
 @dataclass
@@ -178,8 +185,8 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
                          deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
     comparison += [_score(label, "no deposit data", surface, grid, deposit_xy, valid, None)
                    for label, surface in (baselines or {}).items()]
-    chosen = max(runs, key=lambda name: runs[name]["auc"])
-    why = _why(chosen, runs, comparison, method)
+    chosen, reason = _choose(runs, data, list(range(folds)))
+    why = _why(chosen, reason, runs, comparison, method)
     log.append(why)
     if method == "best" and len(runs) >= 2:
         log.append(_choice_out_of_fold(runs, data, folds, chosen))
@@ -187,12 +194,12 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     progress.set(100.0 * len(methods) / (len(methods) + 1))
     everything = np.ones(len(data.counts), dtype=bool)
     if chosen == ENSEMBLE:
-        members = [_tuned(name, data, everything, thresholds, seed)[0] for name in runs if name != ENSEMBLE]
+        members = [_full_fit(name, runs[name], data, thresholds, seed)[0] for name in runs if name != ENSEMBLE]
         model, params = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)]), {}
         member_ranks = model.member_ranks(data.x)
         full_scores = np.mean(member_ranks, axis=0)
     else:
-        model, params = _tuned(chosen, data, everything, thresholds, seed)
+        model, params = _full_fit(chosen, run, data, thresholds, seed)
         full_scores = model.predict(data.x)
     table = _rows(model, params, run, data, full_scores, valid)
     independence, uncertainty, label = None, None, ""
@@ -254,6 +261,20 @@ def _reference_rows(data: _Data, use: np.ndarray) -> np.ndarray:
     """A random sample (REFERENCE_CELLS at most) of the rows `use`."""
     rows = np.flatnonzero(use)
     return np.sort(data.rng.choice(rows, min(REFERENCE_CELLS, len(rows)), replace=False))
+
+
+def _full_fit(method: str, run: dict, data: _Data, thresholds, seed: int):
+    """(model fitted on every row, its hyperparameters): the candidate the outer folds' nested searches chose most
+    often (ties to the earlier candidate of models.GRIDS), so the full fit needs no search of its own."""
+    candidates = [dict(c) for c in GRIDS[method]]
+    votes = [candidates.index(p) for p in run["params"] if p in candidates]
+    best = candidates[max(range(len(candidates)), key=lambda i: (votes.count(i), -i))] if votes else candidates[0]
+    everything = np.ones(len(data.counts), dtype=bool)
+    if method == "wofe":
+        return fit_model(method, data.columns, data.x, data.counts, None, {}, data.cell_units, thresholds, seed), {}
+    index, weight = data.sample(everything)
+    return fit_model(method, data.columns, data.x[index], data.counts[index], weight, best, data.cell_units,
+                     thresholds, seed), dict(best)
 
 
 def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
@@ -383,27 +404,50 @@ def _pa_crossing(positions: np.ndarray) -> dict | None:
     return {"area_share": round(area, 4), "deposit_share": round(1.0 - area, 4)}
 
 
+def _choose(runs: dict, data: _Data, folds: list) -> tuple[str, str]:
+    """The model "best" takes judged on the cells of `folds`, and why (a clause, "" when there was no choice): the one
+    of highest out-of-fold AUC there when it is the ensemble or there is no ensemble; else the ensemble, unless that
+    single model beats it within enough of those folds holding deposits for a one-sided sign test at SIGN_LEVEL."""
+    cells = np.isin(data.fold, folds)
+    leader = max(runs, key=lambda name: _cell_auc(runs[name]["oof"][cells], data.counts[cells]))
+    if leader == ENSEMBLE or ENSEMBLE not in runs:
+        return leader, ""
+    counted = [k for k in folds if data.counts[data.fold == k].sum() > 0]
+    wins = sum(_cell_auc(runs[leader]["oof"][data.fold == k], data.counts[data.fold == k])
+               > _cell_auc(runs[ENSEMBLE]["oof"][data.fold == k], data.counts[data.fold == k]) for k in counted)
+    chance = sum(math.comb(len(counted), j) for j in range(wins, len(counted) + 1)) / 2 ** len(counted)
+    if chance <= SIGN_LEVEL:
+        return leader, (f"{LABELS[leader]} beats the ensemble in {wins} of {len(counted)} folds (sign test, chance "
+                        f"{chance:.3f})")
+    return ENSEMBLE, (f"{LABELS[leader]}'s higher AUC beats the ensemble in {wins} of {len(counted)} folds, not "
+                      f"enough to be more than luck (sign test, chance {chance:.3f} above {SIGN_LEVEL:g}): the "
+                      "ensemble is kept")
+
+
 def _choice_out_of_fold(runs: dict, data: _Data, folds: int, chosen: str) -> str:
-    """The choice among the models judged out of fold too: within each fold, the AUC of the model the other folds'
-    cells score highest, against the AUC of the model chosen on all folds (the best of several out-of-fold AUCs,
-    picked on the cells it is scored on, is a little optimistic); both averaged over the folds by their deposits."""
+    """The choice among the models judged out of fold too: within each fold, the AUC of the model the same rule
+    picks on the other folds' cells, against the AUC of the model chosen on all folds (a choice judged on the cells
+    it is scored on is a little optimistic); both averaged over the folds by their deposits."""
     picked, fair, chosen_auc, weights = [], [], [], []
     for k in range(folds):
         held = data.fold == k
-        name = max(runs, key=lambda n: _cell_auc(runs[n]["oof"][~held], data.counts[~held]))
+        name = _choose(runs, data, [j for j in range(folds) if j != k])[0]
         picked.append(LABELS[name])
         fair.append(_cell_auc(runs[name]["oof"][held], data.counts[held]))
         chosen_auc.append(_cell_auc(runs[chosen]["oof"][held], data.counts[held]))
         weights.append(data.counts[held].sum())
+    tally = ", ".join(f"{name} in {picked.count(name)}" for name in dict.fromkeys(picked))
     return (f"The choice judged out of fold too: within the folds (mean AUC weighted by their deposits), the model "
-            f"the other folds rank best ({', '.join(picked)}) scores {np.average(fair, weights=weights):.3f}, the "
-            f"model chosen on all of them {np.average(chosen_auc, weights=weights):.3f}.")
+            f"the same rule picks on the other folds ({tally} of {folds} folds) scores "
+            f"{np.average(fair, weights=weights):.3f}, the model chosen on all of them "
+            f"{np.average(chosen_auc, weights=weights):.3f}.")
 
 
-def _why(chosen: str, runs: dict, comparison: list, method: str) -> str:
+def _why(chosen: str, reason: str, runs: dict, comparison: list, method: str) -> str:
     scores = ", ".join(f"{LABELS[n]} {r['auc']:.3f}" for n, r in sorted(runs.items(), key=lambda i: -i[1]["auc"]))
     head = (f"Best out of fold: {LABELS[chosen]} (AUC over the study area's cells: {scores})" if method == "best"
             else f"{LABELS[chosen]}, out-of-fold AUC {runs[chosen]['auc']:.3f}")
+    head += f"; {reason}" if reason else ""
     plain = [row for row in comparison if row["basis"] == "no deposit data"]
     mine = next(row for row in comparison if row["surface"].startswith(LABELS[chosen]))
     beaten = [f"{row['surface']} {row['auc']:.3f}" for row in plain if row["auc"] >= mine["auc"]]

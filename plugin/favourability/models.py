@@ -26,7 +26,8 @@ training folds knows nothing of the fold it predicts.
   layer whose data run against its setting would get a flat response; the training folds decide.
 - `ensemble`: the four above fitted on the same rows, each score turned into its rank among the member's own
   scores over the study area, the ranks averaged with equal weights (nothing fitted at this level). Models that
-  err in different places cancel; "best out of fold" compares it with its members.
+  err in different places cancel; "best out of fold" takes it unless a member beats it fold by fold
+  (calibration.py).
 """
 from __future__ import annotations
 

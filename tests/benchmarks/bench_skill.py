@@ -21,10 +21,11 @@ units, proximity to any fault (1 km) and to a regional one (5 km), the host-faul
 band (not its extremes: no monotone response) and the EM's sign.
 
 Rows per district, all out of fold on calibrate's blocks (5 folds of 10 km, seed 0) and scored on the same cells
-by calibrate's own scoring: Lodestar "best" (the highest of its five out-of-fold AUCs: a little optimistic for the
-choice), "best" with the choice made out of fold (each fold takes the surface of the model the other folds rank
-best) and its logistic regression alone (no choice among models); the equal-weight rank mean of the
-geologist's memberships (host units named with two wrong ones, the ordered layers on their "favourable" side,
+by calibrate's own scoring: Lodestar "best" (its choice, made on the folds it is scored on: the ensemble unless one
+model beats it in every fold; before 2026-11-29's seventh session the highest of five out-of-fold AUCs), "best"
+with the choice made out of fold (each fold takes the surface of the model the same rule picks on the other folds)
+and its logistic regression alone (no choice among models); the equal-weight rank mean of the geologist's
+memberships (host units named with two wrong ones, the ordered layers on their "favourable" side,
 EM "high"); the two short scripts. Writes build/bench/skill.md. Run:
 `.venv/bin/python tests/benchmarks/run_all.py skill` (LODESTAR_SKILL_DISTRICTS changes the count).
 """
@@ -34,6 +35,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 from affine import Affine
@@ -43,7 +45,7 @@ from scipy.ndimage import distance_transform_edt, gaussian_filter
 from shapely.geometry import LineString
 
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
-from lodestar.plugin.favourability.calibration import _cell_auc, _deposit_counts, _score, calibrate
+from lodestar.plugin.favourability.calibration import _choose, _deposit_counts, _score, calibrate
 from lodestar.plugin.favourability.measured import CATEGORICAL, ORDERED, MeasuredLayer
 from lodestar.plugin.favourability.models import LABELS
 from lodestar.plugin.files import write_text_atomic
@@ -179,12 +181,14 @@ def rank_mean(layers: list, named) -> np.ma.MaskedArray:
 
 def chosen_out_of_fold(cal, counts: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
     """"Best" with the choice made out of fold: each fold takes the out-of-fold surface of the model (or ensemble)
-    the other folds' cells score highest, so no fold's figure picked its own model."""
+    that calibrate's own rule (`_choose`) picks on the other folds, so no fold's figure picked its own model."""
+    fold = cal.folds.fold[valid]
+    data = SimpleNamespace(fold=fold, counts=counts[valid])
+    runs = {name: {"oof": surface.filled(0)[valid]} for name, surface in cal.surfaces.items()}
     pooled = np.zeros(valid.shape)
-    for k in np.unique(cal.folds.fold[valid]):
+    for k in np.unique(fold):
+        name = _choose(runs, data, [j for j in np.unique(fold) if j != k])[0]
         held = cal.folds.fold == k
-        other = valid & ~held
-        name = max(cal.surfaces, key=lambda n: _cell_auc(cal.surfaces[n].filled(0)[other], counts[other]))
         pooled[held] = cal.surfaces[name].filled(0)[held]
     return np.ma.masked_array(pooled, mask=~valid)
 

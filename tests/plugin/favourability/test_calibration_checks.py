@@ -172,22 +172,26 @@ def test_a_tree_model_never_sees_the_fold_it_predicts(method, quick, monkeypatch
     outer = outer_fits(spy, fold)
     assert [fold[spy.fits[i]["predicted"][0]] for i in outer] == [0, 1, 2, 3]
     start = 0
-    for k, end in enumerate(outer + [len(spy.fits) - 1]):
+    for k, end in enumerate(outer):
         block = spy.fits[start:end + 1]
         assert len(block) == 2 * calibration.INNER_FOLDS + 1 == 5
         last = block[-1]
-        assert last["deposits"] == (9 if k == 4 else 9 - cal.folds.deposits_per_fold[k])
-        if k < 4:
-            for fit in block:
-                assert not (fold[fit["seen"]] == k).any()
-        else:
-            assert set(fold[last["seen"]]) == {0, 1, 2, 3}
+        assert last["deposits"] == 9 - cal.folds.deposits_per_fold[k]
+        for fit in block:
+            assert not (fold[fit["seen"]] == k).any()
         assert [fit["params"] for fit in block[:-1]] == [two[method][0]] * 2 + [two[method][1]] * 2
         assert last["params"] in [dict(p) for p in two[method]]
         for fit in block[:-1]:
             assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
             assert sorted(fit["seen"].tolist() + fit["predicted"].tolist()) == sorted(last["seen"].tolist())
         start = end + 1
+    # the full fit: one fit on all 4 folds and 9 deposits, with the candidate the outer fits took most often (ties
+    # to the earlier candidate); no search of its own
+    (full,) = spy.fits[start:]
+    assert set(fold[full["seen"]]) == {0, 1, 2, 3} and full["deposits"] == 9
+    taken = [spy.fits[i]["params"] for i in outer]
+    assert taken == cal.out_of_fold[method]["params"]
+    assert full["params"] == max(taken, key=lambda p: (taken.count(p), -list(two[method]).index(p)))
 
 
 class Reversing:
