@@ -45,7 +45,7 @@ from scipy.ndimage import distance_transform_edt, gaussian_filter
 from shapely.geometry import LineString
 
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
-from lodestar.plugin.favourability.calibration import _choose, _deposit_counts, _score, calibrate
+from lodestar.plugin.favourability.calibration import _choose, _deposit_counts, _losses_allowed, _score, calibrate
 from lodestar.plugin.favourability.measured import CATEGORICAL, ORDERED, MeasuredLayer
 from lodestar.plugin.favourability.models import LABELS
 from lodestar.plugin.files import write_text_atomic
@@ -181,13 +181,16 @@ def rank_mean(layers: list, named) -> np.ma.MaskedArray:
 
 def chosen_out_of_fold(cal, counts: np.ndarray, valid: np.ndarray) -> np.ma.MaskedArray:
     """"Best" with the choice made out of fold: each fold takes the out-of-fold surface of the model (or ensemble)
-    that calibrate's own rule (`_choose`) picks on the other folds, so no fold's figure picked its own model."""
+    that calibrate's own rule (`_choose`, with the losses the whole run allows) picks on the other folds, so no fold's
+    figure picked its own model."""
     fold = cal.folds.fold[valid]
     data = SimpleNamespace(fold=fold, counts=counts[valid])
     runs = {name: {"oof": surface.filled(0)[valid]} for name, surface in cal.surfaces.items()}
+    folds = list(np.unique(fold))
+    allowed = _losses_allowed(len([k for k in folds if data.counts[fold == k].sum() > 0]))
     pooled = np.zeros(valid.shape)
-    for k in np.unique(fold):
-        name = _choose(runs, data, [j for j in np.unique(fold) if j != k])[0]
+    for k in folds:
+        name = _choose(runs, data, [j for j in folds if j != k], allowed)[0]
         held = cal.folds.fold == k
         pooled[held] = cal.surfaces[name].filled(0)[held]
     return np.ma.masked_array(pooled, mask=~valid)

@@ -22,7 +22,7 @@ from calibration_cases import CELLS, GRID, FitSpy, categorical, counts_of, grid,
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability import calibration, models
 from lodestar.plugin.favourability.blocks import spatial_folds
-from lodestar.plugin.favourability.calibration import _cell_auc, _choose, calibrate
+from lodestar.plugin.favourability.calibration import _cell_auc, _choose, _losses_allowed, calibrate
 from lodestar.plugin.favourability.measured import MeasuredLayer
 from lodestar.plugin.favourability.models import ENSEMBLE, LABELS, METHODS, EnsembleModel
 from lodestar.plugin.favourability.outputs import write_bands
@@ -220,15 +220,22 @@ def test_best_keeps_the_ensemble_unless_a_model_beats_it_fold_by_fold(quick, tmp
     assert cal.full.mask.sum() == 25 and (cal.cv.mask == cal.full.mask).all()
     assert (cal.uncertainty.mask == cal.full.mask).all() and cal.uncertainty.min() >= 0
     assert cal.uncertainty.max() > 0 and cal.independence is None
-    # the choice itself judged out of fold: within each fold, the model the same rule picks on the other folds
-    # (on 4 folds a single model can never pass the sign test: 1/16 > 0.05), against the model chosen on all folds;
-    # both averaged over the folds by their deposits
-    picked = [ENSEMBLE] * 5
+    # the choice itself judged out of fold: within each fold, the model the same rule picks on the other folds (the
+    # one of highest AUC there if it beats the ensemble in every one of them: 5 folds allow no loss), against the
+    # model chosen on all folds; both averaged over the folds by their deposits
+    picked = []
+    for h in held:
+        others = [g for g in held if g is not h]
+        rest = np.logical_or.reduce(others)
+        top = max(ranks, key=lambda n: _cell_auc(ranks[n][rest], counts[rest]))
+        unanimous = all(_cell_auc(ranks[top][g], counts[g]) > _cell_auc(ranks[ENSEMBLE][g], counts[g]) for g in others)
+        picked.append(top if unanimous else ENSEMBLE)
+    tally = ", ".join(f"{LABELS[n]} in {picked.count(n)}" for n in dict.fromkeys(picked))
     weights = [counts[h].sum() for h in held]
     fair = np.average([_cell_auc(ranks[n][h], counts[h]) for n, h in zip(picked, held)], weights=weights)
     plain = np.average([_cell_auc(ranks[cal.method][h], counts[h]) for h in held], weights=weights)
     assert (f"The choice judged out of fold too: within the folds (mean AUC weighted by their deposits), the model "
-            f"the same rule picks on the other folds ({LABELS[ENSEMBLE]} in 5 of 5 folds) scores {fair:.3f}, "
+            f"the same rule picks on the other folds ({tally} of 5 folds) scores {fair:.3f}, "
             f"the model chosen on all of them {plain:.3f}.") in cal.log
     # every model's out-of-fold surface is kept, the chosen one's is `cv`; each is the one its row scored
     assert list(cal.surfaces) == list(candidates) and cal.cv is cal.surfaces[cal.method]
@@ -419,9 +426,34 @@ def test_a_single_model_replaces_the_ensemble_only_past_the_sign_test():
     assert name == ENSEMBLE and why == ("logistic regression's higher AUC beats the ensemble in 4 of 5 folds, not "
                                         "enough to be more than luck (sign test, chance 0.188 above 0.05): the "
                                         "ensemble is kept")
-    # on four folds all four wins are chance 1/16: never enough
-    assert _choose(runs(leader), data, [0, 1, 2, 3])[0] == ENSEMBLE
+    # four folds: all four wins are chance 1/16, never enough by themselves; judged with a 5-fold run's allowance
+    # (no loss) they are
+    assert _choose(runs(leader), data, [0, 1, 2, 3]) == (
+        ENSEMBLE, "logistic regression's higher AUC beats the ensemble in 4 of 4 folds; with 4 folds holding deposits "
+                  "no model can pass a sign test at 0.05: the ensemble is kept")
+    assert _choose(runs(leader), data, [0, 1, 2, 3], allowed=0)[0] == "logistic"
+    # a sixth fold without deposits is not counted: still 5 of 5
+    six = SimpleNamespace(fold=np.r_[fold, np.full(10, 5)], counts=np.r_[counts, np.zeros(10)])
+    extended = {name: {"oof": np.r_[run["oof"], np.linspace(0.1, 0.2, 10)]} for name, run in runs(leader).items()}
+    assert _choose(extended, six, list(range(6)))[1].startswith("logistic regression beats the ensemble in 5 of 5")
     # the ensemble leads: no choice to say
     assert _choose(runs(other), data, list(range(5))) == (ENSEMBLE, "")
     # without an ensemble (a single method asked for) the one model is taken
     assert _choose({"logistic": {"oof": leader}}, data, list(range(5))) == ("logistic", "")
+    # the sign test's allowance: 5 folds none lost, 10 folds one (9 of 10: chance 0.011), 4 folds never
+    assert [_losses_allowed(n) for n in (4, 5, 10, 20)] == [-1, 0, 1, 5]
+
+
+def test_the_full_fit_takes_the_outer_folds_most_frequent_hyperparameters(monkeypatch):
+    """A hand-made vote over 5 outer folds: 2-2-1 between three penalties goes to the earlier candidate of the grid
+    (stronger first); the full fit is one fit on every row with it."""
+    fits = []
+    monkeypatch.setattr(calibration, "fit_model", lambda method, columns, x, counts, weight, params, *rest:
+                        fits.append((method, len(x), dict(params))) or "model")
+    data = SimpleNamespace(counts=np.r_[np.ones(3), np.zeros(7)], x=np.zeros((10, 1)), columns=None, cell_units=1.0,
+                           sample=lambda use: (np.flatnonzero(use), np.ones(int(use.sum()))))
+    run = {"params": [{"c": 0.1}, {"c": 1e-3}, {"c": 0.1}, {"c": 1e-3}, {"c": 10.0}]}
+    assert calibration._full_fit("logistic", run, data, None, 0) == ("model", {"c": 1e-3})
+    assert fits == [("logistic", 10, {"c": 1e-3})]
+    run = {"params": [{"c": 0.1}, {"c": 1e-3}, {"c": 0.1}, {"c": 10.0}, {"c": 0.1}]}
+    assert calibration._full_fit("logistic", run, data, None, 0)[1] == {"c": 0.1}
