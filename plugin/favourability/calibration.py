@@ -450,9 +450,10 @@ def _choice_out_of_fold(runs: dict, data: _Data, folds: int, chosen: str) -> str
     same rule (the losses the whole run allows) picks on the other folds' cells, against the AUC of the model chosen
     on all folds (a choice judged on the cells it is scored on is a little optimistic); both averaged over the folds
     by their deposits."""
-    allowed = _losses_allowed(len(_counted(data, list(range(folds)))))
+    counted = _counted(data, list(range(folds)))
+    allowed = _losses_allowed(len(counted))
     picked, fair, chosen_auc, weights = [], [], [], []
-    for k in _counted(data, list(range(folds))):
+    for k in counted:
         held = data.fold == k
         name = _choose(runs, data, [j for j in range(folds) if j != k], allowed)[0]
         picked.append(LABELS[name])
