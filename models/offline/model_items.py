@@ -3,6 +3,7 @@ a candidate core may stand for, and the map units a legend names."""
 from __future__ import annotations
 
 from ...plugin.engine.workspace import NOMINAL_PIXEL_M
+from ...plugin.favourability.transforms import matched_units
 
 VECTOR_ROLES = ("structure", "geological_map")
 """Roles a vector layer is evidence in: fault lines and unit polygons (the surface reads no other)."""
@@ -96,14 +97,10 @@ def legend_informative(info) -> bool:
 
 
 def favourable_units(info, model: dict) -> list[str]:
-    """Legend names of a categorical layer that match the deposit model's favourable unit keywords."""
-    keywords = [k.lower() for k in model.get("favourable_units", [])]
-    names = []
-    for name in info.units.values():
-        text = " " + " ".join(str(name).lower().replace("-", " ").split()) + " "
-        if any(f" {k} " in text or f" {k}s " in text for k in keywords):
-            names.append(str(name))
-    return sorted(set(names))
+    """Legend names of a categorical layer that match the deposit model's favourable unit keywords, as the
+    favourability surface matches them (`matched_units`: whole words, plurals, synonyms, not negated)."""
+    legend = {int(code): str(name) for code, name in info.units.items()}
+    return sorted({legend[code] for code in matched_units(legend, model.get("favourable_units", []))})
 
 
 def host_units(info, ws) -> list[str]:

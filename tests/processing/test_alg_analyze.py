@@ -93,6 +93,8 @@ def test_a_real_district_from_its_files_alone(run, tmp_path):
     record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
     assert [i["role"] for i in record["inputs"]] == ["geological_map", "structure"]
     assert record["knowledge"][0]["id"] == "orogenic_gold"
+    hosts = [step["params"]["units"] for step in record["plan"] if step["tool"] == "categorical"]
+    assert hosts == [["greenstone (Archaean greenstone belt bedrock)"]]  # not "outside the greenstone belts"
     assert (result["ANSWER"], result["VALID"]) == ("A", 1)
     targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
     held = deposits.to_crs(targets.crs).geometry.within(targets.unary_union).sum()
