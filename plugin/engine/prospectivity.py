@@ -28,6 +28,7 @@ from ..errors import LodestarError
 from ..evaluation import left_out_deposits
 from ..favourability.baseline import equal_weight_ranks
 from ..favourability.evidence import EvidenceSpec, membership_map
+from ..favourability.expected import expected_deposits
 from ..favourability.knowledge import knowledge_specs
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
@@ -183,6 +184,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         targets, delineation, judgements = rank_targets(
             surface.values, surface.grid, crs, area_share, nodes=graph.nodes, core=outline,
             core_label=(core or {}).get("label", ""), others=others, max_km2=cap, probability=calibrated_surface,
+            expected=expected_deposits(fit.full, fit.cv, surface.grid, deposit_xy) if calibrated_surface else None,
             deposit_xy=deposit_xy, uncertainty=uncertainty.values if calibrated_surface and uncertainty else None,
             contributions=contributions, judge=judge)
         notes.append(targets_note(targets, delineation, analysed, area_share, cap, cap_source, calibrated_surface))
@@ -370,20 +372,20 @@ def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
 
 def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, nodes=None, core=None,
                  core_label: str = "", others=None, max_km2: float | None = None,
-                 saddle_depth: float = SADDLE_DEPTH, probability: bool = False, deposit_xy=None, uncertainty=None,
-                 contributions: dict | None = None, judge=None, judged: int = JUDGED) -> tuple:
+                 saddle_depth: float = SADDLE_DEPTH, probability: bool = False, expected=None, deposit_xy=None,
+                 uncertainty=None, contributions: dict | None = None, judge=None, judged: int = JUDGED) -> tuple:
     """(targets, delineation, judgements) of the top `area_share` of `values` (`target_table`): split at their peaks,
     none over `max_km2`; `core`: the outline of the verified core, whose cells join the selection as one target that
-    comes first; `others`: outlines of further verified systems, each piece one target; `judge(labels, label ids best
-    first)`: the chain's judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge
-    none."""
+    comes first; `others`: outlines of further verified systems, each piece one target; `probability`: `values` are a
+    fitted model's, and `expected` its expected deposits per cell (`favourability/expected.py`), which rank the
+    targets; `judge(labels, label ids best first)`: the chain's judgement of the best `judged` targets (a list of
+    {"items", "verdict", "why"}), None to judge none."""
     whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
     max_cells = int(max_km2 * 1e6 // grid.pixel_area) if max_km2 else None
     delineation = delineate(values, area_share, max_cells=max(max_cells, MIN_TARGET_CELLS) if max_cells else None,
                             saddle_depth=saddle_depth, whole=whole, min_cells=MIN_TARGET_CELLS)
-    rows = target_rows(delineation, values, grid, area_share, probability=probability,
-                       known=len(deposit_xy or []), uncertainty=uncertainty, deposit_xy=deposit_xy,
-                       contributions=contributions)
+    rows = target_rows(delineation, values, grid, area_share, expected=expected, uncertainty=uncertainty,
+                       deposit_xy=deposit_xy, contributions=contributions)
     polygons = polygons_of(delineation.labels, grid)
     rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
     if not rows:

@@ -70,7 +70,7 @@ def targets_section(record: dict) -> str:
         return "<p>No targets were drawn.</p>"
     total = sum(float(t.get("area_km2") or 0.0) for t in targets) * 1e6
     calibrated = any(t.get("exp_deps") is not None for t in targets)
-    ranked = ("by the deposits the fitted model expects in each" if calibrated else
+    ranked = ("by the deposits expected in each (what cells of their rank held out of fold)" if calibrated else
               "by how high their best tenth rises (the 90th percentile of favourability)")
     head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, split at their peaks and ranked {ranked}; the "
             "best are judged by the chain on their own evidence (verdict).</p>")

@@ -34,7 +34,7 @@ def _card(judgement: dict, target: dict, folder: Path) -> str:
     if target.get("known_deps") is not None:
         facts.append(f"{target['known_deps']} known deposit(s) inside")
     if target.get("exp_deps") is not None:
-        facts.append(f"{number(target['exp_deps'], 2)} expected by the fitted model")
+        facts.append(f"{number(target['exp_deps'], 2)} expected (what cells of its rank held out of fold)")
     items = judgement.get("items") or []
     table_rows = [[words(i.get("id", "")), i.get("level", ""), i.get("status", ""), i.get("evidence", "")]
                   for i in items]

@@ -2,9 +2,9 @@
 the deposits they can be expected to hold, the best judged on their own evidence by the chain's verifier, and
 described by fields a GIS keeps.
 
-Ranking: with a calibrated surface, a target's expected deposits are the known deposits shared out in proportion
-to the fitted probability summed over its cells (the model's expected count over the analysed area equals the
-deposits it learnt from); knowledge-driven, the favourability carries no count, and a target no larger than one
+Ranking: with a calibrated surface, a target's expected deposits are the sum over its cells of the deposits a cell
+at its rank held out of fold (`favourability/expected.py`: over the analysed area they add up to the known deposits
+inside it); knowledge-driven, the favourability carries no count, and a target no larger than one
 system's footprint is one candidate system: it is ranked by how high its best tenth rises (fav_p90, ties broken by
 the favourability above the selection's cut-off summed over its area), so a large marginal patch does not outrank
 a strong anomaly by its size. A verified core comes first
@@ -43,11 +43,11 @@ def empty_targets(crs) -> gpd.GeoDataFrame:
 
 
 def target_rows(delineation: Delineation, values: np.ma.MaskedArray, grid, area_share: float, *,
-                probability: bool = False, known: int = 0, uncertainty=None, deposit_xy=None,
+                expected: np.ma.MaskedArray | None = None, uncertainty=None, deposit_xy=None,
                 contributions: dict | None = None) -> list[dict]:
-    """One row per delineated target (label order) with every field but rank, verdict and why; `probability`: the
-    values are a fitted model's, shared out as `known` expected deposits; `contributions`: {layer: (weight,
-    membership map)} whose weighted means inside name the contributing layers."""
+    """One row per delineated target (label order) with every field but rank, verdict and why; `expected`: the
+    expected deposits per cell (`favourability/expected.py`), summed over each target; `contributions`: {layer:
+    (weight, membership map)} whose weighted means inside name the contributing layers."""
     labels = delineation.labels
     count = int(labels.max())
     if not count:
@@ -58,9 +58,9 @@ def target_rows(delineation: Delineation, values: np.ma.MaskedArray, grid, area_
     cut = float(np.min(data[(labels > 0) & valid])) if ((labels > 0) & valid).any() else 0.0
     cells = ndimage.sum(np.ones_like(data), labels, index)
     means = ndimage.mean(data, labels, index)
-    sums = ndimage.sum(data, labels, index)
     surplus = ndimage.sum(np.clip(data - cut, 0, None), labels, index)
-    total = float(data[valid].sum()) or 1.0
+    held_expected = (ndimage.sum(np.asarray(np.ma.filled(expected, 0.0), dtype="float64"), labels, index)
+                     if expected is not None else None)
     cell_km2 = grid.pixel_area / 1e6
     centres = ndimage.center_of_mass(np.ones_like(data), labels, index)
     held = _known_inside(labels, grid, deposit_xy)
@@ -77,15 +77,15 @@ def target_rows(delineation: Delineation, values: np.ma.MaskedArray, grid, area_
         row, col = centres[k]
         x, y = grid.transform * (col + 0.5, row + 0.5)
         lon, lat = to_lonlat(x, y) if to_lonlat else (None, None)
-        expected = float(known) * float(sums[k]) / total if probability and known else None
+        deposits = float(held_expected[k]) if held_expected is not None else None
         top = sorted(weighted, key=lambda n: -float(weighted[n][k]))[:3]
         out.append({"label": int(label), "tier": round(100 * delineation.tiers.get(int(label), area_share), 3),
                     "area_km2": round(float(cells[k]) * cell_km2, 4), "centroid_x": round(float(x), 3),
                     "centroid_y": round(float(y), 3), "lon": _round(lon, 6), "lat": _round(lat, 6),
                     "fav_mean": round(float(means[k]), 4), "fav_p90": round(p90, 4),
                     "uncertain": _round(None if uncertain is None else float(uncertain[k]), 4),
-                    "exp_deps": _round(expected, 3), "known_deps": int(held[k]) if held is not None else None,
-                    "score": round(expected if expected is not None else p90, 6),
+                    "exp_deps": _round(deposits, 3), "known_deps": int(held[k]) if held is not None else None,
+                    "score": round(deposits if deposits is not None else p90, 6),
                     "surplus": float(surplus[k]) * cell_km2,
                     "layers": ", ".join(top), "verdict": "", "n_zones": 0, "why": ""})
     return out
@@ -102,7 +102,7 @@ def why_words(row: dict, judgement: dict | None, zones_inside: int, probability:
     """One sentence a geologist reads: what the target holds and how it was judged (no ids, no graph scores)."""
     size = f"{row['area_km2']:.3g} km2 in the top {row['tier']:g} % of the surface"
     if probability and row["exp_deps"] is not None:
-        text = f"{size}, about {row['exp_deps']:.2g} deposits expected by the fitted model"
+        text = f"{size}, about {row['exp_deps']:.2g} deposits expected (what cells of its rank held out of fold)"
     else:
         text = f"{size}, mean favourability {row['fav_mean']:.2f}"
     if row["layers"]:
@@ -189,7 +189,7 @@ def targets_note(targets, delineation, analysed_m2: float, area_share: float, ca
                  probability: bool) -> str:
     """What the targets are, in one paragraph."""
     covered = float(targets["area_km2"].sum()) * 1e6 / max(analysed_m2, 1e-12) if len(targets) else 0.0
-    ranked = ("by the deposits the fitted model expects in each" if probability else
+    ranked = ("by the deposits expected in each (what cells of their rank held out of fold)" if probability else
               "by how high their best tenth rises (90th percentile of favourability)")
     capped = (f" none larger than {cap:g} km2 ({cap_source}; {delineation.cut_to_cap} cut where the surface is flat)"
               if cap else f" with no size limit ({cap_source})")
