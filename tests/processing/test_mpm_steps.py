@@ -262,6 +262,27 @@ def test_train_is_the_core_calibration_and_predict_applies_its_model(run, tmp_pa
     assert np.array_equal(~probability.mask, valid)
     assert np.allclose(probability.compressed(), expected, rtol=1e-5, atol=1e-7)
     assert ((probability >= 0) & (probability <= 1)).all()
+    with rasterio.open(predicted["OUTPUT"]) as ds:  # a balanced fit's probability is no deposit probability
+        assert ds.descriptions[0].startswith(("posterior probability of a deposit per unit cell",
+                                              "relative favourability (0-1")[method])
+    shuffled = run("lodestar:predict_prospectivity", {"INPUT": [GEOLOGY, ALOH, PROPYLITIC],
+                                                      "MODEL": trained["OUTPUT_MODEL"],
+                                                      "OUTPUT": str(tmp_path / "q.tif")})
+    again = read(shuffled["OUTPUT"])  # given in another order, read in the model's (before: read as given)
+    assert np.array_equal(again.mask, probability.mask) and np.array_equal(again.compressed(),
+                                                                           probability.compressed())
+
+
+def test_layers_named_otherwise_are_read_in_the_order_given_with_a_warning_saying_which_as_which():
+    from lodestar.processing.alg_predict_prospectivity import in_model_order
+
+    model = ["geologia", "as_rcl", "sb_rcl"]
+    assert in_model_order(["g", "a", "s"], model, model) == (["g", "a", "s"], "", "")
+    layers, note, warning = in_model_order(["s", "g", "a"], ["sb_rcl", "geologia", "as_rcl"], model)
+    assert layers == ["g", "a", "s"] and note.endswith("read in its order: geologia, as_rcl, sb_rcl.") and not warning
+    layers, note, warning = in_model_order(["k", "a", "s"], ["k_rcl", "as_rcl", "sb_rcl"], model)
+    assert layers == ["k", "a", "s"] and not note
+    assert "read in the order given: k_rcl as geologia." in warning
 
 
 def test_predict_refuses_a_file_that_is_not_a_lodestar_model(run, tmp_path):
