@@ -100,6 +100,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     if answer == yes:
         conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
                       "All critical evidence is supported; no secondary item can be tested with these layers.")
+        conclusion += _graph_note(chain)
     else:
         missing = [k for k, ok in critical.items() if not ok]
         conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
@@ -115,6 +116,17 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                       f"{verdict_text}. {conclusion}{others}{search.lithology_note(core)}{quiet}", core=named,
                       place=search.place_words(core), route=search.route)
     return verdict, core.geometry
+
+
+def _graph_note(chain) -> str:
+    """Why a Yes stands when the chain's spatial graph joined no zones of two roles (its step said No, and the
+    summing-up step counts it as missing): the graph's edges and the deposit model's reaches measure differently."""
+    steps = [n.step.index for n in chain if n.step.tool == "spatial_relations" and n.observation.sub_inference == "No"]
+    if not steps:
+        return ""
+    return (f" The spatial graph (step {steps[0]}) joined no zones of two roles, and the summing-up counts it as "
+            "missing: its edges link zones that overlap or lie as close as they are wide, while each item is "
+            "measured here from the core out to the reach the deposit model gives it, and these reaches are met.")
 
 
 def _named_systems(scene: Scene, verified: list, core: Core, assessment: dict) -> tuple[dict, str]:

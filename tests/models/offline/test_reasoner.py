@@ -1113,3 +1113,22 @@ def test_every_route_the_offline_verifier_names_is_listed_in_routes():
             for value in values:
                 used |= {getattr(module, n.id) for n in ast.walk(value) if isinstance(n, ast.Name) and n.id.isupper()}
     assert used == set(ROUTES)
+
+
+def test_a_yes_says_why_it_stands_when_the_spatial_graph_joined_no_two_roles():
+    """Great Basin's whole survey folder, its units not named: the graph step said No and the summing-up step
+    "Critical evidence is missing: step 5", then the verdict "All critical evidence is supported" without a word on
+    it; the verdict now says why the two differ. Without such a step it says nothing more."""
+    from types import SimpleNamespace
+
+    from lodestar.models.offline.verifier import _graph_note
+
+    def node(index, tool, inference):
+        return SimpleNamespace(step=SimpleNamespace(index=index, tool=tool),
+                               observation=SimpleNamespace(sub_inference=inference))
+
+    chain = [node(1, "color_regions", "Yes"), node(5, "spatial_relations", "No"), node(6, "integrate_evidence", "No")]
+    note = _graph_note(chain)
+    assert note.startswith(" The spatial graph (step 5) joined no zones of two roles")
+    assert "reach the deposit model gives it" in note
+    assert _graph_note([node(1, "color_regions", "Yes"), node(5, "spatial_relations", "Yes")]) == ""
