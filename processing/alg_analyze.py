@@ -335,9 +335,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback, staged))
             outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress,
                                                         staged))
-        for note in result.notes:
+        for note in result.notes:  # what the dock shows beside the answer: here the log is all a user reads
             if note.startswith(("Replay check:", "Warning:")):
                 feedback.pushWarning(mask_secrets(note, secrets))
+            else:
+                feedback.pushInfo(mask_secrets(f"Note: {note}", secrets))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
                           f"{result.rounds} round(s). {kept_record(record)}")

@@ -67,7 +67,10 @@ def mapping_parameters() -> list:
                   "rocks are matched against the legend's names. They replace a CASE's favourable units map by map.")
     favourability = raster_destination(OUTPUT_FAVOURABILITY, "Favourability surface",
                                        "Float32 GeoTIFF on the analysis grid, 0 (least) to 1 (most favourable), nodata "
-                                       "(-9999) outside the analysed area; calibrated (full fit) with CALIBRATE.")
+                                       "(-9999) outside the analysed area. With CALIBRATE, the chosen model's full "
+                                       "fit when it beats, out of fold, the equal-weight mean of the layers' ranks; "
+                                       "else the knowledge-driven surface (the band description and the log say "
+                                       "which, and why).")
     cv = raster_destination(OUTPUT_FAVOURABILITY_CV, "Favourability, cross-validated (with CALIBRATE only)",
                             "Written only with CALIBRATE: the out-of-fold surface, each spatial block predicted by a "
                             "model fitted without its deposits (the honest skill figure). Float32 GeoTIFF as "

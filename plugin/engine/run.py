@@ -37,6 +37,7 @@ from .offline_questions import offline_question_problem
 from .prospectivity import map_prospectivity
 from .questions import asks_where, positive_choice
 from .report import write_report
+from .report_prospectivity import method_label
 from .target_table import where_answer
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
@@ -482,10 +483,15 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
                             ("prospectivity", prospectivity)):
             outputs[name] = write_vector(frame, at(name), stamp=record["created_utc"])
         if mapping.surface is not None:
-            outputs["favourability"] = write_surface(mapping.surface, at("favourability"))
+            made = (f"calibrated: {method_label({'method': mapping.surface.method})}" if mapping.basis == "calibrated"
+                    else "knowledge-driven")
+            outputs["favourability"] = write_surface(mapping.surface, at("favourability"),
+                                                     description=f"favourability (0-1): {made}")
             outputs["weights"] = write_weights_csv(mapping.weights, at("weights"))
         if mapping.cv is not None:
-            outputs["favourability_cv"] = write_surface(mapping.cv, at("favourability_cv"))
+            outputs["favourability_cv"] = write_surface(mapping.cv, at("favourability_cv"),
+                                                        description="favourability (0-1): calibrated: "
+                                                        f"{method_label({'method': mapping.cv.method})}")
         if mapping.uncertainty is not None:
             outputs["uncertainty"] = write_surface(mapping.uncertainty, at("uncertainty"),
                                                    description=mapping.uncertainty.method)

@@ -22,7 +22,10 @@ PORPHYRY_WORDS = ("alteration core", "alteration families", "hydrothermal system
 
 @pytest.fixture(scope="module")
 def murchison(tmp_path_factory):
-    """One offline run of the Murchison case: (log lines, record, report text, Python warnings that escaped)."""
+    """One offline run of the Murchison case, both of its map's units named favourable (so the host step covers the
+    whole map and the controller rejects it; before host units were matched as the surface matches them, the
+    legend's "outside the greenstone belts" did the same unasked): (log lines, record, report text, Python warnings
+    that escaped)."""
     from qgis.core import QgsApplication, QgsProcessingFeedback
 
     import processing
@@ -50,7 +53,8 @@ def murchison(tmp_path_factory):
         with warnings.catch_warnings(record=True) as escaped:
             warnings.simplefilter("always")
             result = processing.run("lodestar:analyze", {
-                "CASE": str(MURCHISON / "case.json"), "OUTPUT_REPORT": str(out / "report.html"),
+                "CASE": str(MURCHISON / "case.json"), "FAVOURABLE_UNITS": "1, 2",
+                "OUTPUT_REPORT": str(out / "report.html"),
                 "OUTPUT_RECORD": str(out / "record.json")}, feedback=feedback)
     finally:
         if provider is not None:
@@ -80,6 +84,16 @@ def test_warnings_reach_the_log_once_per_kind_in_words(murchison):
     assert skipped == ["40 lines with no length or area (empty, or all at one point) were skipped where the vector "
                        "layers were drawn onto the analysis grid."]  # the 40 zero-length faults, drawn twice each
     assert not any("ShapeSkipWarning" in line or "will not be rasterized" in line for line in lines)
+
+
+def test_the_runs_notes_reach_the_log(murchison):
+    """What the dock shows beside the answer (the targets, the layers left out, the calibration's choice) is all a
+    headless user reads: before, only the notes starting "Warning:" reached the log."""
+    lines, record, _, _ = murchison
+    notes = [line for line in lines if line.startswith("Note: ")]
+    assert notes and notes == [f"Note: {note}" for note in record["result"]["notes"]
+                               if not note.startswith(("Warning:", "Replay check:"))]
+    assert any("target(s) covering" in note for note in notes)
 
 
 def test_a_step_the_controller_rejected_every_time_does_not_support_the_answer(murchison):

@@ -69,6 +69,13 @@ def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
     assert 0.0 <= float(cv.min()) and float(cv.max()) <= 1.0
     assert not np.allclose(cv.filled(0), full.filled(0))  # out-of-fold differs from the full fit
 
+    refused = record["favourability"]["calibration"]["refused"]
+    for key, said in (("OUTPUT_FAVOURABILITY", "knowledge-driven" if refused else
+                       "calibrated: weights of evidence (full fit)"),
+                      ("OUTPUT_FAVOURABILITY_CV", "calibrated: weights of evidence (out of fold)")):
+        with rasterio.open(result[key]) as ds:  # which surface it is (before: "favourability (0-1)" for both)
+            assert ds.descriptions == (f"favourability (0-1): {said}",)
+
     spread, spread_meta = _surface(result["OUTPUT_UNCERTAINTY"])
     assert spread_meta == meta and (spread.mask == full.mask).all() and float(spread.min()) > 0
     with rasterio.open(result["OUTPUT_UNCERTAINTY"]) as ds:
