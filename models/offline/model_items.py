@@ -3,7 +3,7 @@ a candidate core may stand for, and the map units a legend names."""
 from __future__ import annotations
 
 from ...plugin.engine.workspace import NOMINAL_PIXEL_M
-from ...plugin.favourability.transforms import matched_units
+from ...plugin.tools.lithology_words import matched_units
 
 VECTOR_ROLES = ("structure", "geological_map")
 """Roles a vector layer is evidence in: fault lines and unit polygons (the surface reads no other)."""

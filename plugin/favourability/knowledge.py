@@ -12,8 +12,8 @@ import re
 from dataclasses import replace
 
 from ..pathfinders import off_model_reason
+from ..tools.lithology_words import matched_units
 from .evidence import EvidenceSpec
-from .transforms import matched_units
 
 OTHER_UNITS = 0.1
 """Membership of units that are not favourable: maps are approximate and deposits sit at contacts, so

@@ -7,9 +7,7 @@ linear 0 below `low` to 1 above `high` (decreasing when low > high), Gaussian ex
 """
 from __future__ import annotations
 
-import fnmatch
 import math
-import re
 
 import numpy as np
 from rasterio.features import rasterize
@@ -17,7 +15,7 @@ from scipy import ndimage, stats
 
 from ..errors import LodestarError
 from ..raster_io import RasterGrid
-from ..tools.lithology_words import lithology_groups
+from ..tools.lithology_words import matched_units
 
 
 def _masked(values) -> np.ma.MaskedArray:
@@ -150,54 +148,6 @@ def distance_to_features_m(geometries, grid: RasterGrid) -> np.ndarray:
         raise LodestarError("No feature lies on or near the analysis area; check the layer's extent and CRS.")
     distance = ndimage.distance_transform_edt(burnt == 0, sampling=(height, width))
     return distance[top:top + grid.height, left:left + grid.width].astype("float32")
-
-
-def synonyms(word: str) -> tuple:
-    """`word` and every lithology word of the groups it belongs to (or names), lower case."""
-    word = word.strip().lower()
-    words = [word]
-    for name, group in lithology_groups().items():
-        if word == name or word in group:
-            words += [w for w in group if w not in words]
-    return tuple(words)
-
-
-_NEGATION = re.compile(r"(?<![a-z0-9])(outside|not|non|no|without|except|excluding|other than|beyond|away from)"
-                       r"(?![a-z0-9])")
-
-
-def _contains(name: str, word: str) -> bool:
-    """Whether `word` is in `name` as a whole word, and not negated before it ("outside the greenstone
-    belts" does not name a greenstone unit)."""
-    found = re.search(r"(?<![a-z0-9])" + re.escape(word) + r"(?:e?s)?(?![a-z0-9])", name)
-    return found is not None and _NEGATION.search(name[:found.start()]) is None
-
-
-def matched_units(legend: dict, favourable) -> dict[int, str]:
-    """Units of a legend ({code: name}) that match favourable words, names or codes: {code: how it matched}.
-
-    A favourable entry matches a unit when it equals the unit's code or name (case-insensitive; `*`
-    and `?` wildcards allowed) or when the name contains it, or a lithology synonym of it, as a whole
-    word ("carbonate" matches "Silty limestone", "greenstone" matches "Metabasalt").
-    """
-    out: dict[int, str] = {}
-    for entry in favourable:
-        term = str(entry).strip()
-        if not term:
-            continue
-        words = synonyms(term)
-        for code, name in legend.items():
-            low = str(name).strip().lower()
-            if int(code) in out:
-                continue
-            if term.lower() in (low, str(code)) or (any(ch in term for ch in "*?[") and
-                                                   fnmatch.fnmatchcase(low, term.lower())):
-                out[int(code)] = str(name)
-                continue
-            hit = next((w for w in words if _contains(low, w)), None)
-            if hit is not None:
-                out[int(code)] = f"{name} ({hit!r}" + (f", like {term!r})" if hit != term.lower() else ")")
-    return out
 
 
 def unit_membership(codes, legend: dict, favourable, outside: float = 0.0, blank: int | None = None

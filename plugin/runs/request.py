@@ -20,7 +20,8 @@ from ..errors import LodestarError
 from ..favourability.plan_file import EvidencePlan, read_plan
 from ..raster_io import LayerSpec
 from ..roles import check_role, guess_favourable, guess_role
-from ..tools.categorical import names_units
+from ..tools.categorical import names_units, read_legend
+from ..tools.lithology_words import matched_units
 
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
@@ -167,9 +168,23 @@ def parse_favourable_units(text: str, layers: list[LayerSpec], label: str = WHER
         if not named:
             raise LodestarError(f"{label}: give at least one unit code or name after '{spec.name}:', "
                                 "comma-separated.")
+        _check_named(spec, named, label)
         chosen = units.setdefault(spec.name, [])
         chosen.extend(code for code in named if code not in chosen)
     return units
+
+
+def _check_named(spec: LayerSpec, named: list, label: str) -> None:
+    """A unit named for a map with a legend must match one of its units as the surface matches them (its code or
+    name, a wildcard, a whole word or a lithology synonym): else the run would map nothing for it."""
+    if spec.legend is None or not Path(spec.legend).is_file():
+        return
+    legend = read_legend(spec.legend)
+    missing = [name for name in named if not matched_units(legend, [name])]
+    if missing:
+        shown = ", ".join(f"{code} {name}" if str(code) != name else name for code, name in legend.items())
+        raise LodestarError(f"{label}: no unit of {spec.name} matches {', '.join(map(repr, missing))} (by code, name, "
+                            f"wildcard, word or rock synonym); its units: {shown}.")
 
 
 def build_request(layers: list[LayerSpec], question: str, output_dir, backend: BackendValues, *,

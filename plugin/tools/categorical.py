@@ -8,7 +8,6 @@ case-insensitive, or with `*`/`?` wildcards), e.g. the carbonate units for Carli
 from __future__ import annotations
 
 import csv
-import fnmatch
 import io
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..errors import LodestarError
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid, RasterSet
 from ..zones import labelled_polygons, zone_record, zones_frame
+from .lithology_words import matched_units
 from .result import ToolResult
 
 _VALUE_COLUMNS = ("value", "code_value", "id", "class", "raster_value")
@@ -103,15 +103,15 @@ def unit_list(units) -> tuple:
 
 
 def match_units(names: dict, wanted) -> set:
-    """Keys (unit codes) whose names, or the keys themselves, match any of `wanted` (case-insensitive,
-    `*`/`?` wildcards); an unmatched name is an error listing the units present."""
+    """Keys (unit codes) whose names, or the keys themselves, match any of `wanted` as the favourability surface
+    matches them (`matched_units`: the code or name, `*`/`?` wildcards, or a whole word or a lithology synonym in
+    the name, not negated); an unmatched name is an error listing the units present."""
     codes = set()
     for pattern in wanted:
         pattern = str(pattern).strip()
         if not pattern:
             continue
-        hits = {c for c, n in names.items()
-                if fnmatch.fnmatchcase(n.lower(), pattern.lower()) or pattern == str(c)}
+        hits = set(matched_units(names, [pattern]))
         if not hits:
             known = ", ".join(sorted(set(names.values())))
             raise LodestarError(f"No unit named {pattern!r} in this map. Units present: {known}.")

@@ -67,6 +67,11 @@ def test_match_units_exact_wildcard_and_error():
     assert match_units(names, ["*carbonate*", "3"]) == {1, 3}
     with pytest.raises(LodestarError, match="No unit named 'Basalt'.*Granite, Limestone \\(carbonate\\), Shale"):
         match_units(names, ["Basalt"])
+    # as the favourability surface matches them (before, names and wildcards only: the step mapped nothing where
+    # the surface weighed a unit): a rock synonym, never a negated name; unit names as keys kept as given
+    belts = {1: "greenstone (Archaean greenstone belt bedrock)", 2: "outside the greenstone belts"}
+    assert match_units(belts, ["basalt"]) == {1} and match_units(belts, ["greenstone"]) == {1}
+    assert match_units({"LPZE": "LPZE", "Qal": "Qal"}, ["lpze"]) == {"LPZE"}
 
 
 def test_unit_polygons_with_names_and_favourable_selection(geology):

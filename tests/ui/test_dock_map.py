@@ -13,7 +13,7 @@ from lodestar.plugin.analysis import AnalysisResult
 from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.labels import deposit_count, humanize
 from lodestar.tests.ui.dock_steps import bar_texts, open_dock, run_to_end, set_case_roles
-from lodestar.ui.evidence_view import cell_text, shown
+from lodestar.ui.evidence_view import cell_text, shown, unused_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
@@ -62,11 +62,14 @@ def test_map_options_reach_the_request(dock, sample):
     assert bar_texts(dock) == ["Pick the known deposits (a point layer) to calibrate with, or untick the calibration."]
     dock.map_options.set_deposits(deposits)
     dock.ui.areaShareSpin.setValue(5)
-    dock.ui.unitsEdit.setText("granite, porphyry")  # one categorical map: its name may be left out
+    dock.ui.unitsEdit.setText("granite, porphyry")  # no granite on the map: said before the run, with its units
+    assert not dock.ui.runButton.isEnabled()
+    assert any("no unit of geological map matches 'granite'" in text for text in bar_texts(dock))
+    dock.ui.unitsEdit.setText("limestone, porphyry")  # one categorical map: its name may be left out
     assert dock.ui.runButton.isEnabled() and bar_texts(dock) == []
     request = dock.build_request()
     assert request.deposits == SAMPLE / "deposits.geojson" and request.calibrate == "logistic"
-    assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["granite", "porphyry"]}
+    assert request.area_share == 0.05 and request.favourable_units == {"geological map": ["limestone", "porphyry"]}
     assert request.cross_validation == {"folds": 5, "seed": 0}  # the blocks left at their default (10 km or less)
     blocks = dock.map_options.cross_validation
     assert blocks.block.isEnabled() and blocks.block.text() == "auto"
@@ -168,6 +171,14 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     fitted = ["Fitted on the deposits"] if "fitted" in result.validation else []  # absent when the fit is refused
     assert [row[0] for row in rows] == ["Cross-validated", "Knowledge-driven", "Equal-weight ranks"] + fitted
     assert result.validation["summary"] in basin_dock.ui.validationNote.text().replace("&#x27;", "'")
+    # the choice and why, then the refusal when refused (before, a refusal took the choice's place)
+    assert result.validation["summary"].startswith("weights of evidence, out-of-fold AUC ")
+    assert ("was not used for the targets" in result.validation["summary"]) == result.validation["refused"]
+    banner = basin_dock.ui.answerBanner.text()  # and the banner says which surface the targets came from
+    assert ("targets from the knowledge-driven surface: the calibrated weights of evidence does not beat" in banner) \
+        == result.validation["refused"]
+    assert ("targets from the calibrated weights of evidence (Validation page)" in banner) \
+        != result.validation["refused"]
     assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
     assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("Cross-validated\ncross-validated")
     assert "(of 31 inside it)" in basin_dock.ui.validationNote.text()
@@ -202,6 +213,17 @@ def test_insufficient_evidence_has_its_own_banner(dock):
         dock.results.show_answer(AnalysisResult(answer, "Yes", valid, not valid, 1, empty, empty, empty, empty))
         colours[(answer, valid)] = banner.styleSheet()
     assert len({*colours.values(), "background:#d1c4e9; padding:6px; border-radius:4px;"}) == 4
+
+
+def test_layers_left_out_of_a_calibrated_runs_surface_say_the_fitted_models_use_them():
+    """Great Basin calibrated: k_rcl was listed under "Layers not used" beside its fitted row with an importance."""
+    unused = [{"layer": "k_rcl", "reason": "Potassium is not a pathfinder of Carlin-type gold."}]
+    fitted = [{"layer": "k_rcl", "basis": "fitted on known deposits (30)", "importance": 0.01}]
+    text = unused_text(unused, fitted)
+    assert text.startswith("<b>Left out of the knowledge-driven surface</b>")
+    assert "The models fitted on the deposits use it (its row above)." in text
+    assert unused_text(unused).startswith("<b>Layers not used</b>") and "fitted" not in unused_text(unused)
+    assert unused_text([], fitted) == ""
 
 
 def test_targets_line_shows_the_best_five():

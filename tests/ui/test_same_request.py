@@ -13,8 +13,8 @@ from lodestar.ui.settings_dialog import PluginSettings
 QUESTION = ("Which hydrothermal alteration is present in this area? Answer: A. Argillic or phyllic (clay, sericite) "
             "B. Propylitic (chlorite, epidote) C. Silicification D. None.")
 LOW = "ASTER TIR quartz index"
-UNITS = "geological map: granodiorite porphyry, 2"
-DIFFERENT_BY_DESIGN = {"output_dir", "case_id"}  # each caller's own run folder and run name
+UNITS = "geological map: monzonite porphyry, 2"
+DIFFERENT_BY_DESIGN = {"output_dir", "case_id", "output_names"}  # each caller's own run folder, run name and file names
 
 
 class Captured(LodestarError):
@@ -75,4 +75,4 @@ def test_dock_and_analyze_build_the_same_request(dock, sample, run, monkeypatch)
     assert {s.name: s.favourable for s in from_analyze.layers}[LOW] == "low"
     assert len(from_dock.layers) == len(case.layers)
     assert (from_analyze.deposits, from_analyze.calibrate, from_analyze.area_share) == (case.deposits, "wofe", 0.075)
-    assert from_analyze.favourable_units == {"geological map": ["granodiorite porphyry", "2"]}
+    assert from_analyze.favourable_units == {"geological map": ["monzonite porphyry", "2"]}

@@ -96,7 +96,7 @@ def test_evidence_spec_reads_legend_and_distance_layers(tmp_path):
 
 
 def _maps(tmp_path):
-    (tmp_path / "codes_legend.csv").write_text("value,name\n1,A1\n", encoding="utf-8")
+    (tmp_path / "codes_legend.csv").write_text("value,name\n1,A1\n2,Silty limestone\n", encoding="utf-8")
     return [LayerSpec(tmp_path / "geology.tif", "geological_map", "Geology (DDS-41)"),
             LayerSpec(tmp_path / "as.tif", "geochemistry", "arsenic"),
             LayerSpec(tmp_path / "codes.tif", "other", "coded map", legend=tmp_path / "codes_legend.csv")]
@@ -120,6 +120,8 @@ def test_favourable_units_parse_names_and_merge(tmp_path):
                              r"categorical maps: Geology \(DDS-41\), coded map\.$"),
     ("arsenic: high", r"arsenic is not a categorical map \(its role is geochemistry and it has no legend\)"),
     ("coded map:  , ", r"give at least one unit code or name after 'coded map:'"),
+    ("coded map: limestone, basalt", r"^FAVOURABLE_UNITS: no unit of coded map matches 'basalt' \(by code, name, "
+                                     r"wildcard, word or rock synonym\); its units: 1 A1, 2 Silty limestone\.$"),
 ])
 def test_favourable_units_bad_input_says_what_to_do(tmp_path, text, message):
     with pytest.raises(LodestarError, match=message):
