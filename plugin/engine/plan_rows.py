@@ -63,9 +63,15 @@ def _starting_spec(name: str, role: str, kind: str, favourable: str, fault: dict
     return None  # a colour rendering: scored only by the zones the chain marks on it
 
 
+AGENT_SAID = " The agent's reason, for its own setting: "
+"""Joins the geologist's setting of an edited spec to the agent's reason for its own (`edited`)."""
+
+
 def edited(spec: dict, **changes) -> dict:
     """A copy of a spec's dict with `changes` (weight, transform, membership, or the params midpoint, spread, units,
-    outside); a new membership gets its usual spread, a units transformation its identity membership."""
+    outside); a new membership gets its usual spread, a units transformation its identity membership. A spec that
+    changed says so in its `why` (the agent's reason was for the agent's setting)."""
+    original = spec
     spec = dict(spec, params=dict(spec.get("params") or {}))
     for key, value in changes.items():
         if key in ("weight", "transform", "membership"):
@@ -84,7 +90,21 @@ def edited(spec: dict, **changes) -> dict:
         spec["params"] = {k: v for k, v in spec["params"].items() if k in ("midpoint", "spread", "low", "high")}
         if spec["membership"] in MEMBERSHIP_DEFAULTS:
             spec["params"] = {**MEMBERSHIP_DEFAULTS[spec["membership"]], "midpoint": 1.0, **spec["params"]}
+    if {k: v for k, v in spec.items() if k != "why"} != {k: v for k, v in original.items() if k != "why"}:
+        spec["why"] = _edited_why(spec, str(original.get("why") or ""))
     return spec
+
+
+def _edited_why(spec: dict, before: str) -> str:
+    """The reason of a spec the geologist changed: its setting in words, then the agent's reason for its own."""
+    try:
+        made = EvidenceSpec.from_dict(spec)
+        setting = f"{made.transformation_text}, {made.membership_text}"
+    except LodestarError:  # a unit map whose units are still to be named
+        setting = f"{spec['transform']}, {spec['membership']}"
+    agent = before.split(AGENT_SAID, 1)[1] if AGENT_SAID in before else before
+    return f"Set by you: {setting}, weight {float(spec['weight']):g}." + (f"{AGENT_SAID}{agent}" if agent else "")
+
 
 
 def usable_specs(rows: list[dict]) -> list[EvidenceSpec]:

@@ -187,6 +187,13 @@ def test_the_editor_rows_and_preview_follow_the_run(agent_run):
     assert x[0] < spec["params"]["midpoint"] / 2 < spec["params"]["midpoint"] * 2 <= x[-1]  # metres from the faults
     assert y[0] > 0.9 and y[-1] < 0.2  # near is favourable
     rows[faults]["spec"] = edited(spec, midpoint=spec["params"]["midpoint"] / 4)
+    # its reason says the geologist's setting, then the agent's for its own (before, the agent's alone, which named
+    # the old midpoint); edited again, the agent's reason is kept once
+    made = EvidenceSpec_of(rows[faults]["spec"])
+    assert made.why == (f"Set by you: {made.transformation_text}, {made.membership_text}, weight {made.weight:g}. "
+                        f"The agent's reason, for its own setting: {spec['why']}")
+    assert edited(rows[faults]["spec"], weight=2.0)["why"].count("The agent's reason") == 1
+    assert edited(spec, weight=spec["weight"])["why"] == spec["why"]  # nothing changed, nothing said
     x2, y2 = preview.curve(EvidenceSpec_of(rows[faults]["spec"]))
     assert np.interp(spec["params"]["midpoint"] / 4, x2, y2) == pytest.approx(0.5, abs=0.02)
     mine = plan_of_rows(rows, "weighted", 0.8, agent)
