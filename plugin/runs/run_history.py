@@ -126,7 +126,8 @@ def result_of(folder) -> AnalysisResult:
     choices = record.get("choices") or {}
     mapping = record.get("favourability") or {}
     return AnalysisResult(
-        answer=answer, answer_text=choices.get(answer, answer if answer in (FAILED, INSUFFICIENT) else ""),
+        answer=answer, answer_text=result.get("where") or choices.get(answer, answer if answer in (FAILED, INSUFFICIENT)
+                                                                       else ""),
         valid=bool(result.get("valid")), voted=bool(result.get("voted")), rounds=int(result.get("rounds", 0)),
         zones=frames["zones"], nodes=frames["nodes"], edges=frames["edges"], prospectivity=frames["prospectivity"],
         chain=list(record.get("chain") or []), verdicts=[{k: v for k, v in r.items() if k != "chain"}

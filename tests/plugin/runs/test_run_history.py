@@ -81,6 +81,20 @@ def test_a_moved_run_says_what_is_missing(runs, tmp_path):
         result_of(copy)
 
 
+def test_a_reopened_where_answer_is_its_targets_as_the_run_gave_it(runs, tmp_path):
+    """A "where" question is answered by the ranked targets (`result.where` in the record); reopened, the banner said
+    "A. Yes" (the choice's text) instead."""
+    _, root, _, _ = runs
+    copy = tmp_path / "where"
+    shutil.copytree(root / "run-1", copy)
+    record = json.loads((copy / "record.json").read_text(encoding="utf-8"))
+    where = "2 target(s) over 0.5 km2, best first: 1. 0.16 km2 at 36.0°N 112.0°W, strong; 2. 0.36 km2 at 36.1°N."
+    record["result"]["where"] = where
+    (copy / "record.json").write_text(json.dumps(record), encoding="utf-8")
+    assert result_of(copy).answer_text == where
+    assert result_of(root / "run-1").answer_text == "Yes"  # a yes / no question: the choice's text
+
+
 def test_the_deposit_model_its_runner_up_and_why(runs):
     _, root, _, _ = runs
     record = json.loads((root / "run-1" / "record.json").read_text(encoding="utf-8"))
