@@ -8,6 +8,7 @@ from html import escape
 from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import QHeaderView, QTableWidgetItem
 
+from ..plugin.favourability.calibration import BASIS as FITTED
 from ..plugin.labels import humanize, role_label
 from .table_fit import name_tip
 
@@ -49,13 +50,18 @@ def columns_of(rows: list) -> list:
     return list(COLUMNS) + filled
 
 
-def unused_text(unused: list) -> str:
-    """'Not used: <b>layer</b>: reason; ...' for the label under the table ('' when every layer was used)."""
+def unused_text(unused: list, weights: list = ()) -> str:
+    """The layers left out and why, for the label under the table ('' when every layer was used). With a calibrated
+    run they are left out of the knowledge-driven surface only: the models fitted on the deposits weigh every
+    measured layer, and a layer with a fitted row says so."""
     if not unused:
         return ""
-    items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(humanize(row.get('reason', '')))}</li>"
-                    for row in unused)
-    return f"<b>Layers not used</b><ul style='margin:0'>{items}</ul>"
+    fitted = {row.get("layer") for row in weights if str(row.get("basis") or "").startswith(FITTED)}
+    items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(humanize(row.get('reason', '')))}"
+                    + (" The models fitted on the deposits use it (its row above)." if row.get("layer") in fitted
+                       else "") + "</li>" for row in unused)
+    heading = "Left out of the knowledge-driven surface" if fitted else "Layers not used"
+    return f"<b>{heading}</b><ul style='margin:0'>{items}</ul>"
 
 
 class EvidenceView:
@@ -90,4 +96,4 @@ class EvidenceView:
         why = [key for key, _ in columns].index("why")
         table.setColumnWidth(why, min(table.columnWidth(why), 320))
         empty = "" if weights else "<b>No favourability surface</b>: no layer could be turned into evidence.<br>"
-        self.ui.unusedLabel.setText(empty + unused_text(unused))
+        self.ui.unusedLabel.setText(empty + unused_text(unused, weights))

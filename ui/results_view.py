@@ -15,6 +15,7 @@ from ..plugin.analysis import AnalysisResult
 from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
+from ..plugin.favourability.models import LABELS
 from ..plugin.labels import format_area_km2, humanize, tool_label, usage_rows
 from ..plugin.vector_io import write_vector
 from . import layers as result_layers
@@ -63,6 +64,19 @@ def banner_text(answer_text: str) -> str:
     places = listed.rstrip(".").split("; ")
     more = f"; … ({len(places) - BANNER_TARGETS} more on the Targets page)" if len(places) > BANNER_TARGETS else ""
     return f"{head} best first: {'; '.join(places[:BANNER_TARGETS])}{more}."
+
+
+def calibration_clause(validation: dict | None) -> str:
+    """Which surface the targets came from, when the run was calibrated ('' otherwise): the banner says it, the
+    Validation page says why."""
+    method = (validation or {}).get("method")
+    if not method:
+        return ""
+    model = LABELS.get(method, method)
+    if validation.get("refused"):
+        return (f"; targets from the knowledge-driven surface: the calibrated {model} does not beat the equal-weight "
+                "baseline out of fold (Validation page)")
+    return f"; targets from the calibrated {model} (Validation page)"
 
 
 def zone_ids(item) -> list:
@@ -165,7 +179,8 @@ class ResultsView:
             colour, how = BANNER_COLOURS["voted"], "no chain was accepted; answer by majority vote"
         rounds = f"{result.rounds} round{'s' if result.rounds != 1 else ''}"
         banner = self.ui.answerBanner
-        banner.setText(f"{headline}<br><small>{escape(how)} ({rounds})</small>")
+        banner.setText(f"{headline}<br><small>{escape(how)} ({rounds}){escape(calibration_clause(result.validation))}"
+                       "</small>")
         banner.setStyleSheet(f"background:{colour}; padding:6px; border-radius:4px;")
         banner.setVisible(True)
         self.show_usage(result.usage or {})

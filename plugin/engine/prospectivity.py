@@ -266,9 +266,10 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
 
 def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.MaskedArray) -> dict:
     """Surface scores against known deposits, each labelled by whether the deposits shaped it, beside the
-    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why,
-    `method` its model and `refused` whether its surface was kept from the targets; `models`: the other models
-    the calibration compared, out of fold (its comparison's rows)."""
+    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why, then
+    why its surface was kept from the targets when it was; `method` its model and `refused` whether its surface was
+    kept from the targets; `models`: the other models the calibration compared, out of fold (its comparison's
+    rows)."""
     from ..evaluation import evaluate_surface
 
     def scored(surface: Surface, basis: str) -> dict:
@@ -280,7 +281,8 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
            "equal_weight": scored(Surface(equal_weight, result.knowledge.grid, result.knowledge.crs),
                                   f"{EQUAL_WEIGHT}: no deposit data used, the baseline to beat")}
     if result.calibration:
-        out["summary"] = result.calibration.get("refused") or result.calibration.get("why", "")
+        out["summary"] = " ".join(text for text in (result.calibration.get("why", ""),
+                                                    result.calibration.get("refused")) if text)
         out["method"] = result.calibration.get("method")
         out["refused"] = bool(result.calibration.get("refused"))
         chosen = _LABELS.get(out["method"], "")
