@@ -82,6 +82,7 @@ class AnalysisRequest:
     evidence_plan: dict | None = None  # the geologist's evidence plan (plan_file.py's dict): replaces the agent's
     deposit_model: str = ""  # the deposit model's id the geologist picked; '' chooses it from the question and layers
     user_models: list = field(default_factory=list)  # the user's own deposit models (deposit_models.py), checked
+    output_names: dict = field(default_factory=dict)  # output (run.OUTPUT_FILES key) -> the name the user finds it by
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from qgis.core import (
@@ -289,6 +290,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
             raise
+        request = replace(request, output_names={  # the report names the files where the user will find them
+            "prospectivity": Path(destinations[self.OUTPUT_PROSPECTIVITY]).name,
+            **{mapping_params.OUTPUTS[key][0]: Path(path).name for key, path in surfaces.items()}})
 
         secrets = (request.settings.api_key,)  # masked in every line and message (the client masks replies already)
         progress = Progress(progress.set, lambda line: feedback.pushInfo(mask_secrets(line, secrets)),

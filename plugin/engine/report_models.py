@@ -76,7 +76,7 @@ def _uncertainty(figure, axes, path: Path, label: str) -> None:
                         origin="upper")
     axes.set_xticks([])
     axes.set_yticks([])
-    axes.set_title("uncertainty (uncertainty.tif)", fontsize=9)
+    axes.set_title("uncertainty", fontsize=9)
     bar = figure.colorbar(shown, ax=axes, fraction=0.046, pad=0.04)
     bar.ax.tick_params(labelsize=7)
     axes.set_xlabel(_short(label, 44), fontsize=7)

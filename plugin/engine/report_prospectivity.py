@@ -37,14 +37,25 @@ def map_title(section: dict) -> str:
     return f"Favourability ({section.get('basis') or 'surface'}): {method_label(section)}"
 
 
+def file_of(record: dict, key: str) -> str:
+    """The name of a run's output as the user finds it: the destination lodestar:analyze wrote it to, else its name
+    in the run folder."""
+    return str((record.get("output_names") or {}).get(key) or FILE_NAMES[key])
+
+
+FILE_NAMES = {"favourability": "favourability.tif", "favourability_cv": "favourability_cv.tif",
+              "uncertainty": "uncertainty.tif", "prospectivity": "prospectivity.gpkg"}
+"""The outputs the report names, by their names in the run folder (run.OUTPUT_FILES)."""
+
+
 def map_section(record: dict, map_png, note: str) -> str:
     section = record.get("favourability") or {}
     parts = [image(map_png, "favourability map with the ranked targets", css="figure")]
     if map_png:
-        cv = (" The cross-validated (out-of-fold) surface is favourability_cv.tif."
+        cv = (f" The cross-validated (out-of-fold) surface is {file_of(record, 'favourability_cv')}."
               if section.get("basis") == "calibrated" else "")
-        parts.append(f'<p class="muted">The map shows favourability.tif, the surface the targets are drawn from.{cv} '
-                     "Open it in QGIS to threshold it at another share of the area.</p>")
+        parts.append(f'<p class="muted">The map shows {e(file_of(record, "favourability"))}, the surface the targets '
+                     f"are drawn from.{e(cv)} Open it in QGIS to threshold it at another share of the area.</p>")
     if note:
         parts.append(f'<p class="muted">{e(humanize(note))}</p>')
     return "".join(parts)
@@ -80,7 +91,7 @@ def targets_section(record: dict) -> str:
         more = (f'<p class="muted">Ranks {SUMMARY_TARGETS + 1}-{listed} are listed in the '
                 '<a href="#more-targets">technical appendix</a>'
                 + (f"; ranks {SHOWN_TARGETS + 1}-{len(targets)} only " if len(targets) > SHOWN_TARGETS else "; all ")
-                + "in prospectivity.gpkg.</p>")
+                + f"in {e(file_of(record, 'prospectivity'))}.</p>")
     return head + table(_target_rows(targets[:SUMMARY_TARGETS]), _TARGET_HEADER, css="targets") + more
 
 
@@ -107,7 +118,7 @@ def weights_section(record: dict, models_png=None) -> str:
         parts.append("<p>No layer could be turned into evidence, so there is no surface.</p>")
     fit_columns = [k for k in _extra_columns(rows) if any(r.get(k) is not None for r in rows)]
     if fit_columns:
-        parts.append(_calibration(section, rows, fit_columns, models_png))
+        parts.append(_calibration(section, rows, fit_columns, models_png, file_of(record, "uncertainty")))
     parts.append("<h3>Layers left out of the surface</h3>")
     parts.append(_reasons(section.get("left_out"), "Every layer given is in the surface."))
     parts.append("<h3>Layers used nowhere</h3>")
@@ -115,7 +126,8 @@ def weights_section(record: dict, models_png=None) -> str:
     return "".join(parts)
 
 
-def _calibration(section: dict, rows: list, columns: list, models_png=None) -> str:
+def _calibration(section: dict, rows: list, columns: list, models_png=None, uncertainty: str = "uncertainty.tif"
+                 ) -> str:
     """The fitted weights: columns whose value is the same on every row are said once above the table."""
     calibration = section.get("calibration") or {}
     common = [k for k in columns if len(rows) > 1 and len({str(r.get(k)) for r in rows}) == 1]
@@ -132,7 +144,7 @@ def _calibration(section: dict, rows: list, columns: list, models_png=None) -> s
                     ["layer"] + [_FIT_HEADERS.get(k, words(k)) for k in shown], css="fit")
             + _responses(calibration)
             + image(models_png, "the fitted model's response per layer and its uncertainty map", css="figure")
-            + (f"<p>Uncertainty (uncertainty.tif): {e(calibration['uncertainty'])}.</p>"
+            + (f"<p>Uncertainty ({e(uncertainty)}): {e(calibration['uncertainty'])}.</p>"
                if calibration.get("uncertainty") else "")
             + bullets(calibration.get("log") or []))
 
@@ -206,10 +218,10 @@ def validation_rows(record: dict) -> list:
     section = record.get("favourability") or {}
     validation = section.get("validation") or {}
     calibrated = section.get("basis") == "calibrated"  # the targets come from the full fit (not refused)
-    names = {"cv": "calibrated surface, cross-validated (favourability_cv.tif)",
-             "knowledge": "knowledge-driven surface" + ("" if calibrated else " (favourability.tif)"),
+    names = {"cv": f"calibrated surface, cross-validated ({file_of(record, 'favourability_cv')})",
+             "knowledge": "knowledge-driven surface" + ("" if calibrated else f" ({file_of(record, 'favourability')})"),
              "equal_weight": "equal-weight mean of the layers' ranks (the baseline to beat)",
-             "fitted": "calibrated surface, full fit (favourability.tif)"}
+             "fitted": f"calibrated surface, full fit ({file_of(record, 'favourability')})"}
     rows = []
     for key in ("cv", "knowledge", "equal_weight", "fitted"):
         if key in validation:

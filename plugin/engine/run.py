@@ -312,7 +312,8 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
                     "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
         "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
     })
-    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy, source)
+    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy, source,
+                             request.output_names)
     progress.set(100)
     emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
           "rounds": outcome.rounds})
@@ -467,10 +468,11 @@ def _deposit_points(deposits, grid, calibrate: str = "") -> list:
 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,
-                   deposit_xy: list, source: dict | None = None) -> dict:
+                   deposit_xy: list, source: dict | None = None, output_names: dict | None = None) -> dict:
     """Vector layers (fixed GeoPackage timestamp: same content, same bytes), surfaces, weights, map, record,
     report: written together (`files.OutputSet`: staged, then moved into `out` at once, so a run sharing the
-    folder never leaves a mix of two runs' files), cancel checked between them."""
+    folder never leaves a mix of two runs' files), cancel checked between them. The report names the outputs by
+    `output_names` (the names the user finds them by) where given."""
     outputs = {}
     prospectivity = mapping.targets
     check = ws.raster_set.progress.check
@@ -517,7 +519,8 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
                     record["result"]["notes"].append(f"Replay check: the index rasters {', '.join(changed)} differ "
                                                      "from the recorded run's (sha256).")
         secrets = (api_key,) if api_key else ()
-        outputs["report"] = write_report(records.scrub(record, secrets), at("report"), ws.evidence_dir, map_png)
+        outputs["report"] = write_report(dict(records.scrub(record, secrets), output_names=dict(output_names or {})),
+                                         at("report"), ws.evidence_dir, map_png)
         outputs["record"] = records.write_record(record, at("record"), secrets)
         check()
     return {name: out / Path(path).name for name, path in outputs.items()}

@@ -76,6 +76,10 @@ def test_calibrated_run_writes_surface_cv_surface_and_weights(run, tmp_path):
         with rasterio.open(result[key]) as ds:  # which surface it is (before: "favourability (0-1)" for both)
             assert ds.descriptions == (f"favourability (0-1): {said}",)
 
+    page = Path(result["OUTPUT_REPORT"]).read_text(encoding="utf-8")  # the files named as the user finds them
+    assert "fav_cv.tif" in page and "fav.tif" in page
+    assert "favourability_cv.tif" not in page and "favourability.tif" not in page
+
     spread, spread_meta = _surface(result["OUTPUT_UNCERTAINTY"])
     assert spread_meta == meta and (spread.mask == full.mask).all() and float(spread.min()) > 0
     with rasterio.open(result["OUTPUT_UNCERTAINTY"]) as ds:
