@@ -77,7 +77,8 @@ def _zone_phrase(scene: Scene, zone: Zone) -> str:
         measure = f", {scene.contrast(zone):.1f} sigma above background{unit}"
         if "ceiling" in info.stats:
             stops = scene.clear_level(info) + scene.settings.ceiling_clear_margin
-            measure += f"; the rendering stops at {stops:.1f} sigma, so that is as clear as it can show"
+            measure += (f"; its values stop at {stops:.1f} sigma (a top class, or where a rendering clips), so that "
+                        "is as clear as it can show")
     else:
         measure = ""
     return f"{zone.zone_id} ({zone.position}, {share:.1%} of the area{measure})"

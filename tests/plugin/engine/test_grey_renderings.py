@@ -44,6 +44,6 @@ def test_a_clipped_greyscale_rendering_still_marks_its_anomaly(tmp_path):
     record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
     step = next(node for node in record["chain"] if node["step"]["layers"] == ["AlOH (greyscale)"])
     assert step["observation"]["zone_ids"], step["observation"]["rationale"]
-    assert "the rendering stops at" in step["observation"]["rationale"]
+    assert "its values stop at" in step["observation"]["rationale"]
     assert float(step["observation"]["calls"][-1]["params"]["value"]) < 255.0
     assert result.answer == "A"  # a clay core with silica over it
