@@ -24,6 +24,8 @@ COLUMNS = (("rank", "Rank"), ("tier", "Tier (%)"), ("area_km2", "Area (km²)"), 
            ("known_deps", "Known deposits"), ("exp_deps", "Expected deposits"), ("fav_p90", "Favourability (p90)"),
            ("layers", "Strongest evidence"), ("why", "Why"))
 """(field, header) of the table's columns, in order."""
+COUNTS = ("rank", "known_deps")
+"""Fields that count (shown whole: a layer read back stores them as reals)."""
 
 
 TABLE_MIN_HEIGHT = 180
@@ -75,7 +77,7 @@ class TargetsView:
                 item = QTableWidgetItem()
                 value = row.get(field)
                 if isinstance(value, (int, float)) and value == value:
-                    item.setData(Qt.DisplayRole, round(float(value), 3) if field != "rank" else int(value))
+                    item.setData(Qt.DisplayRole, int(value) if field in COUNTS else round(float(value), 3))
                 else:
                     item.setData(Qt.DisplayRole, "" if value is None or value != value else str(value))
                 if field in ("why", "layers"):

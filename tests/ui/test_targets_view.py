@@ -50,6 +50,9 @@ def test_the_table_lists_every_target_and_sorts_by_number(view):
     table.sortItems(2, Qt.AscendingOrder)  # by area, as numbers
     assert [table.item(r, 0).data(Qt.DisplayRole) for r in range(3)] == [3, 2, 1]
     assert table.item(0, len(headers) - 1).toolTip() == "target 3"
+    shown.show(_targets().astype({"known_deps": float}), None)  # as a layer read back stores them: shown whole
+    known = headers.index("Known deposits")
+    assert [table.item(r, known).text() for r in range(3)] == ["3", "0", "1"]
 
 
 def test_zoom_select_and_export_the_selected_targets(view, qgis_iface, tmp_path):
