@@ -511,7 +511,7 @@ class RasterSet:
                             f"{crs_label(crs)} so areas and distances are in metres.")
         xmin, ymin, xmax, ymax = -math.inf, -math.inf, math.inf, math.inf
         res = math.inf
-        areas = {}
+        areas, boxes = {}, {}
         for name, reader in referenced.items():
             if not reader.grid.crs.equals(crs):
                 self.log.append(f"{name} is in {crs_label(reader.grid.crs)}; reprojected to {crs_label(crs)}.")
@@ -523,11 +523,10 @@ class RasterSet:
             b = frame if len(referenced) == 1 else transform_bounds(
                 reader.grid.crs, crs, *reader.data_bounds(self.progress), densify_pts=21)
             areas[name] = (b[2] - b[0]) * (b[3] - b[1])
+            boxes[name] = b
             xmin, ymin, xmax, ymax = max(xmin, b[0]), max(ymin, b[1]), min(xmax, b[2]), min(ymax, b[3])
         if xmin >= xmax or ymin >= ymax:
-            raise LodestarError(
-                "The layers do not overlap: " + ", ".join(referenced) + ". Choose layers that cover a common area."
-            )
+            raise LodestarError(_no_common_area(boxes))
         width = max(1, int(round((xmax - xmin) / res)))
         height = max(1, int(round((ymax - ymin) / res)))
         self._check_overlap(areas, (xmax - xmin) * (ymax - ymin), width * height)
@@ -636,3 +635,20 @@ class RasterSet:
     def valid_area(self) -> float:
         """Area (square map units) with data in at least one raster layer: nodata is not area."""
         return float(self.valid_mask().sum()) * self.grid.pixel_area
+
+
+def _no_common_area(boxes: dict) -> str:
+    """What to say when the layers' extents ({name: (xmin, ymin, xmax, ymax)}) share no area: the layers that meet
+    fewer of the others than the best-connected ones do are named as lying apart, when there are such."""
+    def meet(a, b) -> bool:
+        return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+    met = {name: sum(meet(box, other) for key, other in boxes.items() if key != name) for name, box in boxes.items()}
+    most = max(met.values())
+    apart = [name for name in boxes if met[name] < most]
+    if most and apart:
+        rest = [name for name in boxes if name not in apart]
+        return (f"The layers do not overlap: {', '.join(apart)} {'lies' if len(apart) == 1 else 'lie'} apart from "
+                f"{', '.join(rest)}. Untick {'it' if len(apart) == 1 else 'them'}, or choose layers that cover a "
+                "common area.")
+    return "The layers do not overlap: " + ", ".join(boxes) + ". Choose layers that cover a common area."

@@ -111,8 +111,12 @@ def test_pixel_map_round_trip_and_windows():
 def test_layers_without_common_area_are_an_error(tmp_path):
     a = write_tif(tmp_path / "a.tif", np.ones((10, 10)))
     b = write_tif(tmp_path / "b.tif", np.ones((10, 10)), x0=X0 + 10_000)
-    with pytest.raises(LodestarError, match="do not overlap"):
+    with pytest.raises(LodestarError, match="^The layers do not overlap: a, b. Choose layers that cover a common"):
         RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other")])
+    # two layers meet and a third lies apart: the third is named (before, all three were)
+    c = write_tif(tmp_path / "c.tif", np.ones((10, 10)), x0=X0 + 2 * PX)
+    with pytest.raises(LodestarError, match="^The layers do not overlap: b lies apart from a, c. Untick it, or "):
+        RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other"), LayerSpec(c, "other")])
 
 
 def test_decimated_magnitudes_are_averaged_not_picked(tmp_path):
