@@ -179,7 +179,8 @@ class PlanEditor(QObject):
             self.note.setText(str(exc))
             return
         self.record_path = Path(record_path)
-        self.note.setText("Edit weights, midpoints and spreads (in the layer's own units), units, combination:")
+        self.note.setText("Edit weights, midpoints (in the layer's own units), spreads (fuzzy large / small: how "
+                          "steep, no unit), units, combination:")
         self.note.setToolTip("The preview follows every edit. Layers the run's plan left out have weight 0 (hover "
                              "their name for why): give one a weight, and name its units, to bring it in.")
         self._set_plan(self.agent)
