@@ -639,14 +639,13 @@ class RasterSet:
 
 def _no_common_area(boxes: dict) -> str:
     """What to say when the layers' extents ({name: (xmin, ymin, xmax, ymax)}) share no area: the layers that meet
-    fewer of the others than the best-connected ones do are named as lying apart, when there are such."""
+    no other layer are named as lying apart, when some others do meet."""
     def meet(a, b) -> bool:
         return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
     met = {name: sum(meet(box, other) for key, other in boxes.items() if key != name) for name, box in boxes.items()}
-    most = max(met.values())
-    apart = [name for name in boxes if met[name] < most]
-    if most and apart:
+    apart = [name for name in boxes if met[name] == 0]
+    if apart and len(apart) < len(boxes):
         rest = [name for name in boxes if name not in apart]
         return (f"The layers do not overlap: {', '.join(apart)} {'lies' if len(apart) == 1 else 'lie'} apart from "
                 f"{', '.join(rest)}. Untick {'it' if len(apart) == 1 else 'them'}, or choose layers that cover a "

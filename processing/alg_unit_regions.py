@@ -58,8 +58,9 @@ class UnitRegionsAlgorithm(LodestarAlgorithm):
                        "code ... or the first text column). Empty: <map name>_legend.csv beside the map if there is "
                        "one, else units are named by their codes.")
         units = QgsProcessingParameterString(self.UNITS, "Favourable units (comma-separated)", optional=True)
-        units.setHelp("Unit names to select, case-insensitive; * and ? wildcards allowed (e.g. 'LPZE, UPZC' or "
-                      "'*carbonate*'). Empty: all units.")
+        units.setHelp("Units to select, case-insensitive: a code or name, * and ? wildcards, or a word or rock "
+                      "synonym in the name, never a negated one (e.g. 'LPZE, UPZC', '*carbonate*' or 'limestone', "
+                      "which also matches 'Silty limestone'). Empty: all units.")
         kind = QgsProcessingParameterEnum(self.OUTPUT_KIND, "Output", options=list(OUTPUTS), defaultValue=0)
         kind.setHelp("units: unit polygons; contacts: buffered contacts between units; both. A polygon layer always "
                      "gives its units.")

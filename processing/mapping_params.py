@@ -168,8 +168,9 @@ def steering_parameters(models: list) -> list:
     plan = QgsProcessingParameterFile(EVIDENCE_PLAN, "Evidence plan (lodestar-evidence-plan/1)", extension="json",
                                       optional=True)
     plan.setHelp("Your evidence plan, which replaces the agent's for the favourability surface: per layer its "
-                 "transformation, membership (midpoint and spread in the layer's own units: ppm, metres, nT; the "
-                 "favourable units of a unit map) and weight. Save one from the dock's evidence plan, or write it "
+                 "transformation, membership (its midpoint in the layer's own units: ppm, metres, nT; a fuzzy "
+                 "spread is a unitless steepness; the favourable units of a unit map) and weight. Save one from the "
+                 "dock's evidence plan, or write it "
                  "from a run's plan. The run record keeps it, marked as yours, and REPLAY reproduces it. A full run "
                  "combines the layers by weighted overlay; fuzzy operators are applied by the dock's Re-run with "
                  "this plan. Empty: the agent's plan.")

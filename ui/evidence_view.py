@@ -58,7 +58,7 @@ def unused_text(unused: list, weights: list = ()) -> str:
         return ""
     fitted = {row.get("layer") for row in weights if str(row.get("basis") or "").startswith(FITTED)}
     items = "".join(f"<li><b>{escape(str(row.get('layer', '')))}</b>: {escape(humanize(row.get('reason', '')))}"
-                    + (" The models fitted on the deposits use it (its row above)." if row.get("layer") in fitted
+                    + (" The models fitted on the deposits weigh it too (its row above)." if row.get("layer") in fitted
                        else "") + "</li>" for row in unused)
     heading = "Left out of the knowledge-driven surface" if fitted else "Layers not used"
     return f"<b>{heading}</b><ul style='margin:0'>{items}</ul>"

@@ -65,10 +65,9 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
         return None
     if outline is not None and largest_m2 and outline.area > largest_m2:
-        what = ("The system verified around the core ({}: the core and the evidence within reach of it)"
-                if core.get("wkt") else "The verified core ({})").format(core.get("label", ""))
-        notes.append(f"{what} spans {outline.area / 1e6:,.1f} km2, more than the largest target "
-                     f"({largest_m2 / 1e6:g} km2): it is not made a target of its own.")
+        notes.append(f"The outline the verdict gives for its core ({core.get('label', '')}) spans "
+                     f"{outline.area / 1e6:,.1f} km2, more than the largest target ({largest_m2 / 1e6:g} km2): it is "
+                     "not made a target of its own.")
         return None
     if outline is not None and outline.area > SHARE_LIMIT * area_share * analysed_m2:
         notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "

@@ -50,8 +50,7 @@ def plan_rows(record: dict) -> tuple[list[dict], EvidencePlan]:
 
 
 def _starting_spec(name: str, role: str, kind: str, favourable: str, fault: dict) -> dict | None:
-    spec = {"layer": name, "role": role, "kind": kind, "weight": 0.0,
-            "why": "Left out of the run's plan; brought in by you."}
+    spec = {"layer": name, "role": role, "kind": kind, "weight": 0.0, "why": BROUGHT_IN}
     if kind == "index":
         return dict(spec, transform="percentile_rank", membership="invert" if favourable == "low" else "identity",
                     params={})
@@ -65,6 +64,10 @@ def _starting_spec(name: str, role: str, kind: str, favourable: str, fault: dict
 
 AGENT_SAID = " The agent's reason, for its own setting: "
 """Joins the geologist's setting of an edited spec to the agent's reason for its own (`edited`)."""
+SET_BY_YOU = "Set by you: "
+BROUGHT_IN = "Left out of the run's plan; brought in by you."
+"""The reason of a layer the plan left out, until it is edited (then its setting says LEFT_OUT)."""
+LEFT_OUT = " (left out of the run's plan)"
 
 
 def edited(spec: dict, **changes) -> dict:
@@ -102,8 +105,14 @@ def _edited_why(spec: dict, before: str) -> str:
         setting = f"{made.transformation_text}, {made.membership_text}"
     except LodestarError:  # a unit map whose units are still to be named
         setting = f"{spec['transform']}, {spec['membership']}"
-    agent = before.split(AGENT_SAID, 1)[1] if AGENT_SAID in before else before
-    return f"Set by you: {setting}, weight {float(spec['weight']):g}." + (f"{AGENT_SAID}{agent}" if agent else "")
+    if AGENT_SAID in before:
+        agent = before.split(AGENT_SAID, 1)[1]
+    else:  # the agent's own reason, unless the geologist's (an earlier edit) or the left-out layer's placeholder
+        agent = "" if before.startswith(SET_BY_YOU) or before == BROUGHT_IN else before
+    mine = before.split(AGENT_SAID, 1)[0]
+    left_out = LEFT_OUT if before == BROUGHT_IN or (before.startswith(SET_BY_YOU) and LEFT_OUT in mine) else ""
+    return (f"{SET_BY_YOU}{setting}, weight {float(spec['weight']):g}{left_out}."
+            + (f"{AGENT_SAID}{agent}" if agent else ""))
 
 
 
@@ -126,5 +135,10 @@ def plan_of_rows(rows: list[dict], method: str, gamma: float, agent: EvidencePla
     """The plan of the rows of positive weight, combined by `method` (and `gamma`); the agent's when it equals
     `agent`, else the geologist's."""
     plan = EvidencePlan(usable_specs(rows), method, gamma)
-    same = plan.to_dict() == agent.to_dict()
-    return plan if same else replace(plan, by="geologist")
+    return agent if _setting(plan) == _setting(agent) else replace(plan, by="geologist")
+
+
+def _setting(plan: EvidencePlan) -> dict:
+    """A plan's dict without its reasons: an edit undone gives the agent's plan back, whatever its reasons say."""
+    data = plan.to_dict()
+    return dict(data, by="", specs=[{k: v for k, v in spec.items() if k != "why"} for spec in data["specs"]])

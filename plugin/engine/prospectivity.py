@@ -145,7 +145,8 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
         fit, section = calibrated(ws, equal_weight_ranks(maps), knowledge, deposit_xy, calibrate, progress,
                                   cross_validation)
-        progress.log(section["refused"] or section["why"])
+        if section["why"]:  # a refusal is one of the run's notes, logged with them
+            progress.log(section["why"])
         label = f"calibrated ({fit.method}, full fit)"
         fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
         cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")

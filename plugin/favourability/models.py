@@ -357,12 +357,12 @@ class ForestModel:
         self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=min_samples_leaf,
                                                      max_features="sqrt", n_jobs=2, random_state=seed)
         self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
-        # One thread per row chunk, the trees summed in their order: scikit-learn's threads add the trees' votes in the
-        # order they finish, and the last bits that change then break the forest's many ties by chance (a replayed
-        # calibrated run moved cells by up to a fifth of the ranking).
-        self.model.set_params(n_jobs=1)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
+        # One thread per row chunk, the trees summed in their order: scikit-learn's threads add the trees' votes in the
+        # order they finish, and the last bits that change then break the forest's many ties by chance (a replayed
+        # calibrated run moved cells by up to a fifth of the ranking). Set here, so a model file saved before holds.
+        self.model.set_params(n_jobs=1)
         return chunked(lambda rows: self.model.predict_proba(self.encoder.transform(rows))[:, 1], x, workers=2)
 
     def rows(self) -> list[dict]:

@@ -175,12 +175,14 @@ def parse_favourable_units(text: str, layers: list[LayerSpec], label: str = WHER
 
 
 def _check_named(spec: LayerSpec, named: list, label: str) -> None:
-    """A unit named for a map with a legend must match one of its units as the surface matches them (its code or
-    name, a wildcard, a whole word or a lithology synonym): else the run would map nothing for it."""
-    if spec.legend is None or not Path(spec.legend).is_file():
+    """A unit named for a raster map with a legend must match one of its units as the surface matches them (its
+    name, a wildcard, a whole word or a lithology synonym): else the run would map nothing for it. A code is not
+    checked (the raster may hold codes its legend leaves out), nor a vector map (its units may be named by a field
+    of its own)."""
+    if spec.is_vector or spec.legend is None or not Path(spec.legend).is_file():
         return
     legend = read_legend(spec.legend)
-    missing = [name for name in named if not matched_units(legend, [name])]
+    missing = [name for name in named if not name.lstrip("-").isdigit() and not matched_units(legend, [name])]
     if missing:
         shown = ", ".join(f"{code} {name}" if str(code) != name else name for code, name in legend.items())
         raise LodestarError(f"{label}: no unit of {spec.name} matches {', '.join(map(repr, missing))} (by code, name, "

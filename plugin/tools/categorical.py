@@ -2,8 +2,9 @@
 
 A categorical map holds unit codes, not magnitudes. Its legend is a CSV `value,name[,...]`; real
 legends vary (`VALUE,COUNT,CODE` in the Great Basin data), so the reader takes the value column by
-name or position and the name from the first text column. Units are selected by name (exact,
-case-insensitive, or with `*`/`?` wildcards), e.g. the carbonate units for Carlin-type gold.
+name or position and the name from the first text column. Units are selected as the favourability surface selects
+them (`lithology_words.matched_units`: code or name, `*`/`?` wildcards, or a whole word or rock synonym in the name,
+not negated), e.g. the carbonate units for Carlin-type gold.
 """
 from __future__ import annotations
 

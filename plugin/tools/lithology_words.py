@@ -47,15 +47,17 @@ def _contains(name: str, word: str) -> bool:
     return found is not None and _NEGATION.search(name[:found.start()]) is None
 
 
-def matched_units(legend: dict, favourable) -> dict[int, str]:
+def matched_units(legend: dict, favourable) -> dict:
     """Units of a legend ({code: name}) that match favourable words, names or codes: {code: how it matched} (numeric
-    codes as integers, other keys as given).
+    codes as integers, other keys as given; a code that is not a finite number is no unit).
 
     A favourable entry matches a unit when it equals the unit's code or name (case-insensitive; `*`
     and `?` wildcards allowed) or when the name contains it, or a lithology synonym of it, as a whole
     word ("carbonate" matches "Silty limestone", "greenstone" matches "Metabasalt").
     """
-    out: dict[int, str] = {}
+    out: dict = {}
+    legend = {code: name for code, name in legend.items()
+              if not isinstance(code, (float, np.floating)) or np.isfinite(code)}
     for entry in favourable:
         term = str(entry).strip()
         if not term:

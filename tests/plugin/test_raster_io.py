@@ -117,6 +117,11 @@ def test_layers_without_common_area_are_an_error(tmp_path):
     c = write_tif(tmp_path / "c.tif", np.ones((10, 10)), x0=X0 + 2 * PX)
     with pytest.raises(LodestarError, match="^The layers do not overlap: b lies apart from a, c. Untick it, or "):
         RasterSet([LayerSpec(a, "other"), LayerSpec(b, "other"), LayerSpec(c, "other")])
+    # a chain (d meets e, e meets f, d and f apart): no layer lies apart from all the others, all are named
+    d, e, f = (write_tif(tmp_path / f"{name}.tif", np.ones((10, 10)), x0=X0 + 5_000 + k * 7 * PX)
+               for k, name in enumerate("def"))
+    with pytest.raises(LodestarError, match="^The layers do not overlap: d, e, f. Choose layers"):
+        RasterSet([LayerSpec(d, "other"), LayerSpec(e, "other"), LayerSpec(f, "other")])
 
 
 def test_decimated_magnitudes_are_averaged_not_picked(tmp_path):

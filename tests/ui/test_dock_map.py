@@ -221,7 +221,7 @@ def test_layers_left_out_of_a_calibrated_runs_surface_say_the_fitted_models_use_
     fitted = [{"layer": "k_rcl", "basis": "fitted on known deposits (30)", "importance": 0.01}]
     text = unused_text(unused, fitted)
     assert text.startswith("<b>Left out of the knowledge-driven surface</b>")
-    assert "The models fitted on the deposits use it (its row above)." in text
+    assert "The models fitted on the deposits weigh it too (its row above)." in text
     assert unused_text(unused).startswith("<b>Layers not used</b>") and "fitted" not in unused_text(unused)
     assert unused_text([], fitted) == ""
 

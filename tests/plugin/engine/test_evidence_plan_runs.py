@@ -194,6 +194,13 @@ def test_the_editor_rows_and_preview_follow_the_run(agent_run):
                         f"The agent's reason, for its own setting: {spec['why']}")
     assert edited(rows[faults]["spec"], weight=2.0)["why"].count("The agent's reason") == 1
     assert edited(spec, weight=spec["weight"])["why"] == spec["why"]  # nothing changed, nothing said
+    undone = [dict(row, spec=edited(edited(spec, weight=2.0), weight=spec["weight"]))
+              if row["spec"]["layer"] == spec["layer"] else row for row in rows]
+    assert plan_of_rows(undone, "weighted", 0.8, agent) is agent  # an edit undone gives the agent's plan back
+    bare = edited(edited(dict(spec, why=""), weight=2.0), weight=3.0)["why"]  # a plan file may give no reason
+    assert bare.startswith("Set by you: ") and "The agent's reason" not in bare
+    brought = edited(edited(dict(spec, why="Left out of the run's plan; brought in by you."), weight=2.0), weight=3.0)
+    assert brought["why"].endswith("weight 3 (left out of the run's plan).")
     x2, y2 = preview.curve(EvidenceSpec_of(rows[faults]["spec"]))
     assert np.interp(spec["params"]["midpoint"] / 4, x2, y2) == pytest.approx(0.5, abs=0.02)
     mine = plan_of_rows(rows, "weighted", 0.8, agent)

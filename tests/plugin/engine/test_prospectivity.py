@@ -209,11 +209,11 @@ def test_a_second_system_verified_on_its_own_is_a_target_end_to_end(tmp_path):
 
 def test_a_fitted_surface_ranks_targets_by_the_deposits_cells_of_their_rank_held_out_of_fold():
     """A (16 cells at 0.9) and B (36 cells at 0.7) on 0.1 elsewhere (1,575 cells), the same surface out of fold: 2
-    deposits in A, 1 in B, 1 in the background. The deposits' positions (8, 34 and 813.5 cells down the ranking) are
-    the knots of their distribution's concave majorant, so A holds 4 x (0.5 + 0.25 x 8 / 26) and B 4 x 0.25 x (18 / 26
-    + 18 / 779.5): A outranks the larger B. Before, the fitted values were summed (B 25.2 against A's 14.4, B first),
-    which made an ensemble's mean ranks or a balanced fit's odds into deposits (Murchison: 48 expected where its
-    targets held 230)."""
+    deposits in A, 1 in B, 1 in the background. Each tie group's deposits spread over its stretch of the ranked area
+    (cells 0-16, 16-52, 52-1575), whose densities fall (2/16, 1/36, 1/1523 of the 4 per cell): A expects 2 and B 1, so
+    A outranks the larger B. Before, the fitted values were summed (B 25.2 against A's 14.4, B first), which made an
+    ensemble's mean ranks or a balanced fit's odds into deposits (Murchison: 48 expected where its targets held
+    230)."""
     from lodestar.plugin.favourability.expected import expected_deposits
 
     values = _surface()
@@ -224,8 +224,7 @@ def test_a_fitted_surface_ranks_targets_by_the_deposits_cells_of_their_rank_held
     targets = _ranked(values, (16 + 36) / 1575, probability=True, expected=expected, deposit_xy=deposits,
                       uncertainty=uncertainty)
     assert list(targets["fav_mean"].round(6)) == [0.9, 0.7]
-    assert targets["exp_deps"].tolist() == pytest.approx([4 * (0.5 + 0.25 * 8 / 26),
-                                                          4 * 0.25 * (18 / 26 + 18 / 779.5)], abs=1e-3)
+    assert targets["exp_deps"].tolist() == pytest.approx([2.0, 1.0], abs=1e-3)
     assert targets["score"].tolist() == pytest.approx(targets["exp_deps"].tolist(), abs=1e-3)  # exp_deps: 3 digits
     assert targets["known_deps"].tolist() == [2, 1] and targets["uncertain"].tolist() == pytest.approx([0.05, 0.05])
     assert "deposits expected (what cells of its rank held out of fold)" in targets.iloc[0]["why"]
