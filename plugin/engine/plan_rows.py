@@ -107,7 +107,7 @@ def _edited_why(spec: dict, before: str) -> str:
         setting = f"{spec['transform']}, {spec['membership']}"
     if AGENT_SAID in before:
         agent = before.split(AGENT_SAID, 1)[1]
-    else:  # the agent's own reason, unless the geologist's (an earlier edit) or the left-out layer's placeholder
+    else:  # the agent's own reason, unless the geologist's (an earlier edit) or a left-out layer's stock reason
         agent = "" if before.startswith(SET_BY_YOU) or before == BROUGHT_IN else before
     mine = before.split(AGENT_SAID, 1)[0]
     left_out = LEFT_OUT if before == BROUGHT_IN or (before.startswith(SET_BY_YOU) and LEFT_OUT in mine) else ""
