@@ -37,8 +37,9 @@ class PredictProspectivityAlgorithm(LodestarAlgorithm):
         "ranks, 0-1 (also relative). The layers derived at training (fault density, distance to unit contacts) are "
         "derived again from the layers given. "
         "Cells where no layer has data are nodata.\n"
-        "Only Lodestar model files are read: a file without the Lodestar header, of another format, or altered after "
-        "it was written is refused before it is loaded (loading a model file runs the code it holds)."
+        "Only Lodestar model files are read, and only as data (the model's parameters and numeric arrays, checked "
+        "one by one; nothing in the file is run): any other file, a damaged one, or one of an earlier format (which "
+        "held Python objects) is refused with the reason; train the model again to get one of the current format."
     )
 
     INPUT = "INPUT"

@@ -1,13 +1,18 @@
-"""A fitted prospectivity model as a file: a Lodestar header (format, version, provenance, the layers it expects)
-then the pickled model. A file without the header, of another format, or whose payload does not match the header's
-checksum is refused before anything is unpickled (unpickling runs code: only files written here are loaded)."""
+"""A fitted prospectivity model as a file of data (format 3): the line MAGIC, a JSON header (format, plugin version,
+provenance, the layers the model expects, in order, and the payload's sha256), then the payload: the model's
+structure as one line of JSON and its arrays as an uncompressed .npz (model_data.py).
+
+Loading a model file runs none of its content: the arrays are read as numeric arrays only (no pickle: an object array
+is refused), and the model is rebuilt from Lodestar's own classes, every value checked (model_data.py). The sha256
+only tells a damaged copy: anyone can work it out for a file they forge, so security comes from the format, not from
+the checksum. Files of format 2 and before held a pickle, which runs code when loaded: they are refused without being
+unpickled, saying to train the model again. Anything else is refused with one line saying why."""
 from __future__ import annotations
 
-import copy
 import hashlib
+import io
 import json
-import pickle
-from dataclasses import replace
+import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -15,12 +20,16 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..files import atomic_path
-from .models import Columns
+from .model_data import KINDS, InvalidModel, model_data, read_model
 
 MAGIC = b"LODESTAR-PROSPECTIVITY-MODEL\n"
-FORMAT = 2
-"""2: the layers derived from the given ones (fault density, distance to unit contacts) are columns too."""
+FORMAT = 3
+"""2: the layers derived from the given ones (fault density, distance to unit contacts) are columns too (a pickle);
+3: data only (JSON and numeric arrays), predicted with numpy (predictors.py)."""
 METADATA = Path(__file__).resolve().parents[2] / "metadata.txt"
+RETRAIN = "Train the model again with 'Train prospectivity model'."
+HEADER_TYPES = {"lodestar": "str", "written": "str", "out_of_fold_auc": "real"}
+"""The header's fields that readers use, and their types (the other provenance is shown as it is)."""
 
 
 def plugin_version() -> str:
@@ -35,16 +44,13 @@ def plugin_version() -> str:
 def save_model(path, model, provenance: dict) -> dict:
     """Write `model` (models.py, fitted) with a header holding `provenance` (method, deposits, scores...) and the
     layers it expects, in order; returns the header. The layers' data are not stored, only what they are."""
-    layers = [replace(layer, values=np.ma.masked_array(np.zeros(0))) for layer in model.columns.layers]
-    columns = Columns(layers)
-    columns.categorical = np.asarray(model.columns.categorical, dtype=bool).copy()
-    stored = _without_data(model, columns)
-    payload = pickle.dumps(stored, protocol=pickle.HIGHEST_PROTOCOL)
+    structure, arrays = model_data(model)
+    stored = io.BytesIO()
+    np.savez(stored, **arrays)
+    payload = json.dumps(structure).encode("utf-8") + b"\n" + stored.getvalue()
     header = {"format": FORMAT, "lodestar": plugin_version(), "written": datetime.now(timezone.utc).isoformat(
-        timespec="seconds"), "method": model.method,
-        "layers": [{"name": layer.name, "kind": layer.kind, "units": layer.units, "favourable": layer.favourable,
-                    "categorical": bool(c), "source": layer.source} for layer, c in zip(layers, columns.categorical)],
-        **provenance, "sha256": hashlib.sha256(payload).hexdigest()}
+        timespec="seconds"), "method": model.method, "layers": _layers(model.columns), **provenance,
+        "sha256": hashlib.sha256(payload).hexdigest()}
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(MAGIC)
         fh.write(json.dumps(header, default=str).encode("utf-8") + b"\n")
@@ -52,35 +58,72 @@ def save_model(path, model, provenance: dict) -> dict:
     return header
 
 
-def _without_data(model, columns: Columns):
-    """A shallow copy of `model` (and of its encoder and ensemble members) that refers to `columns`."""
-    stored = copy.copy(model)
-    stored.columns = columns
-    if hasattr(stored, "encoder"):
-        stored.encoder = copy.copy(stored.encoder)
-        stored.encoder.columns = columns
-    if hasattr(stored, "members"):
-        stored.members = [_without_data(member, columns) for member in stored.members]
-    return stored
+def _layers(columns) -> list[dict]:
+    return [{"name": layer.name, "kind": layer.kind, "units": layer.units, "favourable": layer.favourable,
+             "categorical": bool(c), "source": layer.source} for layer, c in zip(columns.layers, columns.categorical)]
 
 
 def load_model(path) -> tuple[dict, object]:
-    """(header, model) of a file written by save_model; anything else is refused with the reason."""
+    """(header, model) of a file written by save_model; anything else is refused (LodestarError) with the reason."""
     path = Path(path)
-    not_ours = (f"{path.name} is not a Lodestar prospectivity model (written by 'Train prospectivity model'); it is "
-                "not loaded, since loading a model file runs the code it holds.")
+
+    def refused(reason: str) -> LodestarError:
+        return LodestarError(f"{path.name} is not a valid Lodestar prospectivity model ({reason}): it is not loaded. "
+                             f"{RETRAIN}")
+
     try:
-        with open(path, "rb") as fh:
-            if fh.read(len(MAGIC)) != MAGIC:
-                raise LodestarError(not_ours)
-            header = json.loads(fh.readline().decode("utf-8"))
-            payload = fh.read()
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LodestarError(f"{not_ours} ({exc})") from exc
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise LodestarError(f"{path.name} is a Lodestar model of format {header.get('format')!r}; this version "
-                            f"reads format {FORMAT}: train the model again.")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise LodestarError(f"{path.name} cannot be read ({exc.strerror or exc}): give a model file written by "
+                            "'Train prospectivity model'.") from exc
+    if not data.startswith(MAGIC):
+        raise refused("it does not start with Lodestar's header")
+    header_line, _, payload = data[len(MAGIC):].partition(b"\n")
+    header = _json(header_line, refused, "its header")
+    if not isinstance(header, dict):
+        raise refused("its header is not a JSON object")
+    found = header.get("format")
+    if KINDS["int"](found) and found < FORMAT:
+        raise LodestarError(f"{path.name} is a Lodestar model of format {found}, written as Python objects that run "
+                            f"code when loaded (format {FORMAT} holds data only): it is not loaded. {RETRAIN}")
+    if found != FORMAT:
+        raise refused(f"format {found!r}, where this version reads format {FORMAT}")
     if hashlib.sha256(payload).hexdigest() != header.get("sha256"):
-        raise LodestarError(f"{path.name} does not match its header's checksum (damaged or altered); it is not "
-                            "loaded. Train the model again.")
-    return header, pickle.loads(payload)  # noqa: S301 (our own file, checked above)
+        raise refused("it does not match its header's checksum: damaged or altered")
+    structure_line, _, stored = payload.partition(b"\n")
+    structure = _json(structure_line, refused, "its structure")
+    try:
+        model = read_model(structure, _arrays(stored))
+    except InvalidModel as exc:
+        raise refused(str(exc)) from None
+    wrong = [key for key, kind in HEADER_TYPES.items() if key in header and not KINDS[kind](header[key])]
+    if header.get("method") != model.method or header.get("layers") != _layers(model.columns) or wrong:
+        raise refused("its header does not describe its model: " + (", ".join(wrong) or "method or layers"))
+    return header, model
+
+
+def _json(line: bytes, refused, what: str):
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise refused(f"{what} is not JSON") from None
+
+
+def _arrays(stored: bytes) -> dict:
+    """{name: array} of an uncompressed .npz, numeric arrays only (numpy's reader, pickles refused)."""
+    arrays = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(stored)) as archive:
+            for info in archive.infolist():
+                name = info.filename[:-len(".npy")]
+                if info.compress_type != zipfile.ZIP_STORED or not info.filename.endswith(".npy") or name in arrays:
+                    raise InvalidModel("its arrays are not an uncompressed .npz of distinct names")
+                with archive.open(info) as fh:
+                    arrays[name] = np.lib.format.read_array(fh, allow_pickle=False)
+    except InvalidModel:
+        raise
+    except Exception as exc:  # noqa: BLE001 (whatever a damaged or forged archive raises, it is refused as such)
+        message = "it holds an array of Python objects" if "allow_pickle" in str(exc) else (
+            f"its arrays cannot be read as numeric arrays: {type(exc).__name__}")
+        raise InvalidModel(message) from None
+    return arrays

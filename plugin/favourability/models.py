@@ -28,6 +28,9 @@ training folds knows nothing of the fold it predicts.
   scores over the study area, the ranks averaged with equal weights (nothing fitted at this level). Models that
   err in different places cancel; "best out of fold" takes it unless a member beats it fold by fold
   (calibration.py).
+
+A model read from a file (model_file.py) holds, in place of a scikit-learn estimator, the arrays it is made of and a
+numpy predictor of the same predictions (predictors.py).
 """
 from __future__ import annotations
 
@@ -69,6 +72,8 @@ BOOSTING_ROUNDS = 100
 BOOSTING_RATE = 0.1
 MAX_ONE_HOT = 40
 """Units one-hot encoded at most; the others share the column 'other'."""
+QUANTILES = 101
+"""Quantiles of an ordered layer's training values kept (0 %, 1 %, ... 100 %)."""
 CHUNK_ROWS = 250_000
 """Rows predicted at a time: memory follows the chunk, not the grid."""
 
@@ -263,8 +268,8 @@ class Encoder:
                 self.fill.append(self._one_hot(column[known], j).mean(axis=0) if known.any() else None)
             else:
                 self.units.append(None)
-                self.quantiles.append(np.quantile(column[known], np.linspace(0, 1, 101)) if known.any()
-                                      else np.zeros(101))
+                self.quantiles.append(np.quantile(column[known], np.linspace(0, 1, QUANTILES)) if known.any()
+                                      else np.zeros(QUANTILES))
                 self.fill.append(float(np.median(column[known])) if known.any() else 0.0)
 
     def transform(self, x: np.ndarray) -> np.ndarray:
@@ -357,12 +362,12 @@ class ForestModel:
         self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=min_samples_leaf,
                                                      max_features="sqrt", n_jobs=2, random_state=seed)
         self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
+        # Predicting, one thread per row chunk, the trees summed in their order: scikit-learn's threads add the trees'
+        # votes in the order they finish, and the last bits that change then break the forest's many ties by chance (a
+        # replayed calibrated run moved cells by up to a fifth of the ranking).
+        self.model.set_params(n_jobs=1)
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        # One thread per row chunk, the trees summed in their order: scikit-learn's threads add the trees' votes in the
-        # order they finish, and the last bits that change then break the forest's many ties by chance (a replayed
-        # calibrated run moved cells by up to a fifth of the ranking). Set here, so a model file saved before holds.
-        self.model.set_params(n_jobs=1)
         return chunked(lambda rows: self.model.predict_proba(self.encoder.transform(rows))[:, 1], x, workers=2)
 
     def rows(self) -> list[dict]:

@@ -292,7 +292,7 @@ def test_predict_refuses_a_file_that_is_not_a_lodestar_model(run, tmp_path):
 
     foreign = tmp_path / "foreign.pkl"
     foreign.write_bytes(pickle.dumps({"model": "anything"}))
-    with pytest.raises(QgsProcessingException, match="foreign.pkl is not a Lodestar prospectivity model"):
+    with pytest.raises(QgsProcessingException, match="foreign.pkl is not a valid Lodestar prospectivity model"):
         run("lodestar:predict_prospectivity", {"INPUT": [ALOH], "MODEL": str(foreign),
                                                "OUTPUT": str(tmp_path / "p.tif")})
     trained = run("lodestar:train_prospectivity_model", {

