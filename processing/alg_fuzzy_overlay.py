@@ -1,5 +1,6 @@
 """lodestar:fuzzy_overlay - several 0-1 memberships combined into one favourability surface: weighted overlay or
-fuzzy AND / OR / product / sum / gamma (favourability.overlay.favourability_surface, as the analysis combines)."""
+fuzzy AND / OR / product / sum / gamma, or the weighted mean of ranks (favourability.overlay.favourability_surface,
+as the analysis combines)."""
 from __future__ import annotations
 
 from qgis.core import (
@@ -15,13 +16,14 @@ from .base import Group, LodestarAlgorithm
 from .mpm_inputs import raster_set, write_raster
 from .params import number_parameter, output_path, range_problem, raster_destination
 
-METHODS = ("weighted", "gamma", "and", "or", "product", "sum")
-"""The options of METHOD, by index (favourability.overlay.METHODS)."""
+METHODS = ("weighted", "gamma", "and", "or", "product", "sum", "rank")
+"""The options of METHOD, by index (favourability.overlay.METHODS; new ones last, so saved indices keep their
+meaning)."""
 
 
 class FuzzyOverlayAlgorithm(LodestarAlgorithm):
     ALGORITHM_ID = "fuzzy_overlay"
-    DISPLAY_NAME = "Fuzzy overlay (weighted, AND, OR, product, sum, gamma)"
+    DISPLAY_NAME = "Fuzzy overlay (weighted, AND, OR, product, sum, gamma, ranks)"
     GROUP = Group.MAPPING
     HELP = (
         "Combines 0-1 membership rasters (e.g. from 'Fuzzy membership') into one favourability surface (float32 "
@@ -29,7 +31,9 @@ class FuzzyOverlayAlgorithm(LodestarAlgorithm):
         "analysis grid (the first layer's CRS, the common extent, the finest resolution).\n"
         "METHOD (by index in qgis_process): 0 weighted overlay (weighted mean of the layers with data at a cell), "
         "1 fuzzy gamma (sum^GAMMA x product^(1 - GAMMA)), 2 fuzzy AND (least), 3 fuzzy OR (greatest), 4 fuzzy "
-        "product, 5 fuzzy sum. In gamma, product and sum the weights are exponents scaled to a mean of 1 (equal "
+        "product, 5 fuzzy sum, 6 weighted mean of ranks (each membership's percentile rank over the cells where it "
+        "has data, then the weighted mean: a layer counts by its order and weight alone; the analysis's "
+        "knowledge-driven surface). In gamma, product and sum the weights are exponents scaled to a mean of 1 (equal "
         "weights: the plain operator); AND and OR use the layers of positive weight as they are.\n"
         "WEIGHTS: one number per layer in the order given, separated by commas (empty: equal weights); a weight of "
         "0 leaves a layer out."
@@ -48,8 +52,9 @@ class FuzzyOverlayAlgorithm(LodestarAlgorithm):
                                                optional=True)
         weights.setHelp("One weight (zero or positive) per membership raster, in the order given; empty: equal.")
         method = QgsProcessingParameterEnum(self.METHOD, "Combination", options=[
-            "weighted overlay", "fuzzy gamma", "fuzzy AND", "fuzzy OR", "fuzzy product", "fuzzy sum"], defaultValue=0)
-        method.setHelp("How memberships combine (qgis_process: the index, 0 to 5).")
+            "weighted overlay", "fuzzy gamma", "fuzzy AND", "fuzzy OR", "fuzzy product", "fuzzy sum",
+            "weighted mean of ranks"], defaultValue=0)
+        method.setHelp("How memberships combine (qgis_process: the index, 0 to 6).")
         gamma = number_parameter(self.GAMMA, "Gamma", QgsProcessingParameterNumber.Double, 0.8, 0.0, 1.0,
                                  "Fuzzy gamma only: 0 is the fuzzy product, 1 the fuzzy sum.")
         output = raster_destination(self.OUTPUT, "Favourability", "The combined 0-1 favourability surface.")

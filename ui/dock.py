@@ -114,6 +114,7 @@ class LodestarDock(QgsDockWidget):
         self.layers.changed.connect(self.validate)
         self.map_options.changed.connect(self.validate)
         self.steering.changed.connect(self.validate)
+        self.steering.turn_requested.connect(self._turn_layer)
         self.plan_editor.replanned.connect(self._replanned)
         self.project_runs.reopen.connect(self.reopen)
         self.layers.project_changed.connect(self.results.forget_removed_layers)  # result layers the user removed
@@ -194,6 +195,13 @@ class LodestarDock(QgsDockWidget):
         self.steering.check(self.layers.named_specs(), self.ui.questionEdit.toPlainText().strip())
         self.ui.runButton.setToolTip(problem or "Run the analysis")
         return not problem
+
+    def _turn_layer(self, name: str, low: bool) -> None:
+        """Tick or clear the Low box of the checked raster called `name` (the before-run check's one-click fix)."""
+        for row in self.layers.checked_rows():
+            if row["layer"].name() == name:
+                self.layers.set_favourable_low(row["id"], low)
+                return
 
     def _clear_problem(self) -> None:
         if self._problem_item is not None:

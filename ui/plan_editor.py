@@ -43,6 +43,9 @@ HEADERS = ("Layer", "Weight", "Transformation", "Membership", "Midpoint", "Sprea
 WEIGHT, TRANSFORM, MEMBERSHIP, MIDPOINT, SPREAD, UNITS = range(1, 7)
 PREVIEW_PX = 180
 NO_RUN = "Run an analysis: its evidence plan appears here, to edit and re-run."
+RANK_HINT = ("Weighted mean of ranks: each layer counts by the order of its values and its weight alone, so a "
+             "midpoint or spread changes the surface only for a Gaussian membership; choose weighted overlay to "
+             "weigh the memberships' values.")
 
 
 class ReplanTask(QgsTask):
@@ -107,6 +110,9 @@ class PlanEditor(QObject):
         combination.addWidget(QLabel("Combination", self.page))
         combination.addWidget(self.method, 1)
         combination.addWidget(self.gamma)
+        self.combination_hint = QLabel(self.page)
+        self.combination_hint.setObjectName("planCombinationHint")
+        self.combination_hint.setWordWrap(True)
         previews = QHBoxLayout()
         self.surface_label = QLabel(self.page)
         self.surface_label.setObjectName("planSurfacePreview")
@@ -130,6 +136,7 @@ class PlanEditor(QObject):
         layout.addWidget(self.note)
         layout.addWidget(self.table)
         layout.addLayout(combination)
+        layout.addWidget(self.combination_hint)
         layout.addLayout(previews)
         layout.addWidget(self.rerun_button)
         layout.addLayout(buttons)
@@ -194,6 +201,7 @@ class PlanEditor(QObject):
         self.method.blockSignals(True)
         self.method.setCurrentIndex(max(0, self.method.findData(plan.method)))
         self.method.blockSignals(False)
+        self.combination_hint.setText(RANK_HINT if plan.method == "rank" else "")
         self.gamma.blockSignals(True)
         self.gamma.setValue(plan.gamma)
         self.gamma.blockSignals(False)
@@ -268,6 +276,7 @@ class PlanEditor(QObject):
 
     def _combination_changed(self, *_) -> None:
         self.gamma.setEnabled(self.method.currentData() == "gamma")
+        self.combination_hint.setText(RANK_HINT if self.method.currentData() == "rank" else "")
         self._timer.start()
 
     def set_combination(self, method: str, gamma: float | None = None) -> None:

@@ -1,7 +1,9 @@
 """The Ask tab's steering of the evidence model before the run: the deposit model to follow (automatic, a shipped one
 or the user's own, written or copied in the deposit model form), and a warning naming each ticked layer the surface
 would leave out and why (`plugin/engine/precheck.py`), with the one-click fix where there is one: name the favourable
-units of a unit map, written into the Favourable units field."""
+units of a unit map, written into the Favourable units field. With known deposits picked and no calibration, the
+layers whose favourable side ranks the deposits below the average cell (`plugin/engine/sign_check.py`), with the
+one-click fix for a raster: read it the other way (its Low box)."""
 from __future__ import annotations
 
 from qgis.PyQt.QtCore import QObject, Qt, QTimer, pyqtSignal
@@ -19,11 +21,13 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ..plugin.engine.deposit_models import load_user_models
+from ..plugin.engine.deposit_models import load_user_models, ranked_models
 from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.engine.precheck import unused_layers
+from ..plugin.engine.sign_check import sides_against_deposits
 from ..plugin.errors import LodestarError
 from ..plugin.runs.request import parse_favourable_units
+from ..processing.layer_export import source_file
 from ..processing.mapping_params import AUTOMATIC_LABEL, user_models_folder
 from .messages import WrappedLabel
 from .settings_dialog import WHERE
@@ -34,6 +38,7 @@ class SteeringOptions(QObject):
     `ui`; `changed` is emitted when the model picked changes. `check(specs, question)` refreshes the warning."""
 
     changed = pyqtSignal()
+    turn_requested = pyqtSignal(str, bool)  # a layer's name, and whether low values are to be favourable
 
     def __init__(self, ui):
         super().__init__(ui.mapGroup)
@@ -61,6 +66,16 @@ class SteeringOptions(QObject):
         self.fix_button.setObjectName("nameUnitsButton")
         ui.mapForm.addRow(self.warning)
         ui.mapForm.addRow(self.fix_button)
+        self.sign_warning = WrappedLabel(ui.mapGroup)
+        self.sign_warning.setObjectName("signWarning")
+        self.sign_warning.setWordWrap(True)
+        self.sign_warning.setStyleSheet("color: #8a4b00;")
+        self.turn_button = QPushButton(ui.mapGroup)
+        self.turn_button.setObjectName("turnLayerButton")
+        ui.mapForm.addRow(self.sign_warning)
+        ui.mapForm.addRow(self.turn_button)
+        self.against: list = []
+        self._checked_sides: tuple | None = None
         self.warnings: list = []
         self.problems: list = []
         self.user_models: list = []
@@ -72,6 +87,7 @@ class SteeringOptions(QObject):
         self.combo.currentIndexChanged.connect(lambda *_: self.changed.emit())
         self.write_button.clicked.connect(lambda *_: self.write_model())
         self.fix_button.clicked.connect(lambda *_: self.name_units())
+        self.turn_button.clicked.connect(lambda *_: self.turn_layer())
         self.refresh_models()
         self._show()
 
@@ -131,7 +147,37 @@ class SteeringOptions(QObject):
             self.warnings = unused_layers(specs, question, units, self.chosen(), self.user_models)
         except LodestarError:
             self.warnings = []  # the dock's own checks say what is wrong with the inputs
+        self._check_sides(specs, question)
         self._show()
+
+    def _check_sides(self, specs: list, question: str) -> None:
+        """The layers ranking the picked deposits below the average cell (no calibration asked for), made again
+        only when the layers, question, units, model or deposits changed."""
+        layer = self.ui.depositsCombo.currentLayer()
+        deposits = source_file(layer) if layer is not None else None
+        if deposits is None or self.ui.calibrateCheck.isChecked() or not specs:
+            self.against, self._checked_sides = [], None
+            return
+        key = (tuple((str(s.path), s.role, s.name, s.favourable) for s in specs), question,
+               self.ui.unitsEdit.text(), self.chosen(), str(deposits))
+        if key == self._checked_sides:
+            return
+        self._checked_sides = key
+        try:
+            units = parse_favourable_units(self.ui.unitsEdit.text(), specs, WHERE["favourable_units"])
+            model = ranked_models(question, [s.role for s in specs], [s.name for s in specs], self.chosen(),
+                                  self.user_models)[0]
+            self.against = sides_against_deposits(specs, deposits, model, units)
+        except (LodestarError, OSError, ValueError):
+            self.against = []  # the run's own checks say what is wrong with these inputs
+
+    def turn_layer(self) -> bool:
+        """Read the first raster ranking the deposits below the average cell the other way (its Low box)."""
+        row = next((r for r in self.against if r["side"] in ("high", "low")), None)
+        if row is None:
+            return False
+        self.turn_requested.emit(row["layer"], row["side"] == "high")
+        return True
 
     def _show(self) -> None:
         lines = [f"{row['layer']} will not be used: {row['reason']}" for row in self.warnings]
@@ -139,6 +185,15 @@ class SteeringOptions(QObject):
         self.warning.setText("\n".join(lines))
         self.warning.setVisible(bool(lines))
         self.fix_button.setVisible(bool(self._fixable()))
+        lines = [row["why"] for row in self.against]
+        self.sign_warning.setText("\n".join(lines + ["Read it the other way, or leave it and let the run say so."
+                                                      if lines else ""]).strip())
+        self.sign_warning.setVisible(bool(lines))
+        turnable = next((r for r in self.against if r["side"] in ("high", "low")), None)
+        if turnable is not None:
+            other = "low" if turnable["side"] == "high" else "high"
+            self.turn_button.setText(f"Read {turnable['layer']} with {other} values favourable")
+        self.turn_button.setVisible(turnable is not None)
 
     def _fixable(self) -> list:
         """The warned layers whose fix is naming their favourable units (unit maps with a legend of names)."""

@@ -6,8 +6,8 @@ knowledge-driven surface (`plugin/favourability`). With known deposits and calib
 fold) is fitted on the layers' measured evidence with spatial block cross-validation
 (`favourability/calibration.py`): the full fit (labelled as fitted on the deposits), the out-of-fold surface
 (each block predicted by a model that never saw its deposits), its uncertainty, and a comparison with the
-knowledge-driven surface and the equal-weight mean of the layers' ranks on the same cells. A fitted surface
-that does not beat that equal-weight baseline out of fold is refused for the targets, and said so. With
+knowledge-driven surface and the independent equal-weight mean of the layers' ranks (baseline.py) on the same
+cells. A fitted surface that does not beat both out of fold is refused for the targets, and said so. With
 known deposits, a layer the deposit model weighs up that ranks them below the average cell is flagged.
 Targets are the top `area_share` of the analysed area on the surface the user gets (the full fit when
 calibrated and not refused, else the knowledge-driven one); the spatial graph of the chain's zones ranks and
@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..evaluation import left_out_deposits
-from ..favourability.baseline import equal_weight_ranks
+from ..favourability.baseline import INDEPENDENT, INDEPENDENT_BASIS, RankMean, independent_rank_mean
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.expected import expected_deposits
 from ..favourability.knowledge import knowledge_specs
@@ -51,8 +51,10 @@ from .target_table import (
 )
 
 CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
-EQUAL_WEIGHT = "equal-weight mean of the layers' ranks"
+EQUAL_WEIGHT = INDEPENDENT
 KNOWLEDGE = "knowledge-driven surface"
+KNOWLEDGE_METHOD = "rank"
+"""How the agent's evidence specs are combined: the weighted mean of ranks (overlay.py; docs/engine.md says why)."""
 MIN_TARGET_CELLS = 4
 """Patches of the top share smaller than this many cells are specks, not targets: left out (and said); holes
 smaller than this inside a target are specks too, and part of it."""
@@ -90,6 +92,8 @@ class ProspectivityMap:
                 "weights": self.weights, "left_out": self.left_out, "unused": self.unused,
                 "calibration": self.calibration, "validation": self.validation, "notes": list(self.notes),
                 "specs": [spec.to_dict() for spec in self.knowledge.specs] if self.knowledge else [],
+                "knowledge_method": ({"method": self.knowledge.method, "gamma": self.knowledge.gamma}
+                                     if self.knowledge else {}),
                 "targets": [{k: v for k, v in row.items() if k != "geometry"}
                             for row in self.targets.drop(columns="geometry").to_dict("records")],
                 "judgements": self.judgements}
@@ -136,14 +140,16 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         progress.check()
         maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
     combined = {"method": evidence_plan.method, "gamma": evidence_plan.gamma} if evidence_plan is not None else {}
-    knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **combined)
+    knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **({"method": KNOWLEDGE_METHOD} | combined))
     surface, cv, weights, section = knowledge, None, knowledge.table(), {}
+    baseline = (independent_rank_mean(ws.raster_set, ws.layers, ws.deposit_model, ws.favourable_units)
+                if deposit_xy else RankMean(None))
     if calibrate:
         if len(deposit_xy or []) < 2:
             raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                                 "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
         progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
-        fit, section = calibrated(ws, equal_weight_ranks(maps), knowledge, deposit_xy, calibrate, progress,
+        fit, section = calibrated(ws, baseline.values, knowledge, deposit_xy, calibrate, progress,
                                   cross_validation)
         if section["why"]:  # a refusal is one of the run's notes, logged with them
             progress.log(section["why"])
@@ -196,7 +202,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
                               notes=notes, uncertainty=uncertainty, judgements=judgements)
     if deposit_xy:
-        result.validation = validation(result, deposit_xy, equal_weight_ranks(maps))
+        result.validation = validation(result, deposit_xy, baseline)
     return result
 
 
@@ -265,9 +271,10 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
     return specs, left, getattr(engine.roles.planner, "name", "planner"), []
 
 
-def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.MaskedArray) -> dict:
+def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -> dict:
     """Surface scores against known deposits, each labelled by whether the deposits shaped it, beside the
-    equal-weight mean of the layers' ranks (no deposit data); `summary`: what the calibration chose and why, then
+    independent equal-weight mean of the layers' ranks (`baseline`: no deposit data, none of the plan's choices; its
+    layers in `equal_weight`'s `layers` and `left_out`); `summary`: what the calibration chose and why, then
     why its surface was kept from the targets when it was; `method` its model and `refused` whether its surface was
     kept from the targets; `models`: the other models the calibration compared, out of fold (its comparison's
     rows)."""
@@ -278,9 +285,11 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
         return {"basis": basis, "auc": metrics["auc"], "capture": {f"{k:g}": v for k, v in metrics["capture"].items()},
                 "deposits": metrics["inside"], "curve": metrics["curve"]}
 
-    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used"),
-           "equal_weight": scored(Surface(equal_weight, result.knowledge.grid, result.knowledge.crs),
-                                  f"{EQUAL_WEIGHT}: no deposit data used, the baseline to beat")}
+    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used")}
+    if baseline.values is not None:
+        out["equal_weight"] = dict(scored(Surface(baseline.values, result.knowledge.grid, result.knowledge.crs),
+                                          f"{EQUAL_WEIGHT} ({INDEPENDENT_BASIS}): the baseline to beat"),
+                                   layers=baseline.used, left_out=baseline.left_out)
     if result.calibration:
         out["summary"] = " ".join(text for text in (result.calibration.get("why", ""),
                                                     result.calibration.get("refused")) if text)
@@ -298,30 +307,32 @@ def validation(result: ProspectivityMap, deposit_xy: list, equal_weight: np.ma.M
     return out
 
 
-def calibrated(ws, equal_weight: np.ma.MaskedArray, knowledge: Surface, deposit_xy: list, method: str,
+def calibrated(ws, equal_weight: np.ma.MaskedArray | None, knowledge: Surface, deposit_xy: list, method: str,
                progress: Progress = SILENT, cross_validation: dict | None = None):
     """(the fit, the record section) of `method` on the layers' measured evidence, beside the knowledge-driven
-    surface and the equal-weight mean of the membership maps' ranks (`equal_weight`) scored on the same cells. The
-    section's `refused` says why the fitted surface is not the one targets are drawn from (it does not beat, out of
-    fold, the equal-weight baseline that used no deposit data), else ''. `cross_validation`: calibrate's
-    block_size_m, folds and seed."""
+    surface and the independent equal-weight mean of the layers' ranks (`equal_weight`, baseline.py; None when no
+    layer enters it) scored on the same cells. The section's `refused` says why the fitted surface is not the one
+    targets are drawn from (out of fold, it does not beat the better of the two surfaces that used no deposit
+    data: a fit worse than what the geologist has without deposits is not a fit to map with), else ''.
+    `cross_validation`: calibrate's block_size_m, folds and seed."""
     from ..favourability.calibration import calibrate
     from ..favourability.measured import measured_evidence
 
     if method not in CALIBRATION_METHODS:
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
     layers, not_measured = measured_evidence(ws.raster_set, ws.layers)
-    baselines = {KNOWLEDGE: knowledge.values, EQUAL_WEIGHT: equal_weight}
+    baselines = {KNOWLEDGE: knowledge.values, **({EQUAL_WEIGHT: equal_weight} if equal_weight is not None else {})}
     fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress,
                     **(cross_validation or {}))
     mine = next(row for row in fit.comparison if row["basis"] != "no deposit data"
                 and row["surface"].startswith(_LABELS[fit.method]))
-    plain = next(row for row in fit.comparison if row["surface"] == EQUAL_WEIGHT)
+    plain = [row for row in fit.comparison if row["surface"] in baselines and row["auc"] is not None]
+    best = max(plain, key=lambda row: row["auc"], default=None)
     refused = ""
-    if mine["auc"] is not None and plain["auc"] is not None and mine["auc"] <= plain["auc"]:
+    if mine["auc"] is not None and best is not None and mine["auc"] <= best["auc"]:
         refused = (f"The calibrated surface ({_LABELS[fit.method]}) was not used for the targets: its out-of-fold AUC "
-                   f"{mine['auc']:.3f} does not beat the {EQUAL_WEIGHT} ({plain['auc']:.3f}), which used no deposit "
-                   "data; the targets come from the knowledge-driven surface.")
+                   f"{mine['auc']:.3f} does not beat the {best['surface']} ({best['auc']:.3f}), which used no "
+                   "deposit data; the targets come from the knowledge-driven surface.")
     section = {"method": fit.method, "asked": method,
                "basis": "fitted on known deposits; the cross-validated surface is the skill figure",
                "why": fit.why, "refused": refused, "folds": fit.folds.summary(), "log": list(fit.log),

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..evaluation import deposit_coordinates
-from ..favourability.baseline import equal_weight_ranks
+from ..favourability.baseline import independent_rank_mean
 from ..favourability.evidence import membership_map
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.overlay import Surface, favourability_surface
@@ -32,6 +32,7 @@ from .knowledge import model_by_id
 from .prospectivity import ProspectivityMap, rank_targets, validation
 from .target_table import empty_targets, target_cap, targets_note
 from .toolbox import jsonable
+from .workspace import describe_layers
 
 FORMAT = "lodestar-replan/1"
 OUTPUT_FILES = {"favourability": "favourability.tif", "weights": "weights.csv", "prospectivity": "prospectivity.gpkg",
@@ -85,7 +86,9 @@ def replan(record_path, plan: EvidencePlan, output_dir, progress: Progress = SIL
              "chain was not re-run, so the targets are not judged by it."]
     targets = _targets(surface, record, record_path.parent, mapping, plan, maps, deposit_xy, notes, progress)
     result = ProspectivityMap(surface, surface, None, surface.table(), [], [], targets, plan.by, notes=notes)
-    figures = validation(result, deposit_xy, equal_weight_ranks(maps)) if deposit_xy else {}
+    figures = validation(result, deposit_xy, independent_rank_mean(
+        raster_set, describe_layers(raster_set), _deposit_model(record), mapping.get("favourable_units") or {})
+                         ) if deposit_xy else {}
     agent = ((record.get("favourability") or {}).get("validation") or {}).get("knowledge") or {}
     replanned = Replanned(surface, targets, figures, {k: agent[k] for k in ("auc", "capture", "deposits")
                                                       if k in agent}, notes)
@@ -116,11 +119,16 @@ def _deposits(parameters: dict, raster_set: RasterSet) -> list:
     return list(map(tuple, np.asarray(xy).tolist()))
 
 
+def _deposit_model(record: dict) -> dict:
+    """The deposit model the run followed ({} for none)."""
+    knowledge = record.get("knowledge") or []
+    return (knowledge[0].get("model") or model_by_id(knowledge[0]["id"])) if knowledge else {}
+
+
 def _targets(surface: Surface, record: dict, folder: Path, mapping: dict, plan: EvidencePlan, maps: dict,
              deposit_xy: list, notes: list, progress: Progress):
     progress.check()
-    knowledge = record.get("knowledge") or []
-    model = (knowledge[0].get("model") or model_by_id(knowledge[0]["id"])) if knowledge else {}
+    model = _deposit_model(record)
     area_share = float(mapping.get("area_share", 0.10))
     cap, cap_source = target_cap(model, mapping.get("max_target_km2"))
     entry = (record.get("outputs") or {}).get("nodes")

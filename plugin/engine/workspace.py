@@ -20,7 +20,6 @@ from .contract import TOOLSET, ChainNode
 
 NOMINAL_PIXEL_M = 30.0
 """Ground size of a pixel when no layer is georeferenced (MineBench-style images): ASTER's VNIR/SWIR scale."""
-_MAX_UNITS = 40  # legend units listed per categorical layer
 
 
 @dataclass
@@ -86,7 +85,7 @@ def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
             data = raster_set.read(spec.name)[0]
             codes = np.unique(data.compressed().astype(int))
             legend = read_legend(spec.legend) if spec.legend is not None else {}
-            info.units = {int(c): legend.get(int(c), f"unit {int(c)}") for c in codes[:_MAX_UNITS]}
+            info.units = {int(c): legend.get(int(c), f"unit {int(c)}") for c in codes}
             info.silent = silence(data[np.newaxis], info.units)
         else:
             values = raster_set.read(spec.name)[0].compressed()

@@ -17,7 +17,9 @@ pass reduced as a tree:
   feature cell provably lies inside it (the whole-grid transform's value, but where GDAL's all-touched
   burning of a line differs by a pixel between the window and the whole canvas); a cell whose nearest
   feature lies beyond MAX_WINDOW_BLOCKS block areas takes the distance from a coarse whole-canvas transform
-  (within one coarse cell).
+  (within one coarse cell);
+- the weighted mean of ranks: each membership's distribution, in a second pass over the memberships (exact or a
+  histogram as above), by which each block's memberships are ranked before they are combined.
 Calibrated surfaces (fitted on deposits) stay on the analysis grid; the full-resolution surface is the
 knowledge-driven one.
 
@@ -278,6 +280,7 @@ class LayerPlan:
     shapes: list = field(default_factory=list)
     pads: tuple = (0, 0, 0, 0)  # left, right, top, bottom: the whole-grid distance canvas around the grid
     coarse: tuple | None = None  # (distances, canvas factor) of a coarse whole-canvas transform
+    memberships: Distribution | None = None  # the weighted mean of ranks: the membership's distribution
 
 
 def _stats_block(window: Window, raster_set: RasterSet, specs: list, exact: bool) -> dict:
@@ -400,8 +403,9 @@ def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: in
 
 
 def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, block: int = DEFAULT_BLOCK,
-                 scheduler: str = "", progress: Progress = SILENT) -> list:
-    """Every spec's global figures (see the module docstring), the statistics computed blockwise."""
+                 scheduler: str = "", progress: Progress = SILENT, method: str = "weighted") -> list:
+    """Every spec's global figures (see the module docstring), the statistics computed blockwise; with `method`
+    "rank" the memberships' distributions too."""
     grid = raster_set.grid
     exact = grid.width * grid.height <= EXACT_CELLS
     plans = [LayerPlan(spec) for spec in specs]
@@ -447,7 +451,20 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
                     _select_units(plan, sorted(found or ()))
                 else:
                     plan.distribution = found if found is not None else Distribution(0, np.array([]), np.array([]))
+    if method == "rank":
+        progress.log("Full resolution: the memberships' distributions (the weighted mean of ranks)")
+        parts = run_blocks(_membership_stats_block, (raster_set, plans, exact, block), _windows(grid, block),
+                           scheduler, progress.scaled(30, 45), reduce=_merge_stats)
+        for plan in plans:
+            plan.memberships = parts.get(plan.spec.layer) or Distribution(0, np.array([]), np.array([]))
     return plans
+
+
+def _membership_stats_block(window: Window, raster_set: RasterSet, plans: list, exact: bool, block: int) -> dict:
+    reads = block_reads(raster_set, window)
+    valid = block_valid(reads, (int(window.height), int(window.width)))
+    return {plan.spec.layer: Distribution.of(
+        _block_membership(raster_set, plan, window, valid, block, reads).compressed(), exact) for plan in plans}
 
 
 def _select_units(plan: LayerPlan, present: list) -> None:
@@ -502,9 +519,20 @@ def surface_block(window: Window, raster_set: RasterSet, plans: list, method: st
     reads = block_reads(raster_set, window)
     valid = block_valid(reads, (int(window.height), int(window.width)))
     maps = {plan.spec.layer: _block_membership(raster_set, plan, window, valid, block, reads) for plan in plans}
+    if method == "rank":  # ranked among the whole layer's memberships, not the block's
+        maps = {plan.spec.layer: _ranked(maps[plan.spec.layer], plan.memberships) for plan in plans}
+        method = "weighted"
     values = combine(maps, {plan.spec.layer: plan.spec.weight for plan in plans}, method, gamma)
     values = np.ma.masked_where(~valid, values)
     return np.ma.filled(values.astype("float32"), NODATA)
+
+
+def _ranked(membership: np.ma.MaskedArray, distribution: Distribution) -> np.ma.MaskedArray:
+    mask = np.ma.getmaskarray(membership)
+    out = np.zeros(membership.shape, dtype="float64")
+    if distribution.n:
+        out[~mask] = distribution.ranks(membership.compressed())
+    return np.ma.masked_array(out.astype("float32"), mask=mask)
 
 
 # -- running blocks here or on a cluster -------------------------------------------------------------------
@@ -611,7 +639,7 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
         raise LodestarError(f"A block must be at least 16 pixels a side, not {block}.")
     raster_set, grid = full_resolution_grid(layers, resolution, progress)
     progress.log(f"Full-resolution surface: {grid.width} x {grid.height} pixels in blocks of {block}")
-    plans = plan_surface(raster_set, specs, extra, block, scheduler, progress)
+    plans = plan_surface(raster_set, specs, extra, block, scheduler, progress, method)
     profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "float32",
                "nodata": NODATA, "transform": grid.transform, "tiled": True, "blockxsize": FULL_TILE,
                "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
@@ -623,7 +651,8 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
     with rasterio.Env(GDAL_CACHEMAX=128), atomic_path(path) as tmp:
         with rasterio.open(tmp, "w", **profile) as dst:
             run_blocks(surface_block, (raster_set, plans, method, gamma, block), windows, scheduler,
-                       progress.scaled(30, 90), consume=lambda win, data: dst.write(data, 1, window=win))
+                       progress.scaled(45 if method == "rank" else 30, 90),
+                       consume=lambda win, data: dst.write(data, 1, window=win))
             dst.update_tags(LODESTAR_METHOD=method_text, LODESTAR_LAYERS=", ".join(s.layer for s in specs),
                             LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in specs}),
                             LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
@@ -639,14 +668,16 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
 
 def write_run_surface(record_path, layers: list, zones, path, resolution: float | None = None,
                       block: int = DEFAULT_BLOCK, scheduler: str = "", progress: Progress = SILENT) -> Path:
-    """The knowledge-driven surface of a finished run (its record's favourability specs) at full resolution:
-    `layers` the run's layers (LayerSpec), `zones` its zones (for the renderings that enter as nearness to the
-    zones marked on them)."""
+    """The knowledge-driven surface of a finished run (its record's favourability specs, combined as the run did)
+    at full resolution: `layers` the run's layers (LayerSpec), `zones` its zones (for the renderings that enter as
+    nearness to the zones marked on them). Records written before the combination was recorded made it as a
+    weighted overlay."""
     try:
         record = json.loads(Path(record_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise LodestarError(f"Cannot read the run record {record_path}: {exc}.") from exc
-    specs = [EvidenceSpec.from_dict(item) for item in (record.get("favourability") or {}).get("specs") or []]
+    section = record.get("favourability") or {}
+    specs = [EvidenceSpec.from_dict(item) for item in section.get("specs") or []]
     if not specs:
         raise LodestarError("The run made no favourability surface (no layer could be evidence), so there is none "
                             "to make at full resolution.")
@@ -656,5 +687,7 @@ def write_run_surface(record_path, layers: list, zones, path, resolution: float 
     for spec in specs:
         if spec.transform == "distance_m" and spec.layer not in vectors:
             extra[spec.layer] = list(zones[zones["layer"] == spec.layer].geometry) if len(zones) else []
-    return write_full_resolution(layers, specs, path, "weighted", resolution=resolution, extra=extra, block=block,
+    combined = section.get("knowledge_method") or {}
+    return write_full_resolution(layers, specs, path, combined.get("method", "weighted"),
+                                 float(combined.get("gamma") or 0.8), resolution=resolution, extra=extra, block=block,
                                  scheduler=scheduler, progress=progress)

@@ -1,20 +1,37 @@
 """The offline planner's evidence choice: a transformation, membership and weight per layer, and why.
 
-Weights by layer role and the fault proximity (metres) come from the deposit model's
-`favourability` entry; the reasons quote the model's evidence items. Layers that cannot be scored
-(renderings, unit maps with no recognisable favourable unit, roles the model does not use, geochemistry of
-elements that are not its pathfinders) are returned with the reason, so every layer either feeds the surface
-or is accounted for.
+The knowledge-driven surface is the equal-weight mean of the layers' ranks that every surface is scored beside
+(baseline.py), plus what the deposit model knows, within bounds (docs/engine.md, "The knowledge-driven surface"):
+- which layers are evidence: every layer of a role one of the model's evidence items names, but geochemistry of
+  elements the model does not read (neither pathfinders nor depleted) and geophysics of a property its signature
+  does not list; colour renderings, unit maps with no favourable unit and vector layers other than fault lines and
+  unit polygons cannot be scaled; each layer left out says why, and the geologist may bring it in;
+- each layer's favourable side: the geologist's setting when it is low (a distance), else the model's (a depleted
+  element, a magnetic or resistivity low), else high;
+- how a layer enters: ordered values by their percentile rank (scale-free), fault lines by their distance in metres
+  with the model's reach (fuzzy small), a unit map by its favourable units (the geologist's, else the model's host
+  rocks), every unit of its legend considered and named;
+- its weight: the model's own weights by role where it gives them (a model written by the geologist), never more
+  than MAX_WEIGHT_RATIO apart; else the same weight for every layer the model's items (or its geophysical
+  signature) name, critical and secondary alike: the items' levels say what the verifier must find, not how much a
+  layer predicts, and weighting secondary layers down lost on every set of districts it was tried on
+  (docs/results.md).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from ..pathfinders import off_model_reason
+from ..geophysics import measured_property, signature
+from ..pathfinders import ELEMENTS, named_elements, off_model_reason
 from ..tools.lithology_words import matched_units
 from .evidence import EvidenceSpec
 
+ITEM_WEIGHT = 1.0
+"""The weight of a layer whose role the model's evidence items name."""
+MAX_WEIGHT_RATIO = 2.0
+"""The widest ratio between two layers' weights a model may give: without deposits no weight is known better than
+within a factor of two, and a mean of ranks with weights that far apart stays close to the equal-weight one."""
 OTHER_UNITS = 0.1
 """Membership of units that are not favourable: maps are approximate and deposits sit at contacts, so
 other units lower favourability without zeroing it (a fuzzy gamma product would otherwise be 0 there)."""
@@ -39,7 +56,7 @@ def knowledge_specs(layer_infos, deposit_model: dict, favourable_units: dict | N
                         if i.role == "structure" and i.kind == "index" and i.favourable == "low"]
     for info in layer_infos:
         weight = model.weight(info.role)
-        off_model = off_model_reason(info.name, info.role, deposit_model)
+        off_model = model.off_model(info)
         if off_model:
             reason = off_model
         elif info.kind == "rgb":
@@ -84,14 +101,72 @@ class _Model:
         self.model = model or {}
         self.name = self.model.get("name", "generic")
         settings = self.model.get("favourability", {})
-        self.weights = settings.get("weights")
         self.fault = {**DEFAULT_FAULT_DISTANCE, **settings.get("fault_distance_m", {})}
         self.hosts = list(self.model.get("favourable_units", []))
+        self.depleted = {e.lower() for e in self.model.get("depleted", [])}
+        self.given = settings.get("weights")
+        self.weights = bounded(self.given if self.given is not None else self._item_weights())
+
+    def _item_weights(self) -> dict | None:
+        """{role: ITEM_WEIGHT} of the roles the evidence items (or the geophysical signature) name; None when the
+        model names no items (every role weighs the same)."""
+        items = self.model.get("evidence") or []
+        if not items:
+            return None
+        roles = {role for item in items for role in item.get("roles", ())}
+        if self.model.get("geophysics"):
+            roles.add("geophysics")
+        return dict.fromkeys(sorted(roles), ITEM_WEIGHT)
 
     def weight(self, role: str) -> float | None:
         if self.weights is None:
             return 1.0
         return self.weights.get(role)
+
+    def weight_words(self, role: str) -> str:
+        """'weight 1', and why when the model's own weight was raised to stay within MAX_WEIGHT_RATIO."""
+        weight = self.weight(role)
+        given = float((self.given or {}).get(role, weight) or 0.0)
+        if given >= weight:
+            return f"weight {weight:g}"
+        return (f"weight {weight:g} (the model gives {given:g}, raised to half its largest weight: without deposits "
+                f"no weight is known better than within a factor of {MAX_WEIGHT_RATIO:g})")
+
+    def off_model(self, info) -> str:
+        """Why a layer is no evidence for the model although its role is ('' when it is): geochemistry of elements
+        the model reads neither as pathfinders nor as depleted; geophysics of a property its signature leaves out."""
+        if info.role == "geochemistry":
+            reason = off_model_reason(info.name, info.role, self.model)
+            elements = named_elements(info.name)
+            return "" if reason and elements and elements <= self.depleted else reason
+        if info.role == "geophysics" and self.model.get("geophysics"):
+            prop, _ = measured_property(info.name)
+            if prop and signature(self.model, prop) is None:
+                listed = ", ".join(e["property"].replace("_", " ") for e in self.model["geophysics"])
+                return (f"the {self.name} model gives no {prop.replace('_', ' ')} signature (its geophysics: "
+                        f"{listed})")
+        return ""
+
+    def side(self, info) -> tuple[str, str]:
+        """(the layer's favourable side, why when the model decides it): a low setting (a distance) stands; a
+        depleted element or a geophysical signature's low (a resistivity's high) makes a layer low; else high."""
+        if info.favourable == "low":
+            return "low", ""
+        if info.role == "geochemistry":
+            elements = named_elements(info.name)
+            if elements and elements <= self.depleted:
+                names = " and ".join(ELEMENTS.get(e, e) for e in sorted(elements))
+                return "low", f"the {self.name} model reads depletion of {names}"
+        if info.role == "geophysics":
+            prop, inverse = measured_property(info.name)
+            entry = signature(self.model, prop) if prop else None
+            if entry is not None and (entry.get("sign") == "low") != inverse:
+                what = f" ({entry['what']})" if entry.get("what") else ""
+                if inverse:
+                    return "low", (f"a resistivity: the {self.name} model's conductivity signature is a high{what}, "
+                                   "a resistivity low")
+                return "low", f"the {self.name} model's {prop.replace('_', ' ')} signature is a low{what}"
+        return "high", ""
 
     def says(self, role: str, kind: str | None = None) -> str:
         """The model's evidence item for a role (of a kind when given), as a clause."""
@@ -102,26 +177,30 @@ class _Model:
         return f"{self.name}: {item['what']} ({item['level']} evidence)"
 
 
+def bounded(weights: dict | None) -> dict | None:
+    """The positive weights raised to at least the largest over MAX_WEIGHT_RATIO (zero stays zero: no evidence)."""
+    if not weights:
+        return weights
+    top = max((float(w) for w in weights.values()), default=0.0)
+    return {role: max(float(w), top / MAX_WEIGHT_RATIO) if float(w) > 0 else 0.0 for role, w in weights.items()}
+
+
 def _spec(info, weight: float, model: _Model, named) -> tuple[EvidenceSpec | None, str]:
     make = {"index": _index_spec, "categorical": _unit_spec, "vector": _vector_spec}[info.kind]
     return make(info, weight, model, named)
 
 
 def _index_spec(info, weight, model, _named):
-    low = info.favourable == "low"
-    stats = info.stats or {}
-    if info.role == "geochemistry" and not _classed(info) and stats.get("min", 0) > 0:
-        transform, how = "log_percentile", ("concentrations are lognormal, so log10 values are stretched "
-                                            "between their 2nd and 98th percentiles")
-    elif _classed(info):
-        transform, how = "percentile_rank", "ordered classes (few integer values), ranked over the analysed area"
-    else:
-        transform, how = "percentile_rank", "values ranked over the analysed area (robust to outliers and units)"
-    if low:
-        how += "; low is favourable (e.g. near a fault), so the ranks are inverted"
+    side, decided = model.side(info)
+    how = ("ordered classes (few integer values), ranked over the analysed area" if _classed(info) else
+           "values ranked over the analysed area (scale-free: robust to outliers and units)")
+    if side == "low":
+        how += (f"; low is favourable ({decided})" if decided else
+                "; low is favourable (e.g. near a fault), so the ranks are inverted")
     kind = "structure" if info.role == "structure" else None
-    spec = EvidenceSpec(info.name, info.role, info.kind, transform, "invert" if low else "identity", {}, weight,
-                        f"{how[0].upper() + how[1:]}. {model.says(info.role, kind)}; weight {weight:g}.")
+    why = f"{how[0].upper() + how[1:]}. {model.says(info.role, kind)}; {model.weight_words(info.role)}."
+    spec = EvidenceSpec(info.name, info.role, info.kind, "percentile_rank", "invert" if side == "low" else "identity",
+                        {}, weight, why)
     return spec, ""
 
 
@@ -143,8 +222,11 @@ def _unit_spec(info, weight, model, named):
     matched = matched_units(units, words) if words else {}
     if not matched:
         return None, _no_units_reason(info, units, words, named, model)
+    others = [name for code, name in units.items() if code not in matched]
+    rest = (f"; the other unit ({others[0]}) scores {OTHER_UNITS:g}" if len(others) == 1 else
+            f"; the other {len(others)} units ({', '.join(others)}) score {OTHER_UNITS:g}" if others else "")
     why = (f"Favourable units ({source}): {', '.join(matched.values())} ({len(matched)} of {len(units)} units) "
-           f"score 1, the others {OTHER_UNITS:g}. {model.says(info.role, 'host_unit')}; weight {weight:g}.")
+           f"score 1{rest}. {model.says(info.role, 'host_unit')}; {model.weight_words(info.role)}.")
     spec = EvidenceSpec(info.name, info.role, info.kind, "units", "identity",
                         {"units": words, "outside": OTHER_UNITS}, weight, why)
     return spec, ""
@@ -176,7 +258,7 @@ def _vector_spec(info, weight, model, named):
         mid, spread = float(model.fault["midpoint"]), float(model.fault["spread"])
         why = (f"Distance to the fault lines in metres, fuzzy small: 1 on a fault, 0.5 at {mid:g} m, "
                f"{1 / (1 + 2 ** spread):.2f} at {2 * mid:g} m. {model.says('structure', 'structure')}; "
-               f"weight {weight:g}.")
+               f"{model.weight_words(info.role)}.")
         return EvidenceSpec(info.name, info.role, info.kind, "distance_m", "small",
                             {"midpoint": mid, "spread": spread}, weight, why), ""
     words = list(named) if named else model.hosts
@@ -185,6 +267,7 @@ def _vector_spec(info, weight, model, named):
                       "units to use it")
     source = "named by you" if named else f"host rocks of the {model.name} model"
     why = (f"Unit polygons whose names match the favourable units ({source}: {', '.join(map(str, words[:6]))}) "
-           f"score 1, the others {OTHER_UNITS:g}. {model.says(info.role, 'host_unit')}; weight {weight:g}.")
+           f"score 1, the others {OTHER_UNITS:g}. {model.says(info.role, 'host_unit')}; "
+           f"{model.weight_words(info.role)}.")
     return EvidenceSpec(info.name, info.role, info.kind, "units", "identity",
                         {"units": words, "outside": OTHER_UNITS}, weight, why), ""

@@ -1,6 +1,11 @@
 """Combining membership maps into one favourability surface: weighted overlay or a fuzzy operator.
 
 Weighted overlay: at each cell, the weighted mean of the memberships of the layers with data there.
+Weighted mean of ranks: the same mean of each membership's percentile rank over the cells where it has data
+(0 lowest, 1 highest, ties at their mean rank): a layer's say is its weight alone, whatever the spread of its
+membership (a unit map's 0 / 1 and a fault's fuzzy distance count alike), and with equal weights it is the
+equal-weight mean of the layers' ranks that every surface is scored beside (baseline.py). The knowledge-driven
+surface combines so (docs/engine.md).
 Fuzzy gamma (Bonham-Carter 1994): (fuzzy algebraic sum) ** gamma * (fuzzy algebraic product) ** (1 - gamma),
 with the weights as exponents scaled to a mean of 1 (prod m_i ** w_i and 1 - prod (1 - m_i) ** w_i),
 so equal weights give the plain operator; fuzzy product and sum are gamma 0 and 1. Fuzzy AND (the least
@@ -17,9 +22,11 @@ from pyproj import CRS
 from ..errors import LodestarError
 from ..raster_io import RasterGrid, RasterSet
 from .evidence import EvidenceSpec, membership_map
+from .transforms import percentile_rank
 
-METHODS = ("weighted", "gamma", "and", "or", "product", "sum")
-METHOD_LABELS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "and": "fuzzy AND", "or": "fuzzy OR",
+METHODS = ("weighted", "rank", "gamma", "and", "or", "product", "sum")
+METHOD_LABELS = {"weighted": "weighted overlay", "rank": "weighted mean of ranks", "gamma": "fuzzy gamma",
+                 "and": "fuzzy AND", "or": "fuzzy OR",
                  "product": "fuzzy product", "sum": "fuzzy sum"}
 
 
@@ -40,13 +47,15 @@ def combine(maps: dict, weights: dict, method: str = "weighted", gamma: float = 
     shapes = {np.shape(maps[n]) for n in names}
     if len(shapes) != 1:
         raise LodestarError(f"The membership maps are not on one grid (shapes {sorted(shapes)}).")
+    if method == "rank":
+        maps = {n: percentile_rank(maps[n]) for n in names}
     stack = np.ma.stack([np.ma.masked_invalid(np.ma.array(maps[n], dtype="float64")) for n in names])
     missing = np.ma.getmaskarray(stack)
     values = np.clip(stack.filled(0.0), 0.0, 1.0)
     w = np.array([float(weights[n]) for n in names])
     w = (w / w.mean())[:, None, None]
     present = np.where(missing, 0.0, w)
-    if method == "weighted":
+    if method in ("weighted", "rank"):
         with np.errstate(invalid="ignore", divide="ignore"):
             out = (values * present).sum(axis=0) / present.sum(axis=0)
     elif method == "and":

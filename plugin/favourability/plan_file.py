@@ -9,17 +9,31 @@ again gives the same bytes.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis import MAX_LAYERS
 from ..errors import LodestarError
 from ..files import write_text_atomic
+from ..json_file import read_json, shown
+from ..tools.scene_indices import KINDS
 from .evidence import EvidenceSpec
 from .overlay import METHOD_LABELS, METHODS
 
 FORMAT = "lodestar-evidence-plan/1"
 AUTHORS = ("agent", "geologist")
 DEFAULT_GAMMA = 0.8
+MAX_SPECS = MAX_LAYERS * len(KINDS)
+"""The most specs a plan may hold: each layer enters once, and a run has at most MAX_LAYERS layers, a scene among
+them turned into up to one index layer per scene index kind."""
+MAX_PLAN_BYTES = 4 * 2 ** 20
+"""The largest plan file: MAX_SPECS specs of 16 KB each (a spec with a long list of favourable units and reasons is
+a few KB)."""
+FIELDS = ("format", "by", "method", "gamma", "specs")
+SPEC_FIELDS = ("layer", "role", "kind", "transform", "membership", "params", "weight", "why")
+SHOWN = 5
+"""How many offenders a message names before it counts the rest."""
 
 
 @dataclass
@@ -33,21 +47,22 @@ class EvidencePlan:
 
     def __post_init__(self):
         if self.method not in METHODS:
-            raise LodestarError(f"The plan's combination must be one of {', '.join(METHODS)}, not {self.method!r}.")
-        try:
-            self.gamma = float(self.gamma)
-        except (TypeError, ValueError) as exc:
-            raise LodestarError(f"The plan's gamma must be a number between 0 and 1, not {self.gamma!r}.") from exc
+            raise LodestarError(f"The plan's combination must be one of {', '.join(METHODS)}, not "
+                                f"{shown(self.method)}.")
+        if isinstance(self.gamma, bool) or not isinstance(self.gamma, (int, float)):
+            raise LodestarError(f"The plan's gamma must be a number between 0 and 1, not {shown(self.gamma)}.")
+        self.gamma = float(self.gamma)
         if not 0.0 <= self.gamma <= 1.0:
             raise LodestarError(f"The plan's gamma must lie between 0 and 1, not {self.gamma:g}.")
         if self.by not in AUTHORS:
-            raise LodestarError(f"The plan's author ('by') must be one of {', '.join(AUTHORS)}, not {self.by!r}.")
+            raise LodestarError(f"The plan's author ('by') must be one of {', '.join(AUTHORS)}, not {shown(self.by)}.")
         if not self.specs:
             raise LodestarError("The evidence plan names no layer; give at least one layer with a positive weight.")
-        layers = [spec.layer for spec in self.specs]
-        repeated = sorted({name for name in layers if layers.count(name) > 1})
+        _check_count(len(self.specs))
+        counts = Counter(spec.layer for spec in self.specs)
+        repeated = sorted(name for name, count in counts.items() if count > 1)
         if repeated:
-            raise LodestarError(f"Each layer may enter the plan once; repeated: {', '.join(repeated)}.")
+            raise LodestarError(f"Each layer may enter the plan once; repeated: {listed(repeated)}.")
         if not any(spec.weight > 0 for spec in self.specs):
             raise LodestarError("No layer of the evidence plan has a positive weight; give at least one a weight.")
 
@@ -62,31 +77,56 @@ class EvidencePlan:
 
     def check_layers(self, names) -> None:
         """Refuse a plan naming a layer that is not among `names` (the run's layers)."""
-        names = list(names)
+        names = set(names)
         unknown = [spec.layer for spec in self.specs if spec.layer not in names]
         if unknown:
-            raise LodestarError(f"The evidence plan names layers the run does not have: {', '.join(unknown)}; the "
-                                f"run's layers are: {', '.join(names)}. Rename them in the plan, or write the plan "
-                                "from this run (the dock's evidence plan, Save...).")
+            raise LodestarError(f"The evidence plan names layers the run does not have: {listed(unknown)}; the "
+                                f"run's layers are: {listed(sorted(names))}. Rename them in the plan, or write the "
+                                "plan from this run (the dock's evidence plan, Save...).")
+
+
+def listed(names: list) -> str:
+    """The first SHOWN names (each at most 60 characters), and how many more."""
+    text = ", ".join(name if len(name) <= 60 else name[:57] + "..." for name in map(str, names[:SHOWN]))
+    return text + (f" and {len(names) - SHOWN:,} more" if len(names) > SHOWN else "")
+
+
+def _check_count(count: int) -> None:
+    if count > MAX_SPECS:
+        raise LodestarError(f"The evidence plan holds {count:,} specs; a plan holds at most {MAX_SPECS} (one per "
+                            f"layer of a run, which takes at most {MAX_LAYERS} layers, a scene among them giving up to "
+                            f"{len(KINDS)} index layers): write one spec per layer of the run.")
 
 
 def plan_from_dict(data) -> EvidencePlan:
-    """The plan of a `lodestar-evidence-plan/1` dict, checked; a clear message says what is wrong."""
+    """The plan of a `lodestar-evidence-plan/1` dict, checked field by field; a problem is one line naming the spec
+    (by its layer) and the field, and what it must be."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise LodestarError(f"Not a Lodestar evidence plan: the file must be JSON with \"format\": \"{FORMAT}\" (save "
                             "one from the dock's evidence plan, or from a run record's plan).")
+    unknown = [str(key) for key in data if key not in FIELDS]
+    if unknown:
+        raise LodestarError(f"The evidence plan has no field {listed(unknown)}; its fields are {', '.join(FIELDS)}.")
     specs = data.get("specs")
-    if not isinstance(specs, list) or not all(isinstance(s, dict) for s in specs):
-        raise LodestarError("The evidence plan's 'specs' must be a list of layers (layer, role, kind, transform, "
-                            "membership, params, weight, why).")
+    if not isinstance(specs, list):
+        raise LodestarError(f"The evidence plan's 'specs' must be a list of layers ({', '.join(SPEC_FIELDS)}), not "
+                            f"{shown(specs)}.")
+    _check_count(len(specs))
+    made = []
     for i, spec in enumerate(specs, start=1):
+        if not isinstance(spec, dict):
+            raise LodestarError(f"Spec {i} of the evidence plan must be a table ({', '.join(SPEC_FIELDS)}), not "
+                                f"{shown(spec)}.")
+        name = f"{spec['layer']}" if isinstance(spec.get("layer"), str) and spec["layer"].strip() else f"Spec {i}"
         missing = [key for key in ("layer", "role", "kind", "transform") if key not in spec]
         if missing:
-            raise LodestarError(f"Layer {i} of the evidence plan lacks {', '.join(missing)}.")
-        if not isinstance(spec.get("params", {}), dict):
-            raise LodestarError(f"{spec['layer']}: the plan's params must be a table (midpoint, spread, units...).")
-    return EvidencePlan([EvidenceSpec.from_dict(s) for s in specs], data.get("method", "weighted"),
-                        data.get("gamma", DEFAULT_GAMMA), data.get("by", "agent"))
+            raise LodestarError(f"{name} of the evidence plan lacks {', '.join(missing)}.")
+        unknown = [str(key) for key in spec if key not in SPEC_FIELDS]
+        if unknown:
+            raise LodestarError(f"{name}: a spec has no field {listed(unknown)}; its fields are "
+                                f"{', '.join(SPEC_FIELDS)}.")
+        made.append(EvidenceSpec.from_dict(spec))
+    return EvidencePlan(made, data.get("method", "weighted"), data.get("gamma", DEFAULT_GAMMA), data.get("by", "agent"))
 
 
 def plan_text(plan: EvidencePlan) -> str:
@@ -102,10 +142,7 @@ def write_plan(plan: EvidencePlan, path) -> Path:
 def read_plan(path) -> EvidencePlan:
     """The plan of a file, checked."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise LodestarError(f"Cannot read the evidence plan {path}: {exc}.") from exc
+    data = read_json(path, "the evidence plan", MAX_PLAN_BYTES, f"a plan holds at most {MAX_SPECS} specs")
     try:
         return plan_from_dict(data)
     except LodestarError as exc:
@@ -114,7 +151,8 @@ def read_plan(path) -> EvidencePlan:
 
 def recorded_plan(record: dict) -> EvidencePlan:
     """The plan a run record's surface was made with: the geologist's plan when the run was given one, else the
-    knowledge-driven surface's specs (the agent's plan, weighted overlay)."""
+    knowledge-driven surface's specs combined as the run combined them (the agent's plan; records written before the
+    combination was recorded: weighted overlay)."""
     given = ((record.get("parameters") or {}).get("favourability") or {}).get("evidence_plan")
     if given:
         return plan_from_dict(given)
@@ -122,4 +160,6 @@ def recorded_plan(record: dict) -> EvidencePlan:
     if not specs:
         raise LodestarError("The run made no favourability surface (no layer could be evidence), so it has no "
                             "evidence plan to edit; name the favourable units or add evidence layers and run again.")
-    return EvidencePlan([EvidenceSpec.from_dict(s) for s in specs])
+    combined = (record.get("favourability") or {}).get("knowledge_method") or {}
+    return EvidencePlan([EvidenceSpec.from_dict(s) for s in specs], combined.get("method") or "weighted",
+                        combined.get("gamma") or DEFAULT_GAMMA)

@@ -66,6 +66,31 @@ def test_the_ask_tab_warns_about_an_unused_geology_layer_before_the_run(gb_dock)
     assert GEOLOGY not in gb_dock.steering.warning.text()
 
 
+def test_a_layer_read_against_the_known_deposits_is_shown_before_the_run_and_turned_in_one_click(gb_dock):
+    """With Low ticked on the arsenic classes (high arsenic is Carlin-type gold's pathfinder), the layer ranks Great
+    Basin's deposits below the average cell: said before the run, and one click reads it the other way."""
+    arsenic = "stream-sediment arsenic (classes)"
+    assert arsenic not in {row["layer"] for row in gb_dock.steering.against}
+    layer_id = next(r["id"] for r in gb_dock.layers.checked_rows() if r["layer"].name() == arsenic)
+    gb_dock.layers.set_favourable_low(layer_id, True)
+    _unused(gb_dock)
+    against = {row["layer"]: row for row in gb_dock.steering.against}
+    assert against[arsenic]["side"] == "low" and against[arsenic]["auc"] < 0.3
+    assert f"{arsenic} ranks the {against[arsenic]['deposits']} known deposits below the average cell" in \
+        gb_dock.steering.sign_warning.text()
+    assert not gb_dock.steering.turn_button.isHidden()
+    assert gb_dock.steering.turn_button.text() == f"Read {arsenic} with high values favourable"
+    gb_dock.steering.turn_button.click()
+    assert gb_dock.layers.favourable(layer_id) == "high"
+    _unused(gb_dock)
+    assert arsenic not in {row["layer"] for row in gb_dock.steering.against}
+    assert gb_dock.steering.turn_button.isHidden() and gb_dock.steering.sign_warning.isHidden()
+    gb_dock.layers.set_favourable_low(layer_id, True)
+    gb_dock.map_options.set_calibration("wofe")  # calibrated, the fit reads the deposits itself: no check
+    _unused(gb_dock)
+    assert gb_dock.steering.against == [] and gb_dock.steering.sign_warning.isHidden()
+
+
 def test_a_role_the_picked_model_does_not_weigh_is_warned(dock, sample):
     case, layers = sample
     set_case_roles(dock, case, layers)

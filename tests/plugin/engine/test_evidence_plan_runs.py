@@ -171,14 +171,16 @@ def test_the_editor_rows_and_preview_follow_the_run(agent_run):
     record = read_record(agent_run.outputs["record"])
     rows, agent = plan_rows(record)
     assert [row["spec"]["layer"] for row in rows if row["spec"]["weight"] > 0] == [s.layer for s in agent.specs]
-    assert plan_of_rows(rows, "weighted", 0.8, agent).by == "agent"
+    assert plan_of_rows(rows, agent.method, 0.8, agent).by == "agent"
     raster_set = RasterSet(records.layers_from_record(record))
     preview = PlanPreview(raster_set, rendering_zones(record, agent_run.outputs["record"].parent, agent, raster_set),
                           size=64)
     with rasterio.open(agent_run.outputs["favourability"]) as src:
         full = src.read(1, masked=True)
-    shown = preview.surface(agent.specs)
-    assert np.allclose(shown.filled(-1), full[::preview.step, ::preview.step].filled(-1), atol=1e-6)
+    shown = preview.surface(agent.specs, agent.method)
+    # the agent's plan combines by rank: the preview ranks its own cells, a regular sample of the analysis grid's
+    assert agent.method == "rank"
+    assert np.abs(shown.filled(-1) - full[::preview.step, ::preview.step].filled(-1)).max() < 0.02
 
     faults = next(i for i, row in enumerate(rows) if row["spec"]["transform"] == "distance_m"
                   and row["spec"]["kind"] == "vector")
@@ -196,15 +198,18 @@ def test_the_editor_rows_and_preview_follow_the_run(agent_run):
     assert edited(spec, weight=spec["weight"])["why"] == spec["why"]  # nothing changed, nothing said
     undone = [dict(row, spec=edited(edited(spec, weight=2.0), weight=spec["weight"]))
               if row["spec"]["layer"] == spec["layer"] else row for row in rows]
-    assert plan_of_rows(undone, "weighted", 0.8, agent) is agent  # an edit undone gives the agent's plan back
+    assert plan_of_rows(undone, agent.method, 0.8, agent) is agent  # an edit undone gives the agent's plan back
     bare = edited(edited(dict(spec, why=""), weight=2.0), weight=3.0)["why"]  # a plan file may give no reason
     assert bare.startswith("Set by you: ") and "The agent's reason" not in bare
     brought = edited(edited(dict(spec, why="Left out of the run's plan; brought in by you."), weight=2.0), weight=3.0)
     assert brought["why"].endswith("weight 3 (left out of the run's plan).")
     x2, y2 = preview.curve(EvidenceSpec_of(rows[faults]["spec"]))
     assert np.interp(spec["params"]["midpoint"] / 4, x2, y2) == pytest.approx(0.5, abs=0.02)
-    mine = plan_of_rows(rows, "weighted", 0.8, agent)
-    assert mine.by == "geologist" and np.abs(preview.surface(mine.specs) - shown).max() > 0.01
+    mine = plan_of_rows(rows, agent.method, 0.8, agent)
+    # ranked, a layer counts by its order alone: a monotone membership's midpoint changes nothing; as a weighted
+    # overlay of the memberships' values it does
+    assert mine.by == "geologist" and np.abs(preview.surface(mine.specs, "rank") - shown).max() == 0
+    assert np.abs(preview.surface(mine.specs, "weighted") - preview.surface(agent.specs, "weighted")).max() > 0.01
 
 
 def EvidenceSpec_of(spec: dict):  # noqa: N802 (reads as the class it builds)

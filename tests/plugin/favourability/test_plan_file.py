@@ -90,7 +90,7 @@ def test_the_plan_file_round_trips_byte_for_byte(tmp_path):
 
 @pytest.mark.parametrize("change, message", [
     ({"format": "lodestar-run/1"}, "Not a Lodestar evidence plan"),
-    ({"method": "median"}, "combination must be one of weighted, gamma, and, or, product, sum"),
+    ({"method": "median"}, "combination must be one of weighted, rank, gamma, and, or, product, sum"),
     ({"gamma": 1.5}, "gamma must lie between 0 and 1"),
     ({"specs": []}, "names no layer"),
 ])
@@ -114,7 +114,9 @@ def test_a_plan_naming_a_layer_twice_or_none_weighted_is_refused():
 
 def test_the_recorded_plan_is_the_geologists_when_the_run_had_one():
     agent = {"favourability": {"specs": [s.to_dict() for s in _plan().specs]}, "parameters": {"favourability": {}}}
-    assert recorded_plan(agent).by == "agent" and recorded_plan(agent).method == "weighted"
+    assert recorded_plan(agent).by == "agent" and recorded_plan(agent).method == "weighted"  # recorded before ranks
+    ranked = dict(agent, favourability=dict(agent["favourability"], knowledge_method={"method": "rank", "gamma": None}))
+    assert recorded_plan(ranked).method == "rank"
     given = dict(_plan(as_weight=5.0).to_dict(), by="geologist")
     mine = recorded_plan(dict(agent, parameters={"favourability": {"evidence_plan": given}}))
     assert mine.by == "geologist" and mine.specs[0].weight == 5.0
