@@ -48,8 +48,9 @@ def _in_memory(case, specs, method):
     return raster_set, favourability_surface(raster_set, specs, method=method, gamma=0.7)
 
 
-@pytest.mark.parametrize("method", ["weighted", "gamma"])
+@pytest.mark.parametrize("method", ["weighted", "gamma", "rank"])
 def test_a_surface_made_block_by_block_equals_the_in_memory_one(case, tmp_path, method):
+    """Every combination, the weighted mean of ranks too (each block's memberships ranked among the whole layer's)."""
     specs = _specs(case)
     raster_set, expected = _in_memory(case, specs, method)
     assert raster_set.grid.width * raster_set.grid.height > 9 * BLOCK * BLOCK
