@@ -17,6 +17,7 @@ from ..plugin.engine.contract import (
     ToolCall,
     Verdict,
 )
+from ..plugin.errors import LodestarError
 from ..plugin.favourability.evidence import EvidenceSpec
 
 _DECODE = {
@@ -58,7 +59,12 @@ class ReplayReasoner:
             if entry.get("budget"):
                 raise BudgetExhausted(entry["error"])
             raise ReasonerError(entry["error"])
-        return _DECODE[method](entry["value"])
+        try:
+            return _DECODE[method](entry["value"])
+        except (KeyError, TypeError, ValueError, AttributeError, LodestarError) as exc:
+            raise ReasonerError(f"The run record's {role} {method} decision {position + 1} cannot be read "
+                                f"({type(exc).__name__}: {str(exc)[:200]}); replay the record.json a run wrote, "
+                                "unedited.") from None
 
     def plan(self, ws):
         return self._next("planner", "plan")

@@ -9,6 +9,11 @@ import geopandas as gpd
 from .raster_io import LayerSpec
 
 ROLES_OF_MODELS = ("planner", "executor", "verifier")
+MAX_LAYERS = 64
+"""The most layers a run takes. Each raster is held whole on the analysis grid (up to 4 million cells, with its
+background spreads and contrast maps beside it: 64 such layers hold a few GB), the plan examines at most 10 of
+them step by step, and the verifier's scan for places where three layers stand out together grows with the cube
+of the layers. A case of a thousand layers is refused at once rather than left running for hours."""
 
 
 OFFLINE_MODEL = "offline"

@@ -184,6 +184,12 @@ class RasterReader:
                 f"{self.path.name} is rotated or sheared; warp it to a north-up grid first "
                 "(Raster > Projections > Warp)."
             )
+        for band, (scale, offset) in enumerate(zip(self.scales, self.offsets), start=1):
+            if not (math.isfinite(scale) and math.isfinite(offset)) or scale == 0:
+                raise LodestarError(f"{self.path.name}: band {band}'s GDAL scale {scale:g} and offset {offset:g} "
+                                    "cannot scale its values (a scale must be finite and not 0, an offset finite); "
+                                    "correct them in the file's metadata (Layer Properties > Information), or remove "
+                                    "them.")
 
     @property
     def name(self) -> str:

@@ -13,11 +13,15 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..files import write_text_atomic
+from ..json_file import read_json
 from .knowledge import _check_model, load_knowledge, retrieve
+from .model_numbers import check_numbers
 
 AUTOMATIC = ""
 """The request's `deposit_model` when the run chooses the model from the question and the layers."""
 _ID = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
+MAX_MODEL_BYTES = 2 ** 20
+"""The largest deposit model file: a model is a few KB (the shipped ones 5 to 10 KB)."""
 
 
 def check_user_model(model, where: str, shipped_ids=None) -> dict:
@@ -37,6 +41,7 @@ def check_user_model(model, where: str, shipped_ids=None) -> dict:
     bad = {role: w for role, w in weights.items() if not isinstance(w, (int, float)) or w < 0}
     if bad:
         raise LodestarError(f"{where}: weights must be numbers of 0 or more; fix {', '.join(bad)}.")
+    check_numbers(model, where)
     return model
 
 
@@ -50,11 +55,12 @@ def load_user_models(folder) -> tuple[list[dict], list[str]]:
     models, problems, seen = [], [], set()
     for path in sorted(folder.glob("*.json")):
         try:
-            model = json.loads(path.read_text(encoding="utf-8"))
-            check_user_model(model, path.name, shipped)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            model = read_json(path, "the deposit model", MAX_MODEL_BYTES, "a model is a few KB")
+        except LodestarError as exc:
             problems.append(f"{path.name}: not readable as JSON ({exc}); fix or remove it.")
             continue
+        try:
+            check_user_model(model, path.name, shipped)
         except LodestarError as exc:
             problems.append(str(exc))
             continue

@@ -13,17 +13,59 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 
 from ..confinement import check_path_text, referenced_files
 from ..errors import LodestarError
 from ..files import write_text_atomic
+from ..json_file import read_json, shown
 from ..masking import mask_secrets
 from ..raster_io import VECTOR_SUFFIXES, LayerSpec
 from ..vector_io import split_source
 
 FORMAT = "lodestar-run/1"
+MAX_RECORD_BYTES = 64 * 2 ** 20
+"""The largest run record read: a record holds every model decision and event of its run, a few hundred KB for the
+sample case and a few MB for the longest runs."""
+REPLAYED = (
+    ("created_utc", "text", "the time the run was recorded"),
+    ("case_id", "text?", "the case's id"),
+    ("question", "text", "the question asked"),
+    ("choices", "table", "the answer choices, letter: text"),
+    ("parameters", "table", "the run's parameters"),
+    ("parameters.max_rounds", "whole", "the verifier's rounds"),
+    ("parameters.controller", "table null?", "the controller's limits"),
+    ("parameters.localization", "table null?", "the localization overrides"),
+    ("parameters.deposits", "text null?", "the known deposits file"),
+    ("parameters.sam", "table null?", "the Segment Anything settings"),
+    ("parameters.sam.checkpoint", "text", "the Segment Anything checkpoint"),
+    ("parameters.sam.device", "text null?", "the Segment Anything device"),
+    ("parameters.favourability", "table", "the favourability settings"),
+    ("parameters.favourability.favourable_units", "table", "the favourable units of each layer"),
+    ("parameters.favourability.calibrate", "text", "the calibration method"),
+    ("parameters.favourability.cross_validation", "table?", "the cross-validation settings"),
+    ("parameters.favourability.area_share", "number", "the target area share"),
+    ("parameters.favourability.max_target_km2", "number null?", "the largest target in km2"),
+    ("parameters.favourability.evidence_plan", "table?", "the geologist's evidence plan"),
+    ("backend", "table", "the back-end's settings"),
+    ("prompt_hashes", "table", "the prompts' hashes"),
+    ("knowledge", "list", "the deposit models followed"),
+    ("trace", "list", "the model decisions"),
+    ("usage", "table?", "the token usage"),
+    ("outputs", "table?", "the output files' checksums"),
+    ("scenes", "list?", "the scenes' index steps"),
+)
+"""What a replay reads of a record: (key path, its kinds: text, number, whole, table, list, null; '?' when it may be
+absent, what it is)."""
+ITEMS = {"knowledge": (("id", "text"), ("score", "number"), ("testable", "list"), ("names", "list?"),
+                       ("model", "table?")),
+         "trace": (("role", "text"), ("method", "text"), ("error", "text?")),
+         "outputs": (("file", "text"), ("sha256", "text"))}
+"""The fields of each item of a record's lists (and of each output), as REPLAYED gives them."""
+SHOWN = 3
+"""How many problems of a record a message names before it counts the rest."""
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token(?!s))", re.IGNORECASE)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -82,8 +124,8 @@ def legend_reading(legend) -> tuple:
         return None, None
     path = Path(legend).with_suffix(".json")
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        data = read_json(path, "the legend's reading", MAX_RECORD_BYTES, "") if path.is_file() else None
+    except LodestarError:
         return None, None
     return (data, path) if isinstance(data, dict) and data.get("format") == FORMAT else (None, None)
 
@@ -116,14 +158,85 @@ def write_record(record: dict, path, secrets: tuple = ()) -> Path:
 
 
 def read_record(path) -> dict:
+    """The record of a run record file (`read_json`'s bounds: MAX_RECORD_BYTES, MAX_DEPTH)."""
     path = Path(path)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise LodestarError(f"Cannot read the run record {path}: {exc}.") from exc
+    record = read_json(path, "the run record", MAX_RECORD_BYTES, "the record of a long run is a few MB")
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise LodestarError(f"{path} is not a Lodestar run record (format {FORMAT!r}).")
     return record
+
+
+def read_replayed(path) -> dict:
+    """The record a replay runs from, its structure checked (`replay_problems`) before any of it is used: a record
+    of another version, or an edited one, is refused in one line naming what is missing or of the wrong kind."""
+    record = read_record(path)
+    problems = replay_problems(record)
+    if problems:
+        more = f"; and {len(problems) - SHOWN} more" if len(problems) > SHOWN else ""
+        raise LodestarError(f"Replay refused: in the run record {path}, {'; '.join(problems[:SHOWN])}{more}. Replay "
+                            "the record.json a run of this version wrote, unedited, or run the analysis again.")
+    return record
+
+
+def replay_problems(record: dict) -> list[str]:
+    """What a replay needs of `record` (REPLAYED, ITEMS) and lacks, or has of the wrong kind, one text per key."""
+    problems = []
+    for path, kinds, what in REPLAYED:
+        present, value = _at(record, path)
+        if present and not _of_kinds(value, kinds):
+            problems.append(f"{path} ({what}) must be {_kinds_text(kinds)}, not {shown(value)}")
+        elif not present and not kinds.endswith("?") and isinstance(_at(record, path.rpartition(".")[0])[1], dict):
+            problems.append(f"{path} ({what}) is missing")
+    for key, fields in ITEMS.items():
+        items = record.get(key)
+        entries = (items.items() if isinstance(items, dict) else enumerate(items)) if isinstance(items, (dict, list)) \
+            else ()
+        for name, item in entries:
+            where = f"{key}[{name!r}]" if isinstance(items, dict) else f"{key}[{name}]"
+            if not isinstance(item, dict):
+                problems.append(f"{where} must be a table, not {shown(item)}")
+                continue
+            for field, kinds in fields:
+                if field in item and not _of_kinds(item[field], kinds):
+                    problems.append(f"{where}.{field} must be {_kinds_text(kinds)}, not {shown(item[field])}")
+                elif field not in item and not kinds.endswith("?"):
+                    problems.append(f"{where}.{field} is missing")
+            if key == "trace" and "value" not in item and "error" not in item:
+                problems.append(f"{where} holds neither a value nor an error")
+    for key in ("choices", "parameters.favourability.favourable_units"):
+        present, table = _at(record, key)
+        kinds = "text" if key == "choices" else "list"
+        wrong = [str(k) for k, v in table.items() if not _of_kinds(v, kinds)] if present and isinstance(table, dict) \
+            else []
+        if wrong:
+            problems.append(f"{key}[{wrong[0]!r}] must be {_kinds_text(kinds)}, not {shown(table[wrong[0]])}")
+    return problems
+
+
+def _at(record: dict, path: str) -> tuple[bool, object]:
+    """(whether the key path is present, its value)."""
+    value = record
+    for key in path.split(".") if path else ():
+        if not isinstance(value, dict) or key not in value:
+            return False, None
+        value = value[key]
+    return True, value
+
+
+_KINDS = {"text": lambda v: isinstance(v, str),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v),
+          "whole": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "table": lambda v: isinstance(v, dict), "list": lambda v: isinstance(v, list), "null": lambda v: v is None}
+_KIND_WORDS = {"text": "text", "number": "a number", "whole": "a whole number", "table": "a table", "list": "a list",
+               "null": "null"}
+
+
+def _of_kinds(value, kinds: str) -> bool:
+    return any(_KINDS[kind](value) for kind in kinds.rstrip("?").split())
+
+
+def _kinds_text(kinds: str) -> str:
+    return " or ".join(_KIND_WORDS[kind] for kind in kinds.rstrip("?").split())
 
 
 def compare_outputs(recorded: dict, written: dict) -> dict:
@@ -221,7 +334,7 @@ def _replay_files(entry: dict, index: int) -> tuple:
     path = Path(entry["path"])
     root = Path(entry.get("root") or path.parent).resolve()
     legend = Path(legend) if legend is not None else None
-    files = [(path.with_name(n) if not Path(n).is_absolute() else Path(n), d) for n, d in sidecars.items()]
+    files = [(path.parent / n, d) for n, d in sidecars.items()]  # a file beside it by name, or one it reads by path
     if legend is not None:
         files.append((legend, entry["legend_sha256"]))
     for file in [path] + [f for f, _ in files]:

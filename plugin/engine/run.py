@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..analysis import AnalysisRequest, AnalysisResult, BackendSettings
+from ..analysis import MAX_LAYERS, AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import Cancelled, LodestarError
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.plan_file import plan_from_dict
@@ -45,11 +45,6 @@ from .workspace import Workspace
 MAX_QUESTION_CHARS = 4000
 """The longest question a run takes (a question is words, not data: a 10 MB question once became one
 request of 2.6 M prompt tokens)."""
-MAX_LAYERS = 64
-"""The most layers a run takes. Each raster is held whole on the analysis grid (up to 4 million cells, with its
-background spreads and contrast maps beside it: 64 such layers hold a few GB), the plan examines at most 10 of
-them step by step, and the verifier's scan for places where three layers stand out together grows with the cube
-of the layers. A case of a thousand layers is refused at once rather than left running for hours."""
 OUTPUT_FILES = {
     "zones": "zones.gpkg",
     "nodes": "nodes.gpkg",
@@ -90,7 +85,7 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
 
 def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> AnalysisResult:
     started = time.perf_counter()
-    source = records.read_record(request.replay) if request.replay else None
+    source = records.read_replayed(request.replay) if request.replay else None
     if source is not None:
         layers = records.layers_from_record(source)
         question, choices = source["question"], dict(source["choices"])

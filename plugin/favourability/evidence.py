@@ -7,12 +7,15 @@ codes with a legend, or unit polygons) become favourable-unit scores.
 """
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from rasterio.features import rasterize
 
 from ..errors import LodestarError
+from ..json_file import shown
 from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels, read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
@@ -20,6 +23,11 @@ from . import transforms as tf
 
 TRANSFORMS = ("none", "percentile_rank", "log_percentile", "distance_m", "units")
 MEMBERSHIPS = ("identity", "invert", "large", "small", "linear", "gaussian")
+PARAMS = {"midpoint": "a number in the layer's units (after its transformation)",
+          "spread": "a positive number (the membership's steepness, unitless)",
+          "low": "a number in the layer's units (membership 0)", "high": "a number in the layer's units (membership 1)",
+          "units": "a list of favourable unit names or codes", "outside": "a score from 0 to 1 for the other units"}
+"""A spec's params, and what each must be."""
 _LABELS = {"none": "values as they are", "percentile_rank": "percentile rank",
            "log_percentile": "log10, 2-98 percentile stretch", "distance_m": "distance to features (m)",
            "units": "favourable units", "identity": "as transformed", "invert": "inverted (1 - x)",
@@ -45,17 +53,59 @@ class EvidenceSpec:
     why: str = ""
 
     def __post_init__(self):
+        """Every field checked against the schema: a problem is one line naming the layer and the field."""
+        if not isinstance(self.layer, str) or not self.layer.strip():
+            raise LodestarError(f"An evidence spec's 'layer' must be the name of one of the run's layers, not "
+                                f"{shown(self.layer)}.")
+        for key in ("role", "kind", "why"):
+            if not isinstance(getattr(self, key), str):
+                raise LodestarError(f"{self.layer}: {key!r} must be text, not {shown(getattr(self, key))}.")
         if self.transform not in TRANSFORMS:
             raise LodestarError(f"{self.layer}: transform must be one of {', '.join(TRANSFORMS)}, "
-                                f"not {self.transform!r}.")
+                                f"not {shown(self.transform)}.")
         if self.membership not in MEMBERSHIPS:
             raise LodestarError(f"{self.layer}: membership must be one of {', '.join(MEMBERSHIPS)}, "
-                                f"not {self.membership!r}.")
+                                f"not {shown(self.membership)}.")
+        if not _number(self.weight) or not self.weight >= 0:
+            raise LodestarError(f"{self.layer}: the weight must be a finite number, zero or more, not "
+                                f"{shown(self.weight)}.")
         self.weight = float(self.weight)
-        if not self.weight >= 0:
-            raise LodestarError(f"{self.layer}: the weight must be zero or positive, not {self.weight}.")
-        if self.transform == "units" and not self.params.get("units"):
+        if not isinstance(self.params, dict):
+            raise LodestarError(f"{self.layer}: params must be a table (midpoint, spread, low, high, units, "
+                                f"outside), not {shown(self.params)}.")
+        for key, value in self.params.items():
+            if key not in PARAMS:
+                raise LodestarError(f"{self.layer}: params has no field {shown(key)}; its fields are "
+                                    f"{', '.join(PARAMS)}.")
+            if key != "units" and not _number(value):
+                raise LodestarError(f"{self.layer}: params[{key!r}] must be {PARAMS[key]}, not {shown(value)}.")
+        units = self.params.get("units")
+        if units is not None and (not isinstance(units, list) or not all(
+                isinstance(u, (str, int)) and not isinstance(u, bool) and str(u).strip() for u in units)):
+            raise LodestarError(f"{self.layer}: params['units'] must be {PARAMS['units']}, not {shown(units)}.")
+        if self.transform == "units" and not units:
             raise LodestarError(f"{self.layer}: a units transform needs params['units'], the favourable units.")
+        if not 0.0 <= self.params.get("outside", 0.0) <= 1.0:
+            raise LodestarError(f"{self.layer}: params['outside'] must be {PARAMS['outside']}, not "
+                                f"{self.params['outside']:g}.")
+        if self.transform != "units":
+            self._check_membership()
+
+    def _check_membership(self) -> None:
+        """The parameters the membership needs, present and in its domain (ArcGIS's fuzzy memberships)."""
+        p, name = self.params, f"{self.layer}: the {self.membership} membership"
+        needed = {"large": ("midpoint",), "small": ("midpoint",), "gaussian": ("midpoint",),
+                  "linear": ("low", "high")}.get(self.membership, ())
+        missing = [key for key in needed if key not in p]
+        if missing:
+            raise LodestarError(f"{name} needs params[{missing[0]!r}] ({PARAMS[missing[0]]}).")
+        if self.membership in ("large", "small") and not p["midpoint"] > 0:
+            raise LodestarError(f"{name} needs a positive midpoint (x / midpoint is raised to the spread), not "
+                                f"{p['midpoint']:g}.")
+        if self.membership in ("large", "small", "gaussian") and not p.get("spread", 1.0) > 0:
+            raise LodestarError(f"{name} needs a positive spread, not {p['spread']:g}.")
+        if self.membership == "linear" and p["low"] == p["high"]:
+            raise LodestarError(f"{name} needs two different bounds, not low = high = {p['low']:g}.")
 
     @property
     def transformation_text(self) -> str:
@@ -79,6 +129,11 @@ class EvidenceSpec:
     def from_dict(cls, data: dict) -> EvidenceSpec:
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
+
+
+def _number(value) -> bool:
+    """A finite number (JSON's true and false are not numbers)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def membership_map(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | None = None) -> np.ma.MaskedArray:

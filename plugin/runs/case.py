@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -9,10 +10,13 @@ from ..confinement import check_path_text
 from ..engine.questions import DEFAULT_CHOICES, positive_choice
 from ..errors import LodestarError
 from ..files import write_text_atomic
+from ..json_file import read_json
 from ..raster_io import LayerSpec
 from ..vector_io import split_source
 
 FORMAT = "lodestar-case/1"
+MAX_CASE_BYTES = 2 ** 20
+"""The largest case.json: a case names its files, a question and a few favourable units (a few KB)."""
 
 
 @dataclass
@@ -42,9 +46,8 @@ def read_case(path) -> Case:
     if not path.exists():
         raise LodestarError(f"No case.json at {path}. A case is a folder with a case.json ({FORMAT}).")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        raise LodestarError(f"{path} is not valid JSON: {exc}.") from exc
+        data = read_json(path, "the case", MAX_CASE_BYTES, "a case names its files and a question",
+                         object_pairs_hook=_unique_keys)
     except _DuplicateKey as exc:
         raise LodestarError(f"{path}: the key {exc.args[0]!r} appears {exc.args[1]} times in one object (JSON keeps "
                             "only the last, silently); keep one of them.") from exc
@@ -79,6 +82,10 @@ def read_case(path) -> Case:
             if entry.get(key) is not None and not isinstance(entry[key], str):
                 raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
         legend = entry.get("legend")
+        legend_path = _inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None
+        if legend_path is not None and legend_path.is_dir():
+            raise LodestarError(f"{path}: layer {i + 1}'s 'legend' {legend!r} is a folder, not a file; name the "
+                                "legend CSV itself (columns value,name).")
         units = entry.get("favourable_units")
         if units is not None and (not isinstance(units, list) or not all(isinstance(u, str) and u for u in units)):
             raise LodestarError(f"{path}: layer {i + 1}'s 'favourable_units' must be a list of unit codes or names, "
@@ -88,7 +95,7 @@ def read_case(path) -> Case:
             role=entry["role"],
             name=entry.get("name") or "",
             favourable=entry.get("favourable") or "high",
-            legend=_inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None,
+            legend=legend_path,
             layer=layer_name,
             root=folder,
             sensor=entry.get("sensor") or "",
@@ -122,11 +129,11 @@ class _DuplicateKey(Exception):
 
 def _unique_keys(pairs: list) -> dict:
     """A JSON object whose keys are all distinct (json.loads' object_pairs_hook); a repeated key is refused."""
-    keys = [key for key, _ in pairs]
-    for key in keys:
-        if keys.count(key) > 1:
-            raise _DuplicateKey(key, keys.count(key))
-    return dict(pairs)
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        key, count = Counter(key for key, _ in pairs).most_common(1)[0]
+        raise _DuplicateKey(key, count)
+    return data
 
 
 def _source(case_json: Path, text, what: str) -> tuple[str, str | None]:

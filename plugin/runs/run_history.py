@@ -2,14 +2,15 @@
 and a past run's result rebuilt from its record and output files, as the run returned it, to show it again."""
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis import AnalysisResult
 from ..engine.contract import FAILED, INSUFFICIENT
+from ..engine.record import MAX_RECORD_BYTES
 from ..engine.scenes import index_layers
 from ..errors import LodestarError
+from ..json_file import read_json
 from ..raster_io import LayerSpec
 from ..vector_io import read_vector
 
@@ -56,10 +57,7 @@ class PastRun:
 
 def read_record(folder) -> dict:
     path = Path(folder) / RECORD
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LodestarError(f"Cannot read the run record {path}: {exc}.") from exc
+    record = read_json(path, "the run record", MAX_RECORD_BYTES, "the record of a long run is a few MB")
     if not isinstance(record, dict) or "result" not in record:
         raise LodestarError(f"{path} is not a Lodestar run record (it has no result).")
     return record

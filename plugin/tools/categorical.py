@@ -58,10 +58,15 @@ def _legend_rows(path: Path) -> tuple[list[str], list[list[str]]]:
     """The lower-cased header and the non-blank rows of a legend CSV."""
     if not path.exists():
         raise LodestarError(f"Legend file not found: {path}. Give a CSV with columns value,name.")
+    if path.is_dir():
+        raise LodestarError(f"The legend {path} is a folder, not a file; name the legend CSV itself (columns "
+                            "value,name).")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:  # legends exported by desktop GIS are often in a Windows code page
         text = path.read_text(encoding="cp1252", errors="replace")
+    except OSError as exc:
+        raise LodestarError(f"Cannot read the legend {path}: {exc.strerror or exc}.") from exc
     rows = list(csv.reader(io.StringIO(text, newline="")))
     rows = [r for r in rows if any(cell.strip() for cell in r)]
     if len(rows) < 2:

@@ -9,6 +9,7 @@ documented scaling of integer counts (Landsat C2 L2 x 0.0000275 - 0.2; Sentinel-
 QUANTIFICATION_VALUE; ASTER AST_07 / AST_05 x 0.001)."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -171,16 +172,26 @@ def _scaled(reader: RasterReader, scene: Scene) -> Scene:
 
 def _sentinel2_scaling(reader: RasterReader, scene: Scene, labels: list) -> tuple[dict, str]:
     """(DN + BOA_ADD_OFFSET) / QUANTIFICATION_VALUE per band, from the band's or the product's tags (offset 0 for
-    products before processing baseline 04.00, which carry none)."""
+    products before processing baseline 04.00, which carry none). A tag given must be a finite number, and the
+    quantification value positive: else the scene is refused, naming the tag."""
     product = {k.upper(): v for k, v in reader.tags.items()}
-    quantification = _number(product.get("BOA_QUANTIFICATION_VALUE") or product.get("QUANTIFICATION_VALUE"),
-                             S2_QUANTIFICATION)
+    key = next((k for k in ("BOA_QUANTIFICATION_VALUE", "QUANTIFICATION_VALUE") if product.get(k) not in (None, "")),
+               "BOA_QUANTIFICATION_VALUE")
+    quantification = _number(reader, key, product.get(key), S2_QUANTIFICATION)
+    if not quantification > 0:
+        raise LodestarError(f"{reader.path.name}: its Sentinel-2 tag {key} is {quantification:g}; reflectance is "
+                            f"(DN + BOA_ADD_OFFSET) / {key}, which must be positive ({S2_QUANTIFICATION:g} in every "
+                            "processing baseline so far): correct the tag, or remove it to use "
+                            f"{S2_QUANTIFICATION:g}.")
     scaling, offsets = {}, set()
     for label in labels:
         band = {k.upper(): v for k, v in reader.band_tags[scene.bands[label] - 1].items()}
         name = label.upper().replace("B", "B0") if len(label) == 2 else label.upper()
-        offset = _number(band.get("BOA_ADD_OFFSET") or product.get(f"BOA_ADD_OFFSET_{name}")
-                         or product.get("BOA_ADD_OFFSET"), 0.0)
+        given = next(((what, value) for what, value in (
+            (f"BOA_ADD_OFFSET of band {scene.bands[label]}", band.get("BOA_ADD_OFFSET")),
+            (f"BOA_ADD_OFFSET_{name}", product.get(f"BOA_ADD_OFFSET_{name}")),
+            ("BOA_ADD_OFFSET", product.get("BOA_ADD_OFFSET"))) if value not in (None, "")), ("BOA_ADD_OFFSET", None))
+        offset = _number(reader, *given, 0.0)
         offsets.add(offset)
         scaling[label] = (1.0 / quantification, offset / quantification)
     shown = ", ".join(f"{o:g}" for o in sorted(offsets))
@@ -188,8 +199,17 @@ def _sentinel2_scaling(reader: RasterReader, scene: Scene, labels: list) -> tupl
                      f"{quantification:g})")
 
 
-def _number(value, default: float) -> float:
-    try:
-        return float(str(value).split()[0]) if value not in (None, "") else default
-    except ValueError:
+def _number(reader: RasterReader, tag: str, value, default: float) -> float:
+    """A scene tag's number (its first word: '10000', '-1000 DN'), `default` when the tag is absent; a tag that is not
+    a finite number is refused, naming it."""
+    if value in (None, ""):
         return default
+    try:
+        number = float(str(value).split()[0])
+    except (ValueError, IndexError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise LodestarError(f"{reader.path.name}: its Sentinel-2 tag {tag} is {str(value)[:40]!r}, not a finite "
+                            "number; correct the tag (the product's metadata gives it), or remove it to use "
+                            f"{default:g}.")
+    return number
