@@ -17,17 +17,23 @@ ELEMENTS = {
     "mo": "molybdenum", "ni": "nickel", "pb": "lead", "pd": "palladium", "sb": "antimony", "se": "selenium",
     "sn": "tin", "sr": "strontium", "te": "tellurium", "th": "thorium", "ti": "titanium", "tl": "thallium",
     "u": "uranium", "w": "tungsten", "zn": "zinc", "ree": "rare earth elements",
+    "pt": "platinum", "pge": "platinum-group elements", "nb": "niobium", "ta": "tantalum", "cs": "caesium",
+    "be": "beryllium", "rb": "rubidium", "f": "fluorine", "v": "vanadium", "zr": "zirconium", "y": "yttrium",
+    "nd": "neodymium", "dy": "dysprosium", "mg": "magnesium", "na": "sodium", "ge": "germanium", "ga": "gallium",
 }
-"""Element symbols read in layer names, with their names. Symbols that are also common words or units in a layer's
-name are not read: in ("Cu in soil"), mg ("mg/kg"), s, p, v, na, re, pt."""
-AMBIGUOUS = {"al", "as", "ba", "ca", "cd", "ce", "co", "k", "la", "li", "pd", "se", "te", "th", "ti", "u", "w"}
+"""Element symbols read in layer names, with their names. Symbols that are also common words in a layer's name are
+not read: in ("Cu in soil"), s, p, re; mg is not read before kg ("Cu mg/kg")."""
+AMBIGUOUS = {"al", "as", "ba", "ca", "cd", "ce", "co", "k", "la", "li", "pd", "se", "te", "th", "ti", "u", "w",
+             "pt", "ta", "cs", "be", "rb", "f", "v", "y", "nd", "mg", "na", "ge", "ga", "nb"}
 """Symbols that are also words or abbreviations in names ("as", "SE grid", "W block", "La Plata", "et al",
-"k-means", "Bouguer BA"): read only where a name begins with its elements ("as_rcl", "K ppm", "As-Sb ratio"), where
-a unit or class word follows ("soil_K_ppm"), or at the end after short prefixes only ("ss_al", "gb_ca")."""
+"k-means", "Bouguer BA", "ND" for no data, "pt" for point, "F block"): read only where a name begins with its elements
+("as_rcl", "K ppm", "As-Sb ratio"), where a unit or class word follows ("soil_K_ppm"), or at the end after short
+prefixes only ("ss_al", "gb_ca")."""
 _UNIT_WORDS = {"ppm", "ppb", "pct", "percent", "rcl", "class", "classes", "log", "idw"}
-_OTHER_NAMES = {"aluminum": "al", "rare earth": "ree"}
+_OTHER_NAMES = {"aluminum": "al", "rare earth": "ree", "cesium": "cs", "na2o": "na", "k2o": "k", "mgo": "mg",
+                "cao": "ca"}
 _BY_NAME = {**{name: symbol for symbol, name in ELEMENTS.items()}, **_OTHER_NAMES}
-_NOT_AFTER_A_SYMBOL = {"means"}  # "k-means clusters"
+_NOT_AFTER_A_SYMBOL = {"means", "kg"}  # "k-means clusters", "Cu mg/kg"
 
 
 def named_elements(name: str, by_name: bool = True) -> set[str]:
@@ -64,7 +70,7 @@ def off_model_reason(name: str, role: str, model: dict) -> str:
 
 
 def _symbol(symbol: str) -> str:
-    return symbol.upper() if symbol == "ree" else symbol.capitalize()
+    return symbol.upper() if symbol in ("ree", "pge") else symbol.capitalize()
 
 
 def model_layers(layers, model: dict) -> list:

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..json_file import read_json
+from ..tools.categorical import read_legend
 from .knowledge import _check_model, load_knowledge, retrieve
 from .model_numbers import check_numbers
 
@@ -25,8 +26,9 @@ MAX_MODEL_BYTES = 2 ** 20
 
 
 def check_user_model(model, where: str, shipped_ids=None) -> dict:
-    """The model, checked: the knowledge base's schema, an id of lower-case letters, digits and '_' that no shipped
-    model has, weights (0 or more) by known roles; raises LodestarError saying what to fix."""
+    """The model, checked: the knowledge base's schema (a user's model may leave out the fields only shipped models
+    must hold, and its numbers need no source: they are the user's), an id of lower-case letters, digits and '_'
+    that no shipped model has, weights (0 or more) by known roles; raises LodestarError saying what to fix."""
     if not isinstance(model, dict):
         raise LodestarError(f"{where}: a deposit model is a JSON object (id, name, keywords, evidence, ...).")
     model_id = str(model.get("id", ""))
@@ -36,7 +38,7 @@ def check_user_model(model, where: str, shipped_ids=None) -> dict:
     shipped = set(shipped_ids if shipped_ids is not None else (m["id"] for m in load_knowledge()))
     if model_id in shipped:
         raise LodestarError(f"{where}: {model_id!r} is a shipped model's id; give your model its own id.")
-    _check_model(model, where)
+    _check_model(model, where, shipped=False)
     weights = (model.get("favourability") or {}).get("weights") or {}
     bad = {role: w for role, w in weights.items() if not isinstance(w, (int, float)) or w < 0}
     if bad:
@@ -85,14 +87,30 @@ def model_ids(user_models=()) -> list[str]:
     return [m["id"] for m in load_knowledge()] + [m["id"] for m in user_models]
 
 
-def ranked_models(question: str, roles, names=(), chosen: str = AUTOMATIC, user_models=(), top: int = 3) -> list:
-    """The deposit models for a run, best first (`retrieve` over the shipped and the user's models); `chosen`: a
-    model id the geologist picked, put first and marked `chosen`, the automatic ranking after it."""
+def legend_units(layers) -> list[str]:
+    """The unit names of the legends of the geological maps among `layers` (LayerSpecs), for ranking the deposit
+    models by their host rocks; a legend that cannot be read names none here (the run says why when it reads it)."""
+    units: list[str] = []
+    for spec in layers:
+        if spec.role == "geological_map" and spec.legend is not None:
+            try:
+                units += list(read_legend(spec.legend).values())
+            except (LodestarError, OSError):
+                continue
+    return units
+
+
+def ranked_models(question: str, roles, names=(), chosen: str = AUTOMATIC, user_models=(), top: int = 3,
+                  units=()) -> list:
+    """The deposit models for a run, best first (`retrieve` over the shipped and the user's models, with the
+    legends' unit names `units`); `chosen`: a model id the geologist picked, put first and marked `chosen`, the
+    automatic ranking after it."""
     models = load_knowledge() + [dict(m) for m in user_models]
-    ranked = retrieve(question, roles, models, top=len(models), names=names)
+    ranked = retrieve(question, roles, models, top=len(models), names=names, units=units)
     if not chosen:
         return ranked[:top]
     picked = next((m for m in ranked if m["id"] == chosen), None)
     if picked is None:
         raise LodestarError(f"No deposit model {chosen!r}; choose one of: {', '.join(m['id'] for m in models)}.")
-    return [dict(picked, chosen=True)] + [m for m in ranked if m is not picked][:top - 1]
+    picked = {k: v for k, v in picked.items() if k != "stands_in"}  # the geologist's pick stands in for nothing
+    return [dict(picked, chosen=True)] + [m for m in ranked if m["id"] != picked["id"]][:top - 1]

@@ -14,7 +14,7 @@ from ..errors import LodestarError
 from ..favourability.knowledge import knowledge_specs
 from ..raster_io import LayerSpec, RasterReader
 from ..tools.categorical import read_legend
-from .deposit_models import ranked_models
+from .deposit_models import legend_units, ranked_models
 
 
 @dataclass
@@ -52,7 +52,7 @@ def unused_layers(layers: list, question: str, favourable_units: dict | None = N
     if not layers:
         return []
     model = ranked_models(question, [s.role for s in layers], [s.name for s in layers], deposit_model,
-                          user_models)[0]
+                          user_models, units=legend_units(layers))[0]
     headers = []
     for spec in layers:
         try:

@@ -30,7 +30,7 @@ from ..zones import zones_frame
 from . import record as records
 from . import scenes
 from .contract import FAILED, INSUFFICIENT, Backends, Roles
-from .deposit_models import ranked_models
+from .deposit_models import legend_units, ranked_models
 from .knowledge import load_knowledge, model_by_id
 from .loop import Engine
 from .offline_questions import offline_question_problem
@@ -70,7 +70,8 @@ def _recorded_knowledge(source: dict) -> list[dict]:
     """The deposit models a record's run followed, as it ranked them: a replay follows the same models whatever
     the retrieval of this version would rank first."""
     return [dict(k.get("model") or model_by_id(k["id"]), score=k["score"], testable=k["testable"],
-                 names=k.get("names", []), **({"chosen": True} if k.get("chosen") else {}))
+                 names=k.get("names", []), **({"chosen": True} if k.get("chosen") else {}),
+                 **({"stands_in": k["stands_in"]} if k.get("stands_in") else {}))
             for k in source["knowledge"]]
 
 
@@ -148,7 +149,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
 
     knowledge = (_recorded_knowledge(source) if source is not None
                  else ranked_models(question, ranking_roles, [spec.name for spec in layers],
-                                    request.deposit_model, request.user_models))
+                                    request.deposit_model, request.user_models, units=legend_units(layers)))
     given_set, scene_run = raster_set, None
     try:  # every raster is read here, block by block (a damaged file is found before any model call)
         if any(scenes.is_scene(spec) for spec in layers):  # the index step, before the planner sees the layers
@@ -183,6 +184,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
         "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
         "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"],
                        "names": k.get("names", []), **({"chosen": True} if k.get("chosen") else {}),
+                       **({"stands_in": k["stands_in"]} if k.get("stands_in") else {}),
                        **({"model": {n: v for n, v in k.items() if n not in ("score", "testable", "names", "chosen")}}
                           if k.get("source") == "user" else {})} for k in knowledge],
         "layers": [info.to_dict() for info in ws.layers],
@@ -284,7 +286,8 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
           "source": localization["source"], "basis": mapping.basis})
     metrics = _evaluate(prospectivity, deposits, raster_set, progress, mapping.surface, deposit_xy)
     unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
-    notes = list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
+    stands_in = [ws.knowledge[0]["stands_in"]] if ws.knowledge and ws.knowledge[0].get("stands_in") else []
+    notes = stands_in + list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
     stopped = engine.stop_reason if engine.server_refused else ""
 
     record = dict(head)

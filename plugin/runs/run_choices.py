@@ -101,6 +101,8 @@ def model_choice(record: dict, models: list | None = None) -> dict:
     picked = knowledge[0]
     runner = knowledge[1] if len(knowledge) > 1 else None
     text = "Deposit model: " + _model_line(picked, parts.get(picked["id"], {})) + "."
+    if picked.get("stands_in"):  # the question named a type or commodity no model is for
+        text = f"{picked['stands_in']} {text}"
     if picked.get("chosen"):  # the geologist's pick: the automatic choice follows as the runner-up
         text = text[:-1] + ", chosen by you."
         if runner is not None:
@@ -116,8 +118,9 @@ def model_choice(record: dict, models: list | None = None) -> dict:
                      "choose.")
         else:
             text += (f" {picked.get('name')} scores {float(picked['score']) - float(runner['score']):.2f} higher "
-                     "(score = 3 x the question's keywords, weighted by rarity, + 2 x critical + secondary "
-                     "evidence coverage).")
+                     "(score = 3 x the question's keywords and commodities, weighted by rarity, + 2 x critical + "
+                     "secondary evidence coverage, a host-rock item only where the legend names its host rocks, + 2 x "
+                     "the share of the geochemistry layers' elements that are its commodities or pathfinders).")
     return {"picked": picked, "runner_up": runner, "text": text}
 
 

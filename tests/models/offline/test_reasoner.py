@@ -356,8 +356,7 @@ def test_questions_the_offline_reasoner_cannot_answer_are_refused_before_the_run
 
 @pytest.mark.parametrize("question, said", [
     ("How old is the granite?", "names no deposit, commodity, target or alteration to look for"),
-    ("Where are lithium deposits likely?", "No deposit model of the knowledge base covers lithium; the offline "
-                                           "reasoner knows Porphyry Cu-Mo-Au, "),
+    ("Is the intrusion older than the faults?", "names no deposit, commodity, target or alteration to look for"),
 ])
 def test_a_yes_no_question_about_nothing_the_offline_reasoner_knows_is_refused_before_the_run(tmp_path, question,
                                                                                              said):

@@ -20,7 +20,10 @@ def test_bundled_models_cover_the_deposit_types():
     models = load_knowledge()
     ids = [m["id"] for m in models]
     assert ids == ["porphyry_cu_mo_au", "high_sulphidation_epithermal", "low_sulphidation_epithermal",
-                   "orogenic_gold", "carlin_type_gold", "skarn", "iocg"]
+                   "orogenic_gold", "carlin_type_gold", "skarn", "iocg", "vms_bimodal_felsic", "vms_mafic",
+                   "mvt_zn_pb", "sedex_zn_pb", "magmatic_ni_cu_pge", "lct_pegmatite", "carbonatite_ree",
+                   "ion_adsorption_ree", "unconformity_uranium", "sandstone_uranium", "granite_sn_w",
+                   "intrusion_related_gold", "sediment_hosted_copper", "podiform_chromite", "laterite_nickel"]
     for model in models:
         levels = [item["level"] for item in model["evidence"]]
         assert "critical" in levels and "secondary" in levels
@@ -97,7 +100,8 @@ def test_names_of_what_a_layer_measures_do_not_choose_the_model():
     named = retrieve(question, roles, names=["ferric iron index", "Faults as mapped", "geological map"])
     assert [m["id"] for m in named] == [m["id"] for m in plain]
     assert all(m["names"] == [] for m in named)
-    survey = retrieve("Is there gold here?", ["geochemistry", "structure"], names=["As ppm", "faults"], top=7)
+    survey = retrieve("Is there gold here?", ["geochemistry", "structure"], names=["As ppm", "faults"],
+                      top=len(load_knowledge()))
     assert next(m for m in survey if m["id"] == "carlin_type_gold")["names"] == ["as"]
     assert survey[0]["id"] == "carlin_type_gold"
 
@@ -105,7 +109,8 @@ def test_names_of_what_a_layer_measures_do_not_choose_the_model():
 def test_as_is_a_word_in_a_question():
     parts = score_parts("Is this as prospective for gold as the belt next door?", ["geochemistry"])
     assert parts["carlin_type_gold"]["keywords"] == ["gold"]
-    plain = retrieve("Is this as prospective for gold as the belt next door?", ["geochemistry"], top=7)
+    plain = retrieve("Is this as prospective for gold as the belt next door?", ["geochemistry"],
+                     top=len(load_knowledge()))
     assert next(m for m in plain if m["id"] == "carlin_type_gold")["score"] == pytest.approx(
         next(m for m in plain if m["id"] == "orogenic_gold")["score"])  # gold and the same coverage: no 'as' bonus
 
@@ -149,7 +154,7 @@ def test_geochemistry_of_other_elements_tests_nothing_of_a_model_in_retrieval():
     alteration-on-shear item is not testable and the model's coverage does not count it (before, orogenic gold was
     followed and its copper layer then left out)."""
     names, roles = ["cu_rcl", "falha_rcl", "gbfaults3"], ["geochemistry", "structure", "structure"]
-    ranked = retrieve("Is there gold here?", roles, top=7, names=names)
+    ranked = retrieve("Is there gold here?", roles, top=len(load_knowledge()), names=names)
     orogenic = next(m for m in ranked if m["id"] == "orogenic_gold")
     assert orogenic["testable"] == ["shear_corridor"]
     assert ranked[0]["id"] == "iocg" and "geochemical_support" in ranked[0]["testable"]  # Cu-Au: Cu counts
