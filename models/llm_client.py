@@ -18,11 +18,16 @@ validation error a bounded number of times. Around every HTTP request it keeps t
 - cancellation within a fraction of a second, also while the server is silent: the request runs in a
   worker thread and a cancel (or the deadline) shuts the HTTP connection's socket down, so the
   server sees the client leave;
-- honest messages, one line each: the HTTP status and the server's own error text, timeouts as
-  timeouts, the budget as the budget;
+- only conforming answers: a 2xx answer that is no chat completion (a proxy's HTML page, JSON of another
+  shape, token counts that are not whole numbers of 0 or more) is retried like a 5xx, then refused; a count
+  is believed however large (the budget bounds what the server says it spent) and one past the whole budget
+  is named when the budget stops the run;
+- honest messages, one line each: the HTTP status and the server's own error text (or what it answered
+  instead of a completion), timeouts as timeouts, the budget as the budget;
 - temperature and seed from the settings, a response cache keyed by a hash of the request, token and
   latency accounting per role. The API key is sent in the Authorization header only: it never appears
-  in log lines, error messages or cache files.
+  in log lines, error messages or cache files, nor does any run of 8 or more of its characters that a server
+  echoes (masked in every reply before anything reads it).
 """
 from __future__ import annotations
 
@@ -99,6 +104,64 @@ class _TimedOut(Exception):
     def __init__(self, seconds: float):
         super().__init__(f"no answer within {_seconds(seconds)} s")
         self.seconds = seconds
+
+
+class _NotACompletion(Exception):
+    """A 2xx answer that is not a chat completion the run can use: a page of another kind (a proxy's login page),
+    JSON of another shape, or token counts that are not counts. `what` says what the server sent."""
+
+    def __init__(self, what: str, advice: str):
+        super().__init__(what)
+        self.what = what
+        self.advice = advice
+
+
+_NOT_THE_API = ("Check that the base URL points at an OpenAI-compatible API (it usually ends in /v1) and that no "
+                "proxy or login page answers in its place.")
+_NOT_COUNTS = ("The token budget counts only whole numbers of 0 or more: check the server's version, or that the base "
+               "URL points at an OpenAI-compatible API.")
+_COUNTS = ("prompt_tokens", "completion_tokens")
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def _is_count(value) -> bool:
+    """Whether a usage figure is a count of tokens: a whole number of 0 or more (12.0 too: JSON has one number)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value >= 0
+    return isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 0
+
+
+def _completion(response, words: Callable[[str], str]) -> tuple[str, str, tuple[int, int] | None]:
+    """(content, finish_reason, (prompt_tokens, completion_tokens), None when the server reports no usage) of a 2xx
+    answer (an httpx response); _NotACompletion saying what it is otherwise. `words(text)` is the server's text as a
+    message may show it (one line, the key masked, short)."""
+    kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    text = response.text
+    said = f"HTTP {response.status_code} with {kind}"
+    try:
+        body = json.loads(text)
+    except (ValueError, RecursionError):
+        title = _TITLE.search(text)
+        shown = f"a page titled '{words(title.group(1))}'" if title else f"'{words(text)}'"
+        raise _NotACompletion(f"{said}, not JSON: {shown}", _NOT_THE_API) from None
+    choices = body.get("choices") if isinstance(body, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+        raise _NotACompletion(f"{said}, JSON without a chat message in its choices: '{words(text)}'", _NOT_THE_API)
+    usage = body.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise _NotACompletion(f"{said}, a usage that is not an object: '{words(json.dumps(usage))}'", _NOT_COUNTS)
+    counts = [(usage or {}).get(name) for name in _COUNTS]
+    for name, value in zip(_COUNTS, counts):
+        if value is not None and not _is_count(value):
+            raise _NotACompletion(f"{said}, usage.{name} = {words(json.dumps(value))}, not a count of tokens",
+                                  _NOT_COUNTS)
+    finish_reason = choice.get("finish_reason")
+    finish_reason = finish_reason if isinstance(finish_reason, str) and finish_reason else "stop"
+    return message.get("content") or "", finish_reason, None if None in counts else (int(counts[0]), int(counts[1]))
 
 
 class _ImagesRefused(Exception):
@@ -386,6 +449,7 @@ class LLMClient:
         self.found: dict[str, dict] = {}  # model -> {"response_format", "sees_images"}: kept up to date in place
         self.waits: list[float] = []  # every back-off wait, in seconds, in order
         self.budget_error: str | None = None  # set once the budget stopped the run
+        self._crossed = ""  # a call the server reported as more tokens than the whole budget, in words
 
     # ---- accounting -------------------------------------------------------------------------
     def usage(self) -> dict:
@@ -562,8 +626,9 @@ class LLMClient:
             message = (f"The run reached its budget of {self.settings.max_calls} model calls; raise 'max calls' "
                        "or simplify the question.")
         elif used_tokens >= self.settings.max_tokens:
-            message = (f"The run reached its budget of {self.settings.max_tokens} tokens ({used_tokens} used); "
-                       "raise 'max tokens' or simplify the question.")
+            message = (f"The run reached its budget of {self.settings.max_tokens} tokens ({used_tokens} used"
+                       + (f", {self._crossed}); check the token counts the server reports." if self._crossed else
+                          "); raise 'max tokens' or simplify the question."))
         else:
             left = self.settings.max_tokens - used_tokens
             prompt = _estimate_tokens(messages)
@@ -595,20 +660,19 @@ class LLMClient:
                 self._row(role)["cached"] += 1
                 return self._masked(content), finish_reason
         answer_tokens = self._check_budget(role, messages, answer_tokens)
-        response, seconds = self._request(role, model, messages, schema, answer_tokens, trying_images)
-        choice = response.choices[0] if response.choices else None
-        content = self._masked((choice.message.content if choice is not None and choice.message is not None
-                                else "") or "")
-        finish_reason = (choice.finish_reason if choice is not None else None) or "stop"
-        usage = getattr(response, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        if prompt_tokens is None or completion_tokens is None:
-            prompt_tokens, completion_tokens = _estimate_tokens(messages), _estimate_tokens(content)
+        (content, finish_reason, counts), seconds = self._request(role, model, messages, schema, answer_tokens,
+                                                                  trying_images)
+        content = self._masked(content)
+        prompt_tokens, completion_tokens = counts or (_estimate_tokens(messages), _estimate_tokens(content))
+        if prompt_tokens + completion_tokens > self.settings.max_tokens:  # counted as reported, however large
+            self._crossed = (f"{prompt_tokens + completion_tokens} of them reported by the model server at "
+                             f"{self.settings.base_url.rstrip('/')} for one {role} call of about "
+                             f"{_estimate_tokens(messages)} prompt tokens and at most {answer_tokens} answer tokens, "
+                             "more than the whole budget")
         row = self._row(role)
         row["calls"] += 1
-        row["prompt_tokens"] += int(prompt_tokens)
-        row["completion_tokens"] += int(completion_tokens)
+        row["prompt_tokens"] += prompt_tokens
+        row["completion_tokens"] += completion_tokens
         row["seconds"] += seconds
         if form in ("image", "text"):
             row[f"{form}_calls"] += 1
@@ -621,9 +685,10 @@ class LLMClient:
         return content, finish_reason
 
     def _masked(self, content: str) -> str:
-        """A reply's text with the API key masked: a server that echoes the key (or a model that repeats it) never
-        gets it into a step line, the console, the dock, the record, the report or the cache."""
-        return mask_secrets(str(content), (self.settings.api_key,))
+        """A reply's text with the API key masked, and every run of 8 or more of its characters: a server that echoes
+        the key, without its 'sk-' prefix or in part (or a model that repeats it), never gets it into a step line,
+        the console, the dock, the record, the report or the cache."""
+        return mask_secrets(str(content), (self.settings.api_key,), parts=True)
 
     @staticmethod
     def _store(path: Path, model: str, content: str, finish_reason: str, prompt_tokens: int,
@@ -750,9 +815,10 @@ class LLMClient:
 
     def _request(self, role: str, model: str, messages: list[dict], schema: dict, answer_tokens: int,
                  trying_images: bool = False):
-        """One successful chat completion and its latency; raises LodestarError with one clear line, or (when
-        `trying_images`: images sent to a model whose vision is not known) _ImagesRefused when the server
-        refuses them."""
+        """One successful chat completion, as (content, finish_reason, token counts or None), and its latency; an
+        answer that is no completion (another page, other JSON, counts that are not counts) is retried like a 5xx.
+        Raises LodestarError with one clear line, or (when `trying_images`: images sent to a model whose vision is
+        not known) _ImagesRefused when the server refuses them."""
         openai = require_package("openai", "openai", "The OpenAI-compatible model back-end")
         client = self._http()
         timeout_s = float(self.settings.timeout_s)
@@ -767,10 +833,14 @@ class LLMClient:
             kwargs = self._kwargs(role, model, messages, schema, answer_tokens)
             limit = min(timeout_s, left)
             started = time.monotonic()
+
+            def ask(sent=kwargs):
+                return _completion(client.chat.completions.with_raw_response.create(**sent).http_response,
+                                   self._server_words)
+
             try:
-                response = self._in_flight(lambda sent=kwargs: client.chat.completions.create(**sent), limit)
-                return response, time.monotonic() - started
-            except _TimedOut as exc:
+                return self._in_flight(ask, limit), time.monotonic() - started
+            except (_TimedOut, _NotACompletion) as exc:
                 fault = exc
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 text = self._server_text(exc)
@@ -792,8 +862,6 @@ class LLMClient:
                 if not retryable:
                     raise LodestarError(self._status_message(exc, model)) from None
                 fault = exc
-            except (ValueError, openai.APIResponseValidationError) as exc:  # a body that is not a completion
-                fault = exc
             if failures >= self.settings.max_retries:
                 raise LodestarError(self._final_message(fault, failures + 1)) from None
             failures += 1
@@ -812,12 +880,12 @@ class LLMClient:
 
         if isinstance(exc, _TimedOut):
             return str(exc)
+        if isinstance(exc, _NotACompletion):
+            return "no usable chat completion"
         if isinstance(exc, openai.APITimeoutError):
             return f"no answer within {_seconds(self.settings.timeout_s)} s"
         if isinstance(exc, openai.APIConnectionError):
             return "connection failed"
-        if not isinstance(exc, openai.APIStatusError):
-            return "malformed response"
         return f"HTTP {getattr(exc, 'status_code', '?')}"
 
     def _final_message(self, exc, attempts: int, deadline_hit: bool = False) -> str:
@@ -838,9 +906,9 @@ class LLMClient:
         if isinstance(exc, openai.APIConnectionError):
             return (f"Cannot reach the model server at {url} ({tried}). Check the base URL, that the server is "
                     "running, and the network or proxy settings.")
-        if not isinstance(exc, openai.APIStatusError):
-            return (f"The model server at {url} kept sending responses that are not valid chat completions "
-                    f"({tried}). Check that the base URL points at an OpenAI-compatible API.")
+        if isinstance(exc, _NotACompletion):
+            return (f"The model server at {url} kept answering with no usable chat completion ({tried}); "
+                    f"its last answer: {exc.what}. {exc.advice}")
         status = exc.status_code
         if status == 429:
             return (f"The model server at {url} kept refusing requests as too many (HTTP 429, {tried}). Wait a "
@@ -864,8 +932,13 @@ class LLMClient:
         if isinstance(body, dict):
             error = body.get("error", body)
             text = error.get("message") if isinstance(error, dict) else str(error)
-        text = text or getattr(exc, "message", None) or str(exc)
-        return _one_line(mask_secrets(str(text), (self.settings.api_key,), key_shapes=True))[:300].rstrip(".")
+        return self._server_words(str(text or getattr(exc, "message", None) or str(exc)), 300).rstrip(".")
+
+    def _server_words(self, text: str, limit: int = 160) -> str:
+        """A server's text as a message shows it: one line, the key and key-shaped words masked (and every run of 8
+        or more of the key's characters), at most `limit` characters."""
+        words = _one_line(mask_secrets(text, (self.settings.api_key,), key_shapes=True, parts=True))
+        return words if len(words) <= limit else words[:limit - 3] + "..."
 
 
 def test_connection(settings: BackendSettings) -> str:

@@ -6,7 +6,8 @@
 The script is a queue of replies (Reply, dict -> JSON content, str -> raw content) or a function of
 the request returning one; `by_role` builds a function that answers from one queue per role, the role
 being read from the system prompt's "Role: <name>" line. Replies can be errors with headers (429 with
-Retry-After, 500), malformed bodies, cut-off content, or slow. Every request is recorded with its
+Retry-After, 500), malformed bodies or pages of another content type (`content_type`), usage counts
+as given (`usage`: negative, NaN, text), cut-off content, or slow. Every request is recorded with its
 headers and body, for asserting on prompts, images, temperature, seed and where the API key went.
 GET /v1/models lists `models` (for a connection test); `api_key` makes the server demand that key.
 `vision` (True / False) makes GET /props answer as llama.cpp's server does ({"modalities": {"vision": ...}});
@@ -42,6 +43,8 @@ class Reply:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     error: str = ""  # error message for status >= 400
+    usage: object = None  # the body's "usage" sent as-is (negative, NaN or text counts), instead of the counts above
+    content_type: str = "application/json"  # e.g. text/html, for a proxy's page answered with 200
 
 
 Script = Union[list, Callable[["RecordedRequest"], object], None]
@@ -223,6 +226,8 @@ class FakeOpenAIServer:
             number = self._counter
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _approx_tokens(request.messages)
         completion = reply.completion_tokens if reply.completion_tokens is not None else _approx_tokens(content or "")
+        usage = reply.usage if reply.usage is not None else {
+            "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
         body = {
             "id": f"chatcmpl-fake-{number}",
             "object": "chat.completion",
@@ -230,8 +235,7 @@ class FakeOpenAIServer:
             "model": (request.body or {}).get("model", ""),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": reply.finish_reason}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                      "total_tokens": prompt + completion},
+            "usage": usage,
         }
         return json.dumps(body).encode("utf-8")
 
@@ -254,10 +258,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.fake.requests.append(request)
         return request
 
-    def _send(self, status: int, body: bytes, headers: dict | None = None) -> None:
+    def _send(self, status: int, body: bytes, headers: dict | None = None,
+              content_type: str = "application/json") -> None:
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             for name, value in (headers or {}).items():
                 self.send_header(name, str(value))
@@ -321,8 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             time.sleep(0.01)
         if reply.raw is not None:
-            self._send(reply.status, reply.raw, reply.headers)
+            self._send(reply.status, reply.raw, reply.headers, reply.content_type)
         elif reply.status >= 400:
             self._error(reply.status, reply.error or f"fake error {reply.status}", reply.headers)
         else:
-            self._send(reply.status, self.fake._completion_body(request, reply), reply.headers)
+            self._send(reply.status, self.fake._completion_body(request, reply), reply.headers, reply.content_type)

@@ -410,3 +410,102 @@ def test_usage_is_estimated_when_the_server_reports_none():
     text_only = sent.replace(llm_client.png_data_url(PNG), "")
     assert usage["prompt_tokens"] == len(text_only) // 4 + llm_client.IMAGE_TOKENS
     assert usage["completion_tokens"] == len(json.dumps('{"answer": "A", "confidence": 1}')) // 4
+
+
+# ---- answers that do not conform (issue 60) -------------------------------------------------------------
+def _eight_char_runs(key: str) -> list[str]:
+    return [key[i:i + 8] for i in range(len(key) - 7)]
+
+
+@pytest.mark.parametrize("value", [-11_000_000_000, float("nan"), "many", 12.5], ids=["negative", "nan", "text",
+                                                                                     "fraction"])
+def test_token_counts_that_are_not_counts_are_retried_then_refused_and_never_counted(value):
+    """A usage of -11e9 tokens let a run make 11 calls on a budget for 2; NaN or text counts raised ValueError. A count
+    is a whole number of 0 or more: anything else is an answer that does not conform, retried, then one line."""
+    reply = Reply({"answer": "A", "confidence": 1}, usage={"prompt_tokens": value, "completion_tokens": 5})
+    with FakeOpenAIServer([reply] * 3) as server:
+        client = _client(server, max_retries=2, max_tokens=1000)
+        with pytest.raises(LodestarError) as caught:
+            client.chat_json("verifier", MESSAGES, SCHEMA)
+        sent = len(server.chat_requests)
+    assert sent == 3  # the first attempt and two retries
+    assert str(caught.value) == (
+        f"The model server at {server.base_url} kept answering with no usable chat completion (3 attempts); its last "
+        f"answer: HTTP 200 with application/json, usage.prompt_tokens = {json.dumps(value)}, not a count of tokens. "
+        "The token budget counts only whole numbers of 0 or more: check the server's version, or that the base URL "
+        "points at an OpenAI-compatible API.")
+    totals = client.totals()
+    assert (totals["calls"], totals["prompt_tokens"], totals["completion_tokens"], totals["retries"]) == (0, 0, 0, 2)
+
+
+def test_an_html_page_answered_with_200_is_retried_then_refused_with_its_title():
+    """A proxy's sign-in page answered with HTTP 200: 'Unexpected error: AttributeError', no retry. Now it is retried
+    like a 5xx and the line names the server and what it answered."""
+    page = (b"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Sign in - Example proxy</title></head>"
+            b"<body><form>...</form></body></html>")
+    with FakeOpenAIServer([Reply(raw=page, content_type="text/html; charset=utf-8")] * 3) as server:
+        client = _client(server, max_retries=2)
+        with pytest.raises(LodestarError) as caught:
+            client.chat_json("verifier", MESSAGES, SCHEMA)
+        sent = len(server.chat_requests)
+    assert sent == 3 and client.usage()["verifier"]["retries"] == 2
+    assert str(caught.value) == (
+        f"The model server at {server.base_url} kept answering with no usable chat completion (3 attempts); its last "
+        "answer: HTTP 200 with text/html, not JSON: a page titled 'Sign in - Example proxy'. Check that the base URL "
+        "points at an OpenAI-compatible API (it usually ends in /v1) and that no proxy or login page answers in its "
+        "place.")
+
+
+def test_json_of_another_shape_is_no_completion_not_an_empty_answer():
+    """A 200 JSON body without choices was read as an empty model answer and sent back for repair twice."""
+    with FakeOpenAIServer([Reply(raw=b'{"result": "ok"}')] * 2 + [Reply({"answer": "B", "confidence": 0})]) as server:
+        client = _client(server, max_retries=2)
+        value, usage = client.chat_json("verifier", MESSAGES, SCHEMA)
+        later = [r.messages for r in server.chat_requests]
+    assert value == {"answer": "B", "confidence": 0}
+    assert (usage["retries"], usage["repairs"], usage["calls"]) == (2, 0, 1)
+    assert later == [MESSAGES] * 3  # the same request again, no repair message
+    with FakeOpenAIServer([Reply(raw=b'{"result": "ok"}')] * 2) as server:
+        with pytest.raises(LodestarError) as caught:
+            _client(server, max_retries=1).chat_json("verifier", MESSAGES, SCHEMA)
+    assert type(caught.value) is LodestarError
+    assert "(2 attempts); its last answer: HTTP 200 with application/json, JSON without a chat message in its " \
+           "choices: '{\"result\": \"ok\"}'." in str(caught.value)
+
+
+def test_a_count_past_the_whole_budget_is_counted_and_the_next_call_says_who_reported_it():
+    """22e9 tokens reported for one small request: the budget counts what the server reports (it is what the server
+    bills), so the run stops at the next call, and the line names the server and the call."""
+    with FakeOpenAIServer([Reply({"answer": "A", "confidence": 1}, prompt_tokens=22_000_000_000, completion_tokens=7),
+                           Reply({"answer": "B", "confidence": 1})]) as server:
+        client = _client(server, max_tokens=400_000)
+        value, usage = client.chat_json("verifier", MESSAGES, SCHEMA)
+        with pytest.raises(BudgetExceeded) as caught:
+            client.chat_json("verifier", MESSAGES, SCHEMA)
+        sent = len(server.chat_requests)
+    assert value["answer"] == "A" and usage["prompt_tokens"] == 22_000_000_000 and sent == 1
+    prompt = len(json.dumps(MESSAGES, ensure_ascii=False)) // 4
+    assert str(caught.value) == (
+        f"The run reached its budget of 400000 tokens (22000000007 used, 22000000007 of them reported by the model "
+        f"server at {server.base_url} for one verifier call of about {prompt} prompt tokens and at most 256 answer "
+        "tokens, more than the whole budget); check the token counts the server reports.")
+
+
+def test_the_key_echoed_without_its_prefix_or_in_part_is_masked_in_answers_errors_logs_and_cache(tmp_path):
+    """Only the exact key was masked: a server echoing it without 'sk-' (or 8 characters of it) reached the console,
+    the record and the report. Every run of 8 or more of its characters is masked in what the server says."""
+    bare, part = KEY[len("sk-"):], KEY[8:16]
+    logs: list[str] = []
+    answer = {"answer": "A", "confidence": 1, "note": f"called with {bare}, that is {part}; safe: {KEY[8:15]}"}
+    with FakeOpenAIServer([Reply(answer), Reply(status=401, error=f"Incorrect API key provided: {bare[:12]}****")]) \
+            as server:
+        client = _client(server, logs, cache_dir=tmp_path / "cache")
+        value, _ = client.chat_json("verifier", MESSAGES, SCHEMA)
+        with pytest.raises(LodestarError) as caught:
+            client.chat_json("planner", MESSAGES, SCHEMA)
+    assert value["note"] == f"called with ***, that is ***; safe: {KEY[8:15]}"
+    assert str(caught.value).startswith(f"The model server at {server.base_url} refused the request (HTTP 401): "
+                                        "Incorrect API key provided: *******. Check the API key")
+    [cached] = (tmp_path / "cache").glob("*.json")
+    shown = "\n".join([str(caught.value), *logs, json.dumps(value), cached.read_text(encoding="utf-8")])
+    assert not [run for run in _eight_char_runs(KEY) if run in shown]
