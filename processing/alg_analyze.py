@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
 from dataclasses import replace
@@ -21,6 +22,7 @@ from qgis.core import (
 )
 
 from ..plugin.analysis import AnalysisRequest
+from ..plugin.engine.contract import FAILED
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
 from ..plugin.files import OutputSet, write_bytes_atomic
@@ -84,6 +86,16 @@ def _parse_favourable_low(text: str, layers: list) -> set[int] | None:
     return chosen
 
 
+_NO_ANSWER = re.compile(r"No plan: |The planner gave no usable step|No further model calls |Round \d+: no verdict ")
+"""The engine's notes that say why a run reached no answer."""
+
+
+def _why_no_answer(notes: list) -> str:
+    """Why a run ended Failed, in one line: the last of the engine's notes on it (the one that ended the run)."""
+    said = [str(note) for note in notes if _NO_ANSWER.match(str(note))]
+    return said[-1] if said else "no verification round named an answer."
+
+
 def kept_record(record: str) -> str:
     """Where the run is kept: its record (replayable, with the report beside it when asked for). The run's own
     working folder lives in the Processing temporary folder, which qgis_process deletes when it exits, so its path
@@ -120,7 +132,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         "The offline back-end (default) needs no network. The "
         "openai back-end talks to any OpenAI-compatible server; give the key through AUTHCFG (preferred), the "
         "LODESTAR_API_KEY environment variable, or the key stored in the Lodestar settings. The key is never "
-        "written to the record, the report or the log."
+        "written to the record, the report or the log.\nA run that reaches no answer (Failed: no usable plan, no "
+        "verdict, the budget spent, the model server failing) writes its record and report, then fails with one line "
+        "saying why, so qgis_process exits non-zero."
     )
 
     CASE = "CASE"
@@ -313,13 +327,14 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         except BaseException:  # refused or cancelled before a record: nothing of the run is worth keeping
             shutil.rmtree(work, ignore_errors=True)
             raise
-        if result.stopped:  # the model server failed for good: the record and report first, then a non-zero exit
+        if result.stopped or result.answer == FAILED:  # the record and report first, then a non-zero exit
             with OutputSet() as staged:
                 for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
                     write_bytes_atomic(staged.path(target), Path(source).read_bytes())
+            why = (f"The model server failed, so the run could not finish: {result.stopped}" if result.stopped else
+                   f"The run ended without an answer (Failed): {_why_no_answer(result.notes)}")
             raise QgsProcessingException(mask_secrets(" ".join(
-                f"The model server failed, so the run could not finish: {result.stopped} The run record is "
-                f"{record}; the report is {report}.".split()), secrets))
+                f"{why} The run record is {record}; the report is {report}.".split()), secrets))
         stamp = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))["created_utc"]
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
                   self.OUTPUT_PROSPECTIVITY: result.prospectivity}

@@ -211,7 +211,7 @@ def test_analyze_completes_with_schema_valid_answers_and_the_servers_token_count
         chats = proxy.chats()
     wall = time.monotonic() - started
     record = json.loads((tmp_path / "out" / "record.json").read_text(encoding="utf-8"))
-    assert result["ANSWER"] in ("A", "B", "Failed", "Insufficient evidence")
+    assert result["ANSWER"] in ("A", "B", "Insufficient evidence")  # a Failed run raises (a non-zero exit)
     assert not any("No further model calls" in note for note in record["result"]["notes"])  # the run completed
     answered = [e for e in chats if e.get("status") == 200]
     formats = {e["request"]["response_format"]["type"] for e in answered}
