@@ -172,6 +172,8 @@ class DepositModelForm(QDialog):
             except ValueError:
                 raise LodestarError(f"Evidence {item_id or row + 1}: the reach must be a number of metres, not "
                                     f"{reach!r}.") from None
+            if near and near["near_m"] != earlier.get(item_id, {}).get("near_m"):  # the copied source is not for it
+                item["source"] = f"near_m {near['near_m']:g}: set by the user"
             item.update(id=item_id, level=self.evidence.cellWidget(row, 1).currentText(),
                         kind=self.evidence.cellWidget(row, 2).currentText(),
                         roles=_words(self.evidence.item(row, 3).text() if self.evidence.item(row, 3) else ""),
@@ -182,8 +184,13 @@ class DepositModelForm(QDialog):
         model.update(id=self.model_id.text().strip(), name=self.name.text().strip() or self.model_id.text().strip(),
                      keywords=_words(self.keywords.text()), favourable_units=_words(self.hosts.text()),
                      evidence=evidence)
-        model["favourability"] = dict(model.get("favourability") or {}, weights=weights, fault_distance_m={
-            "midpoint": self.fault_mid.value(), "spread": self.fault_spread.value()})
+        base = self.base.get("favourability") or {}
+        fault = {"midpoint": self.fault_mid.value(), "spread": self.fault_spread.value()}
+        base_fault = base.get("fault_distance_m") or {}
+        model["favourability"] = {  # a copied source stays only beside the numbers it is for
+            "weights": weights, "source": _kept_source(base, base.get("weights") == weights),
+            "fault_distance_m": dict(fault, source=_kept_source(
+                base_fault, {k: v for k, v in base_fault.items() if k != "source"} == fault))}
         if self.footprint.value() > 0:
             model["footprint"] = dict(model.get("footprint") or {}, km2=self.footprint.value(),
                                       of=self.footprint_of.text().strip() or "one system",
@@ -202,3 +209,8 @@ class DepositModelForm(QDialog):
         self.saved.emit(str(self.saved_path))
         self.accept()
         return self.saved_path
+
+
+def _kept_source(copied: dict, same: bool) -> str:
+    """The copied entry's source when the form keeps its numbers (`same`), else 'set by the user'."""
+    return copied["source"] if same and copied.get("source") else "set by the user"

@@ -172,6 +172,8 @@ def test_a_deposit_model_written_in_the_form_is_picked_and_drives_a_run(dock, sa
     models, problems = load_user_models(profile_models)
     mine = next(m for m in models if m["id"] == "my_copper")
     assert not problems and mine["favourability"]["fault_distance_m"]["midpoint"] == 750
+    # the skarn's sources do not stay beside the numbers the geologist changed
+    assert mine["favourability"]["fault_distance_m"]["source"] == mine["favourability"]["source"] == "set by the user"
     assert dock.steering.chosen() == "my_copper" and dock.steering.combo.currentText() == "My copper model (yours)"
 
     run_to_end(dock)

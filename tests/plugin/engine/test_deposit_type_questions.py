@@ -64,7 +64,7 @@ def test_a_type_nothing_is_near_is_answered_with_the_generic_mineral_system(tmp_
                                       "or deposit type the question names; the generic mineral-system model is used")
     # every geochemistry layer is evidence for it (no pathfinders): none is left out as another model's
     assert not [row for row in result.unused if "pathfinder" in row["reason"]]
-    assert {"anomaly", "structure"} <= set(record["knowledge"][0]["testable"])
+    assert {"any_anomaly", "near_structure"} <= set(record["knowledge"][0]["testable"])
     replayed, _ = _run(folder, tmp_path / "replay", replay=result.outputs["record"])
     assert replayed.notes[0] == result.notes[0]
 
