@@ -93,15 +93,30 @@ def _is_raster(value) -> bool:
 
 def deposit_coordinates(deposits, crs, log: list) -> np.ndarray:
     """(x, y) of known deposits in `crs`, an (n, 2) array: from a GeoDataFrame or vector path, or a table such as a
-    CSV with longitude / latitude or x / y columns; multi-points split, other shapes reduced to a representative
-    point; notes go to `log`. A table of rows none of which has a location is refused. A CSV table is read and
-    its coordinates transformed in one vectorised pass (a million rows in about a second)."""
+    CSV with longitude / latitude or x / y columns; multi-points split; a polygon or line taken at a point inside it
+    (its representative point: a centroid may fall outside a curved shape) and said in one warning line; points
+    repeating another's coordinates counted once (the first kept, in the layer's order) and said in one warning line;
+    notes go to `log`. A table of rows none of which has a location is refused. A CSV table is read and its
+    coordinates transformed in one vectorised pass (a million rows in about a second)."""
     target = CRS.from_user_input(crs) if crs is not None else None
     if isinstance(deposits, gpd.GeoDataFrame):
-        return _coordinates(deposits, target, log)
+        return _once(_coordinates(deposits, target, log), log)
     path = Path(deposits)
     frame = read_table(path) if path.suffix.lower() == ".csv" else None
-    return _coordinates(read_vector(path) if frame is None else frame, target, log)
+    return _once(_coordinates(read_vector(path) if frame is None else frame, target, log), log)
+
+
+def _once(xy: np.ndarray, log: list) -> np.ndarray:
+    """The points of `xy` without those repeating an earlier point's coordinates, said in `log` when any."""
+    if len(xy) < 2:
+        return xy
+    _, first = np.unique(xy, axis=0, return_index=True)
+    if len(first) == len(xy):
+        return xy
+    repeated = len(xy) - len(first)
+    log.append(f"Warning: {repeated} of the {len(xy)} known deposits repeat another's coordinates: each place is "
+               f"counted once ({len(first)} deposits); remove the copies from the layer if this is not meant.")
+    return xy[np.sort(first)]
 
 
 def _coordinates(frame, target: CRS | None, log: list) -> np.ndarray:
@@ -130,18 +145,30 @@ def _coordinates(frame, target: CRS | None, log: list) -> np.ndarray:
         frame = frame.to_crs(target)
     elif source is None and target is not None:
         log.append(NO_CRS_NOTE)
-    xy = []
+    xy, shapes = [], {}
     for geometry in frame.geometry:
         if geometry.geom_type == "Point":
             xy.append((geometry.x, geometry.y))
         elif geometry.geom_type == "MultiPoint":
             xy.extend((p.x, p.y) for p in geometry.geoms)
         else:
+            kind = _SHAPES.get(geometry.geom_type, "other shape")
+            shapes[kind] = shapes.get(kind, 0) + 1
             point = geometry.representative_point()
             xy.append((point.x, point.y))
-    if len(xy) != len(frame):
-        log.append(f"{len(frame)} deposit features gave {len(xy)} points (multi-points split, shapes reduced).")
+    if "MultiPoint" in kinds:
+        log.append(f"{len(frame)} deposit features gave {len(xy)} points (multi-points split).")
+    if shapes:
+        named = " and ".join(f"{count} {kind if count == 1 else kind + 's'}" for kind, count in shapes.items())
+        verb = "is" if sum(shapes.values()) == 1 else "are"
+        log.append(f"Warning: {named} of the {len(frame)} known deposits {verb} not points: each is taken at one "
+                   "point inside it (its representative point); give the deposits as a point layer to place them "
+                   "yourself.")
     return np.asarray(xy, dtype=float).reshape(-1, 2)
+
+
+_SHAPES = {"Polygon": "polygon", "MultiPolygon": "polygon", "LineString": "line", "MultiLineString": "line",
+           "LinearRing": "line", "GeometryCollection": "geometry collection"}
 
 
 NO_CRS_NOTE = "The deposits have no CRS: taken to be in the prospectivity layer's CRS."
@@ -226,7 +253,8 @@ def _ranked(frame: gpd.GeoDataFrame, rank_field: str) -> gpd.GeoDataFrame:
 def left_out_deposits(xy, grid: RasterGrid, valid: np.ndarray, shown: int = 5) -> str:
     """A warning naming the known deposits (x, y on `grid`) a validation on the `valid` cells leaves out, and why
     (outside the analysed extent, or on a cell without data), each as 'deposit K at (x, y)' (K: its order in the
-    deposits layer, multi-points split), at most `shown` of each kind; '' when none is left out."""
+    deposits layer, multi-points split and copies counted once), at most `shown` of each kind; '' when none is left
+    out."""
     xy = np.asarray(xy, dtype=float).reshape(-1, 2)
     rows, cols, inside = cells_of(xy, grid, valid)
     on_grid = (rows >= 0) & (rows < grid.height) & (cols >= 0) & (cols < grid.width)

@@ -44,5 +44,18 @@ class Progress:
         span = end - start
         return Progress(lambda p: self.set(start + span * p / 100.0), self._on_log, self._is_cancelled)
 
+    def monotone(self) -> Progress:
+        """A reporter of this one's that never reports less than it has already reported: a run's stages each
+        report their own span, and a bar stepping back (96 % to 94 %) reads as work undone."""
+        highest = [-1.0]
+
+        def forward(percent: float) -> None:
+            percent = max(0.0, min(100.0, float(percent)))
+            if percent > highest[0]:
+                highest[0] = percent
+                self.set(percent)
+
+        return Progress(forward, self._on_log, self._is_cancelled)
+
 
 SILENT = Progress()

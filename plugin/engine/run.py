@@ -79,9 +79,10 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
                  on_event: Callable[[dict], None] | None = None, *, backends: Backends) -> AnalysisResult:
     """Run STA-CoT on the request with the reasoners and SAM of `backends` (`models.BACKENDS`; or call
     `models.run_analysis`); see the module docstring. Raises LodestarError on bad input. The warnings the libraries
-    raise on the way reach the log once per kind, in words, at the end."""
+    raise on the way reach the log once per kind, in words, at the end. Progress never steps back (each stage reports
+    its own span: `Progress.monotone`)."""
     with summarised_warnings(progress.log):
-        return _run_analysis(request, progress, on_event, backends)
+        return _run_analysis(request, progress.monotone(), on_event, backends)
 
 
 def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> AnalysisResult:
@@ -132,7 +133,9 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
     # folder is made
     # the deposits are read before the first model call and before any file is written: no token is spent, and no
     # folder left, for a run whose deposits cannot be read
-    deposit_xy = _deposit_points(deposits, raster_set.grid, mapping_parameters["calibrate"])
+    deposit_notes: list = []
+    deposit_xy = _deposit_points(deposits, raster_set.grid, mapping_parameters["calibrate"],
+                                 mapping_parameters.get("cross_validation") or {}, deposit_notes)
     out = Path(request.output_dir)
     evidence_dir = out / "evidence"
     # removed again if the run is cancelled, or refused before its first model call
@@ -192,7 +195,8 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
     }
     try:
         return _run_engine(engine, head, events, emit, request, progress, started, sam=sam,
-                           deposits=deposits, deposit_xy=deposit_xy, localization_overrides=localization_overrides,
+                           deposits=deposits, deposit_xy=deposit_xy, deposit_notes=deposit_notes,
+                           localization_overrides=localization_overrides,
                            mapping_parameters=mapping_parameters, source=source, backends=backends)
     except Cancelled:
         _discard(made)
@@ -253,7 +257,7 @@ def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, m
 
 
 def _run_engine(engine: Engine, head: dict, events: list, emit, request: AnalysisRequest, progress: Progress,
-                started: float, *, sam, deposits, deposit_xy, localization_overrides, mapping_parameters,
+                started: float, *, sam, deposits, deposit_xy, deposit_notes, localization_overrides, mapping_parameters,
                 source, backends: Backends) -> AnalysisResult:
     """The STA-CoT loop, localization, the surface and the outputs of a validated run."""
     ws, roles, raster_set = engine.ws, engine.roles, engine.ws.raster_set
@@ -287,7 +291,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     metrics = _evaluate(prospectivity, deposits, raster_set, progress, mapping.surface, deposit_xy)
     unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
     stands_in = [ws.knowledge[0]["stands_in"]] if ws.knowledge and ws.knowledge[0].get("stands_in") else []
-    notes = stands_in + list(raster_set.warnings) + list(outcome.notes) + mapping.notes + unused
+    notes = stands_in + list(raster_set.warnings) + deposit_notes + list(outcome.notes) + mapping.notes + unused
     stopped = engine.stop_reason if engine.server_refused else ""
 
     record = dict(head)
@@ -432,11 +436,14 @@ def _map_layers(ws: Workspace) -> list[str]:
     return [info.name for info in order]
 
 
-def _deposit_points(deposits, grid, calibrate: str = "") -> list:
-    """(x, y) of the known deposits in the analysis CRS; a deposits file that cannot be read or holds no point is
-    refused, and so are deposits a calibration needs of which fewer than 2 lie within the analysed extent (`grid`:
-    its grid). Deposits given for validation only may lie outside it: the run goes on and the validation says
-    which it left out (`evaluation.left_out_deposits`)."""
+def _deposit_points(deposits, grid, calibrate: str = "", cross_validation: dict | None = None,
+                    notes: list | None = None) -> list:
+    """(x, y) of the known deposits in the analysis CRS, the reader's warnings (shapes taken at a point, copies
+    counted once) added to `notes`; a deposits file that cannot be read or holds no point is refused, and so are
+    deposits a calibration needs of which fewer than 2 lie within the analysed extent (`grid`: its grid) or all in
+    one of its cells, and a calibration block size under the smallest (`cross_validation`: the calibration's
+    settings). Deposits given for validation only may lie outside it: the run goes on and the validation says which
+    it left out (`evaluation.left_out_deposits`)."""
     if not deposits:
         return []
     from ..evaluation import deposit_coordinates
@@ -462,6 +469,14 @@ def _deposit_points(deposits, grid, calibrate: str = "") -> list:
                             f"lie there{read}: check the layer's CRS (coordinates in degrees need longitude and "
                             "latitude columns, projected ones x and y), or turn calibration off to validate on the "
                             "deposits inside.")
+    if calibrate:  # refused here, before any model call, as the calibration would refuse them
+        from ..favourability.blocks import checked_block_size
+        from ..favourability.calibration import deposit_cells
+
+        deposit_cells(xy, grid, None, [])
+        checked_block_size(grid, (cross_validation or {}).get("block_size_m"))
+    if notes is not None:
+        notes.extend(line for line in log if line.startswith("Warning:"))
     return list(map(tuple, xy.tolist()))
 
 

@@ -3,7 +3,8 @@ that used no deposit data, with its uncertainty, the importance of each layer an
 
 The evidence is measured (measured.py): unit codes, distances in metres, values in the layer's units; the
 models are in models.py. The study area is the cells where at least one layer has data; a cell's label is
-the number of known deposits in it.
+1 where it holds known deposits (several in one cell are one place: counted once, and said), else 0; deposits in
+fewer than 2 cells are refused.
 
 - **Training rows.** Weights of evidence counts every training cell. The other models see the training
   deposits' cells (weighted by their deposit count) and up to `BACKGROUND_CELLS` background cells drawn at
@@ -35,6 +36,9 @@ the number of known deposits in it.
   layer whose shuffling raises the AUC lowers the model's skill, and is flagged.
 - **Response.** Per layer, the full fit's mean favourability (0-1, as the surface) over a sample of the
   study area with the layer set to each of 11 quantiles of its values (or to each of its largest units).
+- **Progress and cancel.** Progress moves model by model and fold by fold (model m of M, fold k of n; the
+  out-of-fold fits take OUT_OF_FOLD_SHARE of it), never backwards; a cancel is checked between models, folds and
+  hyperparameter candidates, and between the row chunks of every prediction (models.checked).
 """
 from __future__ import annotations
 
@@ -46,12 +50,12 @@ import numpy as np
 from scipy.ndimage import distance_transform_edt
 from scipy.stats import rankdata
 
-from ..errors import LodestarError
+from ..errors import Cancelled, LodestarError
 from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
-from .models import ENSEMBLE, GRIDS, LABELS, METHODS, Columns, EnsembleModel, fit_model, weighted_auc
+from .models import ENSEMBLE, GRIDS, LABELS, METHODS, Columns, EnsembleModel, checked, fit_model, weighted_auc
 from .wofe import UNIT_AREA, conditional_independence, pairwise_line, posterior
 
 BASIS = "fitted on known deposits"
@@ -70,6 +74,9 @@ REFERENCE_CELLS = 20_000
 """Cells an ensemble member's scores are ranked against (a random sample of the rows it may see)."""
 RESPONSE_UNITS = 12
 SEED = 0
+OUT_OF_FOLD_SHARE = 85.0
+"""Per cent of a calibration's progress spent on the models' out-of-fold fits; the full fit, importance, response and
+uncertainty take the rest."""
 SIGN_LEVEL = 0.05
 """A single model replaces the ensemble in "best" only when it beats it in so many folds that a one-sided sign test
 gives a probability of chance at most this (the 5 % level of the offline reasoner's measurements). The level is
@@ -158,9 +165,7 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
         log.append(f"{gaps:,} cells lack some evidence layers: there a missing layer weighs 0 (weights of evidence), "
                    "is marked missing (gradient boosting) or takes the training median with a missing-data "
                    "indicator (the other models).")
-    deposits = _deposit_counts(deposit_xy, grid, valid, log)
-    if deposits.sum() < 2:
-        raise LodestarError("Calibration needs at least 2 known deposits inside the analysed area.")
+    deposits = deposit_cells(deposit_xy, grid, valid, log)
     split = spatial_folds(grid, valid, deposits, block_size_m, folds, seed)
     log.append(split.summary())
     rows, cols = np.nonzero(valid)
@@ -169,17 +174,29 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
                  deposits[valid], split.fold[valid], valid,
                  grid.pixel_area / UNIT_AREA if grid.crs is not None else 1.0,
                  BUFFER_M / pixel if grid.crs is not None else 2.0, rows, cols, np.random.default_rng(seed))
+    with checked(progress.check):
+        return _calibrate(data, grid, method, baselines, folds, seed, thresholds, split, log, progress)
+
+
+def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int, seed: int, thresholds,
+               split: Folds, log: list, progress: Progress) -> Calibration:
+    """`calibrate` on the study area's rows (`data`), cancel checked in every prediction."""
+    valid = data.valid
+    deposit_xy = _cell_points(data, grid)  # each deposit cell once, as the fits count them
     methods = METHODS if method == "best" else (method,)
     runs = {}
-    for k, name in enumerate(methods):
+    for m, name in enumerate(methods):
         progress.check()
-        progress.set(100.0 * k / (len(methods) + 1))
+        progress.log(f"Calibration: {LABELS[name]}, model {m + 1} of {len(methods)}, {folds} folds out of fold")
+        share = OUT_OF_FOLD_SHARE / len(methods)
         try:
-            runs[name] = _out_of_fold(name, data, folds, thresholds, seed, progress)
+            runs[name] = _out_of_fold(name, data, folds, thresholds, seed, progress.scaled(share * m,
+                                                                                           share * (m + 1)))
         except LodestarError as exc:
-            if method != "best":
+            if method != "best" or isinstance(exc, Cancelled):  # a cancel stops the calibration, not one model
                 raise
             log.append(f"{LABELS[name]} was not run: {exc}")
+    progress.check()
     if method == "best" and len(runs) >= 2:
         runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds)
     surfaces = {name: _surface(run["oof"], valid) for name, run in runs.items()}
@@ -193,17 +210,23 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     if method == "best" and len(runs) >= 2:
         log.append(_choice_out_of_fold(runs, data, folds, chosen))
     run = runs[chosen]
-    progress.set(100.0 * len(methods) / (len(methods) + 1))
+    rest = 100.0 - OUT_OF_FOLD_SHARE
+    progress.set(OUT_OF_FOLD_SHARE)
     everything = np.ones(len(data.counts), dtype=bool)
     if chosen == ENSEMBLE:
-        members = [_full_fit(name, runs[name], data, thresholds, seed)[0] for name in runs if name != ENSEMBLE]
+        members = []
+        for name in (n for n in runs if n != ENSEMBLE):
+            progress.check()
+            members.append(_full_fit(name, runs[name], data, thresholds, seed)[0])
         model, params = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)]), {}
         member_ranks = model.member_ranks(data.x)
         full_scores = np.mean(member_ranks, axis=0)
     else:
         model, params = _full_fit(chosen, run, data, thresholds, seed)
         full_scores = model.predict(data.x)
-    table = _rows(model, params, run, data, full_scores, valid)
+    progress.set(OUT_OF_FOLD_SHARE + rest / 3)
+    table = _rows(model, params, run, data, full_scores, valid, progress.scaled(OUT_OF_FOLD_SHARE + rest / 3,
+                                                                               OUT_OF_FOLD_SHARE + 2 * rest / 3))
     independence, uncertainty, label = None, None, ""
     if chosen == ENSEMBLE:
         uncertainty = _masked(np.std(member_ranks, axis=0), valid)
@@ -235,8 +258,10 @@ def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, pr
     models, params, held = [], [], []
     for k in range(folds):
         progress.check()
+        progress.set(100.0 * k / folds)
         test = data.fold == k
-        model, chosen = _tuned(method, data, ~test, thresholds, seed)
+        model, chosen = _tuned(method, data, ~test, thresholds, seed,
+                               progress.scaled(100.0 * k / folds, 100.0 * (k + 0.9) / folds))
         oof[test] = model.predict(data.x[test])
         models.append(model)
         params.append(chosen)
@@ -279,9 +304,10 @@ def _full_fit(method: str, run: dict, data: _Data, thresholds, seed: int):
                      thresholds, seed), dict(best)
 
 
-def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
+def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int, progress: Progress = SILENT):
     """(model fitted on the rows `use`, its hyperparameters): the candidate of best mean AUC over the folds
-    inside `use`, each left out in turn (nested), when there is more than one candidate."""
+    inside `use`, each left out in turn (nested), when there is more than one candidate (progress and a cancel
+    check candidate by candidate)."""
     candidates = GRIDS[method]
     if method == "wofe":
         index = np.flatnonzero(use)
@@ -293,9 +319,12 @@ def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
         folds = np.unique(data.fold[index])
         groups = np.searchsorted(folds, data.fold[index]) % INNER_FOLDS
         scores = []
-        for params in candidates:
+        for c, params in enumerate(candidates):
+            progress.check()
+            progress.set(100.0 * c / (len(candidates) + 1))
             aucs = []
             for g in np.unique(groups):
+                progress.check()
                 inner = groups != g
                 if not (data.counts[index[inner]] > 0).any() or not (data.counts[index[~inner]] > 0).any():
                     continue
@@ -305,6 +334,8 @@ def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int):
                                          weight[~inner]))
             scores.append(np.nanmean(aucs) if aucs else -np.inf)
         best = candidates[int(np.argmax(scores))]
+        progress.check()
+        progress.set(100.0 * len(candidates) / (len(candidates) + 1))
     return fit_model(method, data.columns, data.x[index], data.counts[index], weight, best, data.cell_units,
                      thresholds, seed), dict(best)
 
@@ -318,13 +349,16 @@ def _cell_auc(scores: np.ndarray, counts: np.ndarray) -> float:
     return weighted_auc(both, label, np.concatenate([np.ones(len(scores)), weight[positive]]))
 
 
-def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, valid: np.ndarray) -> list[dict]:
+def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, valid: np.ndarray,
+          progress: Progress = SILENT) -> list[dict]:
     """The model's rows per layer with its hyperparameters, out-of-fold importance and response curve."""
     rows = model.rows()
-    importance = _importance(run, data)
+    importance = _importance(run, data, progress.scaled(0.0, 50.0))
     sorted_full = np.sort(full_scores)
     sample = data.rng.choice(len(data.x), min(RESPONSE_CELLS, len(data.x)), replace=False)
     for j, row in enumerate(rows):
+        progress.check()
+        progress.set(50.0 + 50.0 * j / len(rows))
         row["basis"] = f"{BASIS} ({data.counts.sum():g})"
         if data.columns.layers[j].source:
             row["derived_from"] = data.columns.layers[j].source
@@ -335,11 +369,13 @@ def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, 
     return rows
 
 
-def _importance(run: dict, data: _Data) -> np.ndarray:
+def _importance(run: dict, data: _Data, progress: Progress = SILENT) -> np.ndarray:
     """Drop in out-of-fold AUC per layer when its values are shuffled among a fold's cells (deposit-weighted)."""
     drops = np.zeros(len(data.columns))
     total = 0.0
-    for model, held in zip(run["models"], run["held"]):
+    for k, (model, held) in enumerate(zip(run["models"], run["held"])):
+        progress.check()
+        progress.set(100.0 * k / len(run["models"]))
         positive = held[data.counts[held] > 0]
         background = held[data.counts[held] == 0]
         if not len(positive) or not len(background):
@@ -481,14 +517,36 @@ def _why(chosen: str, reason: str, runs: dict, comparison: list, method: str) ->
     return head + (f"; ahead of {ahead}." if plain else ".")
 
 
-def _deposit_counts(deposit_xy, grid: RasterGrid, valid: np.ndarray, log: list) -> np.ndarray:
-    """Deposits per cell of the study area; those outside it are counted in the log."""
+def deposit_cells(deposit_xy, grid: RasterGrid, valid: np.ndarray | None, log: list) -> np.ndarray:
+    """1 on each cell of the study area (`valid`; None: the whole grid) holding known deposits, else 0: several
+    deposits in one cell are one place (a model is fitted and scored cell by cell: fifty workings in one cell would
+    weigh as fifty deposits), counted once and said in `log`, as are those outside it. Fewer than 2 deposits, or
+    deposits all in one cell, are refused in one line."""
+    valid = np.ones((grid.height, grid.width), dtype=bool) if valid is None else valid
     rows, cols, inside = cells_of(deposit_xy, grid, valid)
-    counts = np.zeros(valid.shape)
-    np.add.at(counts, (rows[inside], cols[inside]), 1)
+    cells = np.zeros(valid.shape)
+    cells[rows[inside], cols[inside]] = 1
+    n, held = int(inside.sum()), int(cells.sum())
     if (~inside).any():
         log.append(f"{int((~inside).sum())} of {len(inside)} deposits lie outside the study area and are not used.")
-    return counts
+    if n < 2:
+        raise LodestarError("Calibration needs at least 2 known deposits inside the analysed area.")
+    size = f"{max(grid.pixel_size):,.4g} map units"
+    if held < 2:
+        raise LodestarError(f"The {n} known deposits inside the analysed area all lie in one cell ({size} across): "
+                            "calibration needs deposits in at least 2 cells to learn from; give deposits spread over "
+                            "the area, or turn calibration off.")
+    if held < n:
+        log.append(f"{n - held} of the {n} known deposits inside the study area share a cell ({size} across) with "
+                   f"another: each cell is counted once, {held} deposit cells.")
+    return cells
+
+
+def _cell_points(data: _Data, grid: RasterGrid) -> np.ndarray:
+    """The centre (x, y) of each deposit cell: the deposits the surfaces are scored against, once per cell."""
+    held = data.counts > 0
+    x, y = grid.pixel_to_map(data.cols[held] + 0.5, data.rows[held] + 0.5)
+    return np.column_stack([np.asarray(x, dtype=float), np.asarray(y, dtype=float)])
 
 
 def _ranks(scores: np.ndarray) -> np.ndarray:

@@ -36,6 +36,9 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Callable
 
 import numpy as np
 
@@ -90,11 +93,26 @@ class Columns:
         return len(self.names)
 
 
+_CHECK: ContextVar = ContextVar("lodestar_prediction_check", default=None)
+
+
+@contextmanager
+def checked(check: Callable[[], None]):
+    """Within it (in this thread), `chunked` calls `check` before each row chunk (or each round of `workers`
+    chunks): a cancel raised there stops a long prediction between chunks."""
+    token = _CHECK.set(check)
+    try:
+        yield
+    finally:
+        _CHECK.reset(token)
+
+
 def chunked(predict, x: np.ndarray, workers: int = 1) -> np.ndarray:
     """`predict` over row chunks of x (float64 out), `workers` chunks at a time in threads (for a `predict` that
-    releases the GIL)."""
+    releases the GIL); the check of `checked` before each round."""
     out = np.empty(len(x))
     size = max(1, min(CHUNK_ROWS, -(-len(x) // workers)))
+    check = _CHECK.get()
 
     def one(start: int) -> None:
         out[start:start + size] = predict(x[start:start + size])
@@ -102,9 +120,14 @@ def chunked(predict, x: np.ndarray, workers: int = 1) -> np.ndarray:
     starts = range(0, len(x), size)
     if workers > 1 and len(starts) > 1:
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(one, starts))
+            for first in range(0, len(starts), workers):
+                if check is not None:
+                    check()
+                list(pool.map(one, starts[first:first + workers]))
     else:
         for start in starts:
+            if check is not None:
+                check()
             one(start)
     return out
 

@@ -352,3 +352,38 @@ def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
     gpd.GeoDataFrame({"name": []}, geometry=[], crs=UTM).to_file(tmp_path / "none.gpkg", driver="GPKG")
     with pytest.raises(LodestarError, match="hold no points"):
         _deposit_points(tmp_path / "none.gpkg", GRID)
+
+
+def test_deposits_given_as_shapes_or_copies_are_points_once_and_said(tmp_path):
+    """Deposits drawn as polygons (mine outlines) or lines (a vein's trace) are each taken at one point inside the
+    shape, and 50 copies of one point are one deposit: each said in one warning line naming the count (before: shapes
+    reduced without a word, and copies counted as that many deposits, recall and capture with them)."""
+    from shapely.geometry import LineString, Polygon
+
+    from lodestar.plugin.engine.run import _deposit_points
+    from lodestar.plugin.evaluation import deposit_coordinates
+
+    horseshoe = Polygon([(0, 0), (30, 0), (30, 30), (20, 30), (20, 10), (10, 10), (10, 30), (0, 30)])
+    vein, pit = LineString([(50, 50), (70, 50)]), box(80, 80, 90, 90)
+    shapes = gpd.GeoDataFrame({"name": ["pit", "vein", "shaft", "pit 2"]},
+                              geometry=[horseshoe, vein, Point(60, 80), pit], crs=UTM)
+    shapes.to_file(tmp_path / "shapes.gpkg", driver="GPKG")
+    log = []
+    xy = deposit_coordinates(tmp_path / "shapes.gpkg", UTM, log)
+    assert len(xy) == 4 and horseshoe.covers(Point(xy[0])) and not horseshoe.covers(horseshoe.centroid)
+    assert vein.distance(Point(xy[1])) < 1e-9 and tuple(xy[2]) == (60, 80) and pit.covers(Point(xy[3]))
+    assert log == ["Warning: 2 polygons and 1 line of the 4 known deposits are not points: each is taken at one point "
+                   "inside it (its representative point); give the deposits as a point layer to place them yourself."]
+    copies = gpd.GeoDataFrame({"name": [f"copy {k}" for k in range(50)] + ["other"]},
+                              geometry=[Point(10, 10)] * 50 + [Point(60, 60)], crs=UTM)
+    copies.to_file(tmp_path / "copies.shp")
+    log = []
+    assert deposit_coordinates(tmp_path / "copies.shp", UTM, log).tolist() == [[10, 10], [60, 60]]
+    assert log == ["Warning: 49 of the 51 known deposits repeat another's coordinates: each place is counted once (2 "
+                   "deposits); remove the copies from the layer if this is not meant."]
+    metrics = evaluate_localization(prospectivity(), tmp_path / "copies.shp", valid_mask=MASK, grid=GRID)
+    assert (metrics["deposits"], metrics["found"], metrics["recall"]) == (2, 2, 1.0)  # not 51 found of 51
+    assert metrics["log"] == log
+    notes = []  # a run's notes carry the warnings
+    assert _deposit_points(tmp_path / "copies.shp", GRID, notes=notes) == [(10.0, 10.0), (60.0, 60.0)]
+    assert notes == log

@@ -374,3 +374,58 @@ def test_deposits_off_the_map_and_unknown_layers_are_said_and_nothing_is_written
         run("lodestar:prediction_area", {"INPUT": ALOH, "DEPOSITS": str(far), "OUTPUT_TABLE": outputs["OUTPUT_TABLE"],
                                          "OUTPUT_PLOT": str(tmp_path / "p.png")})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["far.geojson"]
+
+
+def test_train_takes_shapes_at_a_point_counts_copies_once_and_refuses_blocks_under_three_cells(run, tmp_path):
+    """Deposits drawn as pit outlines, one outline given 20 times: the log says, in one line each, that the 14
+    polygons are taken at a point inside them and the 19 copies counted once, and the model is the one fitted on the
+    14 points. Blocks of 2 cells (60 m on 30 m cells) and deposits all in one cell are refused in one line each,
+    before any output is written (before: all were accepted without a word)."""
+    from qgis.core import QgsProcessingException, QgsProcessingFeedback
+
+    class Captured(QgsProcessingFeedback):
+        lines: list = []
+
+        def pushInfo(self, info):  # noqa: N802 (QGIS API name)
+            self.lines.append(info)
+
+    from shapely.geometry import Point
+
+    planted = planted_deposits(tmp_path)
+    points = gpd.read_file(planted)
+    outlines = gpd.GeoDataFrame(geometry=list(points.geometry.buffer(20.0)) + [points.geometry[0].buffer(20.0)] * 19,
+                                crs=points.crs)
+    outlines.to_file(tmp_path / "pits.gpkg", driver="GPKG")
+    common = {"INPUT": [ALOH, PROPYLITIC], "METHOD": 0, "FOLDS": 3, "OUTPUT_TABLE": str(tmp_path / "cmp.csv")}
+    feedback = Captured()
+    pits = run("lodestar:train_prospectivity_model", {**common, "DEPOSITS": str(tmp_path / "pits.gpkg")},
+               feedback=feedback)
+    said = [line for line in feedback.lines if line.startswith("Warning:")]
+    assert said == [
+        "Warning: 33 polygons of the 33 known deposits are not points: each is taken at one point inside it (its "
+        "representative point); give the deposits as a point layer to place them yourself.",
+        "Warning: 19 of the 33 known deposits repeat another's coordinates: each place is counted once (14 "
+        "deposits); remove the copies from the layer if this is not meant."]
+    plain = run("lodestar:train_prospectivity_model", {**common, "DEPOSITS": planted,
+                                                       "OUTPUT_TABLE": str(tmp_path / "plain.csv")})
+    assert pits["AUC"] == pytest.approx(plain["AUC"], abs=0.02)  # a point inside each 20 m pit: the same cells
+    assert [row["deposits"] for row in table(pits["OUTPUT_TABLE"])] == ["11", "11"]  # 3 lie outside the layers
+    assert table(pits["OUTPUT_TABLE"])[0]["deposits"] == table(plain["OUTPUT_TABLE"])[0]["deposits"]
+    one = points.geometry[0]  # a cell's centre: 14 points within a metre of it
+    gpd.GeoDataFrame(geometry=[Point(one.x + k / 14.0, one.y) for k in range(14)],
+                     crs=points.crs).to_file(tmp_path / "one.gpkg", driver="GPKG")
+    for deposits, block, message in (
+            (planted, 60, "Calibration blocks of 60 map units are under 3 analysis cells of "
+                                                   "30: a fold would be scored on cells beside its training cells; "
+                                                   "give a block size of at least 90, or none for the default."),
+            (str(tmp_path / "one.gpkg"), None, "The 14 known deposits inside the analysed area all lie in one cell "
+                                               "(30 map units across): calibration needs deposits in at least 2 "
+                                               "cells to learn from; give deposits spread over the area, or turn "
+                                               "calibration off.")):
+        out = tmp_path / f"refused-{block}"
+        with pytest.raises(QgsProcessingException) as caught:
+            run("lodestar:train_prospectivity_model", {**common, "DEPOSITS": deposits, "BLOCK_SIZE_M": block,
+                                                       "OUTPUT_TABLE": str(out / "cmp.csv"),
+                                                       "OUTPUT_MODEL": str(out / "model.pkl")})
+        assert str(caught.value) == message
+        assert not out.exists()

@@ -12,6 +12,7 @@ favourability (share of the area below, ties at mid-rank): outside (ranks 1-320)
 from __future__ import annotations
 
 import math
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,13 +20,14 @@ import pytest
 import rasterio
 from calibration_cases import CELLS, GRID, FitSpy, categorical, counts_of, grid, ordered, pattern, sklearn, xy
 
-from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.favourability import calibration, models
 from lodestar.plugin.favourability.blocks import spatial_folds
 from lodestar.plugin.favourability.calibration import _cell_auc, _choose, _losses_allowed, calibrate
 from lodestar.plugin.favourability.measured import MeasuredLayer
 from lodestar.plugin.favourability.models import ENSEMBLE, LABELS, METHODS, EnsembleModel
 from lodestar.plugin.favourability.outputs import write_bands
+from lodestar.plugin.progress import Progress
 
 CONTRAST = math.log((6 / 74) / (3 / 317))
 S_CONTRAST = math.sqrt(1 / 6 + 1 / 74 + 1 / 3 + 1 / 317)
@@ -99,14 +101,17 @@ def test_a_fold_only_its_own_deposits_mark_is_not_learnt():
 
 
 def unit_per_deposit(n: int = 30, deposits: int = 30, seed: int = 1):
-    """A categorical map giving every deposit cell a unit of its own (2 deposits each, so that weights of evidence
-    keeps the unit rather than merging it) and the rest one background unit: it names the deposits, nothing else."""
+    """A categorical map giving every pair of deposit cells side by side a unit of its own (2 deposits each, so that
+    weights of evidence keeps the unit rather than merging it) and the rest one background unit: it names the
+    deposits, nothing else."""
     rng = np.random.default_rng(seed)
-    cells = [divmod(int(i), n) for i in rng.choice(n * n, deposits, replace=False)]
+    pairs = [divmod(int(i), n // 2) for i in rng.choice(n * (n // 2), deposits, replace=False)]
     codes = np.zeros((n, n))
-    for k, (r, c) in enumerate(cells):
-        codes[r, c] = k + 1
-    return codes, cells + cells
+    cells = []
+    for k, (r, half) in enumerate(pairs):
+        codes[r, 2 * half:2 * half + 2] = k + 1
+        cells += [(r, 2 * half), (r, 2 * half + 1)]
+    return codes, cells
 
 
 @pytest.mark.parametrize("method", ["wofe", pytest.param("boosting", marks=sklearn),
@@ -457,3 +462,65 @@ def test_the_full_fit_takes_the_outer_folds_most_frequent_hyperparameters(monkey
     assert fits == [("logistic", 10, {"c": 1e-3})]
     run = {"params": [{"c": 0.1}, {"c": 1e-3}, {"c": 0.1}, {"c": 10.0}, {"c": 0.1}]}
     assert calibration._full_fit("logistic", run, data, None, 0)[1] == {"c": 0.1}
+
+
+def test_deposits_sharing_a_cell_count_once_and_deposits_in_one_cell_are_refused():
+    """A cell is one place: 3 more deposits in a cell that holds one already are counted once and said, and the fit
+    is the one on the 9 cells (before, the cell weighed 4 deposits); 12 deposits all in one cell are refused in one
+    line (before: folds were dealt and the message blamed the blocks)."""
+    one = calibrate([ordered("B", pattern())], GRID, xy(CELLS), method="wofe")
+    inside = [(x + dx, y) for x, y in xy(CELLS[-1:]) for dx in (-300.0, 100.0, 400.0)]  # cell (18, 16), 3 times
+    crowded = calibrate([ordered("B", pattern())], GRID, xy(CELLS) + inside, method="wofe")
+    assert "3 of the 12 known deposits inside the study area share a cell (1,000 map units across) with another: " \
+           "each cell is counted once, 9 deposit cells." in crowded.log
+    assert (crowded.full == one.full).all() and (crowded.cv == one.cv).all()
+    assert [row["deposits"] for row in crowded.comparison] == [9]
+    assert crowded.comparison[0]["auc"] == one.comparison[0]["auc"]
+    x, y = xy([(5, 5)])[0]
+    with pytest.raises(LodestarError) as caught:
+        calibrate([ordered("B", pattern())], GRID, [(x + 10.0 * k, y - 7.0 * k) for k in range(12)], method="wofe")
+    assert str(caught.value) == (
+        "The 12 known deposits inside the analysed area all lie in one cell (1,000 map units across): calibration "
+        "needs deposits in at least 2 cells to learn from; give deposits spread over the area, or turn calibration "
+        "off.")
+
+
+@sklearn
+def test_progress_moves_model_by_model_and_fold_by_fold_and_never_back(quick):
+    """"best" reports the start of every fold of every model (model m of 4, fold k of 5: 85 % of the progress shared
+    out between them), then the full fit, and never steps back (before: 0, 20, 40, 60, 80 and 100 %, the bar
+    sitting on each while its model ran all five folds)."""
+    seen = []
+    calibrate([ordered("B", pattern()), ordered("noise", np.random.default_rng(3).uniform(size=(20, 20)))], GRID,
+              xy(CELLS), method="best", progress=Progress(seen.append))
+    assert seen == sorted(seen) and seen[-1] == 100.0
+    starts = [21.25 * m + 4.25 * k for m in range(4) for k in range(5)]
+    assert all(any(abs(value - start) < 1e-9 for value in seen) for start in starts)
+    assert len(seen) > 40  # hyperparameter candidates, importance and response in between
+
+
+@sklearn
+def test_a_cancel_during_calibration_ends_it_within_a_second(monkeypatch):
+    """Cancel pressed once the calibration has reported its first fold's progress, on a case that takes about 10 s
+    uncancelled here (random forests on 90,000 cells, training samples kept small so that one fit is short): the
+    calibration stops within a second with Cancelled, its progress never stepping back. Before, it checked the
+    cancel at fold boundaries only while the progress bar stood still, and not at all once the folds were done: the
+    cancel, pressed at the first report past 10 %, was never seen and the calibration ran to its end."""
+    monkeypatch.setattr(calibration, "BACKGROUND_CELLS", 5000)
+    n = 300
+    rng = np.random.default_rng(0)
+    layers = [ordered("a", rng.normal(size=(n, n))), ordered("b", rng.normal(size=(n, n)))]
+    cells = [divmod(int(i), n) for i in rng.choice(n * n, 60, replace=False)]
+    seen, asked = [], []
+
+    def report(percent):
+        seen.append(percent)
+        if percent >= 10 and not asked:
+            asked.append(time.perf_counter())
+
+    with pytest.raises(Cancelled):
+        calibrate(layers, grid(n, 100.0), xy(cells, n, 100.0), method="forest",
+                  progress=Progress(report, None, lambda: bool(asked)))
+    stopped = time.perf_counter()
+    assert asked and stopped - asked[0] < 1.0, f"stopped {stopped - asked[0]:.2f} s after the cancel"
+    assert seen == sorted(seen) and seen[-1] < 50

@@ -73,17 +73,17 @@ def test_the_buffer_is_1000_m_in_pixels(monkeypatch):
 
 
 def test_the_full_training_sample_by_hand(monkeypatch):
-    """All rows: the 9 deposit cells, one of them holding 2 deposits (10 in all), and the 357 background cells
-    farther than 1 pixel from them (module docstring). Weights before scaling: 1 a deposit, 10/357 a background
-    cell (10 in all each side); the mean of the 366 weights is 20/366, so a deposit weighs 18.3, the cell of two
-    36.6 and a background cell 366/714."""
+    """All rows: the 9 deposit cells, one of them holding 2 deposits (10 in all) and counted once (one place), and
+    the 357 background cells farther than 1 pixel from them (module docstring). Weights before scaling: 1 a deposit
+    cell, 9/357 a background cell (9 in all each side); the mean of the 366 weights is 18/366, so a deposit cell
+    weighs 366/18 = 20.33 (the cell of two as well) and a background cell 366/714."""
     data = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS + [(10, 3)]))
     everything = np.ones(400, dtype=bool)
     index, weight = data.sample(everything)
     check_sample(data, everything, index, weight)
     assert len(index) == 366 and len(index) - 9 == 357
-    double = data.rows[index[:9]].tolist().index(10)
-    assert weight[:9].tolist() == pytest.approx([18.3] * double + [36.6] + [18.3] * (8 - double))
+    assert data.counts.max() == 1 and data.counts.sum() == 9
+    assert weight[:9] == pytest.approx(np.full(9, 366 / 18))
     assert weight[9:] == pytest.approx(np.full(357, 366 / 714))
     cell = {(int(r), int(c)) for r, c in zip(data.rows[index], data.cols[index])}
     assert (0, 0) not in cell and (1, 1) not in cell and (11, 3) not in cell  # edge neighbours: distance 1
@@ -93,10 +93,10 @@ def test_the_full_training_sample_by_hand(monkeypatch):
 def test_a_fold_sample_buffers_its_own_deposits_only(monkeypatch):
     """Leaving fold k out, the sample holds the other folds' deposits and the background beyond their buffer; a
     held-out deposit is not in it, and the training cells beside it (its fold is unknown to the model) may be
-    background: (0, 2), in fold 0, lies beside the deposit (0, 1) of fold 2."""
+    background: (0, 14), in fold 1, lies beside the deposit (0, 15) of fold 3."""
     data = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS), folds=4)
     cell = {(int(r), int(c)): i for i, (r, c) in enumerate(zip(data.rows, data.cols))}
-    assert data.fold[cell[0, 1]] == 2 and data.fold[cell[0, 2]] == 0
+    assert data.fold[cell[0, 15]] == 3 and data.fold[cell[0, 14]] == 1
     for k in range(4):
         use = data.fold != k
         index, weight = data.sample(use)
@@ -104,7 +104,7 @@ def test_a_fold_sample_buffers_its_own_deposits_only(monkeypatch):
         held = np.flatnonzero((data.fold == k) & (data.counts > 0))
         assert len(held) and not set(held.tolist()) & set(index.tolist())
         assert len(index) < use.sum()
-    assert cell[0, 2] in data.sample(data.fold != 2)[0] and cell[0, 2] not in data.sample(data.fold != 1)[0]
+    assert cell[0, 14] in data.sample(data.fold != 3)[0] and cell[0, 14] not in data.sample(data.fold != 2)[0]
 
 
 def test_a_large_background_is_drawn_down_to_background_cells(monkeypatch):
