@@ -20,7 +20,7 @@ from rasterio.errors import NotGeoreferencedWarning
 from rasterio.warp import Resampling, reproject, transform_bounds
 from rasterio.windows import Window
 
-from .confinement import referenced_files
+from .confinement import dataset_driver, guarded_gdal, referenced_files
 from .errors import Cancelled, LodestarError
 from .progress import SILENT, Progress
 from .vector_io import check_vector_input, holds_points, read_vector, split_source
@@ -136,8 +136,9 @@ def crs_label(crs: CRS | None) -> str:
 class RasterReader:
     """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols), in physical values:
     a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2).
-    A raster that reads other files (a VRT) is opened only when they all lie inside `root` (the case folder;
-    default: its own folder), and a network path never (`confinement`): checked before GDAL opens anything."""
+    A raster is opened only when every file it reads (GDAL's own list: a VRT's sources, an ERS header's data file,
+    sidecars) lies inside `root` (the case folder; default: its own folder), a network path never (`confinement`),
+    then only by the driver its files were checked for and with GDAL's guards on (no server is reached)."""
 
     path: Path
     root: Path | None = None
@@ -150,6 +151,7 @@ class RasterReader:
     scales: tuple = field(init=False)
     offsets: tuple = field(init=False)
     sources: list = field(init=False)  # the files it reads besides itself (a VRT's sources), all inside `root`
+    driver: str | None = field(init=False)  # the GDAL driver the files were checked for, the only one that opens it
 
     def __post_init__(self):
         self.path = Path(self.path)
@@ -159,10 +161,11 @@ class RasterReader:
         if self.path.is_dir():
             raise LodestarError(f"{self.path} is a folder, not a raster file; give the raster file itself.")
         self.sources = referenced_files(self.path, self.root)  # before GDAL opens it
+        self.driver = dataset_driver(self.path)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotGeoreferencedWarning)
-                with rasterio.open(self.path) as ds:
+                with guarded_gdal(), rasterio.open(self.path, driver=self.driver) as ds:
                     georef = ds.crs is not None and not (ds.transform == Affine.identity() and ds.gcps[1] is None)
                     crs = CRS.from_wkt(ds.crs.to_wkt()) if georef else None
                     transform = ds.transform if georef else Affine.identity()
@@ -262,7 +265,7 @@ class RasterReader:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotGeoreferencedWarning)
-                with rasterio.open(self.path) as ds:
+                with guarded_gdal(), rasterio.open(self.path, driver=self.driver) as ds:
                     for start in range(0, rows, step):
                         progress.check()
                         stop = min(rows, start + step)

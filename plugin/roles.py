@@ -103,11 +103,11 @@ def _graded_raster(path) -> bool:
     import rasterio
     from rasterio.errors import RasterioError
 
-    from .confinement import referenced_files
+    from .confinement import dataset_driver, guarded_gdal, referenced_files
 
     try:
         referenced_files(path)  # a VRT reading the network or files elsewhere is not opened to guess
-        with rasterio.open(path) as ds:
+        with guarded_gdal(), rasterio.open(path, driver=dataset_driver(path)) as ds:
             if ds.count != 1:
                 return False
             scale = max(1, max(ds.width, ds.height) // 128)

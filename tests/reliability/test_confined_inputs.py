@@ -1,22 +1,28 @@
 """Inputs confined to the case and checked up front (issue 46, items 2, 5, 6, 7 and 12's duplicated keys): a VRT
 reading a file outside the case, a network path (in a VRT or not), a replayed record edited to read another file,
 a GeoPackage of several layers, a folder given as a layer, an empty vector, a case.json with a repeated key. Each
-is refused in one line, before GDAL opens the file and before any model call, and nothing is written."""
+is refused in one line, before GDAL opens the file and before any model call, and nothing is written. Issue 60: every
+file GDAL lists for a raster (a VRT behind a comment or a note, a VRT inside it, an ERS header's data file, a .aux.xml)
+is checked, checksummed and checked again by a replay; no request leaves; a raster given by its file is only read."""
 from __future__ import annotations
 
 import json
 import shutil
 import threading
+from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import geopandas as gpd
 import pytest
 import rasterio
+from osgeo import gdal
 from shapely.geometry import box
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
+from lodestar.plugin.confinement import guarded_gdal
+from lodestar.plugin.engine.record import sha256_file
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
@@ -364,3 +370,188 @@ def test_analyze_refuses_each_in_one_line_and_writes_nothing(run, recorded, tmp_
         run("lodestar:analyze", {**given, **outputs})
     assert _one_line(str(caught.value)).startswith(expected)
     assert not out.exists() or not any(out.iterdir())
+
+
+# ------------------------------- issue 60: every file a raster opens, as GDAL lists it, stays inside its case
+HAND_COMMENT = "<!-- written by hand -> checked against the field map -->\n"
+"""A comment before a VRT's root (with a '>' inside, as people write): GDAL still reads the file as a VRT."""
+
+
+def _preceded(vrt: Path, text: str) -> Path:
+    """`vrt` with `text` (a comment, a note) before its root element."""
+    vrt.write_text(text + vrt.read_text(encoding="utf-8"), encoding="utf-8")
+    return vrt
+
+
+def _ers(case: Path, like: str, data: str) -> Path:
+    """An ER Mapper dataset with `like`'s pixels: the header `<stem>.ers` GDAL's ERS driver writes, pointed at the
+    data file `data` (relative to the header, as ERS names it), and its CRS in the .aux.xml beside it (Debian's GDAL
+    lacks the tables ERS's own projection names need). GDAL reads the .aux.xml only with its PAM on."""
+    header = case / f"{Path(like).stem}.ers"
+    with rasterio.open(case / like) as ds:
+        wkt = ds.crs.to_wkt()
+    assert gdal.Translate(str(header), str(case / like), format="ERS") is not None
+    target = header.parent / data
+    target.parent.mkdir(parents=True, exist_ok=True)
+    header.with_suffix("").replace(target)  # GDAL names the data file after the header, without a suffix
+    text = header.read_text(encoding="ascii")
+    header.write_text(text.replace("DatasetHeader Begin", f'DatasetHeader Begin\n\tDataFile\t= "{data}"', 1),
+                      encoding="ascii")
+    Path(f"{header}.aux.xml").write_text(f"<PAMDataset>\n  <SRS>{escape(wkt)}</SRS>\n</PAMDataset>\n",
+                                         encoding="utf-8")
+    return header
+
+
+@pytest.mark.parametrize("before", ["a comment", "a note"])
+def test_a_vrt_with_text_before_its_root_reading_outside_the_case_is_refused(tmp_path, monkeypatch, before):
+    case = _case(tmp_path / "shared")
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(case / "silica.tif", tmp_path / "elsewhere" / "secret.tif")
+    _preceded(_vrt(case / "silica.vrt", case / "silica.tif", "../../elsewhere/secret.tif"),
+              HAND_COMMENT if before == "a comment" else "Quartz index, clipped to the licence.\n")
+    _set_path(case, "silica.tif", "silica.vrt")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    if before == "a comment":  # the parser reads past the comment to the source
+        expected = (f"silica.vrt reads '../../elsewhere/secret.tif', which lies outside {case.resolve()}; a dataset "
+                    "may read only files inside the case folder (or its own folder): copy the file there and point "
+                    "the VRT at it, or save the VRT as a GeoTIFF (Raster > Conversion > Translate).")
+        assert _one_line(str(caught.value)) == expected
+    else:  # GDAL reads it as a VRT, but it is no XML document: nothing of it is read
+        assert _one_line(str(caught.value)).startswith(
+            "silica.vrt is not a readable VRT: GDAL reads it as one, but it is not one XML document (")
+    assert not any(p.endswith(("silica.vrt", "secret.tif")) for p in opened)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_clean_vrt_reading_a_commented_vrt_reading_outside_is_refused_naming_both(tmp_path, monkeypatch):
+    case = _case(tmp_path / "shared")
+    (tmp_path / "elsewhere").mkdir()
+    shutil.copy(case / "silica.tif", tmp_path / "elsewhere" / "secret.tif")
+    (case / "inner").mkdir()
+    _preceded(_vrt(case / "inner" / "quartz.vrt", case / "silica.tif", "../../../elsewhere/secret.tif"),
+              HAND_COMMENT)
+    _vrt(case / "silica.vrt", case / "silica.tif", "inner/quartz.vrt")
+    _set_path(case, "silica.tif", "silica.vrt")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    assert _one_line(str(caught.value)) == (
+        f"silica.vrt reads '../../../elsewhere/secret.tif' (named in quartz.vrt), which lies outside {case.resolve()}; "
+        "a dataset may read only files inside the case folder (or its own folder): copy the file there and point the "
+        "VRT at it, or save the VRT as a GeoTIFF (Raster > Conversion > Translate).")
+    assert not any(p.endswith((".vrt", "secret.tif")) for p in opened)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_ers_header_whose_data_file_lies_outside_the_case_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS: the .aux.xml read, so its SRS too
+    case = _case(tmp_path / "shared")
+    _ers(case, "silica.tif", "../../elsewhere/silica.raw")
+    _set_path(case, "silica.tif", "silica.ers")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    outside = tmp_path / "elsewhere" / "silica.raw"
+    assert _one_line(str(caught.value)) == (
+        f"silica.ers reads '{outside}', which lies outside {case.resolve()}; a dataset may read only files inside the "
+        "case folder (or its own folder): copy the file there and point the dataset at it, or save the dataset as a "
+        "GeoTIFF (Raster > Conversion > Translate).")
+    assert not any(p.endswith("silica.ers") for p in opened)  # listed by GDAL, never read for its pixels
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("described", ["a vrt with a comment", "a vrt after a note", "a wmts description"])
+def test_a_remote_source_behind_text_before_the_root_makes_no_request(tmp_path, loopback, monkeypatch, described):
+    case = _case(tmp_path / "shared")
+    server = f"http://127.0.0.1:{loopback.server_address[1]}"
+    if described == "a wmts description":  # GDAL's WMTS driver reads it: a web service, not a file
+        (case / "silica.xml").write_text(
+            f"{HAND_COMMENT}<GDAL_WMTS><GetCapabilitiesUrl>{server}/capabilities.xml</GetCapabilitiesUrl></GDAL_WMTS>",
+            encoding="utf-8")
+        _set_path(case, "silica.tif", "silica.xml")
+        expected = ("silica.xml is read by GDAL's WMTS driver, which reads a server or a database, not files; save the "
+                    "data as a GeoTIFF or GeoPackage in the case folder and use that.")
+    else:
+        url = f"/vsicurl/{server}/secret.tif"
+        _preceded(_vrt(case / "silica.vrt", case / "silica.tif", url, relative=False),
+                  HAND_COMMENT if described == "a vrt with a comment" else "Quartz index, served by the lab.\n")
+        _set_path(case, "silica.tif", "silica.vrt")
+        expected = (f"silica.vrt reads the network path '{url}'; Lodestar reads only local files and made no request: "
+                    "download the data into the case folder and point the VRT at the copy.")
+    opened = _spy_opens(monkeypatch)
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(_request(case, tmp_path / "run"))
+    assert loopback.seen == []  # not a HEAD, not a GET
+    assert _one_line(str(caught.value)) == expected
+    assert not any(p.endswith(("silica.vrt", "silica.xml")) for p in opened)
+    assert not (tmp_path / "run").exists()
+
+
+def test_under_lodestar_s_guards_gdal_reaches_no_server(tmp_path, loopback, monkeypatch):
+    """The second fence, for whatever a check might miss: with `guarded_gdal` on, neither a /vsicurl/ file nor a web
+    service's tiles are requested; the same opens without it do reach the server."""
+    for key in ("NO_PROXY", "no_proxy"):  # curl sends a host named there past any proxy
+        monkeypatch.delenv(key, raising=False)
+    server = f"http://127.0.0.1:{loopback.server_address[1]}"
+    wms = tmp_path / "tiles.xml"
+    wms.write_text(f"<GDAL_WMS><Service name='TMS'><ServerUrl>{server}/${{z}}/${{x}}/${{y}}.png</ServerUrl></Service>"
+                   "<DataWindow><UpperLeftX>-20037508.34</UpperLeftX><UpperLeftY>20037508.34</UpperLeftY>"
+                   "<LowerRightX>20037508.34</LowerRightX><LowerRightY>-20037508.34</LowerRightY><TileLevel>1"
+                   "</TileLevel><TileCountX>1</TileCountX><TileCountY>1</TileCountY></DataWindow><Projection>EPSG:3857"
+                   "</Projection><BlockSizeX>256</BlockSizeX><BlockSizeY>256</BlockSizeY><BandsCount>1</BandsCount>"
+                   "</GDAL_WMS>", encoding="utf-8")
+
+    def attempt(path: str) -> None:
+        try:
+            with rasterio.open(path) as ds:
+                ds.read(1, window=((0, 16), (0, 16)))
+        except (rasterio.errors.RasterioError, rasterio.errors.RasterioIOError):
+            pass
+
+    with guarded_gdal():
+        attempt(f"/vsicurl/{server}/guarded.tif")
+        attempt(str(wms))
+    assert loopback.seen == []
+    attempt(f"/vsicurl/{server}/open.tif")
+    attempt(str(wms))
+    assert any(seen.endswith("/open.tif") for seen in loopback.seen)
+    assert any(seen.startswith("GET /1/") for seen in loopback.seen)
+
+
+@pytest.mark.parametrize("changed", ["the ERS data file", "the ERS .aux.xml", "a nested VRT's source"])
+def test_every_file_gdal_lists_is_checksummed_and_a_replay_after_one_changed_is_refused(tmp_path, monkeypatch,
+                                                                                     changed):
+    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS: GDAL reads a dataset's .aux.xml
+    case = _case(tmp_path / "shared")
+    if changed == "a nested VRT's source":
+        shutil.copy(case / "silica.tif", case / "inside.tif")
+        _preceded(_vrt(case / "quartz.vrt", case / "silica.tif", "inside.tif"), HAND_COMMENT)
+        _vrt(case / "silica.vrt", case / "silica.tif", "quartz.vrt")
+        _set_path(case, "silica.tif", "silica.vrt")
+        read = {"quartz.vrt", "inside.tif"}
+        file = case / "inside.tif"
+    else:
+        _ers(case, "silica.tif", "silica.raw")
+        _set_path(case, "silica.tif", "silica.ers")
+        read = {"silica.raw", "silica.ers.aux.xml"}
+        file = case / ("silica.raw" if changed == "the ERS data file" else "silica.ers.aux.xml")
+    result = run_analysis(_request(case, tmp_path / "run"))
+    record = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))
+    entry = next(e for e in record["inputs"] if e["name"] == "ASTER TIR quartz index")
+    assert {Path(p).name for p in entry["sidecars"]} == read
+    assert all(entry["sidecars"][str((case / name).resolve())] == sha256_file(case / name) for name in read)
+    if file.suffix == ".xml":  # a PAM sidecar can change what GDAL reads (a nodata value, the CRS)
+        file.write_text(file.read_text(encoding="utf-8").replace(
+            "</PAMDataset>", '  <Metadata><MDI key="edited">yes</MDI></Metadata>\n</PAMDataset>'), encoding="utf-8")
+    else:
+        data = bytearray(file.read_bytes())
+        data[-1] ^= 0xFF
+        file.write_bytes(bytes(data))
+    with pytest.raises(LodestarError) as caught:
+        run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=result.outputs["record"]))
+    assert _one_line(str(caught.value)) == (f"{file.name}, beside input 'ASTER TIR quartz index', is missing or "
+                                            "changed since the run was recorded; replay needs the same files.")
+    assert not (tmp_path / "replay").exists()
+
