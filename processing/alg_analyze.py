@@ -22,6 +22,7 @@ from qgis.core import (
 )
 
 from ..plugin.analysis import AnalysisRequest
+from ..plugin.confinement import check_path_text
 from ..plugin.engine.contract import FAILED
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
@@ -34,7 +35,7 @@ from ..plugin.runs.request import build_request, distinct_names, replay_request
 from ..plugin.vector_io import check_output_path, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
-from .layer_export import guessed_role, layer_spec
+from .layer_export import guessed_role, layer_name, layer_spec, raster_file
 from .mapping_params import (
     mapping_destinations,
     mapping_inputs,
@@ -68,7 +69,7 @@ def _parse_favourable_low(text: str, layers: list) -> set[int] | None:
     items = [item.strip() for item in (text or "").split(",") if item.strip()]
     if not items:
         return None
-    names = [layer.name() for layer in layers]
+    names = [layer_name(layer) for layer in layers]
     listing = ", ".join(f"{i}. {name}" for i, name in enumerate(names, 1))
     chosen = set()
     for item in items:
@@ -79,7 +80,7 @@ def _parse_favourable_low(text: str, layers: list) -> set[int] | None:
         else:
             raise LodestarError(f"FAVOURABLE_LOW: {item!r} is not one of the layers; give names or 1-based positions "
                                 f"of RASTERS, comma-separated: {listing}.")
-        if not isinstance(layers[index], QgsRasterLayer):
+        if not isinstance(layers[index], (QgsRasterLayer, Path)):
             raise LodestarError(f"FAVOURABLE_LOW: {names[index]} is a vector layer; only rasters have low or high "
                                 f"values. Layers: {listing}.")
         chosen.add(index)
@@ -238,15 +239,27 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         value = parameters.get(self.DEPOSIT_MODEL)
         if isinstance(value, str) and value.strip() in {m["id"] for m in self._models}:
             parameters = {k: v for k, v in parameters.items() if k != self.DEPOSIT_MODEL}
-        return super().checkParameterValues(parameters, context)
+        return super().checkParameterValues(self._layers_only(parameters, context), context)
+
+    def validateInputCrs(self, parameters, context):  # noqa: N802 (QGIS API name)
+        return super().validateInputCrs(self._layers_only(parameters, context), context)
+
+    def _layers_only(self, parameters, context) -> dict:
+        """`parameters` with the rasters RASTERS gives by their files left out: QGIS's own checks would load them as
+        layers (`raster_file`); the core checks and reads them."""
+        value = parameters.get(self.RASTERS)
+        if not isinstance(value, (list, tuple, str)):
+            return parameters
+        items = [value] if isinstance(value, str) else value
+        return {**parameters, self.RASTERS: [item for item in items if raster_file(item, context) is None]}
 
     # -- parameters -> request ------------------------------------------------------------------------
     def _layers(self, parameters, context, feedback, folder: Path):
         """The RASTERS layers with their roles; a vector layer that is not a whole file is written into `folder`."""
-        layers = self.parameterAsLayerList(parameters, self.RASTERS, context)
+        layers = self._rasters(parameters, context)
         if not layers:
             raise LodestarError("Give a CASE (case.json) or at least one layer in RASTERS.")
-        names = [layer.name() for layer in layers]
+        names = [layer_name(layer) for layer in layers]
         roles = _parse_roles(self.parameterAsString(parameters, self.ROLES, context), len(layers), names)
         if not roles:
             roles = [guessed_role(layer) for layer in layers]
@@ -258,6 +271,20 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         for line in renamed:
             feedback.pushInfo(line)
         return specs
+
+    def _rasters(self, parameters, context) -> list:
+        """The RASTERS layers in order: QGIS layers, and the rasters given by their files as those files
+        (`raster_file`: never loaded as layers, so nothing is written beside them; a network path is refused)."""
+        value = parameters.get(self.RASTERS)
+        layers = []
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            text = raster_file(item, context)
+            if text is not None:
+                check_path_text(text, "RASTERS: the layer")
+                layers.append(Path(text))
+            elif item is not None:
+                layers += self.parameterAsLayerList({self.RASTERS: item}, self.RASTERS, context)
+        return layers
 
     def request(self, parameters, context, feedback, work: Path) -> AnalysisRequest:
         """The request the parameters give, built by the core's one request builder (as the dock's)."""

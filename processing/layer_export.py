@@ -26,10 +26,39 @@ def source_file(layer) -> Path | None:
     return path if source and path.is_file() else None
 
 
+def raster_file(value, context) -> str | None:
+    """The path a layer parameter's value gives when it names a raster file, for the core to read without a QGIS
+    layer: QGIS computes the statistics of a raster it loads and GDAL keeps them, in a .aux.xml beside the file or
+    in a VRT itself (rewriting it), so a raster given by its file is only read, never loaded. Any path GDAL would
+    not read locally (a network path, a virtual file system) is given back too, for the core to refuse before
+    anything opens it. None for a layer of the project (or one loaded before), a vector file, and no file."""
+    from ..plugin.confinement import check_path_text
+    from ..plugin.raster_io import VECTOR_SUFFIXES
+
+    if not isinstance(value, str) or not value.strip():
+        return None
+    if QgsProcessingUtils.mapLayerFromString(value, context, False) is not None:
+        return None
+    try:
+        check_path_text(value, "")
+    except LodestarError:
+        return value
+    path = Path(value)
+    return value if path.is_file() and path.suffix.lower() not in VECTOR_SUFFIXES else None
+
+
+def layer_name(layer) -> str:
+    """A layer's name; a raster given by its file (`raster_file`) is named by the file, as QGIS names it."""
+    return layer.stem if isinstance(layer, Path) else layer.name()
+
+
 def layer_path(layer, folder=None) -> str:
-    """The file the core reads for a QGIS layer. A vector layer that is not a whole file on its own (one layer of
-    a GeoPackage, a layer with a filter, a memory or database layer) is first written, as QGIS shows it, to a
-    GeoPackage in `folder` (default: a temporary folder). Rasters must be GDAL files."""
+    """The file the core reads for a QGIS layer (or a raster given by its file, `raster_file`). A vector layer that
+    is not a whole file on its own (one layer of a GeoPackage, a layer with a filter, a memory or database layer)
+    is first written, as QGIS shows it, to a GeoPackage in `folder` (default: a temporary folder). Rasters must be
+    GDAL files."""
+    if isinstance(layer, Path):
+        return str(layer)
     if isinstance(layer, QgsVectorLayer):
         if layer.providerType() == "ogr" and "|" not in layer.source() and source_file(layer) is not None:
             return layer.source()
@@ -59,26 +88,34 @@ def layer_texts(layer) -> list[str]:
 
 def guessed_role(layer) -> str:
     """The role a Lodestar raster carries in its LODESTAR_ROLE tag, else the guess from the layer's words and the
-    legend beside its file (`guess_file_role`)."""
+    legend beside its file (`guess_file_role`). A raster given by its file (`raster_file`) has the words QGIS would
+    show for it: its file's name and its bands' descriptions."""
     from ..plugin.raster_io import RasterReader  # the raster and request imports wait until a layer is read, so
     from ..plugin.runs.request import guess_file_role  # algorithms that read no raster load without rasterio
 
-    path = source_file(layer)
-    if isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal" and path is not None:
+    path = layer if isinstance(layer, Path) else source_file(layer)
+    reader = None
+    if isinstance(layer, Path) or (isinstance(layer, QgsRasterLayer) and layer.providerType() == "gdal"
+                                   and path is not None):
         try:
-            tagged = tagged_role(RasterReader(layer_path(layer)).tags)
+            reader = RasterReader(layer_path(layer))
         except LodestarError:  # a raster the core cannot read says so when it is used, not while guessing
-            tagged = None
+            pass
+        tagged = tagged_role(reader.tags) if reader is not None else None
         if tagged:
             return tagged
+    if isinstance(layer, Path):
+        bands = [text for text in (reader.descriptions if reader is not None else ()) if text]
+        return guess_file_role(path, path.stem, *bands)
     return guess_file_role(path, *layer_texts(layer))
 
 
 def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
-    """The analysis layer of a QGIS layer (see `layer_path` and the core's `evidence_spec`)."""
+    """The analysis layer of a QGIS layer or a raster given by its file (see `layer_path` and the core's
+    `evidence_spec`)."""
     from ..plugin.runs.request import evidence_spec
 
-    return evidence_spec(layer_path(layer, folder), role, layer.name(), favourable)
+    return evidence_spec(layer_path(layer, folder), role, layer_name(layer), favourable)
 
 
 def _plain(value):

@@ -402,6 +402,12 @@ def _ers(case: Path, like: str, data: str) -> Path:
     return header
 
 
+def _snapshot(folder: Path) -> dict:
+    """Every file under `folder`: its bytes and modification time."""
+    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 @pytest.mark.parametrize("before", ["a comment", "a note"])
 def test_a_vrt_with_text_before_its_root_reading_outside_the_case_is_refused(tmp_path, monkeypatch, before):
     case = _case(tmp_path / "shared")
@@ -555,3 +561,34 @@ def test_every_file_gdal_lists_is_checksummed_and_a_replay_after_one_changed_is_
                                             "changed since the run was recorded; replay needs the same files.")
     assert not (tmp_path / "replay").exists()
 
+
+def test_analyze_reads_rasters_given_by_their_files_and_writes_nothing_beside_them(run, tmp_path, monkeypatch):
+    """Scenario 18: RASTERS (no case) names VRTs; QGIS, loading a raster as a layer, computes its statistics and
+    GDAL keeps them, rewriting a VRT (its comment dropped) or writing a .aux.xml. The files are only read: the
+    folder's files, bytes and times are the same after the run, and after a CASE run over the same VRTs."""
+    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS
+    case = _case(tmp_path / "shared")
+    names = ("aloh", "silica", "propylitic")
+    for name in names:
+        assert gdal.Translate(str(case / f"{name}.vrt"), str(case / f"{name}.tif"), format="VRT") is not None
+        _preceded(case / f"{name}.vrt", HAND_COMMENT)
+    before = _snapshot(case)
+    out = tmp_path / "out"
+    outputs = {key: str(out / name) for key, name in (
+        ("OUTPUT_ZONES", "zones.gpkg"), ("OUTPUT_PROSPECTIVITY", "targets.gpkg"), ("OUTPUT_REPORT", "report.html"),
+        ("OUTPUT_RECORD", "record.json"))}
+    result = run("lodestar:analyze", {"RASTERS": [str(case / f"{name}.vrt") for name in names],
+                                      "ROLES": "hydrothermal_alteration,silicification,propylitic_alteration",
+                                      "QUESTION": QUESTION, **outputs})
+    assert result["ANSWER"] == "A"
+    record = json.loads(Path(result["OUTPUT_RECORD"]).read_text(encoding="utf-8"))
+    assert [(Path(e["path"]).name, e["name"], [Path(p).name for p in e["sidecars"]]) for e in record["inputs"]] == [
+        (f"{name}.vrt", name, [f"{name}.tif"]) for name in names]
+    assert _snapshot(case) == before
+    for name in names:
+        _set_path(case, f"{name}.tif", f"{name}.vrt")
+    before = _snapshot(case)
+    result = run("lodestar:analyze", {"CASE": str(case / "case.json"),
+                                      **{key: path.replace("out", "out-case") for key, path in outputs.items()}})
+    assert result["ANSWER"] == "A"
+    assert _snapshot(case) == before

@@ -13,6 +13,10 @@ NAMES = {"aloh.tif": "絹雲母 AlOH 指数", "silica.tif": "Кварц инде
 
 
 def test_non_latin1_zone_ids_survive_in_shapefile_output(run, tmp_path):
+    from osgeo import gdal
+    from qgis.core import QgsVectorLayer
+
+    QgsVectorLayer(str(SAMPLE / "faults.geojson"), "faults", "ogr")  # QGIS's OGR provider, as in a session
     rasters = []
     for source, name in NAMES.items():
         target = tmp_path / "in" / f"{name}.tif"
@@ -27,9 +31,6 @@ def test_non_latin1_zone_ids_survive_in_shapefile_output(run, tmp_path):
         "OUTPUT_EDGES": str(out / "edges.shp"), "OUTPUT_PROSPECTIVITY": str(out / "prospectivity.shp"),
         "OUTPUT_RECORD": str(out / "record.json"), "OUTPUT_REPORT": str(out / "report.html")})
     assert (out / "zones.cpg").read_text().strip().upper() in ("UTF-8", "UTF8")
-    from osgeo import gdal
-    from qgis.core import QgsVectorLayer
-
     assert gdal.GetConfigOption("SHAPE_ENCODING") == ""  # as QGIS sets it once it has read a Shapefile
     zones = read_vector(result["OUTPUT_ZONES"])  # the plugin's one reader reads what it wrote
     shown = QgsVectorLayer(result["OUTPUT_ZONES"], "zones", "ogr")  # and QGIS shows the same text
