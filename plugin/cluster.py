@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import uuid
 from typing import Callable
 
 from .errors import Cancelled, LodestarError
-from .progress import Progress
+from .progress import SILENT, Progress
 
 CONNECT_TIMEOUT_S = 10
 POLL_S = 0.1
-"""How often the client looks at its futures and at the cancel flag (a cancel takes effect within this)."""
+"""How often the client looks at its futures and at the cancel flag (a cancel takes effect within this), also while
+it connects."""
 IN_FLIGHT_PER_THREAD = 2
 MAX_WORKERS_PER_TASK = 2
 """A task is started on at most this many workers: the first, and once more elsewhere after that one died."""
@@ -67,19 +69,50 @@ def _path_plugin(folder: str, package: str):
     return LodestarPath(folder, package)
 
 
-def connect(address: str):
-    """A distributed.Client on the scheduler at `address` with the plugin importable on its workers."""
+def connect(address: str, progress: Progress = SILENT):
+    """A distributed.Client on the scheduler at `address` with the plugin importable on its workers. The client
+    connects in a thread of its own while this one checks the cancel every POLL_S: a cancel ends the wait at once
+    with Cancelled (a client that connects after it is closed), where an address that accepts and never answers
+    holds the connection for CONNECT_TIMEOUT_S."""
     try:
         from distributed import Client
     except ImportError as exc:
         raise LodestarError("Running on a Dask cluster needs the 'distributed' package in QGIS's Python "
                             "(Debian: apt install python3-distributed; elsewhere: pip install distributed).") from exc
-    try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise LodestarError(f"Cannot reach the Dask scheduler at {address} ({exc}). Start it with `dask scheduler` "
-                            "and give its address (tcp://host:8786), or leave the scheduler empty to run "
-                            "here.") from exc
+    outcome: dict = {}
+    lock = threading.Lock()
+
+    def attempt() -> None:
+        try:
+            client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 (handed to the waiting thread, which raises it)
+            outcome["error"] = exc
+            return
+        with lock:
+            given_up = outcome.get("given_up", False)
+            outcome["client"] = client
+        if given_up:
+            client.close()
+
+    thread = threading.Thread(target=attempt, name="lodestar-dask-connect", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        if progress.cancelled():
+            with lock:
+                outcome["given_up"] = True
+                client = outcome.get("client")
+            if client is not None:
+                client.close()
+            raise Cancelled()
+        thread.join(POLL_S)
+    if "error" in outcome:
+        exc = outcome["error"]
+        if isinstance(exc, (OSError, TimeoutError, ValueError)):
+            raise LodestarError(f"Cannot reach the Dask scheduler at {address} ({exc}). Start it with `dask "
+                                "scheduler` and give its address (tcp://host:8786), or leave the scheduler empty to "
+                                "run here.") from exc
+        raise exc
+    client = outcome["client"]
     folder, package = package_location()
     client.register_worker_plugin(_path_plugin(folder, package), name="lodestar-path")
     return client
@@ -115,7 +148,7 @@ def map_on_cluster(address: str, function: Callable, give_up: Callable, calls: l
     closed at the end. `function` and `give_up` must be importable module-level functions."""
     from distributed import Variable
 
-    client = connect(address)
+    client = connect(address, progress)
     run_id = uuid.uuid4().hex[:12]
     todo = list(calls)
     in_flight: dict = {}

@@ -549,7 +549,7 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     if (scheduler or "").strip():
         from ..cluster import connect, worker_threads
 
-        client = connect(scheduler.strip())
+        client = connect(scheduler.strip(), progress)
     else:
         client = None
     threads = worker_threads(client) if client is not None else max(1, dask.system.CPU_COUNT)
