@@ -15,10 +15,12 @@ _WORDS = (
     ("conductivity", r"conductiv|resistiv|\bem\b|electromag|\baem\b|\btem\b|\bvtem\b|\bmt\b|magnetotelluric"),
     ("magnetics", r"magnet|\btmi\b|\brtp\b|\bmag\b|\bnt\b"),
     ("gravity", r"gravit|bouguer|\bmgal\b|\bgrav\b|density"),
-    ("radiometric_k", r"\bk\s?/\s?th\b|potassium|\bk\b|\bk (pct|percent)\b|\bk2o\b"),
-    ("radiometric_th", r"thorium|\be?th\b"),
-    ("radiometric_u", r"uranium|\be?u\b"),
+    ("radiometric_k", r"\bk\s?/\s?th\b|potassium|\bk2o\b|\bk (pct|percent)\b|%s.*\bk\b" % "(radiometr|gamma|spectrom)"),
+    ("radiometric_th", r"thorium|\beth\b|\bth ppm\b|%s.*\bth\b" % "(radiometr|gamma|spectrom)"),
+    ("radiometric_u", r"uranium|\beu\b|\bu ppm\b|%s.*\bu\b" % "(radiometr|gamma|spectrom)"),
 )
+"""A one-letter channel (K, U) is read only beside a radiometric word or a unit ("radiometric K", "U ppm", "eU"):
+alone it is a label ("layer U")."""
 _INVERSE = re.compile(r"resistiv", re.IGNORECASE)
 
 

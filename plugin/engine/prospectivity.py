@@ -29,7 +29,7 @@ from ..evaluation import left_out_deposits
 from ..favourability.baseline import INDEPENDENT, INDEPENDENT_BASIS, RankMean, independent_rank_mean
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.expected import expected_deposits
-from ..favourability.knowledge import knowledge_specs
+from ..favourability.knowledge import knowledge_specs, role_weight
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
 from ..favourability.targets import SADDLE_DEPTH, delineate
@@ -211,7 +211,6 @@ def zone_specs(ws, left_out: list) -> tuple[list, dict]:
     zones, and their zones' geometries (`extra` of membership_map): a rendering's colours cannot be
     scaled into values, but the zones the chain found on it can enter as nearness to them (fuzzy small
     of the distance in metres, midpoint two pixels, so the zones themselves score about 1)."""
-    weights = (ws.deposit_model.get("favourability") or {}).get("weights")
     zones = ws.zones
     left = {row["layer"] for row in left_out}
     pixel = max(abs(v) for v in ws.raster_set.grid.pixel_size)
@@ -220,7 +219,7 @@ def zone_specs(ws, left_out: list) -> tuple[list, dict]:
         if info.kind != "rgb" or info.name not in left or not len(zones):
             continue
         marked = zones[zones["layer"] == info.name]
-        weight = 1.0 if weights is None else weights.get(info.role)
+        weight = role_weight(ws.deposit_model, info.role)
         if not len(marked) or not weight:
             continue
         specs.append(EvidenceSpec(info.name, info.role, info.kind, "distance_m", "small",

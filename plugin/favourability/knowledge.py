@@ -177,6 +177,11 @@ class _Model:
         return f"{self.name}: {item['what']} ({item['level']} evidence)"
 
 
+def role_weight(deposit_model: dict, role: str) -> float | None:
+    """The weight the knowledge-driven surface gives a layer of `role` under `deposit_model` (None: no evidence)."""
+    return _Model(deposit_model).weight(role)
+
+
 def bounded(weights: dict | None) -> dict | None:
     """The positive weights raised to at least the largest over MAX_WEIGHT_RATIO (zero stays zero: no evidence)."""
     if not weights:

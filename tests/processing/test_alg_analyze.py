@@ -167,7 +167,9 @@ def test_a_gold_question_on_great_basin_files_tests_the_carlin_model_its_survey_
                                                   "Carlin-type sediment-hosted gold (Au, As, Sb, Hg, Tl)."}]
     targets = gpd.read_file(result["OUTPUT_PROSPECTIVITY"])
     deposits = gpd.read_file(great_basin / "TrainGP.gpkg").to_crs(targets.crs)
-    assert deposits.geometry.within(targets.unary_union).sum() >= 24  # of 32 (25 with the case file)
+    # of 32: 23 since the surface is the weighted mean of ranks with equal item weights (24-25 with the weights
+    # once tuned on this district)
+    assert deposits.geometry.within(targets.unary_union).sum() >= 23
 
 
 def test_choices_are_read_from_the_question(run, tmp_path):

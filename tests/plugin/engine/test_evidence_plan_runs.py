@@ -136,7 +136,8 @@ def test_the_deposit_model_of_the_geologists_choice_is_followed(case, tmp_path):
 def test_a_deposit_model_written_by_the_user_loads_and_drives_a_run(case, tmp_path):
     mine = model_by_id("porphyry_cu_mo_au")
     mine.update(id="my_porphyry", name="My porphyry", keywords=["bluebird"])
-    mine["favourability"] = dict(mine["favourability"], weights=dict(mine["favourability"]["weights"],
+    roles = {role for item in mine["evidence"] for role in item["roles"]}  # the form writes a weight per role
+    mine["favourability"] = dict(mine["favourability"], weights=dict(dict.fromkeys(roles, 1.0),
                                                                        hydrothermal_alteration=3.0))
     folder = tmp_path / "deposit_models"
     save_user_model(mine, folder)
@@ -156,6 +157,7 @@ def test_a_deposit_model_written_by_the_user_loads_and_drives_a_run(case, tmp_pa
     assert record["knowledge"][0]["id"] == "my_porphyry" and record["knowledge"][0]["model"]["name"] == "My porphyry"
     weights = {row["layer"]: row["weight"] for row in result.weights}
     assert weights["ASTER AlOH (sericite) index"] == 3.0
+    assert weights["MgOH chlorite-epidote index"] == 1.5  # the others raised to half the largest: a factor of 2
     replay = run_analysis(replace(request, layers=[], output_dir=tmp_path / "replay", replay=result.outputs["record"]))
     assert read_record(replay.outputs["record"])["knowledge"][0]["id"] == "my_porphyry"
     assert _digests(tmp_path / "replay") == _digests(tmp_path / "run")

@@ -250,5 +250,5 @@ def test_a_nodata_border_leaves_a_real_district_as_it_was(great_basin_run, tmp_p
     assert base.answer == padded.answer == "A" and base.valid and padded.valid
     assert len(padded.prospectivity) == len(base.prospectivity)
     assert padded.metrics["inside"] == base.metrics["inside"] == 31
-    assert padded.metrics["found"] == base.metrics["found"] >= 24
+    assert padded.metrics["found"] == base.metrics["found"] >= 23  # 24 with the weights once tuned on this district
     assert _surface_difference(base_surface, padded_surface) == 0.0

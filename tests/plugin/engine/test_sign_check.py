@@ -19,9 +19,8 @@ def test_a_layer_whose_favourable_side_holds_no_deposit_is_named_with_its_auc(tm
     x = np.tile(np.arange(200, dtype="float32"), (200, 1))
     write_geotiff(tmp_path / "as.tif", x, TRANSFORM)  # arsenic rises east, where the deposits lie
     write_geotiff(tmp_path / "sb.tif", x[:, ::-1].copy(), TRANSFORM)  # antimony falls east
-    rng = np.random.default_rng(0)
-    points = [Point(500_000 + 100 * c, 4_000_000 - 100 * r) for r, c in zip(rng.integers(10, 190, 30),
-                                                                            rng.integers(160, 200, 30))]
+    cells = np.random.default_rng(0).choice(180 * 40, 30, replace=False)  # 30 cells, one deposit each
+    points = [Point(500_050 + 100 * (160 + c), 3_999_950 - 100 * (10 + r)) for r, c in zip(*np.divmod(cells, 40))]
     gpd.GeoDataFrame(geometry=points, crs="EPSG:32611").to_file(tmp_path / "deposits.gpkg")
     layers = [LayerSpec(tmp_path / "as.tif", "geochemistry", "As ppm"),
               LayerSpec(tmp_path / "sb.tif", "geochemistry", "Sb ppm")]

@@ -7,7 +7,7 @@ import pytest
 
 from lodestar.plugin.engine.knowledge import model_by_id
 from lodestar.plugin.engine.workspace import LayerInfo, describe_layers
-from lodestar.plugin.favourability.knowledge import OTHER_UNITS, knowledge_specs
+from lodestar.plugin.favourability.knowledge import ITEM_WEIGHT, OTHER_UNITS, knowledge_specs
 from lodestar.plugin.raster_io import RasterSet
 from lodestar.plugin.runs.case import read_case
 
@@ -34,9 +34,7 @@ def test_carlin_choices_per_layer():
     assert "scale-free" in chosen["As ppm"].why  # ranked as every ordered layer: the surface combines by rank
     assert chosen["Sb classes"].transform == "percentile_rank" and "classes" in chosen["Sb classes"].why
     assert (chosen["fault distance"].transform, chosen["fault distance"].membership) == ("percentile_rank", "invert")
-    weights = CARLIN["favourability"]["weights"]
-    assert chosen["As ppm"].weight == weights["geochemistry"]
-    assert chosen["fault distance"].weight == weights["structure"]
+    assert chosen["As ppm"].weight == chosen["fault distance"].weight == ITEM_WEIGHT  # every item's layer alike
     geology = chosen["geology"]
     assert geology.transform == "units" and geology.params["outside"] == OTHER_UNITS
     assert geology.params["units"] == CARLIN["favourable_units"]
@@ -137,10 +135,9 @@ def test_maps_of_the_host_units_share_the_criterion_weight():
              LayerInfo("geology polygons", "geological_map", "vector")]
     specs, left_out = knowledge_specs(infos, CARLIN)
     chosen = _by_layer(specs)
-    weights = CARLIN["favourability"]["weights"]
-    assert left_out == [] and chosen["As ppm"].weight == weights["geochemistry"]
+    assert left_out == [] and chosen["As ppm"].weight == ITEM_WEIGHT
     for name in ("geology", "geology polygons"):
-        assert chosen[name].weight == pytest.approx(weights["geological_map"] / 2)
+        assert chosen[name].weight == pytest.approx(ITEM_WEIGHT / 2)
         assert "2 maps of the host units share its weight" in chosen[name].why
     one, _ = knowledge_specs(infos[:2], CARLIN)
-    assert _by_layer(one)["geology"].weight == weights["geological_map"]
+    assert _by_layer(one)["geology"].weight == ITEM_WEIGHT

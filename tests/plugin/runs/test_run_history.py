@@ -102,7 +102,9 @@ def test_the_deposit_model_its_runner_up_and_why(runs):
     assert choice["picked"]["id"] == record["knowledge"][0]["id"] == "porphyry_cu_mo_au"
     assert choice["runner_up"]["id"] == record["knowledge"][1]["id"]
     text = choice["text"]
-    assert text.startswith("Deposit model: Porphyry Cu-Mo-Au (score 13.75: the question names porphyry")
+    # the score counts each commodity once, by name or symbol, with the rarity of the 22 models' keywords
+    assert text.startswith(f"Deposit model: Porphyry Cu-Mo-Au (score {record['knowledge'][0]['score']:.2f}: the "
+                           "question names porphyry, copper")
     assert f"Runner-up: {record['knowledge'][1]['name']} (score {record['knowledge'][1]['score']:.2f}" in text
     gap = record["knowledge"][0]["score"] - record["knowledge"][1]["score"]
     assert f"scores {gap:.2f} higher" in text
