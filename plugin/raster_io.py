@@ -135,7 +135,8 @@ def crs_label(crs: CRS | None) -> str:
 @dataclass
 class RasterReader:
     """One opened raster. Reads return float32 masked arrays of shape (bands, rows, cols), in physical values:
-    a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2).
+    a band's GDAL scale and offset are applied (Landsat Collection 2 reflectance is DN x 0.0000275 - 0.2), every
+    data type is read as the values it stores (signed bytes too), and non-finite values (NaN, +/-inf) are no data.
     A raster is opened only when every file it reads (GDAL's own list: a VRT's sources, an ERS header's data file,
     sidecars) lies inside `root` (the case folder; default: its own folder), a network path never (`confinement`),
     then only by the driver its files were checked for and with GDAL's guards on (no server is reached)."""
@@ -152,6 +153,7 @@ class RasterReader:
     offsets: tuple = field(init=False)
     sources: list = field(init=False)  # the files it reads besides itself (a VRT's sources), all inside `root`
     driver: str | None = field(init=False)  # the GDAL driver the files were checked for, the only one that opens it
+    signed_bytes: bool = field(init=False)  # signed 8-bit bands (`_read_part`)
 
     def __post_init__(self):
         self.path = Path(self.path)
@@ -171,7 +173,9 @@ class RasterReader:
                     transform = ds.transform if georef else Affine.identity()
                     self.grid = RasterGrid(transform, ds.width, ds.height, crs)
                     self.count = ds.count
-                    self.dtype = ds.dtypes[0]
+                    self.signed_bytes = ds.dtypes[0] == "int8" or any(
+                        ds.tags(i + 1, ns="IMAGE_STRUCTURE").get("PIXELTYPE") == "SIGNEDBYTE" for i in range(ds.count))
+                    self.dtype = "int8" if self.signed_bytes else ds.dtypes[0]
                     self.nodata = ds.nodata
                     self.descriptions = ds.descriptions
                     self.tags = ds.tags()
@@ -276,8 +280,7 @@ class RasterReader:
                             top = win.row_off + start * source_rows_per_row
                             part = Window(win.col_off, top, win.width, (stop - start) * source_rows_per_row)
                             shape = (len(bands), stop - start, cols)
-                        blocks.append(ds.read(bands, window=part, out_shape=shape, resampling=resampling,
-                                              masked=True, out_dtype="float32"))
+                        blocks.append(self._read_part(ds, bands, part, shape, resampling))
         except Cancelled:
             raise
         except (rasterio.errors.RasterioIOError, rasterio.errors.RasterioError) as exc:
@@ -294,6 +297,33 @@ class RasterReader:
             offset = np.array([self.offsets[b - 1] for b in wanted], dtype="float32")[:, None, None]
             data = data * scale + offset
         return np.ma.masked_invalid(data)
+
+    def _read_part(self, ds, bands: list, window: Window, shape, resampling: Resampling) -> np.ma.MaskedArray:
+        """One block of `read` from the open dataset, float32 masked. Signed bytes are read as stored and taken as
+        signed (GDAL before 3.7 holds them as bytes marked PIXELTYPE=SIGNEDBYTE, which it converts to other types
+        and resamples as unsigned: -1 as 255); resampled other than by nearest neighbour, from their values at full
+        resolution."""
+        if not self.signed_bytes:
+            return ds.read(bands, window=window, out_shape=shape, resampling=resampling, masked=True,
+                           out_dtype="float32")
+        if shape is None or resampling == Resampling.nearest:
+            raw = ds.read(bands, window=window, out_shape=shape, resampling=resampling, masked=True)
+            values = raw.data.view(np.int8)
+            mask = np.ma.getmaskarray(raw) | (values == self.nodata if self.nodata is not None else False)
+            return np.ma.masked_array(values.astype("float32"), mask=mask)  # GDAL compares nodata unsigned
+        # the window and the pixels around it that a resampling kernel reaches (3 output pixels: Lanczos)
+        margin = 3 * math.ceil(max(1.0, float(window.width) / shape[2], float(window.height) / shape[1]))
+        c0, r0 = max(0, math.floor(window.col_off) - margin), max(0, math.floor(window.row_off) - margin)
+        whole = Window(c0, r0, min(ds.width, math.ceil(window.col_off + window.width) + margin) - c0,
+                       min(ds.height, math.ceil(window.row_off + window.height) + margin) - r0)
+        source = self._read_part(ds, bands, whole, None, resampling).filled(np.nan)
+        out = np.full(shape, np.nan, dtype="float32")
+        scale = Affine.scale(float(window.width) / shape[2], float(window.height) / shape[1])
+        for i in range(len(bands)):  # pixel space taken as map space: one CRS, no reprojection
+            reproject(source[i], out[i], src_transform=Affine.translation(c0, r0), src_crs=_PIXEL_CRS,
+                      src_nodata=np.nan, dst_transform=Affine.translation(window.col_off, window.row_off) * scale,
+                      dst_crs=_PIXEL_CRS, dst_nodata=np.nan, resampling=resampling)
+        return np.ma.masked_invalid(out)
 
     @property
     def _masks_span_bands(self) -> bool:
@@ -350,6 +380,10 @@ class RasterReader:
         data = self.read(bands, window=window, out_shape=shape, resampling=resampling, progress=progress)
         base = self.grid.window_grid(window) if window is not None else self.grid
         return data, base.resized(shape[1], shape[0])
+
+
+_PIXEL_CRS = CRS.from_epsg(3857)
+"""A stand-in CRS for resampling arrays in pixel space (`RasterReader._read_part`): both sides share it."""
 
 
 def data_box(nodata: np.ndarray) -> tuple[int, int, int, int]:
@@ -420,6 +454,20 @@ class LayerSpec:
 
 
 VECTOR_SUFFIXES = {".gpkg", ".shp", ".geojson", ".json", ".gml", ".kml", ".fgb", ".sqlite"}
+
+
+def holds_classes(reader: RasterReader, spec: LayerSpec) -> bool:
+    """Whether a raster's values are classes, not magnitudes: whole-number codes (an integer data type with no
+    scale: map units, the classes of a reclassified map, colours), or a layer given a legend or the geological-map
+    role. Such a layer is resampled by nearest neighbour wherever it is read onto another grid (`resampling_of`)."""
+    return reader.is_integer or reader.is_rgb or spec.legend is not None or spec.role == "geological_map"
+
+
+def resampling_of(reader: RasterReader, spec: LayerSpec) -> Resampling:
+    """How a raster goes onto another grid (the analysis grid, a block of the full-resolution surface): a class
+    raster (`holds_classes`) by nearest neighbour, so it holds only its own classes there (an interpolated class
+    6.9 is no class); magnitudes bilinearly."""
+    return Resampling.nearest if holds_classes(reader, spec) else Resampling.bilinear
 
 
 def _is_projected(crs: CRS) -> bool:
@@ -578,9 +626,7 @@ class RasterSet:
         reader = self.readers.get(name)
         if reader is None:
             raise LodestarError(f"{name} is not a raster layer of this analysis.")
-        spec = self.spec(name)
-        categorical = reader.is_integer and (spec.role == "geological_map" or spec.legend is not None)
-        resampling = Resampling.nearest if (categorical or reader.is_rgb) else Resampling.bilinear
+        resampling = resampling_of(reader, self.spec(name))
         bands = list(bands) if bands is not None else list(range(1, reader.count + 1))
         if self.grid.crs is None:
             data = reader.read(bands, out_shape=(self.grid.height, self.grid.width), resampling=resampling,

@@ -50,7 +50,7 @@ from shapely.ops import clip_by_rect
 from ..errors import Cancelled, LodestarError
 from ..files import atomic_path
 from ..progress import SILENT, Progress
-from ..raster_io import LayerSpec, RasterGrid, RasterSet
+from ..raster_io import LayerSpec, RasterGrid, RasterSet, resampling_of
 from ..tools.categorical import read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from . import transforms as tf
@@ -97,9 +97,7 @@ def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.Masked
         raise LodestarError(f"{name} is not a raster layer of this analysis.")
     grid = raster_set.grid
     block = grid.window_grid(window)
-    spec = raster_set.spec(name)
-    categorical = reader.is_integer and (spec.role == "geological_map" or spec.legend is not None)
-    resampling = Resampling.nearest if (categorical or reader.is_rgb) else Resampling.bilinear
+    resampling = resampling_of(reader, raster_set.spec(name))
     bands = list(range(1, reader.count + 1))
     if grid.crs is None:
         sy, sx = reader.grid.height / grid.height, reader.grid.width / grid.width

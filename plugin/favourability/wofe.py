@@ -107,11 +107,15 @@ def best_pattern(table: Weights) -> int | None:
 
 
 def class_breaks(values: np.ndarray, max_classes: int = MAX_CLASSES) -> np.ndarray:
-    """Lower bounds of ordered classes: the distinct values, or `max_classes` quantiles when there are more."""
+    """Lower bounds of ordered classes: the distinct values, or `max_classes` quantiles when there are more; of
+    whole-number values (a class map) those quantiles are values the map holds, so every break is a whole class."""
     distinct = np.unique(values)
     if len(distinct) <= max_classes:
         return distinct
-    return np.unique(np.quantile(values, np.linspace(0, 1, max_classes, endpoint=False)))
+    levels = np.linspace(0, 1, max_classes, endpoint=False)
+    if np.all(np.mod(distinct, 1) == 0):
+        return np.unique(np.sort(values)[(levels * len(values)).astype(int)])
+    return np.unique(np.quantile(values, levels))
 
 
 def classify(values: np.ndarray, breaks: np.ndarray) -> np.ndarray:

@@ -183,3 +183,62 @@ def test_points_in_a_layer_declared_of_no_particular_geometry_are_found_from_its
     assert holds_points(write(tmp_path / "deposits.geojson", "GeoJSON", [point, points]))
     assert not holds_points(write(tmp_path / "mixed.gpkg", "GPKG", [point, line]))
     assert not holds_points(tmp_path / "missing.gpkg")
+
+
+def test_signed_bytes_read_as_their_signed_values(tmp_path):
+    """int8 (GDAL before 3.7: bytes marked PIXELTYPE=SIGNEDBYTE) with nodata -128: every read gives the signed
+    values (-1 was read as 255), its nodata masked (GDAL compared it unsigned and masked nothing), decimated reads as
+    a float32 copy's, and on another grid only its own values (a code raster, by nearest neighbour)."""
+    from rasterio.enums import Resampling
+    from rasterio.windows import Window
+
+    from lodestar.plugin.raster_io import RasterReader
+
+    values = np.random.default_rng(0).integers(-128, 128, (120, 90)).astype("int8")
+    signed = write_geotiff(tmp_path / "signed.tif", values, from_origin(X0, Y0, PX, PX), nodata=-128, dtype="int8")
+    floats = write_tif(tmp_path / "floats.tif", np.where(values == -128, -9999, values))
+    reader, copy = RasterReader(signed), RasterReader(floats)
+    assert (reader.dtype, reader.signed_bytes, reader.is_integer) == ("int8", True, True)
+    read = reader.read()[0]
+    assert np.array_equal(read.mask, values == -128) and read.min() == -127
+    assert np.array_equal(read.compressed(), values[values != -128].astype("float32"))
+    for window in (None, Window(3, 7, 60, 90)):
+        for resampling in (Resampling.nearest, Resampling.average):
+            mine = reader.read(window=window, out_shape=(37, 29), resampling=resampling)
+            theirs = copy.read(window=window, out_shape=(37, 29), resampling=resampling)
+            assert np.array_equal(mine.mask, theirs.mask) and np.allclose(mine.compressed(), theirs.compressed())
+    finer = write_tif(tmp_path / "finer.tif", np.ones((250, 190)), px=PX * 0.47)
+    on_grid = RasterSet([LayerSpec(finer, "other"), LayerSpec(signed, "geophysics", "signed")]).read("signed")
+    assert set(np.unique(on_grid.compressed())) <= set(np.unique(values[values != -128]).astype(float))
+    assert on_grid.min() < -100 and on_grid.max() > 100
+
+
+def test_a_class_raster_keeps_its_classes_on_any_grid_and_magnitudes_are_interpolated(tmp_path):
+    """Integer classes (no legend, an index role) on a 60 m grid, read onto a 30 m grid and a grid in another CRS:
+    only its classes there (bilinear resampling made 6.9s of them), on the analysis grid and in a block of the
+    full-resolution surface; a float layer of the same values is interpolated; a float layer given a legend holds
+    classes too."""
+    from rasterio.windows import Window
+
+    from lodestar.plugin.favourability.blockwise import full_resolution_grid, read_block
+
+    classes = np.random.default_rng(3).integers(1, 26, (60, 60))
+    coarse = write_geotiff(tmp_path / "classes.tif", classes, from_origin(X0, Y0, 60, 60), dtype="uint8", nodata=0)
+    floats = write_tif(tmp_path / "floats.tif", classes, px=60.0)
+    legend = tmp_path / "legend.csv"
+    legend.write_text("value,name\n" + "".join(f"{c},unit {c}\n" for c in range(1, 26)), encoding="utf-8")
+    fine = write_tif(tmp_path / "fine.tif", np.ones((120, 120)))
+    utm12 = write_geotiff(tmp_path / "utm12.tif", np.ones((120, 120), dtype="float32"),
+                          from_origin(-40_300.0, 4_016_900.0, 30, 30), crs="EPSG:32612")  # over X0, Y0
+    for first in (fine, utm12):
+        layers = [LayerSpec(first, "other", "first"), LayerSpec(coarse, "geochemistry", "classes"),
+                  LayerSpec(floats, "geochemistry", "floats"),
+                  LayerSpec(floats, "geochemistry", "coded", legend=legend)]
+        rasters = RasterSet(layers)
+        assert rasters.grid.pixel_size[0] < 45
+        for name, whole in (("classes", True), ("coded", True), ("floats", False)):
+            held = np.unique(rasters.read(name).compressed())
+            assert held.size > 10 and (set(held) <= set(range(1, 26))) == whole, name
+        full, grid = full_resolution_grid(layers)
+        block = read_block(full, "classes", Window(10, 10, 64, 64))
+        assert block.count() > 1000 and set(np.unique(block.compressed())) <= set(range(1, 26))

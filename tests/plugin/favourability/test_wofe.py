@@ -16,6 +16,7 @@ import pytest
 from lodestar.plugin.favourability.wofe import (
     OTHER,
     categorical_generalise,
+    class_breaks,
     class_weights,
     conditional_independence,
     cumulative_weights,
@@ -108,6 +109,19 @@ def test_quantile_classes_for_many_values():
     deposits[-5:] = 1
     g = generalise(values, deposits, cell_units=1.0, max_classes=10)
     assert len(g.table.area) == 10 and g.threshold == pytest.approx(0.9, abs=1e-3)
+
+
+def test_a_class_map_of_more_classes_than_the_limit_is_cut_at_whole_classes():
+    """300 whole-number classes (a reclassified map, or codes), cut into 10 quantile classes: each break is a class
+    the map holds (linear quantiles between classes gave breaks such as 30.9), the counts those of the classes."""
+    values = np.repeat(np.arange(1, 301, dtype=float), np.arange(1, 301) % 7 + 1)
+    breaks = class_breaks(values, max_classes=10)
+    assert len(breaks) == 10 and set(breaks) <= set(values) and breaks[0] == 1.0
+    assert all(b == np.sort(values)[int(k * len(values) / 10)] for k, b in enumerate(breaks))
+    deposits = (values >= 250).astype(float)
+    g = generalise(values, deposits, cell_units=1.0, max_classes=10)
+    assert g.threshold in set(values) and g.table.area[g.best] == (values >= g.threshold).sum()
+    assert class_breaks(values + 0.5, max_classes=10)[1] == pytest.approx(np.quantile(values + 0.5, 0.1))  # reals
 
 
 def test_a_pattern_holding_every_deposit_is_usable():
