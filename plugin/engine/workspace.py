@@ -20,6 +20,13 @@ from .contract import TOOLSET, ChainNode
 
 NOMINAL_PIXEL_M = 30.0
 """Ground size of a pixel when no layer is georeferenced (MineBench-style images): ASTER's VNIR/SWIR scale."""
+FLAT_SPREAD = 1e-5
+"""A layer of values whose spread (half their range) is under this share of their size (the largest absolute value)
+is flat: it cannot rank places, so it tests no item (`silence`). Reason: float32 resolves a value to 2**-24 (6e-8)
+of its size; a spread within about a hundred of those steps is what rounding leaves on a constant carried through
+resampling and index arithmetic, and is finer than the anomalies any survey reports relative to its values
+(spectral indices and assays: 1e-3 and more; a total magnetic field: tens of nT in 50,000). Provenance: a
+statistical convention (the storage precision of the values read, float32; issue 60, scenario 4: 0.5 +/- 1e-6)."""
 
 
 @dataclass
@@ -47,21 +54,29 @@ class LayerInfo:
 
 def silence(data: np.ma.MaskedArray, units: dict | None = None) -> str:
     """Why a raster on the analysis grid cannot speak, '' when it can: evidence that cannot vary cannot test an
-    item. A layer holding no data, or a single value (one unit, one colour) wherever it holds data, shows no
-    anomaly, no unit apart from another and no contact; it is neither evidence for an item nor against it."""
+    item. A layer holding no data, a single unit or colour wherever it holds data, or values that are one value
+    to within FLAT_SPREAD of it, shows no anomaly, no unit apart from another and no contact; it is neither
+    evidence for an item nor against it."""
     bands = np.ma.getdata(data).reshape(data.shape[0], -1)
     held = ~np.ma.getmaskarray(data).reshape(data.shape[0], -1).any(axis=0)
     if not held.any():
         return "holds no data over the analysed area"
     values = bands[:, held]
-    if np.any(values.min(axis=1) != values.max(axis=1)):
-        return ""
-    if units is not None:
-        code = int(values[0, 0])
-        return f"holds a single unit ({units.get(code, f'unit {code}')}) over the data"
-    if data.shape[0] > 1:
+    low, high = values.min(axis=1).astype("float64"), values.max(axis=1).astype("float64")
+    if units is not None or data.shape[0] > 1:  # codes and colours are equal or not
+        if np.any(low != high):
+            return ""
+        if units is not None:
+            code = int(values[0, 0])
+            return f"holds a single unit ({units.get(code, f'unit {code}')}) over the data"
         return "shows a single colour over the data"
-    return f"holds a single value ({float(values[0, 0]):.6g}) over the data"
+    spread, size = (high[0] - low[0]) / 2, max(abs(low[0]), abs(high[0]))
+    if spread == 0:
+        return f"holds a single value ({float(values[0, 0]):.6g}) over the data"
+    if spread >= FLAT_SPREAD * size:
+        return ""
+    return (f"holds a single value to within {FLAT_SPREAD:g} of it ({(low[0] + high[0]) / 2:.6g} +/- {spread:.2g}) "
+            "over the data")
 
 
 def describe_layers(raster_set: RasterSet) -> list[LayerInfo]:
