@@ -9,7 +9,8 @@ zone within reach (a marginal critical one once its zoomed look has not brought 
 secondary one at once) is measured on its layers at the core (coincidence.py, `alpha` shared among the layers and
 cores tried), leaving out a layer whose own zone lies just off the core (that zone's flank, already weighed; not so
 for a shell around a partner's core). A rendering that shows no colour around a zone core shows the item absent
-there, as its maker's scale says: no second core signature stands in for it. When no zone core gives a Yes, the
+there, as its maker's scale says: no second core signature stands in for it. An item found nowhere near a place
+none of its layers holds data over (`Scene.unseen`) is unseen there, not missing. When no zone core gives a Yes, the
 place where a layer of the first critical item and one of its partner stand out together (joint_places.py), else
 the place where layers of three alteration families do, is weighed as a core too, when fewer than `alpha` such
 places are expected by chance: one level for every measurement. A target is weighed as a core is (`assess` with
@@ -167,8 +168,9 @@ class CoreSearch:
                 continue
             if item["kind"] == "anomaly" and core.role in item["roles"] and first["id"] in out:
                 # the core itself is this item's anomaly, over the first item's core as far as that was found
-                out[item["id"]] = replace(out[first["id"]], level=item["level"], zones=(core.zone_id,),
-                                          measured=None)
+                found = out[first["id"]]
+                out[item["id"]] = replace(found, level=item["level"]) if found.status == "unseen" else replace(
+                    found, level=item["level"], zones=(core.zone_id,), measured=None)
                 continue
             kind, near_m = item["kind"], self.scene.near_m(item)
             if item["id"] in seeds and core.seed in seeds:  # the core item around a partner's core
@@ -220,6 +222,10 @@ class CoreSearch:
                 status = "marginal"
             else:
                 status = "missing"
+            unseen = "" if status == "supported" else self.scene.unseen(item["roles"], core.geometry)
+            if unseen:  # what its layers would show at the place is hidden: neither there nor missing
+                out[item["id"]] = Finding(item["level"], "unseen", measured=unseen, reach=reach)
+                continue
             out[item["id"]] = Finding(item["level"], status, None if best_zone is None else round(best_gap, 3),
                                       (best_zone,) if best_zone else (), measured, reach)
         return out

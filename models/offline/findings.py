@@ -67,9 +67,11 @@ class Core:
         """Where it lies in the analysis extent, as a 3 x 3 grid word ('center', 'top-left', ...)."""
         return self.zone.position
 
-STATUSES = ("supported", "marginal", "missing", "untestable")
+STATUSES = ("supported", "marginal", "missing", "unseen", "untestable")
 """supported: evidence within the item's reach (or measured at the core); marginal: within `marginal_factor` reaches,
-awaiting a zoomed look; missing: none; untestable: no layer of the item's roles can speak."""
+awaiting a zoomed look; missing: none; unseen: none, and no layer of the item's roles holds data at the place
+(`Scene.unseen`: it can be neither supported nor missing there); untestable: no layer of the item's roles can
+speak."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Finding:
     gap: float | None = None  # map units from the core to the nearest evidence (0 at the core; None without any)
     zones: tuple = ()  # what the evidence is: zone ids, a layer measured at the core, or a feature layer
     measured: str | None = None  # the measurement in words, when the item was measured rather than seen as a zone
+    # (unseen: which layers hold no data at the place)
     reach: float | None = None  # the item's reach in map units, as it was judged
 
     def __post_init__(self):
@@ -91,9 +94,9 @@ class Finding:
 
 
 def answers_yes(assessment: dict) -> bool:
-    """Whether an assessment (item id -> Finding) gives a Yes: every testable critical item supported, a secondary
-    one present (seed 000, C.4)."""
+    """Whether an assessment (item id -> Finding) gives a Yes: every testable critical item supported (one unseen
+    at the place is not), a secondary one present where one can be seen (seed 000, C.4)."""
     critical = [a for a in assessment.values() if a.level == "critical" and a.status != "untestable"]
-    secondary = [a for a in assessment.values() if a.level == "secondary" and a.status != "untestable"]
+    secondary = [a for a in assessment.values() if a.level == "secondary" and a.status not in ("untestable", "unseen")]
     return (bool(critical) and all(a.status == "supported" for a in critical)
             and (not secondary or any(a.status == "supported" for a in secondary)))

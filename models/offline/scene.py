@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from affine import Affine
+from rasterio.features import geometry_mask
 from scipy import ndimage
 
 from ...plugin.engine.background import to_measure
@@ -181,10 +183,42 @@ class Scene:
     def evidence_layers(self) -> list:
         """The layers that may be evidence for the deposit model: all but geochemistry of elements that are not
         its pathfinders (plugin.pathfinders), vector layers other than fault lines or unit polygons, and
-        layers that cannot speak (a single value over the data, `workspace.silence`): evidence that cannot vary
-        cannot test an item, so an item only they could test is untestable, never missing."""
+        layers that cannot speak (one value over the data, to within `workspace.FLAT_SPREAD`: `workspace.silence`):
+        evidence that cannot vary cannot test an item, so an item only they could test is untestable, never
+        missing."""
         return [info for info in model_layers(self.ws.layers, self.ws.deposit_model)
                 if (info.kind != "vector" or info.role in VECTOR_ROLES) and not info.silent]
+
+    def unseen(self, roles, geometry) -> str:
+        """'' when some evidence layer of `roles` sees the place `geometry` (holds data over at least `seen_share`
+        of the cells it covers; a vector layer sees everywhere), else which layers hold no data there, in words: at
+        a place a layer does not see, an item can be neither supported nor found missing."""
+        said = []
+        for info in self.evidence_layers():
+            if info.role not in roles:
+                continue
+            share = 1.0 if info.kind == "vector" else self._data_share(info.name, geometry)
+            if share >= self.settings.seen_share:
+                return ""
+            said.append(f"{info.name} holds no data over {1 - share:.0%} of it (a hole or non-finite cells)")
+        return "; ".join(said)
+
+    def _data_share(self, name: str, geometry) -> float:
+        """The share of the analysis-grid cells whose centres lie in `geometry` (else that it touches) where a
+        raster layer holds data in every band; 0 for a geometry off the grid."""
+        grid = self.ws.raster_set.grid
+        xmin, ymin, xmax, ymax = geometry.bounds
+        cols, rows = grid.map_to_pixel(np.array([xmin, xmax]), np.array([ymax, ymin]))
+        r0, r1 = max(0, int(np.floor(rows.min()))), min(grid.height, int(np.ceil(rows.max())))
+        c0, c1 = max(0, int(np.floor(cols.min()))), min(grid.width, int(np.ceil(cols.max())))
+        if r0 >= r1 or c0 >= c1 or geometry.is_empty:
+            return 0.0
+        transform = grid.transform * Affine.translation(c0, r0)
+        inside = ~geometry_mask([geometry], out_shape=(r1 - r0, c1 - c0), transform=transform)
+        if not inside.any():
+            inside = ~geometry_mask([geometry], out_shape=(r1 - r0, c1 - c0), transform=transform, all_touched=True)
+        held = ~np.ma.getmaskarray(self.ws.raster_set.read(name)[:, r0:r1, c0:c1]).any(axis=0)
+        return float(held[inside].mean()) if inside.any() else 0.0
 
     @staticmethod
     def measurable(info) -> bool:

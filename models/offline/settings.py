@@ -55,6 +55,7 @@ class OfflineSettings:
     min_radius_px: float = 1.5
     max_radius_parts: float = 6.0
     min_cover: float = 0.5
+    seen_share: float = 0.5
     # verifier: fault corridors on a structure raster (corridors.py)
     corridor_percentile: float = 85.0
     # verifier: a map unit raised as a whole (lithology.py)
@@ -203,6 +204,11 @@ REASONS: dict[str, tuple[str, str]] = {
     "min_cover": (
         "A disc or ring with less than this share of valid cells measures nothing there.",
         "set by hand while developing on the second generator (scripts/worlds_b.py) (92d2afe)"),
+    "seen_share": (
+        "A layer sees a place when it holds data over at least this share of the place's cells; an item none of "
+        "whose layers sees the place it is tested at can be neither supported nor missing there (a hole or "
+        "non-finite cells over a core hide what it seeks).",
+        "a statistical convention (most of the place's cells; issue 60, scenario 6)"),
     "corridor_percentile": (
         "A structure raster's favourable share is its cells at or above this percentile (the cut its step marks "
         "zones at); a core's fault control is its distance to the nearest of them.",

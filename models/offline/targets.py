@@ -20,7 +20,7 @@ from .findings import Core, Zone
 from .model_items import per_metre
 from .scene import Scene
 
-STATUS = {"supported": "supported", "missing": "absent", "untestable": "untestable"}
+STATUS = {"supported": "supported", "missing": "absent", "unseen": "untestable", "untestable": "untestable"}
 """A settled finding's status as a target's item status (target_evidence.STATUSES)."""
 
 

@@ -2,10 +2,13 @@
 
 The answer is "Yes" only when, around the best candidate core (`CoreSearch`), every testable critical item is
 supported and at least one secondary item is present; a Yes names its system, and every other core that gives a
-Yes on its own outside it, as targets (plugin.engine.core_target). The chain goes back for repair when a step
-failed, when a step's inference contradicts its own zones, or when a critical item is marginal (its steps take
-a zoomed look around the core)."""
+Yes on its own outside it, as targets (plugin.engine.core_target). A No that rests only on critical items unseen at
+the core (none of their layers holds data there) is no answer: the evidence is insufficient. The chain goes back
+for repair when a step failed, when a step's inference contradicts its own zones, or when a critical item is
+marginal (its steps take a zoomed look around the core)."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 from shapely.geometry import GeometryCollection
 from shapely.ops import unary_union
@@ -73,11 +76,15 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
         return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE), None
     core, assessment = best
     critical = {k: a.status == "supported" for k, a in assessment.items()
-                if a.level == "critical" and a.status != "untestable"}
+                if a.level == "critical" and a.status not in ("untestable", "unseen")}
     secondary = {k: a.status == "supported" for k, a in assessment.items()
-                 if a.level == "secondary" and a.status != "untestable"}
+                 if a.level == "secondary" and a.status not in ("untestable", "unseen")}
     marginal = [k for k, a in assessment.items() if a.status == "marginal" and a.level == "critical"]
     answer = yes if answers_yes(assessment) else no
+    unseen = [k for k, a in assessment.items() if a.status == "unseen" and a.level == "critical"]
+    if answer == no and unseen and answers_yes({k: replace(a, status="supported") if k in unseen else a
+                                                for k, a in assessment.items()}):
+        answer = None  # the No would rest on critical items the core hides from their layers alone
     if marginal and not refined(chain, marginal, ws):
         for index in steps_for(chain, marginal, ws):
             feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
@@ -91,13 +98,19 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                                        "no zone was marked; look again around it at a lower threshold.")
     items = []
     for k, a in assessment.items():
-        if a.status != "untestable":
+        if a.status == "unseen":
+            items.append(f"{k} [{a.level}] cannot be tested at the core: {a.measured}")
+        elif a.status != "untestable":
             gap = "" if a.gap is None else (" at the core" if a.gap <= 0 else
                                             f", {a.gap / per_metre(ws):,.0f} m from the core")
             how = f", by {a.measured}" if a.measured else gap
             items.append(f"{k} [{a.level}]: {a.status}{how}")
     verdict_text = f"Core: {core.zone_id} ({core.position}). " + "; ".join(items)
-    if answer == yes:
+    if answer is None:
+        conclusion = (f"Neither confirmed nor ruled out: {', '.join(unseen)} can be tested only where a layer of "
+                      "its roles holds data, and the core is hidden from them; every other critical item there is "
+                      "supported.")
+    elif answer == yes:
         conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
                       "All critical evidence is supported; no secondary item can be tested with these layers.")
         conclusion += _graph_note(chain)
@@ -112,8 +125,10 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                 and silent_note(ws.layers, item["roles"])]
     quiet = "".join(f" {item['id']} [{item['level']}] is untestable.{silent_note(ws.layers, item['roles'])}"
                     for item in untested)
+    roles = {item["id"]: item["roles"] for item in model["evidence"]}
+    hidden = sorted({role for k in unseen for role in roles[k]}) if answer is None else []
     verdict = Verdict(not feedback, answer, feedback, critical, secondary,
-                      f"{verdict_text}. {conclusion}{others}{search.lithology_note(core)}{quiet}", core=named,
+                      f"{verdict_text}. {conclusion}{others}{search.lithology_note(core)}{quiet}", hidden, core=named,
                       place=search.place_words(core), route=search.route)
     return verdict, core.geometry
 

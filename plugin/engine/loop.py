@@ -298,8 +298,7 @@ class Engine:
                 return self._settle(outcome)
             if verdict.answer is None and verdict.missing:
                 outcome.answer, outcome.valid = INSUFFICIENT, verdict.valid
-                outcome.notes.append("Insufficient evidence: the critical evidence needs a layer with role "
-                                     + " or ".join(verdict.missing) + "; add one to answer the question."
+                outcome.notes.append("Insufficient evidence: " + _insufficient_words(self.ws, verdict)
                                      + off_model_note(self.ws.layers, self.ws.deposit_model, verdict.missing)
                                      + silent_note(self.ws.layers, verdict.missing)
                                      + _unexamined_note(self.ws, verdict.missing))
@@ -421,6 +420,22 @@ def _untested(verdict: Verdict, ws: Workspace) -> list[dict]:
                 if not any(info.role in item["roles"] and not info.silent and info.name in examined
                            for info in model_layers(ws.layers, ws.deposit_model))]
     return untested if unsupported and len(untested) == len(unsupported) else []
+
+
+def _insufficient_words(ws: Workspace, verdict: Verdict) -> str:
+    """Why the critical evidence of `verdict.missing`'s roles is untested: no layer given can test it, or the layers
+    of those roles that vary and were looked at could not test it where the verifier weighed it (one holding no data
+    there)."""
+    roles = " or ".join(verdict.missing)
+    examined = _examined(ws)
+    tried = [info.name for info in model_layers(ws.layers, ws.deposit_model)
+             if info.role in verdict.missing and not info.silent and info.name in examined]
+    if not tried:
+        return f"the critical evidence needs a layer with role {roles}; add one to answer the question."
+    where = f" ({verdict.place})" if verdict.place else ""
+    return (f"the critical evidence of role {roles} cannot be tested where the verifier weighed it{where}: "
+            f"{', '.join(tried)} could not show it there (the verdict says why); give a layer of that role that "
+            "covers the place to answer the question.")
 
 
 def _unexamined_note(ws: Workspace, roles) -> str:

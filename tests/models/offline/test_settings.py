@@ -27,7 +27,7 @@ DEVELOPED_WITH = {
     "marginal_factor": 2.0, "centre_overlap_parts": 3, "max_cores": 8, "hull_growth": 2.0, "alpha": 0.05,
     "joint_radii_m": [250.0, 500.0, 1000.0],
     "contrast_scales": [0.5, 1.0, 2.0], "ring_outer": 2.0, "partner_slack": 0.5, "min_radius_px": 1.5,
-    "max_radius_parts": 6.0, "min_cover": 0.5, "corridor_percentile": 85.0, "filled_share": 0.5,
+    "max_radius_parts": 6.0, "min_cover": 0.5, "seen_share": 0.5, "corridor_percentile": 85.0, "filled_share": 0.5,
     "filled_unit_min_m2": 1_000_000.0, "inside_share": 0.5, "lifted_spreads": 2.0, "lifted_unit_min_m2": 10_000_000.0,
     "rise_spreads": 2.0, "coloured_scene_share": 0.5, "coloured_unit_share": 0.5,
 }
