@@ -29,7 +29,7 @@ from ..evaluation import left_out_deposits
 from ..favourability.baseline import INDEPENDENT, INDEPENDENT_BASIS, RankMean, independent_rank_mean
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.expected import expected_deposits
-from ..favourability.knowledge import knowledge_specs, role_weight
+from ..favourability.knowledge import bounded_specs, knowledge_specs, role_weight
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
 from ..favourability.targets import SADDLE_DEPTH, delineate
@@ -263,6 +263,7 @@ def _evidence_specs(engine) -> tuple[list, list, str, list]:
     if not specs or any(n not in names for n in layers) or len(set(layers)) != len(layers):
         return defaults, left_out, rules, ["The planner's evidence plan named unknown or repeated layers; the "
                                            "deposit model's rules are used."]
+    specs = bounded_specs(specs)
     chosen = set(layers)
     left = [row for row in left_out if row["layer"] not in chosen]
     left += [{"layer": info.name, "reason": "The planner left it out of the surface."}

@@ -182,6 +182,17 @@ def role_weight(deposit_model: dict, role: str) -> float | None:
     return _Model(deposit_model).weight(role)
 
 
+def bounded_specs(specs: list[EvidenceSpec]) -> list[EvidenceSpec]:
+    """An agent's specs with every positive weight raised to at least the largest over MAX_WEIGHT_RATIO, each raised
+    one saying so (a model server's plan is held to the bound the rules keep)."""
+    top = max((spec.weight for spec in specs), default=0.0)
+    floor = top / MAX_WEIGHT_RATIO
+    return [replace(spec, weight=floor, why=f"{spec.why} Weight {floor:g}: the planner gave {spec.weight:g}, raised to "
+                                            f"half the largest weight (without deposits no weight is known better "
+                                            f"than within a factor of {MAX_WEIGHT_RATIO:g}).")
+            if 0 < spec.weight < floor else spec for spec in specs]
+
+
 def bounded(weights: dict | None) -> dict | None:
     """The positive weights raised to at least the largest over MAX_WEIGHT_RATIO (zero stays zero: no evidence)."""
     if not weights:

@@ -94,3 +94,17 @@ def test_with_equal_weights_over_the_same_layers_the_surface_is_the_independent_
     assert np.allclose(surface.values.filled(-1), baseline.values.filled(-1), atol=1e-6)
     xy = [(p.x, p.y) for p in deposit_points(case.deposits, raster_set.crs, [])]
     assert evaluate_surface(surface.values, raster_set.grid, xy)["auc"] > 0.9
+
+
+def test_a_model_servers_plan_is_held_to_the_same_bound():
+    from lodestar.plugin.favourability.evidence import EvidenceSpec
+    from lodestar.plugin.favourability.knowledge import bounded_specs
+
+    specs = [EvidenceSpec("AlOH", "hydrothermal_alteration", "index", "percentile_rank", weight=4.0, why="core."),
+             EvidenceSpec("quartz", "silicification", "index", "percentile_rank", weight=1.0, why="cap."),
+             EvidenceSpec("gravity", "geophysics", "index", "percentile_rank", weight=0.0, why="left out.")]
+    held = {s.layer: s for s in bounded_specs(specs)}
+    assert [held[n].weight for n in ("AlOH", "quartz", "gravity")] == [4.0, 2.0, 0.0]
+    assert held["quartz"].why == ("cap. Weight 2: the planner gave 1, raised to half the largest weight (without "
+                                  "deposits no weight is known better than within a factor of 2).")
+    assert held["AlOH"].why == "core." and held["gravity"].why == "left out."
