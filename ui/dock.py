@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+from qgis.core import QgsProject
 from qgis.gui import QgsDockWidget
 from qgis.PyQt import uic
 from qgis.PyQt.QtCore import Qt, QTimer
@@ -118,6 +119,7 @@ class LodestarDock(QgsDockWidget):
         self.plan_editor.replanned.connect(self._replanned)
         self.project_runs.reopen.connect(self.reopen)
         self.layers.project_changed.connect(self.results.forget_removed_layers)  # result layers the user removed
+        QgsProject.instance().cleared.connect(self._project_cleared)  # Project > New, or another project opened
         ui.samCheck.toggled.connect(lambda *_: self.validate())
         ui.refreshButton.clicked.connect(self.layers.refresh)
         ui.settingsButton.clicked.connect(self.open_settings)
@@ -366,6 +368,21 @@ class LodestarDock(QgsDockWidget):
         self.ui.tabs.setCurrentWidget(self.ui.resultsTab)
         return result
 
+    def _project_cleared(self) -> None:
+        """The project was cleared (Project > New, or another project opened): the old project's run leaves the panel
+        (its banner, results pages, targets, reasoning and plan; the project's run list refreshes itself), a run still
+        going is cancelled (it removes its own folder); the folders of finished runs stay on disk, in History."""
+        if self.task is not None:
+            self.cancel_run()
+        else:
+            self.run_folder = None
+        self.run_name = ""
+        self.reasoning.clear()
+        self.results.clear()
+        self.plan_editor.clear()
+        self.ui.progressBar.setValue(0)
+        self._status("")
+
     # ----- the last run's surface at full resolution (full_surface_control.py)
     def make_full_surface(self) -> FullSurfaceTask | None:
         return self.full_surface.start()
@@ -387,6 +404,7 @@ class LodestarDock(QgsDockWidget):
         """Cancel any running work and wait for it, before the dock is removed (plugin unload)."""
         self._clock.stop()
         self.layers.stop_following()
+        _disconnect_slot(QgsProject.instance().cleared, self._project_cleared)
         self.full_surface.shutdown(timeout_s)
         task = self.task
         if task is not None:
@@ -396,6 +414,13 @@ class LodestarDock(QgsDockWidget):
                 _disconnect(task.engine_event, task.logged, task.succeeded, task.failed, task.cancelled)
                 self.task = None
                 self._discard_run_folder()
+
+
+def _disconnect_slot(signal, slot) -> None:
+    try:
+        signal.disconnect(slot)
+    except (TypeError, RuntimeError):  # not connected (shut down twice)
+        pass
 
 
 def _disconnect(*signals) -> None:

@@ -124,6 +124,8 @@ class ResultsView:
         self.choices.clear()
         self.targets.show(None, None)
         self.deposit_check.set_result(None, None)
+        self.group, self.layers = None, {}
+        ui.answerBanner.clear()
         ui.answerBanner.setVisible(False)
         ui.exportButton.setEnabled(False)
         ui.reportButton.setEnabled(False)
