@@ -27,7 +27,7 @@ def _load_with(hidden: str, profile: Path) -> dict:
     done = subprocess.run([sys.executable, str(HELPER), hidden, str(profile)], capture_output=True, text=True,
                           timeout=300, env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr + done.stdout, (done.stderr + done.stdout)[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
     assert len(lines) == 1, done.stdout[-2000:]
     return json.loads(lines[0][len("REPORT "):])
@@ -66,6 +66,33 @@ def test_without_rasterio_the_plugin_loads_and_says_what_to_install(tmp_path):
     assert len(report["bar"]) == 1 and command in report["bar"][0] and report["copied"] == command
     stopped = [message for tag, message in report["log"] if tag == "Lodestar" and "cannot run" in message]
     assert len(stopped) == 1 and stopped[0].startswith(f"{len(algorithms) - len(runnable)} Lodestar algorithms")
+
+
+def test_without_rasterio_qgis_process_lists_the_algorithms_as_needing_it_with_no_traceback(tmp_path):
+    """Headless, as QGIS loads the provider in qgis_process: with rasterio hidden (a sitecustomize on PYTHONPATH
+    installs the import hook), the listing names lodestar:alteration_indices '(needs rasterio)' and running it says
+    what to install, and neither prints a traceback."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import importlib.abc, sys\n\n\n"
+        "class Hide(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'rasterio' or name.startswith('rasterio.'):\n"
+        "            raise ModuleNotFoundError(f\"No module named '{name}'\", name=name)\n\n\n"
+        "sys.meta_path.insert(0, Hide())\n", encoding="utf-8")
+    env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"), QT_QPA_PLATFORM="offscreen",
+               PYTHONPATH=str(hook))
+    script = Path(__file__).resolve().parents[2] / "scripts" / "qgis_process.sh"
+    listed = subprocess.run([str(script), "list"], capture_output=True, text=True, timeout=300, env=env)
+    said = subprocess.run([str(script), "run", "lodestar:alteration_indices", "--", f"INPUT={tmp_path / 'x.tif'}"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    for done in (listed, said):
+        assert "Traceback" not in done.stdout + done.stderr, (done.stdout + done.stderr)[-3000:]
+    assert listed.returncode == 0
+    assert "lodestar:alteration_indices\tAlteration indices (ASTER, Landsat OLI, Sentinel-2) (needs rasterio)" in \
+        listed.stdout
+    assert said.returncode != 0 and "Not installed in QGIS's Python: rasterio" in said.stdout + said.stderr
 
 
 @pytest.mark.parametrize("hidden", ["sklearn", "openai", "torch"])
