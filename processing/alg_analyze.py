@@ -27,6 +27,7 @@ from ..plugin.engine.contract import FAILED
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
 from ..plugin.files import OutputSet, write_bytes_atomic
+from ..plugin.labels import humanize, plural
 from ..plugin.masking import mask_secrets
 from ..plugin.progress import Progress
 from ..plugin.roles import ROLES, check_role
@@ -383,11 +384,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                                                         staged))
         for note in result.notes:  # what the dock shows beside the answer: here the log is all a user reads
             if note.startswith(("Replay check:", "Warning:")):
-                feedback.pushWarning(mask_secrets(note, secrets))
+                feedback.pushWarning(mask_secrets(humanize(note), secrets))
             else:
-                feedback.pushInfo(mask_secrets(f"Note: {note}", secrets))
+                feedback.pushInfo(mask_secrets(f"Note: {humanize(note)}", secrets))
         feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
                           f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
-                          f"{result.rounds} round(s). {kept_record(record)}")
+                          f"{plural(result.rounds, 'round')}. {kept_record(record)}")
         outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
         return outputs

@@ -173,7 +173,8 @@ class ResultsView:
             colour, how = BANNER_COLOURS[FAILED], "no round produced an answer"
         elif result.answer == INSUFFICIENT:  # the engine's note names the missing roles
             headline, colour = f"<b>{INSUFFICIENT}</b>", BANNER_COLOURS[INSUFFICIENT]
-            how = next((str(n).split(": ", 1)[1] for n in result.notes if str(n).startswith(INSUFFICIENT + ": ")),
+            how = next((humanize(str(n).split(": ", 1)[1]) for n in result.notes
+                        if str(n).startswith(INSUFFICIENT + ": ")),
                        "the critical evidence cannot be tested with these layers")
         elif result.valid:
             colour, how = BANNER_COLOURS["yes"], "the verifier accepted the chain"

@@ -7,6 +7,7 @@ confirmatory look)."""
 from __future__ import annotations
 
 from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome
+from ...plugin.labels import plural, words
 from .findings import Zone
 from .planner import colour_params
 from .scene import Scene
@@ -45,13 +46,14 @@ def observe(scene: Scene, step: PlanStep, outcome: ToolOutcome) -> Judgement:
     if outcome.tool == "spatial_relations":
         stats = outcome.stats
         multi = stats.get("multi_role_components", 0)
-        text = (f"{stats.get('nodes', 0)} zones, {stats.get('edges', 0)} relations; {multi} groups join "
-                f"zones of two or more roles (largest: {stats.get('max_roles', 0)} roles).")
+        text = (f"{plural(stats.get('nodes', 0), 'zone')}, {plural(stats.get('edges', 0), 'relation')}; "
+                f"{plural(multi, 'group')} {'joins' if multi == 1 else 'join'} zones of two or more roles (largest: "
+                f"{plural(stats.get('max_roles', 0), 'role')}).")
         return Judgement(text, "Yes" if multi else "No", "continue")
     if outcome.tool == "integrate_evidence":
         stats = outcome.stats
         ok = bool(stats.get("all_critical_supported"))
-        missing = [f"step {s['step']} ({s['evidence']})" for s in stats.get("critical_missing", [])]
+        missing = [f"step {s['step']} ({words(s['evidence'])})" for s in stats.get("critical_missing", [])]
         text = ("Every critical step found clear evidence." if ok else
                 "Critical evidence is missing: " + (", ".join(missing) or "no critical step succeeded") + ".")
         return Judgement(text, "Yes" if ok else "No", "end")
@@ -60,7 +62,8 @@ def observe(scene: Scene, step: PlanStep, outcome: ToolOutcome) -> Judgement:
         return Judgement(f"No zone stands out on {', '.join(outcome.layers)}: no evidence for this step.", "No")
     parts = [_zone_phrase(scene, zone) for zone in strong[:3]]
     together = _coincident_roles(outcome)
-    text = (f"{len(outcome.zones)} zones on {', '.join(outcome.layers)}; clear: " + ("; ".join(parts) or "none")
+    text = (f"{plural(len(outcome.zones), 'zone')} on {', '.join(outcome.layers)}; clear: "
+            + ("; ".join(parts) or "none")
             + (f". Coincides with {', '.join(together)}." if together else "."))
     return Judgement(text, "Yes" if strong else "No", "continue")
 

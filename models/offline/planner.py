@@ -8,6 +8,7 @@ import math
 
 from ...plugin.engine.background import from_measure
 from ...plugin.engine.contract import MAX_PLAN_STEPS, PlanStep
+from ...plugin.labels import article, kind_label, words
 from .model_items import VECTOR_ROLES, centre_words, host_units, per_metre, seed_items
 from .scene import Scene
 
@@ -44,8 +45,8 @@ def plan(scene: Scene) -> list[PlanStep]:
             index=len(steps) + 1,
             purpose=_purpose(tool, info, first, params),
             layers=[name],
-            layers_why=f"'{name}' is a {info.role.replace('_', ' ')} layer ({info.kind}); it tests "
-                       + ", ".join(f"{i['id']} ({i['level']})" for i in items) + ".",
+            layers_why=f"'{name}' is {article(words(info.role))} layer ({kind_label(info.kind)}); it tests "
+                       + ", ".join(f"{words(i['id'])} ({i['level']})" for i in items) + ".",
             tool=tool,
             tool_why=_tool_why(tool, info),
             expected=_expected(items, model),

@@ -14,6 +14,7 @@ from __future__ import annotations
 from shapely import wkt
 
 from ...plugin.engine.target_evidence import verdict_of, verdict_words
+from ...plugin.labels import zone_label
 from ...plugin.zones import zone_record
 from .cores import CoreSearch
 from .findings import Core, Zone
@@ -76,9 +77,10 @@ def _words(scene: Scene, item: dict, found, by_id: dict) -> str:
     if found.status == "supported":
         where = "at the target" if not found.gap else f"{found.gap / metres:,.0f} m from the target"
         zone = by_id.get(found.zones[0])
-        what = f"{found.zones[0]}: {zone.description}" if zone is not None else found.zones[0]
+        what = f"{zone_label(found.zones[0])}: {zone.description}" if zone is not None else found.zones[0]
         return f"{what}, {where} (reach {reach})"
-    nearest = "" if found.gap is None else f"; the nearest, {found.zones[0]}, lies {found.gap / metres:,.0f} m away"
+    nearest = ("" if found.gap is None else
+               f"; the nearest, {zone_label(found.zones[0])}, lies {found.gap / metres:,.0f} m away")
     measured = (" and no layer of its roles stands out at the target" if item["kind"] in ("anomaly", "coincidence")
                 else "")
     return f"no zone of {item.get('what', item['id'])} within {reach}{measured}{nearest}"

@@ -16,6 +16,7 @@ from shapely.ops import unary_union
 from ...plugin.engine.contract import Verdict
 from ...plugin.engine.questions import alteration_choices, yes_no_letters
 from ...plugin.engine.workspace import silent_note
+from ...plugin.labels import layer_of, zone_label
 from ...plugin.pathfinders import off_model_note
 from .cores import JOINT_PLACE, THREE_FAMILIES, ZONE_CORE, CoreSearch
 from .findings import Core, Zone, answers_yes
@@ -64,7 +65,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
         present = {info.role for info in scene.evidence_layers()}
         if core_item is not None and not present.intersection(core_item["roles"]):
             rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
-                         f"cannot be tested: it needs a layer with role {' or '.join(core_item['roles'])}."
+                         f"cannot be tested: it needs {layer_of(core_item['roles'])}."
                          + off_model_note(ws.layers, model, core_item["roles"])
                          + silent_note(ws.layers, core_item["roles"])
                          + " Without it the deposit can be neither confirmed nor ruled out.")
@@ -150,7 +151,7 @@ def _named_systems(scene: Scene, verified: list, core: Core, assessment: dict) -
     as targets after it), each simplified to the analysis grid's pixel."""
     pixel = scene.pixel
     outline = _system_outline(scene, core, assessment).simplify(pixel)
-    named = {"label": core.zone_id, "wkt": outline.wkt}
+    named = {"label": zone_label(core.zone_id), "wkt": outline.wkt}  # the zone in words, as shown
     covered, labels, systems = outline, [], []
     for other, found in verified:
         if other.zone_id == core.zone_id or covered.contains(other.geometry.representative_point()):
@@ -192,7 +193,7 @@ def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Ver
     if not testable:
         roles = sorted(role for role, family in FAMILY.items() if family in asked)
         return Verdict(not feedback, None, feedback, {}, {}, "No layer can show any of the asked alteration "
-                       f"kinds: it needs a layer with role {' or '.join(roles)}.", roles, route=CLEAREST_FAMILY), None
+                       f"kinds: it needs {layer_of(roles)}.", roles, route=CLEAREST_FAMILY), None
     strength: dict = {}
     strongest: dict = {}  # family -> its strongest zone
     for zone in scene.zones():

@@ -18,6 +18,7 @@ from shapely.errors import ShapelyError
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
+from ..labels import humanize
 from ..zones import polygon_cells
 
 SHARE_LIMIT = 2.0
@@ -65,12 +66,13 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
         return None
     if outline is not None and largest_m2 and outline.area > largest_m2:
-        notes.append(f"The outline the verdict gives for its core ({core.get('label', '')}) spans "
+        notes.append(f"The outline the verdict gives for its core ({humanize(core.get('label', ''))}) spans "
                      f"{outline.area / 1e6:,.1f} km2, more than the largest target ({largest_m2 / 1e6:g} km2): it is "
                      "not made a target of its own.")
         return None
     if outline is not None and outline.area > SHARE_LIMIT * area_share * analysed_m2:
-        notes.append(f"The verified core ({core.get('label', '')}) spans {outline.area / analysed_m2:.1%} of the "
+        notes.append(f"The verified core ({humanize(core.get('label', ''))}) spans {outline.area / analysed_m2:.1%} of "
+                     "the "
                      f"analysed area, more than {SHARE_LIMIT:g} times the targets' {area_share:.0%}: it is not "
                      "made a target of its own.")
         return None
@@ -106,7 +108,8 @@ def other_outlines(core: dict | None, first, analysed_m2: float, area_share: flo
             area += system.area
     if len(kept) < len(systems):
         notes.append(f"{len(systems) - len(kept)} of the {len(systems)} further verified systems "
-                     f"({core.get('others_label', '')}) are not made targets: with the core they would span more "
+                     f"({humanize(core.get('others_label', ''))}) are not made targets: with the core they would span "
+                     "more "
                      f"than {SHARE_LIMIT:g} times the targets' {area_share:.0%} of the analysed area.")
     return unary_union(kept) if kept else None
 

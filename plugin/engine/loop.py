@@ -24,6 +24,7 @@ from typing import Callable
 import geopandas as gpd
 
 from ..errors import Cancelled, LodestarError
+from ..labels import humanize, layer_of, roles_words
 from ..pathfinders import model_layers, off_model_note
 from ..progress import SILENT, Progress
 from ..zones import zones_frame
@@ -426,16 +427,15 @@ def _insufficient_words(ws: Workspace, verdict: Verdict) -> str:
     """Why the critical evidence of `verdict.missing`'s roles is untested: no layer given can test it, or the layers
     of those roles that vary and were looked at could not test it where the verifier weighed it (one holding no data
     there)."""
-    roles = " or ".join(verdict.missing)
     examined = _examined(ws)
     tried = [info.name for info in model_layers(ws.layers, ws.deposit_model)
              if info.role in verdict.missing and not info.silent and info.name in examined]
     if not tried:
-        return f"the critical evidence needs a layer with role {roles}; add one to answer the question."
-    where = f" ({verdict.place})" if verdict.place else ""
-    return (f"the critical evidence of role {roles} cannot be tested where the verifier weighed it{where}: "
-            f"{', '.join(tried)} could not show it there (the verdict says why); give a layer of that role that "
-            "covers the place to answer the question.")
+        return f"the critical evidence needs {layer_of(verdict.missing)}; add one to answer the question."
+    where = f" ({humanize(verdict.place)})" if verdict.place else ""
+    return (f"the critical evidence of {roles_words(verdict.missing)} cannot be tested where the verifier weighed "
+            f"it{where}: {', '.join(tried)} could not show it there (the verdict says why); give "
+            f"{layer_of(verdict.missing)} that covers the place to answer the question.")
 
 
 def _unexamined_note(ws: Workspace, roles) -> str:

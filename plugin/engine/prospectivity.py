@@ -33,6 +33,7 @@ from ..favourability.knowledge import bounded_specs, knowledge_specs, role_weigh
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
 from ..favourability.targets import SADDLE_DEPTH, delineate
+from ..labels import the
 from ..progress import SILENT, Progress
 from .core_target import core_cells, other_outlines, target_outline
 from .target_evidence import look_at_target, measure_targets
@@ -224,8 +225,8 @@ def zone_specs(ws, left_out: list) -> tuple[list, dict]:
             continue
         specs.append(EvidenceSpec(info.name, info.role, info.kind, "distance_m", "small",
                                   {"midpoint": round(2 * pixel, 3), "spread": 3.0}, weight,
-                                  f"A colour rendering cannot be scaled into values, so the {len(marked)} zone(s) the "
-                                  "executor marked on it enter the surface as nearness to them."))
+                                  f"A colour rendering cannot be scaled into values, so {the(len(marked), 'zone')} "
+                                  "the executor marked on it enter the surface as nearness to them."))
         extra[info.name] = marked.geometry
     return specs, extra
 
@@ -380,7 +381,7 @@ def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
         metrics = evaluate_surface(values, knowledge.grid, deposit_xy, curve=False)
         if metrics["inside"] and metrics["auc"] is not None and metrics["auc"] < 0.5:
             notes.append(f"{spec.layer} is weighted {spec.weight:g} by the deposit model, but its membership ranks "
-                         f"the {metrics['inside']} known deposits below the average cell here (AUC "
+                         f"{the(metrics['inside'], 'known deposit')} below the average cell here (AUC "
                          f"{metrics['auc']:.3f}): check it before trusting the knowledge-driven surface.")
     return notes
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import LodestarError
 from ..files import write_text_atomic
-from ..labels import tool_label, weighed_at
+from ..labels import plural, question_title, roles_words, tool_label, weighed_at, zone_label
 from .contract import FAILED, INSUFFICIENT
 from .report_appendix import (
     backend_section,
@@ -82,7 +82,7 @@ def _answer_block(record: dict) -> str:
     answer = result.get("answer", FAILED)
     if answer == INSUFFICIENT:
         missing = _last_verdict(record).get("missing") or []
-        needs = f": no layer of {' or '.join(words(m) for m in missing)}" if missing else ""
+        needs = f": no layer of {roles_words(missing)}" if missing else ""
         return (f'<div class="answer insufficient">Answer: <b>{e(INSUFFICIENT)}</b>{e(needs)}</div>'
                 "<p class=\"muted\">The deposit model's critical evidence cannot be tested with these layers, so the "
                 "deposit can be neither confirmed nor ruled out; the favourability surface and targets below are "
@@ -93,7 +93,7 @@ def _answer_block(record: dict) -> str:
            "from the majority vote over the rounds" if result.get("voted") else "no candidate answer")
     shown = f"{answer}. {text}" if text else answer
     return (f'<div class="answer {css}">Answer: <b>{e(shown)}</b></div>'
-            f'<p class="muted">{e(how)}; {e(result.get("rounds", 0))} verification round(s).</p>')
+            f'<p class="muted">{e(how)}; {e(plural(result.get("rounds", 0), "verification round"))}.</p>')
 
 
 def evidence_terms(record: dict) -> set:
@@ -127,7 +127,7 @@ def _verdicts(record: dict) -> str:
         if rows:
             parts.append(table(rows, ["evidence", "level", "assessment"]))
         if verdict.get("missing"):
-            parts.append(f"<p>Missing: a layer of {e(' or '.join(words(m) for m in verdict['missing']))}.</p>")
+            parts.append(f"<p>Missing: a layer of {e(roles_words(verdict['missing']))}.</p>")
         if verdict.get("feedback"):
             parts.append(table([[k, humanize(v, terms)] for k, v in verdict["feedback"].items()],
                                ["step", "corrective feedback"]))
@@ -167,7 +167,7 @@ def _chain(record: dict, folder: Path) -> str:
                              humanize(messages, terms)])
             parts.append(table(rows, ["attempt", "controller", "findings"]))
         if obs.get("zone_ids"):
-            parts.append(f"<p class=\"muted\">Zones: {e(', '.join(obs['zone_ids']))}</p>")
+            parts.append(f"<p class=\"muted\">Zones: {e(', '.join(map(zone_label, obs['zone_ids'])))}</p>")
         evidence = obs.get("evidence_png")
         if evidence:
             parts.append(image(folder / Path(evidence).name, f"evidence of step {step['index']}"))
@@ -188,7 +188,7 @@ def render_report(record: dict, evidence_dir, map_png=None, figures: dict | None
     is shown."""
     figures = figures or {}
     folder = Path(evidence_dir)
-    title = f"Lodestar analysis {record.get('case_id') or ''}".strip()
+    title = question_title(record.get("question"), f"Lodestar analysis {record.get('case_id') or ''}".strip())
     notes = record.get("result", {}).get("notes") or []
     shown_map = figures.get("map") or map_png
     validation = validation_rows(record)

@@ -2,7 +2,8 @@
 validation against known deposits, from the record's favourability section and metrics."""
 from __future__ import annotations
 
-from ..labels import TIES_NOTE, deposit_count, whole_deposits
+from ..labels import TIES_NOTE, deposit_count, plural, whole_deposits
+from ..labels import method_label as labelled
 from .report_text import Html, bullets, e, humanize, image, km2, number, percent, table, words
 
 SUMMARY_TARGETS = 10
@@ -17,9 +18,6 @@ _FIT_HEADERS = {"method": "method", "pattern": "pattern", "area_share": "pattern
                 "s_w_minus": "s(W−)", "coefficient": "coefficient", "contrast": "contrast C", "s_contrast": "s(C)",
                 "studentised_contrast": "studentised C", "basis": "basis", "parameters": "chosen in the folds",
                 "importance": "importance (AUC drop)", "lowers_skill": "lowers the skill"}
-_METHODS = {"weighted": "weighted overlay", "gamma": "fuzzy gamma", "wofe": "weights of evidence",
-            "logistic": "logistic regression", "forest": "random forest", "boosting": "gradient boosting",
-            "ensemble": "ensemble of the four models (mean rank)"}
 _PLANNERS = {"offline": "the offline rule-based planner"}
 _CAPTURE_KEYS = ("0.02", "0.05", "0.1", "0.2")
 
@@ -29,8 +27,8 @@ def method_label(section: dict) -> str:
     method = str(section.get("method") or "")
     if method.startswith("calibrated (") and method.endswith(")"):
         name, _, rest = method[len("calibrated ("):-1].partition(",")
-        return f"{_METHODS.get(name.strip(), name.strip())}{f' ({rest.strip()})' if rest.strip() else ''}"
-    return _METHODS.get(method, method or "-")
+        return f"{labelled(name.strip())}{f' ({rest.strip()})' if rest.strip() else ''}"
+    return labelled(method) if method else "-"
 
 
 def map_title(section: dict) -> str:
@@ -135,7 +133,7 @@ def _calibration(section: dict, rows: list, columns: list, models_png=None, unce
     common = [k for k in common if k != "method"]  # the heading names it
     said = "; ".join(f"{_FIT_HEADERS.get(k, words(k))}: {_fit_value(k, rows[0].get(k))}" for k in common)
     basis = str(calibration.get("basis") or "")
-    return (f"<h3>Calibration: {e(_METHODS.get(calibration.get('method'), calibration.get('method')))}</h3>"
+    return (f"<h3>Calibration: {e(labelled(calibration.get('method')))}</h3>"
             + (f"<p>{e(basis[:1].upper() + basis[1:])}.</p>" if basis else "")
             + (f"<p><b>{e(calibration['refused'])}</b></p>" if calibration.get("refused") else "")
             + _comparison(calibration)
@@ -251,8 +249,9 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
     where = f" ({outside} outside it, not counted)" if outside else ""
     caution = ("Quote the cross-validated figures as skill; a row fitted on these deposits is not."
                if any(fitted(row) for row in rows) else "No figure here was fitted on these deposits.")
-    parts = [f"<p>{e(inside)} known deposit(s) lie in the analysed area{e(where)}. Capture: the deposits within the "
-             f"most favourable 2, 5, 10 and 20 % of the area; AUC 0.5 is chance. {caution} {TIES_NOTE}</p>"]
+    lie = "lies" if inside == 1 else "lie"
+    parts = [f"<p>{e(plural(inside, 'known deposit'))} {lie} in the analysed area{e(where)}. Capture: the deposits "
+             f"within the most favourable 2, 5, 10 and 20 % of the area; AUC 0.5 is chance. {caution} {TIES_NOTE}</p>"]
     body, css = [], []
     for row in rows:
         basis = Html(f"<b>{e(row['basis'])}</b>") if fitted(row) else row["basis"]
@@ -264,8 +263,8 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
     equal = metrics.get("equal_area")
     if equal:
         parts.append(f"<p>The best {equal['rank']} targets cover {percent(equal['area_share'], 3)} of the area and "
-                     f"hold {equal['targets']} known deposit(s); the surface's own best cells of the same area hold "
-                     f"{deposit_count(equal['surface'])}: splitting and ranking the targets "
+                     f"hold {plural(equal['targets'], 'known deposit')}; the surface's own best cells of the same area "
+                     f"hold {deposit_count(equal['surface'])}: splitting and ranking the targets "
                      f"{'lose nothing' if equal['targets'] >= equal['surface'] else 'lose deposits'} against the "
                      "surface.</p>")
     parts.append(image(curves_png, "success-rate curves", css="figure"))

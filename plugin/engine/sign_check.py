@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..evaluation import deposit_coordinates, evaluate_surface
 from ..favourability.evidence import membership_map
 from ..favourability.knowledge import knowledge_specs
+from ..labels import the
 from ..raster_io import RasterSet
 from .workspace import describe_layers
 
@@ -42,7 +43,8 @@ def sides_against_deposits(layers: list, deposits, model: dict, favourable_units
         where = ("its favourable units" if side == "units" else f"its {side} values")
         rows.append({"layer": spec.layer, "side": side, "auc": float(metrics["auc"]),
                      "deposits": int(metrics["inside"]),
-                     "why": (f"{spec.layer} ranks the {metrics['inside']} known deposits below the average cell "
+                     "why": (f"{spec.layer} ranks {the(metrics['inside'], 'known deposit')} below the average cell "
                              f"(AUC {metrics['auc']:.2f}): the plan reads {where} as favourable, and the deposits "
                              "lie elsewhere.")})
     return rows
+

@@ -16,6 +16,7 @@ from rasterio.features import rasterize
 
 from ..errors import LodestarError
 from ..json_file import shown
+from ..labels import membership_label, transform_label
 from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels, read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
@@ -28,10 +29,6 @@ PARAMS = {"midpoint": "a number in the layer's units (after its transformation)"
           "low": "a number in the layer's units (membership 0)", "high": "a number in the layer's units (membership 1)",
           "units": "a list of favourable unit names or codes", "outside": "a score from 0 to 1 for the other units"}
 """A spec's params, and what each must be."""
-_LABELS = {"none": "values as they are", "percentile_rank": "percentile rank",
-           "log_percentile": "log10, 2-98 percentile stretch", "distance_m": "distance to features (m)",
-           "units": "favourable units", "identity": "as transformed", "invert": "inverted (1 - x)",
-           "large": "fuzzy large", "small": "fuzzy small", "linear": "fuzzy linear", "gaussian": "fuzzy Gaussian"}
 
 
 @dataclass
@@ -110,7 +107,7 @@ class EvidenceSpec:
     @property
     def transformation_text(self) -> str:
         """The transformation in words, e.g. 'favourable units: LPZE, UPZC'."""
-        text = _LABELS[self.transform]
+        text = transform_label(self.transform)
         if self.transform == "units":
             text += ": " + ", ".join(map(str, self.params["units"]))
         return text
@@ -120,7 +117,7 @@ class EvidenceSpec:
         """The membership in words with its parameters, e.g. 'fuzzy small (midpoint 1500, spread 3)'."""
         keys = ("midpoint", "spread", "low", "high") if self.transform != "units" else ("outside",)
         shown = [f"{k} {self.params[k]:g}" for k in keys if k in self.params]
-        return _LABELS[self.membership] + (f" ({', '.join(shown)})" if shown else "")
+        return membership_label(self.membership) + (f" ({', '.join(shown)})" if shown else "")
 
     def to_dict(self) -> dict:
         return asdict(self)

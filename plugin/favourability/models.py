@@ -43,6 +43,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import LodestarError, require_package
+from ..labels import CALIBRATION_LABELS
 from .wofe import (
     MIN_CLASS_DEPOSITS,
     categorical_generalise,
@@ -54,8 +55,7 @@ from .wofe import (
 )
 
 METHODS = ("wofe", "logistic", "forest", "boosting")
-LABELS = {"wofe": "weights of evidence", "logistic": "logistic regression", "forest": "random forest",
-          "boosting": "gradient boosting", "ensemble": "ensemble of the four (mean rank)"}
+LABELS = CALIBRATION_LABELS
 ENSEMBLE = "ensemble"
 REFERENCE_SCORES = 10_000
 """Scores of the study area each ensemble member keeps (evenly spaced in order) to rank a new score against."""

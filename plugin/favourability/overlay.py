@@ -20,14 +20,13 @@ import numpy as np
 from pyproj import CRS
 
 from ..errors import LodestarError
+from ..labels import COMBINATION_LABELS
 from ..raster_io import RasterGrid, RasterSet
 from .evidence import EvidenceSpec, membership_map
 from .transforms import percentile_rank
 
 METHODS = ("weighted", "rank", "gamma", "and", "or", "product", "sum")
-METHOD_LABELS = {"weighted": "weighted overlay", "rank": "weighted mean of ranks", "gamma": "fuzzy gamma",
-                 "and": "fuzzy AND", "or": "fuzzy OR",
-                 "product": "fuzzy product", "sum": "fuzzy sum"}
+METHOD_LABELS = COMBINATION_LABELS
 
 
 def combine(maps: dict, weights: dict, method: str = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:

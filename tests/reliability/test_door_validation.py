@@ -147,6 +147,7 @@ def test_a_user_deposit_model_with_a_number_not_finite_or_out_of_range_is_refuse
                                                                                           field):
     model = copy.deepcopy(model_by_id("porphyry_cu_mo_au"))  # the shipped models stay as they are
     model.update(id="my_porphyry", name="My porphyry")
+    model["favourability"]["weights"] = {"geophysics": 1.0}  # a user's model may give weights (shipped ones do not)
     inner = model
     for key in where[:-1]:
         inner = inner[key]

@@ -206,7 +206,7 @@ def test_insufficient_evidence_has_its_own_banner(dock):
     dock.results.show_answer(result)
     banner = dock.ui.answerBanner
     assert banner.text() == ("<b>Insufficient evidence</b><br><small>the critical evidence needs a layer with role "
-                             "iron_oxide or geophysics; add one to answer the question. (1 round)</small>")
+                             "iron oxide or geophysics; add one to answer the question. (1 round)</small>")  # words
     assert "#d1c4e9" in banner.styleSheet()
     colours = {}
     for answer, valid in (("A", True), ("A", False), ("Failed", False)):

@@ -31,6 +31,7 @@ from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.errors import Cancelled, LodestarError
+from lodestar.plugin.labels import zone_label
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
 from lodestar.plugin.runs.case import read_case
@@ -325,7 +326,7 @@ def test_offline_sample_case_end_to_end(tmp_path):
     assert set(result.prospectivity["rank"]) == set(range(1, len(result.prospectivity) + 1))
     core = result.verdicts[-1]["verdict"]["core"]  # the Yes names its core, and the map's first target holds it
     first = result.prospectivity[result.prospectivity["rank"] == 1].iloc[0]
-    assert first["why"].startswith(f"holds the verified core ({core['label']})")
+    assert first["why"].startswith(f"holds the verified core ({zone_label(core['label'])})")  # the zone in words
     assert first.geometry.intersects(core_outline(core))
 
 
@@ -512,7 +513,7 @@ def test_untestable_critical_evidence_is_said_plainly(two_layers, tmp_path):
     assert result.answer == INSUFFICIENT == result.answer_text and record["result"]["answer"] == INSUFFICIENT
     verdict = record["rounds"][0]["verdict"]
     assert "cannot be tested" in verdict["rationale"] and "hydrothermal_alteration" in verdict["missing"]
-    assert any("needs a layer with role" in note and "hydrothermal_alteration" in note for note in result.notes)
+    assert any("needs a hydrothermal alteration or argillic alteration layer" in note for note in result.notes)
     assert result.outputs["favourability"].is_file() and [w["layer"] for w in result.weights] == ["silica"]
     assert len(result.prospectivity) >= 1  # insufficient evidence does not rule the deposit out
 
@@ -671,7 +672,7 @@ def test_geochemistry_of_no_pathfinder_is_named_when_the_critical_evidence_canno
     record = json.loads(result.outputs["record"].read_text(encoding="utf-8"))
     assert result.answer == "Insufficient evidence"
     assert all(step["layers"] in ([], ["mapped faults"]) for step in record["plan"])
-    assert ("Insufficient evidence: the critical evidence needs a layer with role geochemistry or silicification; "
+    assert ("Insufficient evidence: the critical evidence needs a geochemistry or silicification layer; "
             "add one to answer the question. The layers given with that role are no evidence for it: k_rcl "
             "(potassium is not a pathfinder of Carlin-type sediment-hosted gold (Au, As, Sb, Hg, Tl)); al_rcl "
             "(aluminium is not a pathfinder") in " ".join(result.notes)

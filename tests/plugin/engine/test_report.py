@@ -23,6 +23,7 @@ from lodestar.plugin.engine.report import FIGURES, render_report, write_figures
 from lodestar.plugin.engine.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
 from lodestar.plugin.engine.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
 from lodestar.plugin.engine.report_text import humanize, km2, number, percent
+from lodestar.plugin.labels import zone_label
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.plugin.runs.case import read_case
 
@@ -208,7 +209,7 @@ def test_insufficient_evidence_banner_names_the_missing_role(tmp_path):
     banner = re.search(r'<div class="answer insufficient">(.*?)</div>', page).group(1)
     assert _text(banner) == ("Answer: Insufficient evidence: no layer of hydrothermal alteration or argillic "
                              "alteration")
-    assert 'class="answer valid"' not in page and "needs a layer with role hydrothermal alteration" in page
+    assert 'class="answer valid"' not in page and "needs a hydrothermal alteration or argillic alteration layer" in page
     assert Image.open(result.outputs["report"].parent / FIGURES["map"]).width == WIDTH_PX
     assert "Validation against known deposits" not in page  # no deposits were given
     _plain(page, record)
@@ -290,7 +291,9 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
     assert verdicts and all(v["route"] == "zone core" and v["place"] for v in verdicts)
     said = [_text(p) for p in re.findall(r"<p><b>Place weighed:</b>(.*?)</p>", reasoning)]
     assert len(said) == len(verdicts) and all("(found as: zone core)" in p for p in said)
-    assert said[-1].startswith(verdicts[-1]["place"].split(" ")[0])
+    zone = re.match(r"s\d+:.*?:\d+", verdicts[-1]["place"]).group(0)
+    assert said[-1].startswith(zone_label(zone)) and zone_label(zone).startswith("zone ")  # in words, not its id
+    assert not re.search(r"\bs\d+:", said[-1])
     assert reasoning.count("Supports the answer: ") == len(record["chain"])
     assert reasoning.count("the chain can conclude here") == sum(
         n["observation"]["global_inference"] == "end" for n in record["chain"]) >= 1
