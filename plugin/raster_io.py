@@ -125,11 +125,19 @@ class RasterGrid:
 
 
 def crs_label(crs: CRS | None) -> str:
-    """Short human name of a CRS: an authority code where there is one, else its name."""
+    """Short human name of a CRS: an authority code where there is one, else its name; a CRS named 'unnamed' (a
+    WKT of parameters only) by its projection and ellipsoid: 'Lambert Conic Conformal (2SP) on the Clarke 1866
+    ellipsoid'."""
     if crs is None:
         return "pixel space (not georeferenced)"
     auth = crs.to_authority()
-    return f"{auth[0]}:{auth[1]}" if auth else crs.name
+    if auth:
+        return f"{auth[0]}:{auth[1]}"
+    if crs.name and crs.name.strip().lower() not in ("unnamed", "unknown", "undefined"):
+        return crs.name
+    operation = crs.coordinate_operation.method_name if crs.coordinate_operation else "geographic coordinates"
+    ellipsoid = crs.ellipsoid.name if crs.ellipsoid else ""
+    return f"{operation} on the {ellipsoid} ellipsoid" if ellipsoid else operation
 
 
 @dataclass

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..files import PNG_OPTIONS, atomic_path
+from ..labels import plural
 from ..map_classes import class_index, favourability_classes
 from ..raster_io import RasterReader, crs_label
 from ..vector_io import read_vector
@@ -24,8 +25,15 @@ LABELLED = 10
 """Targets labelled with their rank on the map (all are outlined)."""
 
 _MAX_PIXELS = 1_500_000
-_MARGIN = {"left": 86, "right": 180, "top": 58, "bottom": 104}
 _MAX_MAP_HEIGHT = 900
+_PAD, _GAP = 10, 8
+"""Pixels between the figure's edge and its parts, and between two parts."""
+_BAR_PX, _ARROW_PX, _SCALE_PX = 18, 46, 32
+"""The colour bar's width, the north arrow's height and the scale bar's height, in pixels."""
+_MIN_MAP_PX = 120
+"""The narrowest the map is drawn (a study area 20 times as tall as wide: the figure grows instead)."""
+_TICK_FONT, _TICK_PAD = 8, 7
+"""The coordinates' font size, and the pixels of their tick and its gap."""
 
 
 def output_file(record: dict, folder: Path, name: str) -> Path | None:
@@ -65,6 +73,18 @@ def draw_record_map(record: dict, folder: Path, path: Path, title: str) -> tuple
 def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str = "Favourability",
              area_share: float | None = None) -> Path:
     """Draw the surface of `reader` (0-1) with the targets (a GeoDataFrame with `rank`) and deposit points."""
+    figure, _ = map_figure(reader, targets=targets, points=points, title=title, area_share=area_share)
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS)
+    return Path(path)
+
+
+def map_figure(reader: RasterReader, *, targets=None, points=(), title: str = "Favourability",
+               area_share: float | None = None) -> tuple:
+    """(the map's matplotlib Figure, {part: [its artists]}) of `draw_map`, laid out in WIDTH_PX pixels by the
+    measured size of every part, so that none overlaps another or leaves the figure whatever the map's shape
+    (`MapLayout`): title and subtitle above; the map with its coordinates and, on its right, the north arrow over
+    the colour bar with its class labels and title; the CRS, the scale bar and the legend below."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.figure import Figure
@@ -73,40 +93,188 @@ def draw_map(reader: RasterReader, path, *, targets=None, points=(), title: str 
     values = np.ma.masked_invalid(data[0])
     classes = favourability_classes()
     xmin, ymin, xmax, ymax = grid.bounds
-    map_w, map_h = _map_size(xmax - xmin, ymax - ymin)
-    fig_h = map_h + _MARGIN["top"] + _MARGIN["bottom"]
-    figure = Figure(figsize=(WIDTH_PX / DPI, fig_h / DPI), dpi=DPI)
+    figure = Figure(figsize=(WIDTH_PX / DPI, WIDTH_PX / DPI), dpi=DPI)
     FigureCanvasAgg(figure)
-    left = _MARGIN["left"] + (WIDTH_PX - _MARGIN["left"] - _MARGIN["right"] - map_w) / 2
-    axes = figure.add_axes((left / WIDTH_PX, _MARGIN["bottom"] / fig_h, map_w / WIDTH_PX, map_h / fig_h))
+    axes = figure.add_axes((0.1, 0.1, 0.6, 0.6))
     cmap = ListedColormap([c.colour for c in classes]).with_extremes(bad=NODATA_COLOUR)
     norm = BoundaryNorm(np.arange(len(classes) + 1) - 0.5, len(classes))
     shown = axes.imshow(class_index(values, classes), cmap=cmap, norm=norm, extent=(xmin, xmax, ymin, ymax),
-                        interpolation="nearest", origin="upper")
+                        interpolation="nearest", origin="upper", aspect="auto")
     axes.set_xlim(xmin, xmax)
     axes.set_ylim(ymin, ymax)
     _coordinate_grid(axes, grid)
-    n_targets = _draw_targets(axes, targets) if targets is not None and len(targets) else 0
+    bar = figure.add_axes((0.8, 0.1, 0.02, 0.6))
+    colours = figure.colorbar(shown, cax=bar, ticks=range(len(classes)))
+    colours.ax.set_yticklabels([c.label for c in classes], fontsize=9)
+    colours.set_label("favourability class", fontsize=11)
+    n_targets = len(targets) if targets is not None else 0
+    across = _across_km(grid)
+    parts = {
+        "title": [figure.text(0, 0, title, fontsize=13, weight="bold", va="top")],
+        "subtitle": [figure.text(0, 0, _subtitle(across, n_targets, len(points), area_share), fontsize=10,
+                                 va="top", color="#333333")],
+        "crs": [figure.text(0, 0, f"coordinates in {crs_name(grid.crs)}", fontsize=9, va="top", color="#333333")],
+    }
+    legend = _legend(figure, n_targets, len(points), bool(np.ma.getmaskarray(values).any()))
+    layout = MapLayout(figure, axes, colours, parts, legend, grid)
+    layout.place()
+    if n_targets:
+        _draw_targets(axes, targets)
     if len(points):
         xy = np.asarray(points, dtype=float)
         axes.scatter(xy[:, 0], xy[:, 1], marker="P", s=75, facecolors="white", edgecolors="black", linewidths=1.0,
                      zorder=6)
-    box = (left / WIDTH_PX, _MARGIN["bottom"] / fig_h, map_w / WIDTH_PX, map_h / fig_h)
-    across = _scale_bar(figure, axes, grid, box)
-    bar_left = (left + map_w + 22) / WIDTH_PX
-    if grid.crs is not None:
-        _north_arrow(figure, bar_left + 9 / WIDTH_PX, 1.0)
-    bar = figure.add_axes((bar_left, _MARGIN["bottom"] / fig_h, 18 / WIDTH_PX, map_h / fig_h))
-    legend = figure.colorbar(shown, cax=bar, ticks=range(len(classes)))
-    legend.ax.set_yticklabels([c.label for c in classes], fontsize=9)
-    legend.set_label("favourability class", fontsize=11)
-    figure.text(_MARGIN["left"] / WIDTH_PX, 1 - 22 / fig_h, title, fontsize=13, weight="bold", va="center")
-    figure.text(_MARGIN["left"] / WIDTH_PX, 1 - 44 / fig_h, _subtitle(across, n_targets, len(points), area_share),
-                fontsize=10, va="center", color="#333333")
-    _legend(figure, n_targets, len(points), bool(np.ma.getmaskarray(values).any()))
-    with atomic_path(path) as tmp:
-        figure.savefig(tmp, format="png", dpi=DPI, metadata={"Software": None}, pil_kwargs=PNG_OPTIONS)
-    return Path(path)
+    parts.update(layout.drawn())
+    return figure, parts
+
+
+class MapLayout:
+    """Places the map's parts in pixels once their sizes are measured (a text's extent is known before any draw),
+    then fixes the figure's height: the map is as wide as the column beside the colour bar leaves, no taller than
+    _MAX_MAP_HEIGHT and no narrower than _MIN_MAP_PX; a title, subtitle or CRS line wider than the figure wraps; the
+    northings run rotated along the map's left edge unless the map is too low for one, then level; each axis holds
+    as many coordinates as fit whole within it; the colour bar is never shorter than its labels; the scale bar and
+    the legend share a row when they fit side by side, else the legend goes under it."""
+
+    def __init__(self, figure, axes, colours, parts: dict, legend, grid):
+        self.figure, self.axes, self.colours, self.parts, self.legend, self.grid = (figure, axes, colours, parts,
+                                                                                      legend, grid)
+        self.arrow = None
+        self.scale = None
+
+    def _size(self, artist) -> tuple[float, float]:
+        box = artist.get_window_extent(self.figure.canvas.get_renderer())
+        return box.width, box.height
+
+    def _ticks(self, labels) -> tuple[float, float]:
+        boxes = [self._size(t) for t in labels if t.get_text()]
+        return (max((w for w, _ in boxes), default=0.0), max((h for _, h in boxes), default=0.0))
+
+    def _wrap(self, text, width: float) -> None:
+        """Break a text artist's line at '; ' or spaces so that no line is wider than `width` pixels."""
+        words = text.get_text().replace("; ", ";\0").replace(" ", " \0").split("\0")
+        lines, line = [], ""
+        for word in words:
+            text.set_text((line + word).rstrip())
+            if line and self._size(text)[0] > width:
+                lines.append(line.rstrip())
+                line = word
+            else:
+                line += word
+        lines.append(line.rstrip())
+        text.set_text("\n".join(lines))
+
+    def _label_size(self, text: str, rotation: float = 0.0) -> tuple[float, float]:
+        probe = self.figure.text(0, 0, text, fontsize=_TICK_FONT, rotation=rotation)
+        size = self._size(probe)
+        probe.remove()
+        return size
+
+    def _fit_ticks(self, axis, low: float, high: float, length: float, rotated: bool) -> None:
+        """As many round coordinates on `axis` as fit whole inside its `length` pixels, a gap apart (none when not
+        even one fits)."""
+        from matplotlib.ticker import FixedLocator, MaxNLocator
+
+        def along(value) -> float:  # a label's extent along its axis
+            width, height = self._label_size(_coordinate(value))
+            return width if axis is self.axes.xaxis or rotated else height
+
+        kept = []
+        for bins in (5, 4, 3, 2, 1):
+            ticks = [(v, (v - low) / (high - low) * length, along(v))
+                     for v in MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10]).tick_values(low, high)
+                     if low <= v <= high]
+            inside = [t for t in ticks if t[2] / 2 <= t[1] <= length - t[2] / 2]
+            if inside and all(b[1] - a[1] >= (a[2] + b[2]) / 2 + _GAP for a, b in zip(inside, inside[1:])):
+                kept = [v for v, _, _ in inside]
+                break
+        axis.set_major_locator(FixedLocator(kept))
+
+    def place(self) -> None:
+        figure, axes, bar = self.figure, self.axes, self.colours.ax
+        title, subtitle, crs = (self.parts[k][0] for k in ("title", "subtitle", "crs"))
+        inner = WIDTH_PX - 2 * _PAD
+        for text in (title, subtitle, crs):
+            if self._size(text)[0] > inner:
+                self._wrap(text, inner)
+        head = _PAD + self._size(title)[1] + _GAP + self._size(subtitle)[1] + _GAP
+        bar_ticks = self._ticks(bar.get_yticklabels())
+        column = max(_BAR_PX + 4 + bar_ticks[0] + _GAP + self._size(bar.yaxis.label)[0] + _PAD, _ARROW_PX)
+        xmin, ymin, xmax, ymax = self.grid.bounds
+        aspect = (ymax - ymin) / (xmax - xmin) if xmax > xmin else 1.0
+        widest = self._label_size(max((_coordinate(v) for v in (ymin, ymax)), key=len))
+        for rotated in (True, False):  # northings along the edge, or level when the map is too low for one
+            y_ticks = (widest[1] if rotated else widest[0]) + _TICK_PAD
+            left = _PAD + self._size(axes.yaxis.label)[0] + _GAP + y_ticks
+            map_w = WIDTH_PX - left - 2 * _GAP - column
+            map_h = map_w * aspect
+            if map_h > _MAX_MAP_HEIGHT:
+                map_w = max(_MIN_MAP_PX, _MAX_MAP_HEIGHT / aspect)
+                map_h = map_w * aspect
+            if not rotated or map_h >= widest[0] + 2 * _GAP:
+                break
+        axes.tick_params(axis="y", labelrotation=90 if rotated else 0)
+        for label in axes.get_yticklabels():
+            label.set_verticalalignment("center")
+        bar_h = max(map_h - _ARROW_PX - _GAP, len(bar.get_yticklabels()) * 1.6 * bar_ticks[1])
+        body = max(map_h, _ARROW_PX + _GAP + bar_h)
+        under = (widest[1] + _TICK_PAD + self._size(axes.xaxis.label)[1] + _GAP + self._size(crs)[1] + _GAP)
+        scale = self._scale_parts(map_w) if _metres_per_unit(self.grid) else None
+        scale_w, scale_h = (scale[0], _SCALE_PX) if scale else (0.0, 0.0)
+        legend_w, legend_h = self._size(self.legend) if self.legend is not None else (0.0, 0.0)
+        side_by_side = scale_w + 2 * _GAP + legend_w <= inner
+        foot = max(scale_h, legend_h) if side_by_side else scale_h + _GAP + legend_h
+        height = head + body + under + foot + _PAD
+        figure.set_size_inches(WIDTH_PX / DPI, height / DPI)
+
+        def box(x, top, w, h):  # pixels from the top left -> figure fractions (left, bottom, width, height)
+            return (x / WIDTH_PX, 1 - (top + h) / height, w / WIDTH_PX, h / height)
+
+        map_x = left + max(0.0, (WIDTH_PX - left - 2 * _GAP - column - map_w) / 2)
+        map_top = head + (body - map_h) / 2
+        axes.set_position(box(map_x, map_top, map_w, map_h))
+        self._fit_ticks(axes.xaxis, xmin, xmax, map_w, False)
+        self._fit_ticks(axes.yaxis, ymin, ymax, map_h, rotated)
+        column_x = map_x + map_w + 2 * _GAP
+        bar.set_position(box(column_x, head + _ARROW_PX + _GAP, _BAR_PX, bar_h))
+        title.set_position((_PAD / WIDTH_PX, 1 - _PAD / height))
+        subtitle.set_position((_PAD / WIDTH_PX, 1 - (_PAD + self._size(title)[1] + _GAP) / height))
+        crs.set_position((min(map_x, WIDTH_PX - _PAD - self._size(crs)[0]) / WIDTH_PX,
+                          1 - (head + body + under - _GAP - self._size(crs)[1]) / height))
+        if self.grid.crs is not None:
+            self.arrow = _north_arrow(figure, (column_x + _BAR_PX / 2) / WIDTH_PX, 1 - head / height)
+        foot_top = head + body + under
+        if scale:
+            self.scale = _scale_bar(figure, box(_PAD, foot_top, scale_w, scale_h), *scale)
+        if self.legend is not None:
+            legend_top = foot_top if side_by_side else foot_top + scale_h + _GAP
+            self.legend.set_bbox_to_anchor(box(WIDTH_PX - _PAD - legend_w, legend_top, legend_w, legend_h),
+                                           transform=figure.transFigure)
+
+    def _scale_parts(self, map_w: float) -> tuple[float, float, str]:
+        """(width of the scale bar's box, its bar's length in pixels, its label) for a map `map_w` pixels wide: the
+        longest 1-2-5 length not over a quarter of the map, the box as wide as the bar or its label."""
+        across = _across_km(self.grid)
+        step = _bar_length(across / 4)
+        length = step / across * map_w
+        label = f"{_km(step)} km"
+        return max(length, self._label_size(label)[0] * 10 / _TICK_FONT) + 4, length, label
+
+    def drawn(self) -> dict:
+        """The parts a reader sees, by name, for a check that none overlaps another."""
+        axes, bar = self.axes, self.colours.ax
+        parts = {"map": [axes.patch], "map coordinates": [t for t in axes.get_xticklabels() + axes.get_yticklabels()
+                                                          if t.get_text()],
+                 "easting label": [axes.xaxis.label], "northing label": [axes.yaxis.label],
+                 "colour bar": [bar.patch] + [t for t in bar.get_yticklabels() if t.get_text()],
+                 "colour bar title": [bar.yaxis.label]}
+        if self.arrow is not None:
+            parts["north arrow"] = list(self.arrow)
+        if self.scale is not None:
+            parts["scale bar"] = list(self.scale)
+        if self.legend is not None:
+            parts["legend"] = [self.legend]
+        return parts
 
 
 def axis_names(crs) -> tuple[str, str]:
@@ -128,37 +296,23 @@ def _coordinate_grid(axes, grid) -> None:
     for axis in (axes.xaxis, axes.yaxis):
         axis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
         axis.set_major_formatter(FuncFormatter(_coordinate))
-    axes.tick_params(labelsize=8, length=3, color="#555555")
-    axes.tick_params(axis="y", labelrotation=90)
-    for label in axes.get_yticklabels():
-        label.set_verticalalignment("center")
+    axes.tick_params(labelsize=_TICK_FONT, length=3, color="#555555")
     axes.grid(True, color="white", alpha=0.55, linewidth=0.6, linestyle="--")
     x_name, y_name = axis_names(grid.crs)
-    axes.set_xlabel(f"{x_name}; coordinates in {crs_name(grid.crs)}", fontsize=9)
+    axes.set_xlabel(x_name, fontsize=9)
     axes.set_ylabel(y_name, fontsize=9)
 
 
 def crs_name(crs) -> str:
     """The CRS as a reader names it: 'EPSG:28350 (GDA94 / MGA zone 50)'; pixel space said so."""
     label = crs_label(crs)
-    return label if crs is None or label == crs.name else f"{label} ({crs.name})"
+    return label if crs is None or crs.name in label or not crs.to_authority() else f"{label} ({crs.name})"
 
 
 def _coordinate(value: float, _position=None) -> str:
     """A coordinate on the map's edge: whole units with thousands separators, decimals only when needed."""
     text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4f}".rstrip("0").rstrip(".")
     return text.replace("-", "\u2212")
-
-
-def _map_size(width: float, height: float) -> tuple[int, int]:
-    """Map panel size in pixels: as wide as the figure allows, no taller than _MAX_MAP_HEIGHT."""
-    map_w = WIDTH_PX - _MARGIN["left"] - _MARGIN["right"]
-    aspect = height / width if width > 0 else 1.0
-    map_h = map_w * aspect
-    if map_h > _MAX_MAP_HEIGHT:
-        map_h = _MAX_MAP_HEIGHT
-        map_w = map_h / aspect
-    return int(round(map_w)), int(round(map_h))
 
 
 def _draw_targets(axes, targets) -> int:
@@ -209,26 +363,25 @@ def _metres_per_unit(grid) -> float | None:
     return float(crs.axis_info[0].unit_conversion_factor) if crs.axis_info else 1.0
 
 
-def _scale_bar(figure, axes, grid, box: tuple) -> float | None:
-    """A scale bar in km below the map's lower left corner; returns the map's width in km (None in pixel
-    space). `box`: the map panel (left, bottom, width, height) in figure fractions."""
+def _across_km(grid) -> float | None:
+    """The map's width in km (None in pixel space)."""
     per_unit = _metres_per_unit(grid)
-    if per_unit is None:
-        return None
-    xmin, _, xmax, _ = grid.bounds
-    across_km = (xmax - xmin) * per_unit / 1000.0
-    step_km = _bar_length(across_km / 4)
-    left, bottom, width, _ = box
-    bar = figure.add_axes((left, bottom - 94 / figure.bbox.height, width, 30 / figure.bbox.height))
-    bar.set_xlim(xmin, xmax)
-    bar.set_ylim(0, 1)
+    return None if per_unit is None else (grid.bounds[2] - grid.bounds[0]) * per_unit / 1000.0
+
+
+def _scale_bar(figure, box: tuple, width: float, length: float, label: str) -> list:
+    """A scale bar `length` pixels long, centred in `box` (figure fractions; `width` pixels wide) with its `label`
+    above it; returns its artists."""
+    bar = figure.add_axes(box)
+    bar.set_xlim(0, width)
+    bar.set_ylim(0, _SCALE_PX)
     bar.axis("off")
-    length = step_km * 1000.0 / per_unit
-    bar.plot([xmin, xmin + length], [0.25, 0.25], color="black", linewidth=4, solid_capstyle="butt")
-    for x in (xmin, xmin + length):
-        bar.plot([x, x], [0.1, 0.4], color="black", linewidth=1.2)
-    bar.text(xmin + length / 2, 0.55, f"{_km(step_km)} km", ha="center", va="bottom", fontsize=10)
-    return across_km
+    start = (width - length) / 2
+    drawn = bar.plot([start, start + length], [6, 6], color="black", linewidth=4, solid_capstyle="butt")
+    for x in (start, start + length):
+        drawn += bar.plot([x, x], [2, 10], color="black", linewidth=1.2)
+    drawn.append(bar.text(width / 2, 13, label, ha="center", va="bottom", fontsize=10))
+    return drawn
 
 
 def _bar_length(limit_km: float) -> float:
@@ -237,19 +390,18 @@ def _bar_length(limit_km: float) -> float:
     return float(max(f * power for f in (1, 2, 5) if f * power <= max(limit_km, power)))
 
 
-def _north_arrow(figure, x: float, top: float) -> None:
-    """A north arrow in the figure's top margin at figure fraction x (the analysis grids are north-up)."""
-    figure.text(x, top - 12 / figure.bbox.height, "N", ha="center", va="top", fontsize=11, weight="bold")
-    figure.patches.append(_arrow(figure, x, top))
-
-
-def _arrow(figure, x: float, top: float):
+def _north_arrow(figure, x: float, top: float) -> tuple:
+    """A north arrow whose top is at figure fraction `top`, centred on `x` (the analysis grids are north-up): its 'N'
+    and its arrow."""
     from matplotlib.patches import FancyArrow
 
     height = figure.bbox.height
-    return FancyArrow(x, top - 50 / height, 0, 24 / height, width=2.5 / figure.bbox.width,
-                      head_width=10 / figure.bbox.width, head_length=8 / height, length_includes_head=True,
-                      color="black", transform=figure.transFigure, figure=figure)
+    letter = figure.text(x, top, "N", ha="center", va="top", fontsize=11, weight="bold")
+    arrow = FancyArrow(x, top - (_ARROW_PX - 2) / height, 0, 26 / height, width=2.5 / WIDTH_PX,
+                       head_width=10 / WIDTH_PX, head_length=8 / height, length_includes_head=True, color="black",
+                       transform=figure.transFigure, figure=figure)
+    figure.patches.append(arrow)
+    return letter, arrow
 
 
 def _km(value: float) -> str:
@@ -262,13 +414,13 @@ def _subtitle(across_km, n_targets: int, n_points: int, area_share) -> str:
     if n_targets:
         top = f" from the top {area_share * 100:g} % of the area" if area_share else ""
         shown = f"ranks 1-{min(n_targets, LABELLED)} labelled" if n_targets > 1 else "rank 1 labelled"
-        parts.append(f"{n_targets} target(s){top}, {shown}")
+        parts.append(f"{plural(n_targets, 'target')}{top}, {shown}")
     if n_points:
-        parts.append(f"{n_points} known deposit(s)")
+        parts.append(plural(n_points, "known deposit"))
     return "; ".join(parts)
 
 
-def _legend(figure, n_targets: int, n_points: int, has_nodata: bool) -> None:
+def _legend(figure, n_targets: int, n_points: int, has_nodata: bool):
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -280,6 +432,7 @@ def _legend(figure, n_targets: int, n_points: int, has_nodata: bool) -> None:
                               linestyle="", label="known deposit"))
     if has_nodata:
         handles.append(Patch(facecolor=NODATA_COLOUR, edgecolor="#999999", label="outside the analysed area"))
-    if handles:
-        figure.legend(handles=handles, loc="lower right", ncol=len(handles), frameon=False, fontsize=10,
-                      bbox_to_anchor=(1.0, 0.0))
+    if not handles:
+        return None
+    return figure.legend(handles=handles, loc="center right", ncol=len(handles), frameon=False, fontsize=10,
+                         borderaxespad=0.0)

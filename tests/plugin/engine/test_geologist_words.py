@@ -21,7 +21,6 @@ from lodestar.plugin.engine.knowledge import load_knowledge
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.plugin.roles import ROLES
 
-
 ELSEWHERE = ("The best 1 targets, each judged",)
 """Sentences of plugin/engine/report_targets.py, which other work owns (issue 61's report: it should count with
 labels.plural); left out of the check here until that file does."""
