@@ -113,6 +113,21 @@ def role_of_label(label: str) -> str:
     return str(label)
 
 
+def role_of_words(text) -> str:
+    """The role a geologist's words name: its label, its words or its key, in any case ('iron oxide', 'Structure
+    (faults, lineaments)', 'false-colour composite' -> their keys); the text itself when it names none."""
+    said = " ".join(str(text or "").split())
+    for key in ROLE_LABELS:
+        if said.lower() in (key, words(key), ROLE_LABELS[key].lower()):
+            return key
+    return said
+
+
+def identifier(text) -> str:
+    """Words as the identifier they stand for: 'Gossan cap' -> 'gossan_cap' (lower case, other characters as '_')."""
+    return re.sub(r"[^a-z0-9]+", "_", str(text or "").strip().lower()).strip("_")
+
+
 def words(name) -> str:
     """A role or other identifier inside a sentence: 'hydrothermal_alteration' -> 'hydrothermal alteration',
     'false_color_composite' -> 'false-colour composite', 'phyllic_core' -> 'phyllic core'."""

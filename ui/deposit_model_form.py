@@ -31,9 +31,10 @@ from qgis.PyQt.QtWidgets import (
 from ..plugin.engine.deposit_models import save_user_model
 from ..plugin.engine.knowledge import EVIDENCE_KINDS
 from ..plugin.errors import LodestarError
+from ..plugin.labels import identifier, role_label, role_of_words, words
 from ..plugin.roles import ROLES
 
-EVIDENCE_HEADERS = ("Id", "Level", "Kind", "Roles (comma-separated)", "Reach (m)", "What")
+EVIDENCE_HEADERS = ("Evidence", "Level", "Kind", "Layer roles (comma-separated)", "Reach (m)", "What")
 LEVELS = ("critical", "secondary")
 
 
@@ -57,7 +58,7 @@ class DepositModelForm(QDialog):
         form = QFormLayout()
         self.start = QComboBox(self)
         for model in self.models:
-            self.start.addItem(f"{model['name']} ({model['id']})", model["id"])
+            self.start.addItem(model["name"] + (" (yours)" if model.get("source") == "user" else ""), model["id"])
         self.model_id = QLineEdit(self)
         self.model_id.setPlaceholderText("e.g. my_carlin (lower-case letters, digits, _)")
         self.name = QLineEdit(self)
@@ -99,7 +100,7 @@ class DepositModelForm(QDialog):
         self.weights.setHorizontalHeaderLabels(("Role", "Weight"))
         self.weights.horizontalHeader().setStretchLastSection(True)
         for i, role in enumerate(ROLES):
-            self.weights.setItem(i, 0, QTableWidgetItem(role))
+            self.weights.setItem(i, 0, QTableWidgetItem(role_label(role)))
             self.weights.setCellWidget(i, 1, self._spin(0, 10, 2))
         layout.addWidget(self.weights)
         self.problem = QLabel(self)
@@ -146,13 +147,13 @@ class DepositModelForm(QDialog):
     def add_evidence(self, item: dict) -> None:
         row = self.evidence.rowCount()
         self.evidence.insertRow(row)
-        self.evidence.setItem(row, 0, QTableWidgetItem(item.get("id", f"item_{row + 1}")))
+        self.evidence.setItem(row, 0, QTableWidgetItem(words(item.get("id", f"item {row + 1}"))))
         for column, options, value in ((1, LEVELS, item.get("level")), (2, EVIDENCE_KINDS, item.get("kind"))):
             combo = QComboBox(self.evidence)
             combo.addItems(list(options))
             combo.setCurrentIndex(max(0, combo.findText(value or options[0])))
             self.evidence.setCellWidget(row, column, combo)
-        self.evidence.setItem(row, 3, QTableWidgetItem(", ".join(item.get("roles", []))))
+        self.evidence.setItem(row, 3, QTableWidgetItem(", ".join(words(r) for r in item.get("roles", []))))
         self.evidence.setItem(row, 4, QTableWidgetItem(f"{item['near_m']:g}" if "near_m" in item else ""))
         self.evidence.setItem(row, 5, QTableWidgetItem(item.get("what", "")))
 
@@ -164,7 +165,7 @@ class DepositModelForm(QDialog):
         earlier = {item["id"]: item for item in self.base.get("evidence", [])}
         evidence = []
         for row in range(self.evidence.rowCount()):
-            item_id = (self.evidence.item(row, 0).text() if self.evidence.item(row, 0) else "").strip()
+            item_id = identifier(self.evidence.item(row, 0).text() if self.evidence.item(row, 0) else "")
             item = {k: v for k, v in earlier.get(item_id, {}).items() if k not in ("near_m",)}
             reach = self.evidence.item(row, 4).text().strip() if self.evidence.item(row, 4) else ""
             try:
@@ -176,7 +177,8 @@ class DepositModelForm(QDialog):
                 item["source"] = f"near_m {near['near_m']:g}: set by the user"
             item.update(id=item_id, level=self.evidence.cellWidget(row, 1).currentText(),
                         kind=self.evidence.cellWidget(row, 2).currentText(),
-                        roles=_words(self.evidence.item(row, 3).text() if self.evidence.item(row, 3) else ""),
+                        roles=[role_of_words(r) for r in _words(self.evidence.item(row, 3).text()
+                                                                if self.evidence.item(row, 3) else "")],
                         what=self.evidence.item(row, 5).text() if self.evidence.item(row, 5) else "", **near)
             evidence.append(item)
         weights = {role: self.weights.cellWidget(i, 1).value() for i, role in enumerate(ROLES)

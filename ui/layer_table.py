@@ -1,4 +1,5 @@
-"""The dock's layer table: the project's evidence layers, each with a check box, a role and (rasters) a Low box."""
+"""The dock's layer table: the project's evidence layers, each with a check box, a role and (rasters) a Low box;
+every role shown whole, every layer up to SHOWN_ROWS without scrolling."""
 from __future__ import annotations
 
 from functools import partial
@@ -16,8 +17,8 @@ from . import layers as result_layers
 from .table_fit import name_tip
 
 CHOOSE_ROLE = "(choose a role)"
-ROLE_CHARS = 6
-"""Characters of a role the Role column shows when closed (its list shows every role whole)."""
+SHOWN_ROWS = 10
+"""Layers the table shows without scrolling (more scroll)."""
 LOW_COLUMN = 2
 LOW_SET_ROLE = Qt.UserRole + 2  # on the Low column: the user ticked or cleared it (no more guessing)
 LOW_TIP = ("Tick when LOW values of this raster are favourable (e.g. distance to faults: near is good); "
@@ -79,7 +80,7 @@ class LayerTable(QObject):
         tree.setTextElideMode(Qt.ElideMiddle)  # 'ASTER AlOH…(2003)' and 'ASTER ferric…(2003)' stay apart
         header.setSectionResizeMode(0, QHeaderView.Stretch)
         header.setStretchLastSection(False)  # the Low box needs its own width only: the names get the rest
-        header.setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.Fixed)  # as wide as the longest role chosen (`_fit_roles`)
         header.setSectionResizeMode(LOW_COLUMN, QHeaderView.ResizeToContents)
         tree.headerItem().setToolTip(LOW_COLUMN, LOW_TIP)
         tree.itemChanged.connect(self._item_changed)
@@ -122,8 +123,7 @@ class LayerTable(QObject):
             item.setCheckState(0, checked)
             tree.addTopLevelItem(item)
             combo = QComboBox(tree)
-            combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # the list shows roles whole
-            combo.setMinimumContentsLength(ROLE_CHARS)
+            combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
             combo.addItem(CHOOSE_ROLE, CHOOSE_ROLE)
             for key in ROLES:
                 combo.addItem(role_label(key), key)
@@ -142,7 +142,28 @@ class LayerTable(QObject):
                 else:
                     self._guess_low(item, layer, role)
         tree.blockSignals(False)
+        self._fit_height()
+        self._fit_roles()
         self.changed.emit()
+
+    def _fit_roles(self) -> None:
+        """The Role column as wide as the longest role chosen, so every chosen role reads whole (the list shows all
+        of them whole), the names taking the rest."""
+        combos = [row["combo"] for row in self.rows()]
+        if not combos:
+            return
+        metrics = combos[0].fontMetrics()
+        widest = max((combos[0].itemText(i) for i in range(combos[0].count())), key=metrics.horizontalAdvance)
+        frame = combos[0].sizeHint().width() - metrics.horizontalAdvance(widest)  # the arrow, frame and margins
+        shown = max(metrics.horizontalAdvance(combo.currentText()) for combo in combos)
+        self.tree.header().resizeSection(1, shown + max(frame, 24) + 4)
+
+    def _fit_height(self) -> None:
+        """Tall enough for every layer up to SHOWN_ROWS (the sample's six were cut to five, the sixth scrolled)."""
+        tree = self.tree
+        rows = min(max(tree.topLevelItemCount(), 1), SHOWN_ROWS)
+        row = max(tree.sizeHintForRow(0), tree.fontMetrics().height() + 8) if tree.topLevelItemCount() else 24
+        tree.setMinimumHeight(tree.header().sizeHint().height() + rows * row + 2 * tree.frameWidth() + 4)
 
     @staticmethod
     def _guess_low(item: QTreeWidgetItem, layer, role: str) -> None:
@@ -150,7 +171,8 @@ class LayerTable(QObject):
         item.setCheckState(LOW_COLUMN, Qt.Checked if low else Qt.Unchecked)
 
     def _role_changed(self, layer_id: str, *_) -> None:
-        """A new role re-guesses the Low box of a raster, unless the user already set it."""
+        """A new role re-guesses the Low box of a raster, unless the user already set it; the Role column fits it."""
+        self._fit_roles()
         row = self.row(layer_id)
         item = row["item"]
         if isinstance(row["layer"], QgsRasterLayer) and not item.data(LOW_COLUMN, LOW_SET_ROLE):

@@ -35,6 +35,7 @@ from ..plugin.errors import LodestarError
 from ..plugin.favourability.evidence import MEMBERSHIPS
 from ..plugin.favourability.overlay import METHOD_LABELS, METHODS
 from ..plugin.favourability.plan_file import read_plan, write_plan
+from ..plugin.labels import membership_label, plural, transform_label
 from ..plugin.progress import Progress
 from .task import guarded
 
@@ -244,8 +245,9 @@ class PlanEditor(QObject):
 
     def _combo(self, row: int, key: str, options, current: str) -> QComboBox:
         combo = QComboBox(self.table)
+        label = transform_label if key == "transform" else membership_label
         for option in options:
-            combo.addItem(option, option)
+            combo.addItem(label(option), option)
         combo.setCurrentIndex(max(0, combo.findData(current)))
         combo.currentIndexChanged.connect(lambda *_: self.set_value(row, key, combo.currentData()))
         return combo
@@ -316,7 +318,8 @@ class PlanEditor(QObject):
             return
         self.surface_label.setPixmap(QPixmap.fromImage(surface_image(values)).scaled(
             PREVIEW_PX, PREVIEW_PX, Qt.KeepAspectRatio, Qt.SmoothTransformation))
-        self.surface_label.setToolTip(f"{plan.combination_text} of {len(plan.specs)} layer(s), the {plan.by}'s plan")
+        self.surface_label.setToolTip(f"{plan.combination_text} of {plural(len(plan.specs), 'layer')}, the {plan.by}'s "
+                                      "plan")
         self._draw_curve()
 
     def _draw_curve(self) -> None:
@@ -332,7 +335,7 @@ class PlanEditor(QObject):
             self.status.setText(str(exc))
             return
         unit = {"distance_m": "metres", "none": "the layer's values", "units": "other units / favourable units"}.get(
-            spec["transform"], spec["transform"].replace("_", " "))
+            spec["transform"], transform_label(spec["transform"]))
         self.curve_label.setPixmap(QPixmap.fromImage(curve_image(x, y, "m" if spec["transform"] == "distance_m"
                                                                  else "")))
         self.curve_label.setToolTip(f"{spec['layer']}: membership (0-1) against {unit}, from {x.min():g} to "
@@ -404,7 +407,7 @@ class PlanEditor(QObject):
 def comparison_text(done) -> str:
     """The re-made surface's figures beside the agent's plan's, in one paragraph."""
     plan = "your plan" if done.notes and "geologist" in done.notes[0] else "this plan"
-    text = f"{len(done.targets)} target(s) from {plan}, written to {Path(done.outputs['record']).parent}."
+    text = f"{plural(len(done.targets), 'target')} from {plan}, written to {Path(done.outputs['record']).parent}."
     if done.auc is not None:
         text += f" Success-rate AUC on the known deposits: {plan} {done.auc:.3f}"
         text += f", the agent's plan {done.agent_auc:.3f}." if done.agent_auc is not None else "."

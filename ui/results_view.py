@@ -18,6 +18,7 @@ from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
 from ..plugin.labels import format_area_km2, humanize, tool_label, usage_rows
 from ..plugin.vector_io import write_vector
+from ..plugin.runs.run_history import read_record
 from . import layers as result_layers
 from .choices_view import ChoicesView
 from .deposit_check import DepositCheckView
@@ -77,6 +78,17 @@ def calibration_clause(validation: dict | None) -> str:
         return (f"; targets from the knowledge-driven surface: the calibrated {model} does not beat the equal-weight "
                 "baseline out of fold (Validation page)")
     return f"; targets from the calibrated {model} (Validation page)"
+
+
+def calibration_of(result: AnalysisResult) -> dict:
+    """The calibration section of a run's record ({} when it was not calibrated or its record cannot be read)."""
+    record = (result.outputs or {}).get("record")
+    if not result.validation.get("method") or record is None:
+        return {}
+    try:
+        return (read_record(Path(record).parent).get("favourability") or {}).get("calibration") or {}
+    except LodestarError:
+        return {}
 
 
 def zone_ids(item) -> list:
@@ -148,7 +160,7 @@ class ResultsView:
             except LodestarError as exc:
                 self.ui.messageBar.pushCritical("Lodestar", str(exc))
         self.show_chain(result)
-        self.evidence.show(result.weights, result.unused)
+        self.evidence.show(result.weights, result.unused, calibration_of(result).get("wofe"))
         self.validation.show(result.validation)
         self.choices.show(result, Path(result.outputs["record"]) if result.outputs.get("record") else None)
         self.targets.show(result.prospectivity if len(result.prospectivity) else None, self.layers.get("prospectivity"))

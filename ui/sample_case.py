@@ -1,6 +1,7 @@
 """*Plugins > Lodestar > Load the sample case*: the bundled porphyry demo's layers added to the project as a user
 would add them (file by file, under the names its case.json gives, which the dock reads their roles from), with its
-known deposit as a point layer; the alteration rasters unticked so the map shows the geology and the faults."""
+known deposit as a point layer; the alteration rasters unticked so the map shows the geology (in its legend's units and
+colours) and the faults."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,6 +10,7 @@ from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
 from ..plugin.errors import LodestarError
 from ..plugin.runs.case import read_case
+from ..processing.unit_style import style_unit_map
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "porphyry-demo" / "case.json"
 GROUP = "Lodestar sample (porphyry demo)"
@@ -37,4 +39,6 @@ def load_sample(project: QgsProject | None = None) -> dict:
         node = group.addLayer(layer)
         if spec is not None and not spec.is_vector and spec.role != "geological_map":
             node.setItemVisibilityChecked(False)
+        if spec is not None and spec.legend is not None and not spec.is_vector:
+            style_unit_map(layer, spec.legend)  # its units in the legend's words and colours, not grey
     return {name: layer for name, (layer, _) in layers.items()}

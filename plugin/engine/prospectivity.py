@@ -341,8 +341,22 @@ def calibrated(ws, equal_weight: np.ma.MaskedArray | None, knowledge: Surface, d
                "uncertainty": fit.uncertainty_label, "out_of_fold": fit.out_of_fold,
                "not_measured": not_measured,
                "responses": {row["layer"]: row.get("response") for row in fit.table},
-               "classes": {row["layer"]: row["classes"] for row in fit.table if row.get("classes")}}
+               "classes": {row["layer"]: row["classes"] for row in fit.table if row.get("classes")},
+               "wofe": wofe_rows(fit.model)}
     return fit, section
+
+
+WOFE_FIELDS = ("layer", "pattern", "area_share", "deposits_in_pattern", "w_plus", "s_w_plus", "w_minus", "s_w_minus",
+               "contrast", "s_contrast", "studentised_contrast")
+"""What the weights-of-evidence table shows of each layer (ArcSDM's columns)."""
+
+
+def wofe_rows(model) -> list:
+    """The weights-of-evidence table of a calibration's model: its own rows when it is weights of evidence, its
+    weights-of-evidence member's in an ensemble; [] when neither (its layer's classes stay in `classes`)."""
+    members = [model] + list(getattr(model, "members", None) or [])
+    wofe = next((m for m in members if getattr(m, "method", "") == "wofe"), None)
+    return [{k: row[k] for k in WOFE_FIELDS if k in row} for row in wofe.rows()] if wofe is not None else []
 
 
 def merged_weights(weights: list, fitted: list, ws) -> list:

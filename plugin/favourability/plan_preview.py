@@ -15,6 +15,13 @@ from ..raster_io import RasterSet
 from .evidence import EvidenceSpec, evidence_values, membership_of
 from .overlay import combine
 
+CURVE_SAMPLES = 2048
+"""Values the response curve is first sampled at, across the values' range, to find where it changes."""
+CHANGE_SHARE = 0.01
+"""The curve changes where it lies more than this share of its span from its lowest and its highest value."""
+CURVE_PAD = 0.25
+"""Room drawn either side of the part that changes, as a share of its width."""
+
 
 class PlanPreview:
     """Previews over `raster_set` (`extra`: membership_map's extra data, e.g. the zones of colour renderings), at
@@ -47,8 +54,10 @@ class PlanPreview:
         return np.ma.masked_where(~self.valid, values)
 
     def curve(self, spec: EvidenceSpec, points: int = 64) -> tuple[np.ndarray, np.ndarray]:
-        """(x, membership) of the spec over its values' range on the analysed area (1st to 99th percentile, in the
-        transformed values' units: ppm, metres, nT, or ranks); a unit map gives its two scores (other units,
+        """(x, membership) of the spec across the range where its membership changes (in the transformed values'
+        units: ppm, metres, nT, or ranks), within its values' range on the analysed area (widened to take in a fuzzy
+        midpoint; 1st to 99th percentile for a membership that is the values themselves): a 1 km fuzzy small over distances running to 110 km is drawn from
+        0 to a few km, not as a spike at the left edge; a unit map gives its two scores (other units,
         favourable)."""
         values = np.ma.masked_where(~self.valid, self.values(spec)).compressed()
         if spec.transform == "units":
@@ -56,10 +65,25 @@ class PlanPreview:
             return x, np.array([float(spec.params.get("outside", 0.0)), 1.0])
         if not values.size:
             return np.array([]), np.array([])
-        low, high = np.percentile(values, [1, 99])
+        low, high = (float(v) for v in (np.percentile(values, [1, 99]) if spec.membership in ("identity", "invert")
+                                         else (values.min(), values.max())))
         if spec.membership in ("large", "small", "gaussian") and "midpoint" in spec.params:
             low, high = min(low, float(spec.params["midpoint"]) / 2), max(high, float(spec.params["midpoint"]) * 2)
-        x = np.linspace(float(low), float(high) if high > low else float(low) + 1.0, points)
-        grid = np.ma.masked_array(x[np.newaxis, :], mask=np.zeros((1, points), dtype=bool))
-        y = membership_of(grid, spec, np.ones((1, points), dtype=bool))
-        return x, np.asarray(y.filled(np.nan))[0]
+        high = high if high > low else low + 1.0
+        dense = np.linspace(low, high, CURVE_SAMPLES)
+        y = self._membership_at(spec, dense)
+        finite = np.isfinite(y)
+        if finite.any():
+            top, bottom = np.nanmax(y), np.nanmin(y)
+            margin = CHANGE_SHARE * (top - bottom)
+            changing = np.flatnonzero(finite & (y > bottom + margin) & (y < top - margin))
+            if changing.size and top - bottom > 0:
+                first, last = dense[changing[0]], dense[changing[-1]]
+                pad = CURVE_PAD * max(last - first, (high - low) / CURVE_SAMPLES)
+                low, high = max(low, first - pad), min(high, last + pad)
+        x = np.linspace(low, high, points)
+        return x, self._membership_at(spec, x)
+
+    def _membership_at(self, spec: EvidenceSpec, x: np.ndarray) -> np.ndarray:
+        grid = np.ma.masked_array(x[np.newaxis, :], mask=np.zeros((1, len(x)), dtype=bool))
+        return np.asarray(membership_of(grid, spec, np.ones((1, len(x)), dtype=bool)).filled(np.nan))[0]

@@ -45,6 +45,26 @@ def read_legend(path) -> dict[int, str]:
     return legend
 
 
+def legend_colours(path) -> dict[int, tuple[int, int, int]]:
+    """The colours a legend CSV gives its units ({code: (r, g, b)} from its r, g, b columns, as
+    lodestar:read_map_legend writes them); {} when it gives none, or a unit's colour is not three numbers 0-255."""
+    header, body = _legend_rows(Path(path))
+    if not all(c in header for c in "rgb"):
+        return {}
+    value_col, columns = _legend_columns(header, body)[0], [header.index(c) for c in "rgb"]
+    colours = {}
+    for row in body:
+        try:
+            rgb = tuple(int(float(row[i])) for i in columns)
+            code = int(float(row[value_col]))
+        except (ValueError, IndexError):
+            return {}
+        if not all(0 <= v <= 255 for v in rgb):
+            return {}
+        colours[code] = rgb
+    return colours
+
+
 def names_units(path) -> bool:
     """Whether a CSV is a legend of units: a column of names beside the codes. A table of class counts
     (`VALUE,COUNT`, as GIS exports beside a reclassified raster) is not."""

@@ -12,6 +12,7 @@ import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
 from lodestar.plugin.engine.deposit_models import load_user_models
+from lodestar.plugin.engine.knowledge import load_knowledge
 from lodestar.plugin.engine.record import read_record
 from lodestar.plugin.runs.case import read_case
 from lodestar.tests.ui.dock_steps import open_dock, run_to_end, set_case_roles
@@ -165,13 +166,18 @@ def test_a_deposit_model_written_in_the_form_is_picked_and_drives_a_run(dock, sa
     form.model_id.setText("my_copper")
     form.name.setText("My copper model")
     roles = [form.weights.item(i, 0).text() for i in range(form.weights.rowCount())]
-    form.weights.cellWidget(roles.index("hydrothermal_alteration"), 1).setValue(4.0)
+    assert "Hydrothermal alteration" in roles and not [r for r in roles if "_" in r]  # the roles in words
+    cells = [form.evidence.item(i, c).text() for i in range(form.evidence.rowCount()) for c in (0, 3)]
+    assert cells and not [cell for cell in cells if "_" in cell]  # evidence and its layer roles in words
+    form.weights.cellWidget(roles.index("Hydrothermal alteration"), 1).setValue(4.0)
     form.fault_mid.setValue(750)
     path = form.save()
     assert path == profile_models / "my_copper.json"
     models, problems = load_user_models(profile_models)
     mine = next(m for m in models if m["id"] == "my_copper")
     assert not problems and mine["favourability"]["fault_distance_m"]["midpoint"] == 750
+    skarn = next(m for m in load_knowledge() if m["id"] == "skarn")  # the words are read back as the ids they were
+    assert [(i["id"], i["roles"]) for i in mine["evidence"]] == [(i["id"], i["roles"]) for i in skarn["evidence"]]
     # the skarn's sources do not stay beside the numbers the geologist changed
     assert mine["favourability"]["fault_distance_m"]["source"] == mine["favourability"]["source"] == "set by the user"
     assert dock.steering.chosen() == "my_copper" and dock.steering.combo.currentText() == "My copper model (yours)"

@@ -105,12 +105,13 @@ def test_run_with_deposits_shows_weights_validation_and_the_surface(dock, sample
 
     # weights table: one row per evidence layer, the knowledge columns
     table = dock.ui.weightsTable
-    assert _headers(table) == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
-    keys = ["layer", "role", "transformation", "membership", "weight", "why"]
+    assert _headers(table) == ["Layer", "Weight", "Why", "Role", "Transformation", "Membership"]
+    keys = ["layer", "weight", "why", "role", "transformation", "membership"]
     assert _table(table) == [[shown(k, row[k]) for k in keys] for row in result.weights] and result.weights
-    assert table.item(0, 5).toolTip() == humanize(result.weights[0]["why"])
+    assert table.item(0, 2).toolTip() == humanize(result.weights[0]["why"])
+    assert dock.results.evidence.fit_table.isHidden()  # no calibration, no calibration table
     assert dock.results.deposit_check.combo.currentLayer() is deposits  # ready to check against them
-    assert all("_" not in row[1] for row in _table(table))  # roles in words
+    assert all("_" not in row[3] for row in _table(table))  # roles in words
     for row in result.unused:
         assert row["layer"] in dock.ui.unusedLabel.text()
 
@@ -182,12 +183,15 @@ def test_calibrated_run_shows_cross_validated_figures_first(basin_dock, great_ba
     assert rows[0][1] == f"{result.validation['cv']['auc']:.3f}"
     assert basin_dock.ui.validationTable.item(0, 0).toolTip().startswith("Cross-validated\ncross-validated")
     assert "(of 31 inside it)" in basin_dock.ui.validationNote.text()
-    headers = _headers(basin_dock.ui.weightsTable)
-    assert headers[:6] == ["Layer", "Role", "Transformation", "Membership", "Weight", "Why"]
-    assert {"W+", "W-", "Contrast", "Studentised contrast"} <= set(headers) and "Coefficient" not in headers
-    table = _table(basin_dock.ui.weightsTable)
-    geology = next(row for row in table if row[0] == "geologia")
-    assert geology[2] == "favourable units: LPZE, UPZC, LPZ"
+    assert _headers(basin_dock.ui.weightsTable) == ["Layer", "Weight", "Why", "Role", "Transformation", "Membership"]
+    geology = next(row for row in _table(basin_dock.ui.weightsTable) if row[0] == "geologia")
+    assert geology[4] == "favourable units: LPZE, UPZC, LPZ"
+    fit = basin_dock.results.evidence.fit_table  # the calibration's own table: weights of evidence, importances
+    headers = _headers(fit)
+    assert headers[:2] == ["Layer", "Pattern"] and not fit.isHidden()
+    assert {"W+", "W-", "Contrast", "Studentised contrast", "Importance (AUC drop)"} <= set(headers)
+    assert "Coefficient" not in headers
+    table = _table(fit)
     w_plus = {row["layer"]: row.get("w_plus") for row in result.weights}  # none for a layer weights of evidence
     derived = [row["layer"] for row in result.weights if row["transformation"] == "derived values"]
     assert w_plus["geologia"] is not None and "geologia: distance to a unit contact" in derived

@@ -16,6 +16,10 @@ VALIDATION = {  # as a calibrated run gives it: four surfaces, expected counts w
     for key, auc in (("cv", 0.912), ("knowledge", 0.934), ("equal_weight", 0.937), ("fitted", 0.951))}
 
 
+ASK_WIDTH = 760
+"""A dock wide enough for every chosen role whole beside the layers' names (issue 61: 700-900 px)."""
+
+
 def _show(dock, width: int = DEFAULT_WIDTH) -> None:
     dock.setFloating(True)
     dock.show()
@@ -75,7 +79,7 @@ def test_long_layer_names_are_elided_in_the_middle_with_the_whole_name_as_toolti
              "ASTER ferric iron index (band ratio b2/b1), 2003 scene"]
     added = [QgsRasterLayer(source, name) for name in names]
     QgsProject.instance().addMapLayers(added)
-    _show(dock)
+    _show(dock, ASK_WIDTH)
     tree = dock.ui.layerTree
     assert tree.textElideMode() == Qt.ElideMiddle
     for layer in added:
@@ -113,3 +117,69 @@ def test_the_other_models_compared_follow_the_cross_validated_row_without_curves
     assert table.item(2, 1).toolTip() == "out of fold (spatial blocks)" and _last_column_in_view(table)
     assert [key for key, _, _ in shown_surfaces(validation)].count("model") == 2
     assert curves_png(validation) == curves_png(VALIDATION)  # the same picture: no curve for the other models
+
+
+def test_the_ask_tab_shows_every_layer_and_every_role_whole_at_700_to_900_px(dock, sample):
+    """The Role column was cut ('Structure (fa', 'Propylitic alt') even at 760 px and the list showed five of the
+    sample's six layers; now every chosen role reads whole and every layer (up to ten) is in view."""
+    case, layers = sample
+    for width in (700, 760, 900):
+        _show(dock, width)
+        tree = dock.ui.layerTree
+        assert tree.topLevelItemCount() == len(case.layers) == 6
+        assert tree.verticalScrollBar().maximum() == 0  # all six in view, none scrolled to
+        header = tree.header()
+        for row in dock.layers.rows():
+            combo = row["combo"]
+            needed = combo.fontMetrics().horizontalAdvance(combo.currentText())
+            assert combo.width() >= needed + 16, (width, combo.currentText(), combo.width(), needed)
+        assert header.sectionSize(0) >= 250  # the names keep room
+        assert header.sectionViewportPosition(2) + header.sectionSize(2) <= tree.viewport().width()  # Low in view
+
+
+WEIGHTS = [  # as a calibrated run's record gives them: the knowledge-driven rows with the fit's figures merged
+    {"layer": "geology (DDS-41 lithotectonic units)", "role": "geological_map",
+     "transformation": "favourable units: LPZE, UPZC, LPZ, TPC, TRPE, TMF, UPZ, LMZ, Q, QV, TPV, TPF, KG, C, UPZE",
+     "membership": "as transformed (outside 0.1)", "weight": 1.0,
+     "why": "Favourable units (named by you): LPZE, UPZC, LPZ score 1; the other 21 units score 0.1.",
+     "method": "ensemble of the four (mean rank)", "importance": 0.0123, "lowers_skill": False,
+     "basis": "fitted on known deposits (31)"},
+    {"layer": "stream-sediment arsenic (classes)", "role": "geochemistry", "transformation": "percentile_rank",
+     "membership": "as transformed", "weight": 1.0, "why": "Ordered classes (few integer values), ranked.",
+     "method": "ensemble of the four (mean rank)", "importance": -0.002, "lowers_skill": True,
+     "basis": "fitted on known deposits (31)"}]
+WOFE = [{"layer": "geology (DDS-41 lithotectonic units)", "pattern": "categorical: 3 units weighed", "w_plus": 1.21,
+         "s_w_plus": 0.2, "w_minus": -0.8, "s_w_minus": 0.3, "contrast": 2.01, "s_contrast": 0.36,
+         "studentised_contrast": 5.58},
+        {"layer": "stream-sediment arsenic (classes)", "pattern": ">= 4 ", "w_plus": 0.9, "s_w_plus": 0.25,
+         "w_minus": -0.4, "s_w_minus": 0.22, "contrast": 1.3, "s_contrast": 0.33, "studentised_contrast": 3.9}]
+
+
+def test_the_weights_keep_weight_and_why_in_view_and_show_the_weights_of_evidence(dock):
+    """Weight and Why were behind horizontal scrolling; a calibrated run's page showed importances only. Now Weight
+    and Why follow the layer and stay in view from 700 to 900 px, and the weights of evidence (an ensemble's member
+    model's when the run kept the ensemble) sit beside the fitted model's importance of each layer."""
+    dock.ui.tabs.setCurrentWidget(dock.ui.resultsTab)
+    dock.ui.resultsToolBox.setCurrentWidget(dock.ui.weightsPage)
+    evidence = dock.results.evidence
+    evidence.show(WEIGHTS, [], WOFE)
+    table = dock.ui.weightsTable
+    headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert headers == ["Layer", "Weight", "Why", "Role", "Transformation", "Membership"]
+    for width in (700, 760, 900):
+        _show(dock, width)
+        header = table.horizontalHeader()
+        assert header.sectionViewportPosition(2) + header.sectionSize(2) <= table.viewport().width(), width
+        assert header.sectionSize(2) >= 180 and table.item(1, 4).text() == "percentile rank"  # words, not ids
+    fit = evidence.fit_table
+    headers = [fit.horizontalHeaderItem(c).text() for c in range(fit.columnCount())]
+    assert not fit.isHidden() and headers[:3] == ["Layer", "Pattern", "W+"]
+    assert {"W-", "Contrast", "Studentised contrast", "Importance (AUC drop)", "Fitted by"} <= set(headers)
+    rows = {fit.item(r, 0).text(): [fit.item(r, c).text() for c in range(fit.columnCount())]
+            for r in range(fit.rowCount())}
+    assert rows["geology (DDS-41 lithotectonic units)"][headers.index("Studentised contrast")] == "5.58"
+    assert rows["stream-sediment arsenic (classes)"][headers.index("Importance (AUC drop)")] == "-0.002"
+    assert rows["stream-sediment arsenic (classes)"][headers.index("Lowers skill")] == "yes"
+    evidence.show([{k: v for k, v in WEIGHTS[0].items() if k in (
+        "layer", "role", "transformation", "membership", "weight", "why")}], [])
+    assert fit.isHidden()  # a run that was not calibrated has no calibration table
