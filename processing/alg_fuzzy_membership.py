@@ -98,7 +98,7 @@ class FuzzyMembershipAlgorithm(LodestarAlgorithm):
         progress.log(f"{name}: {spec.transformation_text}, {spec.membership_text}; "
                      f"mean membership {float(values.mean()):.3f} over {values.count():,} cells.")
         path = output_path(self, parameters, self.OUTPUT, context, "membership.tif")
-        write_raster(values, rasters.grid, path, f"membership (0-1): {spec.membership_text}",
+        write_raster(values, rasters.grid, path, f"membership of {name} (0-1): {spec.membership_text}",
                      spec.membership_text, [spec])
         return {self.OUTPUT: path}
 

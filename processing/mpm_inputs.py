@@ -9,13 +9,39 @@ from .layer_export import guessed_role, layer_path, layer_spec
 
 
 def layer_specs(layers) -> list:
-    """The analysis specs of QGIS layers (their guessed roles, legends beside their files), distinct names."""
+    """The analysis specs of QGIS layers (their guessed roles, legends beside their files), distinct names; the
+    output of an earlier step of a graphical model (a file in Processing's temporary folder, 'OUTPUT.tif') is named
+    by what the step wrote it as (`step_name`)."""
+    from dataclasses import replace
+
     from ..plugin.runs.request import distinct_names
 
     if not layers:
         raise LodestarError("Choose at least one evidence layer.")
-    specs, _ = distinct_names([layer_spec(layer, guessed_role(layer)) for layer in layers])
+    specs = [layer_spec(layer, guessed_role(layer)) for layer in layers]
+    specs, _ = distinct_names([replace(spec, name=(not spec.is_vector and step_name(spec.path)) or spec.name)
+                               for spec in specs])
     return specs
+
+
+def step_name(path) -> str:
+    """What a step of a model named its output ('membership of aloh' of a membership raster's band description
+    'membership of aloh (0-1): fuzzy large ...'), when `path` is a file in Processing's temporary folder; ''
+    otherwise, or when it holds no description."""
+    from pathlib import Path
+
+    from qgis.core import QgsProcessingUtils
+
+    from ..plugin.raster_io import RasterReader
+
+    path = Path(path)
+    if Path(QgsProcessingUtils.tempFolder()).resolve() not in path.resolve().parents:
+        return ""
+    try:
+        described = (RasterReader(path).descriptions or ("",))[0] or ""
+    except LodestarError:
+        return ""
+    return described.split(" (0-1)", 1)[0].strip()
 
 
 def raster_set(layers, progress):

@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from qgis.core import Qgis, QgsApplication, QgsMessageLog, QgsProcessingProvider
+from qgis.core import Qgis, QgsApplication, QgsMessageLog, QgsProcessingModelAlgorithm, QgsProcessingProvider
 from qgis.PyQt.QtGui import QIcon
 
 from ..plugin.dependencies import guidance, package_of
@@ -76,23 +76,43 @@ def model_files() -> list[Path]:
     return sorted(MODELS_DIR.glob("*.model3"))
 
 
-def model_algorithms() -> list:
-    """The shipped models loaded as Processing model algorithms, each with the help link of its README section
-    (a file that does not load is skipped, and said so in the Lodestar tab of the log)."""
-    from qgis.core import QgsProcessingModelAlgorithm
+MODEL_TITLES = {"prospectivity_chain": "Prospectivity chain (colour regions, graph, targets, evaluation)",
+                "prospectivity_steps": "Prospectivity mapping steps (membership, overlay, targets, prediction-area)"}
+"""The title each shipped model shows in the Toolbox; its id stays its file's name (saved models and scripts call
+it by `lodestar:<file name>`)."""
 
+
+def model_algorithms() -> list:
+    """The shipped models loaded as Processing model algorithms, each with its title and the help link of its
+    README section (a file that does not load is skipped, and said so in the Lodestar tab of the log)."""
     models = []
     for path in model_files():
-        model = QgsProcessingModelAlgorithm()
-        if model.fromFile(str(path)):
-            content = model.helpContent()
-            content["HELP_URL"] = help_url(path.stem)
-            model.setHelpContent(content)
+        model = ShippedModel(path)
+        if model.loaded:
             models.append(model)
         else:
             QgsMessageLog.logMessage(f"The model {path} could not be read; reinstall the plugin to restore it.",
                                      "Lodestar", Qgis.Warning)
     return models
+
+
+class ShippedModel(QgsProcessingModelAlgorithm):
+    """A shipped graphical model: the file's model under its title (MODEL_TITLES), its id the file's name."""
+
+    def __init__(self, path: Path):
+        super().__init__()
+        self.path = Path(path)
+        self.loaded = self.fromFile(str(self.path))
+        if self.loaded:
+            content = self.helpContent()
+            content["HELP_URL"] = help_url(self.path.stem)
+            self.setHelpContent(content)
+
+    def displayName(self):  # noqa: N802 (QGIS API name)
+        return MODEL_TITLES.get(self.name(), self.name().replace("_", " "))
+
+    def createInstance(self):  # noqa: N802 (QGIS API name)
+        return ShippedModel(self.path)
 
 
 class LodestarProvider(QgsProcessingProvider):

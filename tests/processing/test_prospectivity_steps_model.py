@@ -67,3 +67,26 @@ def test_the_model_file_runs_on_the_sample_case_as_its_steps_do(run, tmp_path):
     assert int(rows[-1]["deposits_found"]) == 1
     assert float(next(r for r in rows if int(r["deposits_found"]))["area_share"]) < 0.05  # found in the top 5 %
     assert Path(result["validation:curves_plot"]).stat().st_size > 10_000
+
+
+def test_the_models_log_names_each_input_after_the_step_that_made_it(run, tmp_path):
+    """A step of the model read its inputs as 'OUTPUT.tif' and 'OUTPUT.tif 2' (the earlier steps' temporary files):
+    the overlay's log now names them after what the membership steps made."""
+    from qgis.core import QgsProcessingFeedback
+
+    class Captured(QgsProcessingFeedback):
+        def __init__(self):
+            super().__init__()
+            self.lines = []
+
+        def pushInfo(self, info):  # noqa: N802 (QGIS API name)
+            self.lines.append(info)
+
+    feedback = Captured()
+    run("lodestar:prospectivity_steps", {**INPUTS, "overlay:favourability": str(tmp_path / "fav.tif"),
+                                         "targets:targets": str(tmp_path / "targets.gpkg"),
+                                         "validation:curves_table": str(tmp_path / "curves.csv"),
+                                         "validation:curves_plot": str(tmp_path / "curves.png")}, feedback=feedback)
+    overlay = next(line for line in feedback.lines if line.startswith("fuzzy gamma (gamma 0.8) of "))
+    assert overlay == ("fuzzy gamma (gamma 0.8) of membership of aloh (weight 1), membership of geology (weight 1)."), \
+        overlay

@@ -84,3 +84,15 @@ def _section(anchor: str) -> str:
     end = next((i for i in range(start + 1, len(lines))
                 if lines[i].startswith("#") and len(lines[i]) - len(lines[i].lstrip("#")) <= level), len(lines))
     return "\n".join(lines[start:end])
+
+
+def test_the_shipped_models_show_titles_and_keep_their_ids(lodestar_registry):
+    """The Toolbox listed the graphical models by bare id ('prospectivity_chain'): each shows its title now, and is
+    still found (and run, by a saved model or a script) by its file's name."""
+    from lodestar.processing.provider import MODEL_TITLES, model_files
+
+    for path in model_files():
+        model = lodestar_registry.algorithmById(f"lodestar:{path.stem}")
+        assert model is not None and model.displayName() == MODEL_TITLES[path.stem] and "_" not in model.displayName()
+        copy = model.create()
+        assert copy.id() == f"lodestar:{path.stem}" and copy.displayName() == model.displayName()
