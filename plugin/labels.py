@@ -375,3 +375,29 @@ def weighed_at(verdict: dict) -> str:
     if place and route:
         return f"{place} (found as: {route})"
     return place or (f"none ({route})" if route else "")
+
+
+def targets_surface(validation: dict | None) -> str:
+    """Which validation row scores the surface the targets came from: 'cv' (the calibrated model, out of fold) when
+    the run was calibrated and kept the fit, else 'knowledge' (the knowledge-driven surface); '' when unvalidated."""
+    validation = validation or {}
+    if validation.get("method") and not validation.get("refused") and (validation.get("cv") or {}).get("auc") \
+            is not None:
+        return "cv"
+    return "knowledge" if validation.get("knowledge") else ""
+
+
+def targets_auc(validation: dict | None):
+    """The success-rate AUC of the surface the targets came from (`targets_surface`; out of fold when calibrated),
+    None when unvalidated: the one figure History, the banner and the report quote for a run."""
+    key = targets_surface(validation)
+    return (validation or {}).get(key, {}).get("auc") if key else None
+
+
+def target_figure(row: dict) -> tuple[str, str]:
+    """(name, value) of the figure a target is ranked by, as every table of targets names it: its expected
+    deposits when calibrated, else the 90th percentile of its favourability ('favourability (p90)', '0.901')."""
+    if row.get("exp_deps") is not None and row.get("exp_deps") == row.get("exp_deps"):
+        return "expected deposits", number(row["exp_deps"], 3)
+    return "favourability (p90)", number(row.get("fav_p90"), 3)
+

@@ -13,8 +13,10 @@ from ..plugin.errors import LodestarError
 from ..plugin.runs.project_runs import entries_text, read_entries, with_replan, with_run
 
 SCOPE, KEY = "lodestar", "runs"
-COLUMNS = ("Date", "Question", "Answer", "Model and plan", "AUC")
+COLUMNS = ("Date", "Question", "Answer", "Model and plan", "AUC of the targets' surface")
 FOLDER_ROLE = Qt.UserRole + 6
+AUC_OF = {"cv": "Success-rate AUC of the calibrated model the targets came from, out of fold",
+          "knowledge": "Success-rate AUC of the knowledge-driven surface the targets came from"}
 
 
 def project_entries(project: QgsProject | None = None) -> list[dict]:
@@ -78,6 +80,7 @@ class ProjectRunsView(QObject):
                                                    [entry.get("answer", ""), entry.get("answer_text", "")]).strip(),
                                                f"{model}; {entry.get('plan', '')}'s plan", _auc(entry.get("auc"))])
             item.setData(0, FOLDER_ROLE, entry.get("folder"))
+            item.setToolTip(4, AUC_OF.get(entry.get("auc_of", "knowledge"), ""))
             item.setToolTip(0, entry.get("folder", ""))
             for replan in entry.get("replans") or []:
                 child = QTreeWidgetItem(item, ["re-made", ", ".join(replan.get("layers") or []), "",

@@ -16,8 +16,7 @@ from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
-from ..plugin.labels import format_area_km2, humanize, tool_label, usage_rows
-from ..plugin.vector_io import write_vector
+from ..plugin.labels import format_area_km2, humanize, target_figure, tool_label, usage_rows
 from ..plugin.runs.run_history import read_record
 from . import layers as result_layers
 from .choices_view import ChoicesView
@@ -33,21 +32,18 @@ BANNER_COLOURS = {"yes": "#c8e6c9", "voted": "#ffe0b2", FAILED: "#ffcdd2", INSUF
 
 
 def targets_line(prospectivity, shown: int = 5) -> str:
-    """'Targets: #1 (favourability 0.83, 3.1 km2, strong), ... (12 in all)' for the results tab: the best
-    `shown` of them with their mean favourability, area and the chain's verdict ('' when none)."""
+    """'Targets: #1 (favourability (p90) 0.901, 3.1 km2, strong), ... (12 in all)' for the results tab: the best
+    `shown` of them with the figure they are ranked by (`labels.target_figure`, as the Targets page names it), area
+    and the chain's verdict ('' when none)."""
     if prospectivity is None or not len(prospectivity):
         return ""
     parts = []
-    for row in prospectivity.sort_values("rank").head(shown).itertuples():
-        details = []
-        favourability = getattr(row, "fav_mean", None)
-        if favourability is not None and favourability == favourability:
-            details.append(f"favourability {favourability:.2f}")
-        area = getattr(row, "area_km2", None)
-        if area is not None and prospectivity.crs is not None:
-            details.append(format_area_km2(float(area) * 1e6))
-        details.append(str(getattr(row, "verdict", "") or "not judged"))
-        parts.append(f"#{row.rank} ({', '.join(details)})")
+    for row in prospectivity.sort_values("rank").head(shown).to_dict("records"):
+        details = [" ".join(target_figure(row))]
+        if row.get("area_km2") is not None and prospectivity.crs is not None:
+            details.append(format_area_km2(float(row["area_km2"]) * 1e6))
+        details.append(str(row.get("verdict") or "not judged"))
+        parts.append(f"#{int(row['rank'])} ({', '.join(details)})")
     more = f", ... ({len(prospectivity)} in all)" if len(prospectivity) > shown else ""
     return "<b>Targets:</b> " + ", ".join(parts) + more + "<br>"
 

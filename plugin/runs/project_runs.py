@@ -8,13 +8,15 @@ import json
 from pathlib import Path
 
 from ..errors import LodestarError
+from ..labels import targets_auc, targets_surface
 from .run_history import read_record
 
 FORMAT = "lodestar-project-runs/1"
 
 
 def run_entry(folder) -> dict:
-    """The entry of the run in `folder` (raises LodestarError when its record is unreadable)."""
+    """The entry of the run in `folder` (raises LodestarError when its record is unreadable); its `auc` is the
+    success-rate AUC of the surface its targets came from (out of fold when calibrated: `labels.targets_auc`)."""
     record = read_record(folder)
     choices = record.get("choices") or {}
     answer = str(record["result"].get("answer", ""))
@@ -25,7 +27,8 @@ def run_entry(folder) -> dict:
             "question": record.get("question", ""), "answer": answer, "answer_text": str(choices.get(answer, "")),
             "deposit_model": knowledge[0].get("name", ""), "chosen": bool(knowledge[0].get("chosen")),
             "plan": "geologist" if given else "agent", "parameters": _parameters(record),
-            "auc": ((favourability.get("validation") or {}).get("knowledge") or {}).get("auc"),
+            "auc": targets_auc(favourability.get("validation")),
+            "auc_of": targets_surface(favourability.get("validation")),
             "targets": len(favourability.get("targets") or []), "replans": []}
 
 

@@ -231,18 +231,24 @@ def test_layers_left_out_of_a_calibrated_runs_surface_say_the_fitted_models_use_
 
 
 def test_targets_line_shows_the_best_five():
+    """By the figure the Targets page ranks them by, under its name (issue 61: the summary said 'favourability 0.71'
+    where the Targets table said 0.901, its p90)."""
     from shapely.geometry import box
 
     from lodestar.ui.results_view import targets_line
 
     frame = gpd.GeoDataFrame({"rank": [3, 1, 2, 4, 5, 6, 7], "score": [5.0, 9.0, 7.0, 4.0, 3.0, 2.0, 1.0],
-                              "fav_mean": [0.5, 0.9, 0.7, 0.4, 0.3, 0.2, 0.1],
+                              "fav_mean": [0.5, 0.71, 0.7, 0.4, 0.3, 0.2, 0.1],
+                              "fav_p90": [0.55, 0.901, 0.75, 0.45, 0.35, 0.25, 0.15], "exp_deps": [None] * 7,
                               "verdict": ["", "strong", "weak", "", "", "", ""],
                               "area_km2": [2.0] * 7}, geometry=[box(0, 0, 1, 1)] * 7, crs="EPSG:32633")
     assert targets_line(frame) == (
-        "<b>Targets:</b> #1 (favourability 0.90, 2 km2, strong), "
-        "#2 (favourability 0.70, 2 km2, weak), #3 (favourability 0.50, 2 km2, not judged), "
-        "#4 (favourability 0.40, 2 km2, not judged), #5 (favourability 0.30, 2 km2, not judged), ... (7 in all)<br>")
-    assert targets_line(frame.head(2)) == ("<b>Targets:</b> #1 (favourability 0.90, 2 km2, strong), "
-                                           "#3 (favourability 0.50, 2 km2, not judged)<br>")
+        "<b>Targets:</b> #1 (favourability (p90) 0.901, 2 km2, strong), "
+        "#2 (favourability (p90) 0.75, 2 km2, weak), #3 (favourability (p90) 0.55, 2 km2, not judged), "
+        "#4 (favourability (p90) 0.45, 2 km2, not judged), #5 (favourability (p90) 0.35, 2 km2, not judged), ... "
+        "(7 in all)<br>")
+    assert targets_line(frame.head(2)) == ("<b>Targets:</b> #1 (favourability (p90) 0.901, 2 km2, strong), "
+                                           "#3 (favourability (p90) 0.55, 2 km2, not judged)<br>")
+    calibrated = frame.assign(exp_deps=[1.2, 6.25, 3.0, 1.0, 0.5, 0.2, 0.1])
+    assert targets_line(calibrated.head(1)) == "<b>Targets:</b> #3 (expected deposits 1.2, 2 km2, not judged)<br>"
     assert targets_line(frame.iloc[:0]) == ""
