@@ -18,6 +18,7 @@ from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
 from ..plugin.labels import format_area_km2, humanize, target_figure, tool_label, usage_rows
 from ..plugin.runs.run_history import read_record
+from ..plugin.vector_io import write_vector
 from . import layers as result_layers
 from .choices_view import ChoicesView
 from .deposit_check import DepositCheckView
