@@ -1,8 +1,13 @@
 """Opening a run's report: in the system's browser, and when none opens it (no browser registered: QGIS's
-`QDesktopServices.openUrl` returns False), a dialog that says where the report is and offers to show it inside QGIS,
-open its folder or copy its path; never nothing."""
+`QDesktopServices.openUrl` returns False; or, on Linux, no program set for web pages, which openUrl does not see), a
+dialog that says where the report is and why it did not open, and offers to show it inside QGIS, open its folder or
+copy its path; never nothing."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from qgis.PyQt.QtCore import Qt, QUrl
@@ -35,9 +40,10 @@ class ReportInQgis(QDialog):
 
 
 class ReportNotOpened(QDialog):
-    """Said when no browser opened the report: its path (selectable), and Show it here / Open folder / Copy path."""
+    """Said when no browser opened the report: its path (selectable), why (`problem`, in red), and Show it in QGIS /
+    Open folder / Copy path."""
 
-    def __init__(self, report: Path, open_url, parent=None):
+    def __init__(self, report: Path, open_url, parent=None, problem: str = ""):
         super().__init__(parent)
         self.report = Path(report)
         self.open_url = open_url
@@ -48,6 +54,12 @@ class ReportNotOpened(QDialog):
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         layout.addWidget(self.label)
+        self.error = QLabel(breakable(f"Why: {problem}.") if problem else "", self)
+        self.error.setObjectName("reportError")
+        self.error.setWordWrap(True)
+        self.error.setStyleSheet("color: #b71c1c;")
+        self.error.setVisible(bool(problem))
+        layout.addWidget(self.error)
         self.folder_label = QLabel(self)
         self.folder_label.setWordWrap(True)
         layout.addWidget(self.folder_label)
@@ -82,11 +94,35 @@ class ReportNotOpened(QDialog):
         return str(self.report)
 
 
-def open_report(report, open_url, parent=None) -> ReportNotOpened | None:
-    """Open `report` with `open_url` (QDesktopServices.openUrl or a replacement); when that fails, show and return
-    the dialog that offers the other ways (None when the browser took it)."""
-    if open_url(QUrl.fromLocalFile(str(report))):
+BROWSERS = ("x-www-browser", "firefox", "chromium", "chromium-browser", "google-chrome", "epiphany", "konqueror",
+            "falkon", "www-browser", "lynx", "w3m")
+"""Programs xdg-open hands a web page to when no default is set (its generic fallback list, and the usual ones)."""
+
+
+def browser_problem() -> str:
+    """Why no web browser would open a local web page, '' when one would (or the system cannot be asked). On Linux
+    QGIS hands the page to xdg-open and calls that a success whatever it does: with no program set for web pages
+    (a bare desktop, a server under Xvfb) nothing opens and nothing is said."""
+    if not sys.platform.startswith("linux") or os.environ.get("BROWSER"):
+        return ""
+    if shutil.which("xdg-open") is None:
+        return "xdg-open is not installed, so no program can be asked to open web pages"
+    try:
+        default = subprocess.run(["xdg-mime", "query", "default", "text/html"], capture_output=True, text=True,
+                                 timeout=5).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        default = ""
+    if default or any(shutil.which(name) for name in BROWSERS):
+        return ""
+    return "no program is set to open web pages (xdg-mime has no default for text/html and no browser is installed)"
+
+
+def open_report(report, open_url, parent=None, problem: str = "") -> ReportNotOpened | None:
+    """Open `report` with `open_url` (QDesktopServices.openUrl or a replacement) unless `problem` says no browser
+    would (`browser_problem`); when that fails, show and return the dialog that offers the other ways, the reason on
+    its last line (None when the browser took it)."""
+    if not problem and open_url(QUrl.fromLocalFile(str(report))):
         return None
-    dialog = ReportNotOpened(Path(report), open_url, parent)
+    dialog = ReportNotOpened(Path(report), open_url, parent, problem or "the system did not open it")
     dialog.show()
     return dialog

@@ -24,7 +24,7 @@ from .choices_view import ChoicesView
 from .deposit_check import DepositCheckView
 from .evidence_view import EvidenceView
 from .reasoning_view import ZONES_ROLE, tone_colour
-from .report_view import open_report
+from .report_view import browser_problem, open_report
 from .targets_view import TargetsView
 from .validation_view import ValidationView
 
@@ -283,5 +283,6 @@ class ResultsView:
         if report is None:
             self.ui.messageBar.pushWarning("Lodestar", "This run wrote no report.")
             return None
-        self.report_dialog = open_report(report, self.open_url, parent)
+        problem = browser_problem() if self.open_url == QDesktopServices.openUrl else ""  # a replacement: asked as is
+        self.report_dialog = open_report(report, self.open_url, parent, problem)
         return self.report_dialog

@@ -14,7 +14,7 @@ from qgis.core import QgsApplication, QgsProject, QgsRasterLayer, QgsVectorLayer
 from qgis.PyQt.QtCore import QCoreApplication, QEvent, Qt
 from rasterio.transform import from_origin
 
-from lodestar.plugin.labels import format_area_km2
+from lodestar.plugin.labels import format_area_km2, target_figure
 from lodestar.tests.ui.dock_steps import RUN_TIMEOUT_S, bar_texts, run_to_end, set_case_roles
 from lodestar.ui import results_view
 from lodestar.ui.dock import PRESETS
@@ -359,8 +359,8 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     assert len(gpd.read_file(gpkg)) == len(result.prospectivity)
     assert dock.ui.exportButton.isEnabled() and dock.ui.reportButton.isEnabled()
     best = result.prospectivity.sort_values("rank").iloc[0]
-    assert f"<b>Targets:</b> #1 (favourability {best['fav_mean']:.2f}, {format_area_km2(best['area_km2'] * 1e6)}, " in \
-        dock.ui.runFolderLabel.text()
+    figure = " ".join(target_figure(best.to_dict()))  # the figure the Targets page ranks it by, under its name
+    assert f"<b>Targets:</b> #1 ({figure}, {format_area_km2(best['area_km2'] * 1e6)}, " in dock.ui.runFolderLabel.text()
     targets = dock.results.targets  # the Targets page: every target, best first, linked to its layer
     assert targets.table.rowCount() == len(result.prospectivity) and targets.layer is not None
     assert targets.table.item(0, 0).data(Qt.DisplayRole) == 1
