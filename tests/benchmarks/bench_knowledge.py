@@ -47,6 +47,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 import short_scripts  # noqa: E402  (the short scripts every surface is scored beside)
+from readme_figures import write_figures  # noqa: E402  (tests/: on the path through run_all)
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "bench" / "knowledge.md"
@@ -132,6 +133,12 @@ def report(real: list, generated: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _figures(row: dict) -> dict:
+    """A case's row as figures (the surfaces' AUC and capture, not their curves)."""
+    return {key: ({k: v for k, v in value.items() if k not in ("curve", "deposit_ranks")}
+                  if isinstance(value, dict) else value) for key, value in row.items()}
+
+
 def main() -> None:
     real = []
     for title, folder in DISTRICTS:
@@ -151,7 +158,10 @@ def main() -> None:
                   f"{row['baseline']['auc']:.3f}", flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(OUT, report(real, generated))
-    print(f"Wrote {OUT}")
+    written = write_figures("knowledge", {"districts": {title: _figures(row) for title, row in real},
+                                          "worlds": {title: dict(_figures(row), made_for=wanted)
+                                                     for title, row, wanted in generated}})
+    print(f"Wrote {OUT} and {written}")
 
 
 if __name__ == "__main__":

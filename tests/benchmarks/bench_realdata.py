@@ -39,7 +39,8 @@ Rows:
 All surfaces of this module are scored over the same study area (cells where a raster of the case has data; a
 surface's own nodata there ranks last); calibrate scores its rows over the cells where a measured layer has
 data (the notes say when that differs). Seconds are wall time on a shared machine. Writes
-build/bench/realdata.md. Run: `.venv/bin/python tests/benchmarks/run_all.py realdata`.
+build/bench/realdata.md, its figures in build/bench/realdata.json (the offline run's by the names of
+tests/readme_figures.py, what the README quotes). Run: `.venv/bin/python tests/benchmarks/run_all.py realdata`.
 """
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 import short_scripts  # noqa: E402  (the short scripts every fitted surface is scored beside)
+from readme_figures import offline_figures, write_figures  # noqa: E402  (tests/: on the path through run_all)
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "bench" / "realdata.md"
@@ -364,7 +366,7 @@ def end_to_end(case, district: District, rs: RasterSet, xy: list, notes: list) -
                  f"{result.metrics.get('found', 0)} of {result.metrics.get('deposits', len(xy))} deposits.")
     return {"surface": f"Lodestar end to end: the run's surface ({district.status})", "basis": NO_DATA,
             "auc": metrics["auc"], "capture": metrics["capture"], "pa_crossing": pa_crossing(metrics),
-            "seconds": seconds}
+            "seconds": seconds, "offline": dict(offline_figures(result), **{"offline.seconds": seconds})}
 
 
 def table(district: District, results: list[dict], notes: list[str]) -> str:
@@ -392,9 +394,13 @@ def main() -> None:
                 "the deposits in the best 100 - x % of the area). Seconds: wall time of making the surface (a "
                 "fitted model's row: its own out-of-fold fitting inside the calibrate call; '-': none of its own "
                 "or given in the row above/notes).", ""]
+    figures = {}
     for district in DISTRICTS:
-        text = table(district, *run_district(district))
+        results, notes = run_district(district)
+        text = table(district, results, notes)
         print(text, flush=True)
         sections.append(text)
+        figures[district.folder] = {"rows": [{k: v for k, v in r.items() if k != "offline"} for r in results],
+                                    "notes": notes, **next(r["offline"] for r in results if "offline" in r)}
     write_text_atomic(OUT, "\n".join(sections))
-    print(f"written {OUT.relative_to(ROOT)}")
+    print(f"written {OUT.relative_to(ROOT)} and {write_figures('realdata', figures).relative_to(ROOT)}")
