@@ -83,7 +83,9 @@ class AnalysisRequest:
     calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
     cross_validation: dict = field(default_factory=dict)  # block_size_m, folds, seed of the calibration's blocks
     area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
-    max_target_km2: float | None = None  # the largest target; None: the deposit model's footprint
+    max_target_km2: float | None = None  # the largest target; None: the deposit model's (camp) footprint
+    min_target_km2: float | None = None  # the smallest target; None: from the deposit model's footprint (target_sizes)
+    max_targets: int | None = None  # the targets drawn (the work list); None: target_sizes.WORK_LIST
     evidence_plan: dict | None = None  # the geologist's evidence plan (plan_file.py's dict): replaces the agent's
     deposit_model: str = ""  # the deposit model's id the geologist picked; '' chooses it from the question and layers
     user_models: list = field(default_factory=list)  # the user's own deposit models (deposit_models.py), checked
@@ -113,3 +115,4 @@ class AnalysisResult:
     unused: list = field(default_factory=list)  # [{"layer", "reason"}]: given layers that fed no step and no surface
     validation: dict = field(default_factory=dict)  # surface scores against known deposits (cross-validated first)
     stopped: str = ""  # why model calls stopped when a model server failed for good ('' otherwise): the run failed
+    prospects: gpd.GeoDataFrame | None = None  # the prospects inside the targets (their `camp`: the target's rank)

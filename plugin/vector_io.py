@@ -30,6 +30,8 @@ DRIVERS = {
     ".csv": "CSV",
 }
 SHAPEFILE_PARTS = (".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx")
+SHAPEFILE_TEXT_BYTES = 254
+"""A Shapefile's text field holds at most this many bytes (GDAL cuts longer text where it falls, and warns)."""
 
 
 def split_source(source) -> tuple[Path, str | None]:
@@ -255,13 +257,16 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
 
     The file is written in a temporary folder beside the target and moved into place, so a failure
     never leaves a half-written output (Shapefile sidecar files move together). A Shapefile is written in
-    UTF-8 with a .cpg file saying so (any zone id or name survives). `stamp` (ISO 8601 UTC, e.g. a run's
+    UTF-8 with a .cpg file saying so (any zone id or name survives); a text longer than a Shapefile field holds
+    is cut at a word, ending in '…', and the layer's fields are written whole beside it (`text_sidecar`: what
+    `shapefile_note` says). `stamp` (ISO 8601 UTC, e.g. a run's
     created_utc) is the time a GeoPackage (or a Shapefile's .dbf) records as its last change, so the same content
     gives the same bytes on any day.
     """
     path = check_output_path(path, "Output", vector=True)
     driver = DRIVERS[path.suffix.lower()]
     path.parent.mkdir(parents=True, exist_ok=True)
+    original = frame
     frame = _shapefile_safe(frame) if driver == "ESRI Shapefile" else _csv_safe(frame) if driver == "CSV" else frame
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lodestar-") as tmp:
         tmp_path = Path(tmp) / path.name
@@ -283,6 +288,13 @@ def write_vector(frame: gpd.GeoDataFrame, path, layer: str | None = None, stamp:
             raise LodestarError(f"Could not write {path}: {exc}") from exc
         if stamp and driver == "ESRI Shapefile":
             _date_dbf(tmp_path.with_suffix(".dbf"), stamp)
+        if driver == "ESRI Shapefile" and long_texts(original):
+            table = pd.DataFrame(original.drop(columns=original.geometry.name))
+            table = table.rename(columns={c: safe_cell(c) for c in table.columns})
+            for column in table.columns:
+                if table[column].dtype == object:
+                    table[column] = table[column].map(safe_cell)
+            table.to_csv(Path(tmp) / text_sidecar(path).name, index=False, encoding="utf-8")
         parts = [p for p in Path(tmp).iterdir()]
         for part in parts:
             target = path.parent / part.name
@@ -329,9 +341,49 @@ def _csv_safe(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 
 
 def _shapefile_safe(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Shapefile field names are at most 10 characters; lists and dicts become text."""
+    """Shapefile field names are at most 10 characters; lists and dicts become text; text over a field's
+    SHAPEFILE_TEXT_BYTES is cut at a word (`cut_text`)."""
     frame = frame.copy()
     for column in frame.columns:
         if column != frame.geometry.name and frame[column].map(lambda v: isinstance(v, (list, dict, tuple))).any():
             frame[column] = frame[column].map(str)
+    for column in long_texts(frame):
+        frame[column] = frame[column].map(lambda v: cut_text(v) if isinstance(v, str) else v)
     return frame
+
+
+def long_texts(frame) -> list:
+    """The text fields of `frame` holding a value longer than a Shapefile field holds (SHAPEFILE_TEXT_BYTES bytes of
+    UTF-8)."""
+    geometry = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
+    return [column for column in frame.columns if column != geometry and frame[column].dtype == object
+            and frame[column].map(lambda v: isinstance(v, str) and len(v.encode()) > SHAPEFILE_TEXT_BYTES).any()]
+
+
+def cut_text(text: str, limit: int = SHAPEFILE_TEXT_BYTES) -> str:
+    """`text` within `limit` bytes of UTF-8: whole when it fits, else cut after its last whole word that leaves room
+    for an ellipsis ('…')."""
+    if len(text.encode()) <= limit:
+        return text
+    room = limit - len("…".encode())
+    head = text.encode()[:room].decode("utf-8", errors="ignore")
+    cut = head.rsplit(" ", 1)[0] if " " in head.strip() else head
+    return cut.rstrip(" ,;:") + "…"
+
+
+def text_sidecar(path) -> Path:
+    """The CSV a Shapefile's fields are written whole in, beside it, when a text is too long for its field."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}_fields.csv")
+
+
+def shapefile_note(frame, path) -> str:
+    """What writing `frame` to `path` cuts, in one sentence ('' when nothing is): the fields cut, and the file
+    holding them whole."""
+    path = Path(path)
+    cut = long_texts(frame) if path.suffix.lower() == ".shp" else []
+    if not cut:
+        return ""
+    return (f"A Shapefile field holds at most {SHAPEFILE_TEXT_BYTES} characters: {', '.join(cut)} is cut at a word "
+            f"there (ending in '…'), and every field is written whole in {text_sidecar(path).name} beside it (a "
+            "GeoPackage keeps them whole).")

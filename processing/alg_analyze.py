@@ -33,7 +33,7 @@ from ..plugin.progress import Progress
 from ..plugin.roles import ROLES, check_role
 from ..plugin.runs.case import read_case
 from ..plugin.runs.request import build_request, distinct_names, replay_request
-from ..plugin.vector_io import check_output_path, write_vector
+from ..plugin.vector_io import check_output_path, shapefile_note, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
 from .layer_export import guessed_role, layer_name, layer_spec, raster_file
@@ -171,6 +171,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     OUTPUT_NODES = "OUTPUT_NODES"
     OUTPUT_EDGES = "OUTPUT_EDGES"
     OUTPUT_PROSPECTIVITY = "OUTPUT_PROSPECTIVITY"
+    OUTPUT_PROSPECTS = "OUTPUT_PROSPECTS"
     OUTPUT_REPORT = "OUTPUT_REPORT"
     OUTPUT_RECORD = "OUTPUT_RECORD"
     ANSWER = "ANSWER"
@@ -212,21 +213,24 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         checkpoint.setHelp("A Segment Anything checkpoint (.pth) for the refinement.")
         params += [replay, sam, checkpoint]
         surface_params = mapping_parameters()
-        params += surface_params[:4]
+        params += surface_params[:6]  # deposits, calibration, area share, largest and smallest target, targets drawn
         self._models, self._model_problems = model_choices()
         params += steering_parameters(self._models)
         for key, label in ((self.OUTPUT_ZONES, "Candidate zones"), (self.OUTPUT_NODES, "Spatial graph nodes"),
                            (self.OUTPUT_EDGES, "Spatial graph edges"),
-                           (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons")):
+                           (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons (the targets)"),
+                           (self.OUTPUT_PROSPECTS, "Prospects inside the targets")):
             params.append(vector_destination(key, label, QgsProcessing.TypeVectorAnyGeometry,
                                              "Any OGR format by extension (GeoPackage, Shapefile, GeoJSON...); "
-                                             "left empty, a GeoPackage in the run folder."))
+                                             "left empty, a GeoPackage in the run folder. The targets and their "
+                                             "prospects are written only when the run draws targets (an answer of "
+                                             "Insufficient evidence or No draws none)."))
         params.append(file_destination(self.OUTPUT_REPORT, "Report", "HTML files (*.html)",
                                        "The HTML report: answer, chain, evidence images, verdicts, votes and the map."))
         params.append(file_destination(self.OUTPUT_RECORD, "Run record", "JSON files (*.json)",
                                        "The JSON run record (inputs with checksums, parameters, every decision); "
                                        "REPLAY takes it."))
-        params += surface_params[4:]
+        params += surface_params[6:]
         params += [scheduler_parameter("OUTPUT_FAVOURABILITY_FULL is made there, block by block."),
                    *full_resolution_parameters()]
         for param in params:
@@ -318,7 +322,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
 
         destinations = {key: output_path(self, parameters, key, context, f"{key.lower()}.gpkg")
                         for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,
-                                    self.OUTPUT_PROSPECTIVITY)}
+                                    self.OUTPUT_PROSPECTIVITY, self.OUTPUT_PROSPECTS)}
         report = output_path(self, parameters, self.OUTPUT_REPORT, context, "report.html")
         record = output_path(self, parameters, self.OUTPUT_RECORD, context, "record.json")
         surfaces = mapping_destinations(self, parameters, context)
@@ -334,6 +338,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             raise
         request = replace(request, output_names={  # the report names the files where the user will find them
             "prospectivity": Path(destinations[self.OUTPUT_PROSPECTIVITY]).name,
+            "prospects": Path(destinations[self.OUTPUT_PROSPECTS]).name,
             **{mapping_params.OUTPUTS[key][0]: Path(path).name for key, path in surfaces.items()}})
 
         secrets = (request.settings.api_key,)  # masked in every line and message (the client masks replies already)
@@ -365,13 +370,21 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                 f"{why} The run record is {record}; the report is {report}.".split()), secrets))
         stamp = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))["created_utc"]
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
-                  self.OUTPUT_PROSPECTIVITY: result.prospectivity}
+                  self.OUTPUT_PROSPECTIVITY: result.prospectivity, self.OUTPUT_PROSPECTS: result.prospects}
         outputs = {}
         styles = {self.OUTPUT_ZONES: "zones.qml", self.OUTPUT_NODES: "graph_nodes.qml",
-                  self.OUTPUT_EDGES: "graph_edges.qml", self.OUTPUT_PROSPECTIVITY: "prospectivity.qml"}
+                  self.OUTPUT_EDGES: "graph_edges.qml", self.OUTPUT_PROSPECTIVITY: "prospectivity.qml",
+                  self.OUTPUT_PROSPECTS: "prospects.qml"}
         with OutputSet() as staged:  # every output staged beside its destination, then all moved there at once:
             # two runs writing the same paths leave one run's complete set
             for key, path in destinations.items():  # stamped with the run's time: a replay writes the same bytes
+                if key in (self.OUTPUT_PROSPECTIVITY, self.OUTPUT_PROSPECTS) and (frames[key] is None
+                                                                                  or not len(frames[key])):
+                    feedback.pushInfo(f"{key} was not written: no target was drawn (the notes say why).")
+                    continue
+                note = shapefile_note(frames[key], path)
+                if note:
+                    feedback.pushInfo(f"{key}: {note}")
                 write_vector(frames[key], staged.path(path), stamp=stamp)
                 outputs[key] = str(path)
                 style_output(context, path, styles[key])

@@ -23,7 +23,14 @@ from ..plugin.runs.batch import BATCH_COLUMNS, CaseOutcome, run_batch
 from ..plugin.runs.request import CALIBRATIONS
 from . import backend_params
 from .base import Group, LodestarAlgorithm
-from .mapping_params import AREA_SHARE, CALIBRATE, MAX_TARGET_KM2, cross_validation_inputs, surface_parameters
+from .mapping_params import (
+    AREA_SHARE,
+    CALIBRATE,
+    MAX_TARGET_KM2,
+    cross_validation_inputs,
+    surface_parameters,
+    target_inputs,
+)
 from .params import folder_destination, output_path
 from .scale_params import DASK_SCHEDULER, scheduler_parameter, scheduler_value
 
@@ -120,6 +127,7 @@ class AnalyzeCasesAlgorithm(LodestarAlgorithm):
         surface = {"calibrate": CALIBRATIONS[self.parameterAsEnum(parameters, CALIBRATE, context)][0],
                    "area_share": self.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
                    "max_target_km2": self.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None,
+                   **target_inputs(self, parameters, context),
                    "cross_validation": {k: v for k, v in cross_validation_inputs(self, parameters, context).items()
                                         if v is not None}}
         result = run_batch(source, output, settings, rounds, progress, analyse=run_analysis, surface=surface,

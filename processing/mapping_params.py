@@ -28,6 +28,8 @@ DEPOSITS = "DEPOSITS"
 CALIBRATE = "CALIBRATE"
 AREA_SHARE = "AREA_SHARE"
 MAX_TARGET_KM2 = "MAX_TARGET_KM2"
+MIN_TARGET_KM2 = "MIN_TARGET_KM2"
+MAX_TARGETS = "MAX_TARGETS"
 FAVOURABLE_UNITS = "FAVOURABLE_UNITS"
 EVIDENCE_PLAN = "EVIDENCE_PLAN"
 DEPOSIT_MODEL = "DEPOSIT_MODEL"
@@ -45,7 +47,8 @@ OUTPUTS = {OUTPUT_FAVOURABILITY: ("favourability", "favourability.tif"),
            OUTPUT_WEIGHTS: ("weights", "weights.csv")}
 """Output key -> (the engine's output name, the file name of a temporary output)."""
 WHERE = {"favourable_units": FAVOURABLE_UNITS, "area_share": AREA_SHARE, "evidence_plan": EVIDENCE_PLAN,
-         "deposit_model": DEPOSIT_MODEL, "max_target_km2": MAX_TARGET_KM2,
+         "deposit_model": DEPOSIT_MODEL, "max_target_km2": MAX_TARGET_KM2, "min_target_km2": MIN_TARGET_KM2,
+         "max_targets": MAX_TARGETS,
          "block_size_m": BLOCK_SIZE_M, "folds": FOLDS, "seed": SEED,
          "deposits": f"a point layer of known deposits in {DEPOSITS} (or a CASE that lists its deposits)"}
 """How the request builder's messages name these parameters."""
@@ -117,9 +120,19 @@ def surface_parameters() -> list:
                                QgsProcessingParameterNumber.Double, 0.0, 0.0, 1e6,
                                "No target is larger than this: a patch of the top share bigger than it is split at "
                                "shallower saddles, then across its long axis where the surface is flat. 0 takes the "
-                               "footprint of one system of the deposit model (e.g. 25 km² for a porphyry system, 250 "
-                               "km² for an orogenic gold camp; the knowledge base names its source).")
-    return [calibrate, share, largest, *cross_validation_parameters()]
+                               "deposit model's camp footprint (e.g. 250 km² for an orogenic gold camp, 491 km² for a "
+                               "cluster of porphyry systems; the knowledge base names its source); a target larger "
+                               "than one deposit's footprint holds its prospects.")
+    least = number_parameter(MIN_TARGET_KM2, "Smallest target (km², 0: from the deposit model's footprint)",
+                             QgsProcessingParameterNumber.Double, 0.0, 0.0, 1e6,
+                             "No target is smaller than this: a smaller piece joins the target it touches, or is "
+                             "dropped (the note counts them). 0 takes a quarter of one deposit's footprint, lowered "
+                             "where the top share could not hold the work list's targets that large; never under 4 "
+                             "analysis cells.")
+    count = number_parameter(MAX_TARGETS, "Targets drawn (the work list, 0: 30)", QgsProcessingParameterNumber.Integer,
+                             0, 0, 10000, "The best this many targets are drawn, each with its prospects; the rest "
+                             "of the top share stays in the favourability surface, said in one line of the notes.")
+    return [calibrate, share, largest, least, count, *cross_validation_parameters()]
 
 
 def cross_validation_parameters(advanced: bool = True) -> list:
@@ -208,7 +221,14 @@ def mapping_inputs(algorithm, parameters, context, folder: Path, case_deposits=N
             "cross_validation": cross_validation_inputs(algorithm, parameters, context),
             "area_share": algorithm.parameterAsDouble(parameters, AREA_SHARE, context) / 100.0,
             "max_target_km2": algorithm.parameterAsDouble(parameters, MAX_TARGET_KM2, context) or None,
+            **target_inputs(algorithm, parameters, context),
             "favourable_units": algorithm.parameterAsString(parameters, FAVOURABLE_UNITS, context)}
+
+
+def target_inputs(algorithm, parameters, context) -> dict:
+    """The smallest target and the work list's length (None: the defaults)."""
+    return {"min_target_km2": algorithm.parameterAsDouble(parameters, MIN_TARGET_KM2, context) or None,
+            "max_targets": algorithm.parameterAsInt(parameters, MAX_TARGETS, context) or None}
 
 
 def mapping_destinations(algorithm, parameters, context) -> dict:

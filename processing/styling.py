@@ -33,7 +33,8 @@ _ALIASES = {"area_m2": "Area (m²)", AREA_KM2: "Area (km²)", "role": "Role", "r
             "centroid_x": "Centroid x", "centroid_y": "Centroid y", "lon": "Longitude", "lat": "Latitude",
             "fav_p90": "Favourability (90th percentile)", "uncertain": "Mean uncertainty",
             "exp_deps": "Expected deposits", "known_deps": "Known deposits inside", "verdict": "Verdict of the chain",
-            "layers": "Strongest evidence", "score": "Ranked by", "why": "Why"}
+            "layers": "Strongest evidence", "score": "Ranked by (per km²)", "why": "Why",
+            "prospects": "Prospects inside", "camp": "Target (its rank)"}
 
 
 def apply_style(layer, style: str) -> tuple[str, bool]:

@@ -23,6 +23,7 @@ RESULT_PROPERTY = "lodestar/result"  # layer custom property marking Lodestar ou
 RESULT_LAYERS = (  # output key, layer name, style file, shown when added; top of the group first
     ("edges", "Graph edges", "graph_edges.qml", False),
     ("nodes", "Graph nodes", "graph_nodes.qml", False),
+    ("prospects", "Prospects (inside the targets)", "prospects.qml", True),
     ("prospectivity", "Prospectivity", "prospectivity.qml", True),
     ("zones", "Candidate zones", "zones.qml", True),
     ("favourability", "Favourability", "favourability.qml", True),

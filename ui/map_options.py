@@ -8,6 +8,7 @@ from qgis.PyQt.QtCore import QObject, pyqtSignal
 from qgis.PyQt.QtWidgets import QDoubleSpinBox, QSpinBox
 
 from ..plugin.dependencies import BY_MODULE, guidance, is_installed
+from ..plugin.engine.target_sizes import WORK_LIST
 from ..plugin.errors import LodestarError
 from ..plugin.runs.request import CALIBRATIONS, MAX_FOLDS, parse_favourable_units
 from ..processing.layer_export import layer_path
@@ -29,7 +30,34 @@ def largest_target_spin(parent) -> QDoubleSpinBox:
     spin.setSuffix(" km²")
     spin.setSpecialValueText("footprint")
     spin.setToolTip("The largest target: a bigger patch of the top share is split at its peaks. The deposit model's "
-                    "footprint is one system's size (25 km² for a porphyry system, 250 km² for an orogenic gold camp).")
+                    "footprint is one camp's size (250 km² for an orogenic gold camp, 491 km² for a cluster of "
+                    "porphyry systems); a target larger than one deposit's footprint holds its prospects.")
+    return spin
+
+
+def smallest_target_spin(parent) -> QDoubleSpinBox:
+    """The smallest target in km²; 0 shows as "auto": a quarter of one deposit's footprint (`target_sizes`)."""
+    spin = QDoubleSpinBox(parent)
+    spin.setObjectName("minTargetSpin")
+    spin.setDecimals(2)
+    spin.setRange(0.0, 10000.0)
+    spin.setSingleStep(0.25)
+    spin.setSuffix(" km²")
+    spin.setSpecialValueText("auto")
+    spin.setToolTip("The smallest target: a smaller piece joins the target it touches, or is dropped (the notes "
+                    "count them). Auto: a quarter of one deposit's footprint, lowered where the top share could not "
+                    "hold the targets drawn that large; never under 4 analysis cells.")
+    return spin
+
+
+def targets_drawn_spin(parent) -> QSpinBox:
+    """How many targets are drawn: the work list."""
+    spin = QSpinBox(parent)
+    spin.setObjectName("maxTargetsSpin")
+    spin.setRange(1, 1000)
+    spin.setValue(WORK_LIST)
+    spin.setToolTip("The best this many targets are drawn, each with its prospects; the rest of the top share stays "
+                    "in the favourability surface (the notes say how much and what it holds).")
     return spin
 
 
@@ -97,10 +125,14 @@ class MapOptions(QObject):
         ui.unitsEdit.textChanged.connect(self._changed)
         ui.areaShareSpin.valueChanged.connect(self._changed)
         self.largest = largest_target_spin(ui.mapGroup)
-        ui.mapForm.insertRow(1, "Largest target", self.largest)
-        self.largest.valueChanged.connect(self._changed)
+        self.smallest = smallest_target_spin(ui.mapGroup)
+        self.count = targets_drawn_spin(ui.mapGroup)
+        for row, (label, spin) in enumerate((("Largest target", self.largest), ("Smallest target", self.smallest),
+                                             ("Targets drawn", self.count)), start=1):
+            ui.mapForm.insertRow(row, label, spin)
+            spin.valueChanged.connect(self._changed)
         self.cross_validation = CrossValidation(ui.mapGroup)
-        self.cross_validation.add_rows(ui.mapForm, 4)
+        self.cross_validation.add_rows(ui.mapForm, 6)
         self.cross_validation.connect(self._changed)
         self._enable()
 
@@ -151,5 +183,6 @@ class MapOptions(QObject):
         layer = self.deposits()
         return {"deposits": layer_path(layer, folder) if layer is not None else None, "calibrate": self.calibration(),
                 "area_share": self.ui.areaShareSpin.value() / 100.0,
-                "max_target_km2": self.largest.value() or None, "favourable_units": self.ui.unitsEdit.text(),
+                "max_target_km2": self.largest.value() or None, "min_target_km2": self.smallest.value() or None,
+                "max_targets": self.count.value(), "favourable_units": self.ui.unitsEdit.text(),
                 "cross_validation": self.cross_validation.values()}

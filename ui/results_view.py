@@ -18,7 +18,7 @@ from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
 from ..plugin.labels import format_area_km2, humanize, target_figure, tool_label, usage_rows
 from ..plugin.runs.run_history import read_record
-from ..plugin.vector_io import write_vector
+from ..plugin.vector_io import shapefile_note, write_vector
 from . import layers as result_layers
 from .choices_view import ChoicesView
 from .deposit_check import DepositCheckView
@@ -160,7 +160,8 @@ class ResultsView:
         self.evidence.show(result.weights, result.unused, calibration_of(result).get("wofe"))
         self.validation.show(result.validation)
         self.choices.show(result, Path(result.outputs["record"]) if result.outputs.get("record") else None)
-        self.targets.show(result.prospectivity if len(result.prospectivity) else None, self.layers.get("prospectivity"))
+        self.targets.show(result.prospectivity if len(result.prospectivity) else None, self.layers.get("prospectivity"),
+                          result.prospects, self.layers.get("prospects"))
         self.deposit_check.set_result(result, run_folder)
         ui = self.ui
         ui.exportButton.setEnabled(result.prospectivity is not None and len(result.prospectivity) > 0)
@@ -250,9 +251,10 @@ class ResultsView:
         """Write the prospectivity polygons to a Shapefile, GeoPackage or any OGR format by extension."""
         if self.result is None:
             raise LodestarError("Run an analysis first; there are no prospectivity polygons to export.")
+        note = shapefile_note(self.result.prospectivity, path)
         written = write_vector(self.result.prospectivity, Path(path), layer="prospectivity")
-        self.ui.messageBar.pushSuccess(
-            "Lodestar", f"Exported {len(self.result.prospectivity)} prospectivity polygons to {written}.")
+        self.ui.messageBar.pushSuccess("Lodestar", f"Exported {len(self.result.prospectivity)} prospectivity polygons "
+                                                   f"to {written}. {note}".strip())
         return written
 
     def export_clicked(self, parent, folder) -> None:

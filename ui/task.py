@@ -15,7 +15,7 @@ from ..plugin.progress import Progress
 from ..plugin.vector_io import write_vector
 
 LOG_TAG = "Lodestar"
-FRAME_OUTPUTS = ("zones", "nodes", "edges", "prospectivity")
+FRAME_OUTPUTS = ("zones", "nodes", "edges", "prospectivity", "prospects")
 
 
 def run_engine(request: AnalysisRequest, progress: Progress, on_event) -> AnalysisResult:
@@ -26,13 +26,14 @@ def run_engine(request: AnalysisRequest, progress: Progress, on_event) -> Analys
 
 
 def ensure_vector_outputs(result: AnalysisResult, folder: Path) -> None:
-    """Make sure every result frame has a file in the run folder (the layers the dock adds)."""
+    """Make sure every result frame has a file in the run folder (the layers the dock adds); a run that drew no
+    target has no targets layer, and gets none."""
     for key in FRAME_OUTPUTS:
         path = result.outputs.get(key)
         if path is not None and Path(path).exists():
             continue
         frame = getattr(result, key)
-        if frame is None:
+        if frame is None or (key in ("prospectivity", "prospects") and not len(frame)):
             continue
         result.outputs[key] = write_vector(frame, Path(folder) / f"{key}.gpkg", layer=key)
 

@@ -9,13 +9,13 @@ fold) is fitted on the layers' measured evidence with spatial block cross-valida
 knowledge-driven surface and the independent equal-weight mean of the layers' ranks (baseline.py) on the same
 cells. A fitted surface that does not beat both out of fold is refused for the targets, and said so. With
 known deposits, a layer the deposit model weighs up that ranks them below the average cell is flagged.
-Targets are the top `area_share` of the analysed area on the surface the user gets (the full fit when
-calibrated and not refused, else the knowledge-driven one); the spatial graph of the chain's zones ranks and
-explains them: a target's rank follows the evidence it holds (`score`: its favourability summed over its
-area, in favourability-weighted km2, so a large coherent anomaly outranks a speck of one high cell; then the
-graph score of the zones inside it), and its `why` names the zones, roles and chains it holds. When the
-answer rests on a core that the verifier names (`Verdict.core`), the core's cells join the selection and the
-target holding them comes first, followed by the further systems it verified on its own (`core_target`).
+Targets are drawn from the top `area_share` of the analysed area on the surface the user gets (the full fit when
+calibrated and not refused, else the knowledge-driven one), sized for the deposit model (`target_sizes`): ranked by
+what they hold per km2, the best judged by the chain, the best few dozen drawn with the prospects inside each
+(`work_list`, `target_table`); the zones of the chain inside each are counted in its `why`. When the answer rests on
+a core that the verifier names (`Verdict.core`), the core's cells join the selection and the target holding them
+comes first, followed by the further systems it verified on its own (`core_target`). An answer of Insufficient
+evidence or No, or none, draws no target: the surface is still made.
 """
 from __future__ import annotations
 
@@ -32,33 +32,20 @@ from ..favourability.expected import expected_deposits
 from ..favourability.knowledge import bounded_specs, knowledge_specs, role_weight
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
-from ..favourability.targets import SADDLE_DEPTH, delineate
-from ..labels import the
+from ..labels import humanize, the
 from ..progress import SILENT, Progress
-from .core_target import core_cells, other_outlines, target_outline
+from .contract import FAILED, INSUFFICIENT
+from .core_target import other_outlines, target_outline
 from .target_evidence import look_at_target, measure_targets
-from .target_table import (
-    JUDGED,
-    TARGET_COLUMNS,
-    VERDICT_FACTOR,
-    empty_targets,
-    judge_targets,
-    polygons_of,
-    target_cap,
-    target_rows,
-    targets_note,
-    why_words,
-    zones_inside,
-)
+from .target_sizes import target_sizes
+from .target_table import PROSPECT_COLUMNS, empty_targets, judge_targets, polygons_of, targets_note
+from .work_list import rank_targets
 
 CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
 EQUAL_WEIGHT = INDEPENDENT
 KNOWLEDGE = "knowledge-driven surface"
 KNOWLEDGE_METHOD = "rank"
 """How the agent's evidence specs are combined: the weighted mean of ranks (overlay.py; docs/engine.md says why)."""
-MIN_TARGET_CELLS = 4
-"""Patches of the top share smaller than this many cells are specks, not targets: left out (and said); holes
-smaller than this inside a target are specks too, and part of it."""
 
 
 @dataclass
@@ -66,7 +53,8 @@ class ProspectivityMap:
     """What the run maps: the surface the user gets (the full fit when calibrated, else the
     knowledge-driven one; None when no layer can be evidence), the knowledge-driven surface, the
     out-of-fold surface (None unless calibrated), the weights table, the layers left out of the
-    surface and the layers used nowhere (each with its reason), the targets, validation and notes."""
+    surface and the layers used nowhere (each with its reason), the targets and the prospects inside them, the
+    work list's sizes and what it leaves in the surface (`work_list`), validation and notes."""
 
     surface: Surface | None
     knowledge: Surface | None
@@ -81,6 +69,8 @@ class ProspectivityMap:
     notes: list = field(default_factory=list)
     uncertainty: Surface | None = None
     judgements: list = field(default_factory=list)
+    prospects: gpd.GeoDataFrame | None = None
+    work_list: dict = field(default_factory=dict)
 
     @property
     def basis(self) -> str:
@@ -95,22 +85,29 @@ class ProspectivityMap:
                 "specs": [spec.to_dict() for spec in self.knowledge.specs] if self.knowledge else [],
                 "knowledge_method": ({"method": self.knowledge.method, "gamma": self.knowledge.gamma}
                                      if self.knowledge else {}),
-                "targets": [{k: v for k, v in row.items() if k != "geometry"}
-                            for row in self.targets.drop(columns="geometry").to_dict("records")],
-                "judgements": self.judgements}
+                "targets": _records(self.targets), "prospects": _records(self.prospects),
+                "work_list": self.work_list, "judgements": self.judgements}
+
+
+def _records(frame) -> list:
+    """A layer's attribute rows (no geometry) for the record; [] for none."""
+    return [] if frame is None else frame.drop(columns="geometry").to_dict("records")
 
 
 def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_share: float,
                       calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
-                      progress: Progress = SILENT, answered: bool = True,
-                      max_target_km2: float | None = None, evidence_plan=None,
+                      progress: Progress = SILENT, answer: str = "",
+                      max_target_km2: float | None = None, min_target_km2: float | None = None,
+                      max_targets: int | None = None, evidence_plan=None,
                       cross_validation: dict | None = None) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
     `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
     `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
-    `draw_targets`: False when the answer rules deposits out, or no answer was reached (`answered` False): the
-    surface is still made, and the note says which;
+    `draw_targets`: False when the answer (`answer`) is Insufficient evidence, rules deposits out, or was not
+    reached: the surface is still made, and the note says which;
+    `max_target_km2`, `min_target_km2`, `max_targets`: the largest and smallest target and the work list's length
+    (None: the deposit model's footprints and the default, `target_sizes`);
     `deposit_xy`: the known deposits; those off the surface's data cells are left out of its validation, and said;
     `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
     names (`others`), ranked next (`core_target`);
@@ -170,12 +167,13 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         left_out_note = left_out_deposits(deposit_xy, knowledge.grid, ~np.ma.getmaskarray(knowledge.values))
         notes.extend([left_out_note] if left_out_note else [])
         notes.extend(anti_correlated(knowledge, maps, deposit_xy))
-    targets, judgements = empty, []
+    targets, prospects, judgements, work_list = empty, empty_targets(crs, PROSPECT_COLUMNS), [], {}
     if draw_targets:
         progress.check()
         analysed = float(surface.values.count()) * surface.grid.pixel_area
-        cap, cap_source = target_cap(ws.deposit_model, max_target_km2)
-        largest = cap * 1e6 if cap else None
+        sizes = target_sizes(ws.deposit_model, surface.grid.pixel_area, area_share * analysed,
+                             min_km2=min_target_km2, max_km2=max_target_km2, count=max_targets)
+        largest = sizes.max_km2 * 1e6 if sizes.max_km2 else None
         outline = target_outline(core, analysed, area_share, notes, ws.zones, largest)
         others = other_outlines(core, outline, analysed, area_share, notes, largest)
         calibrated_surface = surface is not knowledge
@@ -190,18 +188,25 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
                 target["outline"] = outlines[label].wkt  # for a verifier that weighs the place itself
             return judge_targets(engine, measured, notes)
 
-        targets, delineation, judgements = rank_targets(
-            surface.values, surface.grid, crs, area_share, nodes=graph.nodes, core=outline,
-            core_label=(core or {}).get("label", ""), others=others, max_km2=cap, probability=calibrated_surface,
+        work = rank_targets(
+            surface.values, surface.grid, crs, area_share, sizes=sizes, nodes=graph.nodes, core=outline,
+            core_label=humanize((core or {}).get("label", "")), others=others, probability=calibrated_surface,
             expected=expected_deposits(fit.full, fit.cv, surface.grid, deposit_xy) if calibrated_surface else None,
             deposit_xy=deposit_xy, uncertainty=uncertainty.values if calibrated_surface and uncertainty else None,
             contributions=contributions, judge=judge)
-        notes.append(targets_note(targets, delineation, analysed, area_share, cap, cap_source, calibrated_surface))
+        targets, prospects, judgements = work.targets, work.prospects, work.judgements
+        notes.append(targets_note(work, analysed, area_share, calibrated_surface))
+        work_list = {"count": sizes.count, "min_km2": sizes.min_km2, "max_km2": sizes.max_km2,
+                     "prospect_km2": sizes.prospect_km2, "specks": work.delineation.specks,
+                     "merged": work.delineation.merged, "left": work.left}
     else:
-        notes.append(f"No targets: {'the answer rules the deposit out' if answered else 'no answer was reached'}; "
-                     "the favourability surface is still written.")
+        why = ("no answer was reached" if answer in ("", FAILED) else "the evidence is insufficient to answer"
+               if answer == INSUFFICIENT else "the answer rules the deposit out")
+        notes.append(f"No targets: {why}; the favourability surface is still written (its top cells are where it is "
+                     "most favourable, not targets).")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
-                              notes=notes, uncertainty=uncertainty, judgements=judgements)
+                              notes=notes, uncertainty=uncertainty, judgements=judgements, prospects=prospects,
+                              work_list=work_list)
     if deposit_xy:
         result.validation = validation(result, deposit_xy, baseline)
     return result
@@ -398,61 +403,3 @@ def anti_correlated(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
                          f"{the(metrics['inside'], 'known deposit')} below the average cell here (AUC "
                          f"{metrics['auc']:.3f}): check it before trusting the knowledge-driven surface.")
     return notes
-
-
-def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, nodes=None, core=None,
-                 core_label: str = "", others=None, max_km2: float | None = None,
-                 saddle_depth: float = SADDLE_DEPTH, probability: bool = False, expected=None, deposit_xy=None,
-                 uncertainty=None, contributions: dict | None = None, judge=None, judged: int = JUDGED) -> tuple:
-    """(targets, delineation, judgements) of the top `area_share` of `values` (`target_table`): split at their peaks,
-    none over `max_km2`; `core`: the outline of the verified core, whose cells join the selection as one target that
-    comes first; `others`: outlines of further verified systems, each piece one target; `probability`: `values` are a
-    fitted model's, and `expected` its expected deposits per cell (`favourability/expected.py`), which rank the
-    targets; `judge(labels, label ids best first)`: the chain's judgement of the best `judged` targets (a list of
-    {"items", "verdict", "why"}), None to judge none."""
-    whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
-    max_cells = int(max_km2 * 1e6 // grid.pixel_area) if max_km2 else None
-    delineation = delineate(values, area_share, max_cells=max(max_cells, MIN_TARGET_CELLS) if max_cells else None,
-                            saddle_depth=saddle_depth, whole=whole, min_cells=MIN_TARGET_CELLS)
-    rows = target_rows(delineation, values, grid, area_share, expected=expected, uncertainty=uncertainty,
-                       deposit_xy=deposit_xy, contributions=contributions)
-    polygons = polygons_of(delineation.labels, grid)
-    rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
-    if not rows:
-        return empty_targets(crs), delineation, []
-    frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
-    holds_core = _holding(frame, core, first_only=True)
-    holds_other = _holding(frame, others) & ~holds_core
-    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], -rows[i]["score"], -rows[i]["surplus"]))
-    best = order[:judged]
-    judgements = list(judge(delineation.labels, [rows[i]["label"] for i in best])) if judge and best else []
-    verdict_of = {i: j for i, j in zip(best, judgements)}
-    fixed = [i for i in best if holds_core[i]]
-    free = sorted((i for i in best if i not in fixed),
-                  key=lambda i: -rows[i]["score"] * VERDICT_FACTOR[verdict_of.get(i, {}).get("verdict", "")])
-    order = fixed + free + order[judged:]
-    for rank, i in enumerate(order, start=1):
-        row = rows[i]
-        judgement = verdict_of.get(i)
-        row["rank"] = rank
-        row["verdict"] = judgement["verdict"] if judgement else ""
-        row["n_zones"] = zones_inside(row["geometry"], nodes)
-        label = (f"holds the verified core ({core_label or 'named by the verifier'})" if holds_core[i] else
-                 "holds a further system verified on its own" if holds_other[i] else "")
-        row["why"] = why_words(row, judgement, row["n_zones"], probability, label)
-    ranked = [rows[i] for i in order]
-    frame = gpd.GeoDataFrame(ranked, geometry="geometry", crs=crs)[list(TARGET_COLUMNS) + ["geometry"]]
-    return frame, delineation, [dict(judgement, rank=order.index(i) + 1) for i, judgement in verdict_of.items()]
-
-
-def _holding(frame: gpd.GeoDataFrame, outline, first_only: bool = False) -> np.ndarray:
-    """Which targets hold part of `outline` (`first_only`: only the one holding most of it)."""
-    held = np.zeros(len(frame), dtype=bool)
-    if outline is None or not len(frame):
-        return held
-    shared = frame.geometry.intersection(outline).area.to_numpy()
-    if first_only:
-        if shared.max() > 0:
-            held[int(np.argmax(shared))] = True
-        return held
-    return shared > 0

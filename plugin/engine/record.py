@@ -48,6 +48,8 @@ REPLAYED = (
     ("parameters.favourability.cross_validation", "table?", "the cross-validation settings"),
     ("parameters.favourability.area_share", "number", "the target area share"),
     ("parameters.favourability.max_target_km2", "number null?", "the largest target in km2"),
+    ("parameters.favourability.min_target_km2", "number null?", "the smallest target in km2"),
+    ("parameters.favourability.max_targets", "whole null?", "the targets drawn"),
     ("parameters.favourability.evidence_plan", "table?", "the geologist's evidence plan"),
     ("backend", "table", "the back-end's settings"),
     ("prompt_hashes", "table", "the prompts' hashes"),

@@ -29,9 +29,11 @@ from ..raster_io import RasterSet
 from ..vector_io import read_vector, write_vector
 from . import record as records
 from .knowledge import model_by_id
-from .prospectivity import ProspectivityMap, rank_targets, validation
-from .target_table import empty_targets, target_cap, targets_note
+from .prospectivity import ProspectivityMap, validation
+from .target_sizes import target_sizes
+from .target_table import targets_note
 from .toolbox import jsonable
+from .work_list import rank_targets
 from .workspace import describe_layers
 
 FORMAT = "lodestar-replan/1"
@@ -130,15 +132,17 @@ def _targets(surface: Surface, record: dict, folder: Path, mapping: dict, plan: 
     progress.check()
     model = _deposit_model(record)
     area_share = float(mapping.get("area_share", 0.10))
-    cap, cap_source = target_cap(model, mapping.get("max_target_km2"))
     entry = (record.get("outputs") or {}).get("nodes")
     nodes = read_vector(folder / entry["file"]) if entry and (folder / entry["file"]).is_file() else None
     analysed = float(surface.values.count()) * surface.grid.pixel_area
+    sizes = target_sizes(model, surface.grid.pixel_area, area_share * analysed,
+                         min_km2=mapping.get("min_target_km2"), max_km2=mapping.get("max_target_km2"),
+                         count=mapping.get("max_targets"))
     contributions = {spec.layer: (spec.weight, maps[spec.layer]) for spec in plan.specs if spec.weight > 0}
-    targets, delineation, _ = rank_targets(surface.values, surface.grid, surface.crs, area_share, nodes=nodes,
-                                           max_km2=cap, deposit_xy=deposit_xy, contributions=contributions)
-    notes.append(targets_note(targets, delineation, analysed, area_share, cap, cap_source, False))
-    return targets if targets is not None else empty_targets(surface.crs)
+    work = rank_targets(surface.values, surface.grid, surface.crs, area_share, sizes=sizes, nodes=nodes,
+                        deposit_xy=deposit_xy, contributions=contributions)
+    notes.append(targets_note(work, analysed, area_share, False))
+    return work.targets
 
 
 def _write(replanned: Replanned, plan: EvidencePlan, record: dict, record_path: Path, out: Path,

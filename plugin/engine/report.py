@@ -85,8 +85,9 @@ def _answer_block(record: dict) -> str:
         needs = f": no layer of {roles_words(missing)}" if missing else ""
         return (f'<div class="answer insufficient">Answer: <b>{e(INSUFFICIENT)}</b>{e(needs)}</div>'
                 "<p class=\"muted\">The deposit model's critical evidence cannot be tested with these layers, so the "
-                "deposit can be neither confirmed nor ruled out; the favourability surface and targets below are "
-                "drawn from what is there. Add such a layer to answer the question.</p>")
+                "deposit can be neither confirmed nor ruled out; the favourability surface below is drawn from what is "
+                "there, and no targets are drawn (the answer stands behind none). Add such a layer to answer the "
+                "question.</p>")
     text = record.get("choices", {}).get(answer, "")
     css = "failed" if answer == FAILED else ("valid" if result.get("valid") else "voted")
     how = ("accepted by the verifier" if result.get("valid") else

@@ -42,7 +42,7 @@ def file_of(record: dict, key: str) -> str:
 
 
 FILE_NAMES = {"favourability": "favourability.tif", "favourability_cv": "favourability_cv.tif",
-              "uncertainty": "uncertainty.tif", "prospectivity": "prospectivity.gpkg"}
+              "uncertainty": "uncertainty.tif", "prospectivity": "prospectivity.gpkg", "prospects": "prospects.gpkg"}
 """The outputs the report names, by their names in the run folder (run.OUTPUT_FILES)."""
 
 
@@ -65,24 +65,38 @@ def _targets(record: dict) -> list:
 
 def _target_rows(targets: list) -> list:
     return [[t.get("rank"), km2(float(t.get("area_km2") or 0.0) * 1e6), f"{t.get('tier', 0):g} %",
-             number(t.get("fav_p90"), 2), "-" if t.get("known_deps") is None else t.get("known_deps"),
-             t.get("verdict") or "-", humanize(t.get("why"))] for t in targets]
+             _density(t), "-" if t.get("known_deps") is None else t.get("known_deps"),
+             t.get("prospects") or "-", t.get("verdict") or "-", humanize(t.get("why"))] for t in targets]
 
 
-_TARGET_HEADER = ["rank", "area", "tier", "favourability (p90)", "known deposits", "verdict", "why"]
+def _density(row: dict) -> str:
+    """What a target is ranked by: its expected deposits per km2 when calibrated, else its fav_p90."""
+    if row.get("exp_deps") is not None:
+        return f"{number(row.get('score'), 3)} per km² ({number(row.get('exp_deps'), 2)} expected)"
+    return number(row.get("fav_p90"), 2)
+
+
+_TARGET_HEADER = ["rank", "area", "tier", "ranked by", "known deposits", "prospects", "verdict", "why"]
+RANKING_WORDS = {
+    True: "by the deposits they are expected to hold per km² (what cells of their rank held out of fold), size only "
+          "breaking ties",
+    False: "by how high their best tenth rises (the 90th percentile of favourability inside: what their cells hold, "
+           "not how large they are), size only breaking ties"}
+"""The ranking rule in words, calibrated (True) or knowledge-driven (False): one rule, density first."""
 
 
 def targets_section(record: dict) -> str:
-    """The best SUMMARY_TARGETS targets (those labelled on the map), with where the others are."""
+    """The best SUMMARY_TARGETS targets (those labelled on the map) and the prospects inside them, with where the
+    others are."""
     targets = _targets(record)
     if not targets:
         return "<p>No targets were drawn.</p>"
     total = sum(float(t.get("area_km2") or 0.0) for t in targets) * 1e6
     calibrated = any(t.get("exp_deps") is not None for t in targets)
-    ranked = ("by the deposits expected in each (what cells of their rank held out of fold)" if calibrated else
-              "by how high their best tenth rises (the 90th percentile of favourability)")
-    head = (f"<p>{len(targets)} target(s), {e(km2(total))} in all, split at their peaks and ranked {ranked}; the "
-            "best are judged by the chain on their own evidence (verdict).</p>")
+    head = (f"<p>{e(plural(len(targets), 'target'))}, {e(km2(total))} in all, split at their peaks and ranked "
+            f"{RANKING_WORDS[calibrated]}; the best are judged by the chain on their own evidence (verdict). Summing "
+            "over a target's area instead would rank large targets first and lose what the surface's best cells "
+            "hold.</p>")
     more = ""
     if len(targets) > SUMMARY_TARGETS:
         listed = min(len(targets), SHOWN_TARGETS)
@@ -90,7 +104,36 @@ def targets_section(record: dict) -> str:
                 '<a href="#more-targets">technical appendix</a>'
                 + (f"; ranks {SHOWN_TARGETS + 1}-{len(targets)} only " if len(targets) > SHOWN_TARGETS else "; all ")
                 + f"in {e(file_of(record, 'prospectivity'))}.</p>")
-    return head + table(_target_rows(targets[:SUMMARY_TARGETS]), _TARGET_HEADER, css="targets") + more
+    return (head + table(_target_rows(targets[:SUMMARY_TARGETS]), _TARGET_HEADER, css="targets") + more
+            + prospects_section(record, [t.get("rank") for t in targets[:SUMMARY_TARGETS]]))
+
+
+PROSPECTS_SHOWN = 5
+"""Prospects listed per target in the report (all are in the prospects layer)."""
+
+
+def prospects_section(record: dict, ranks: list) -> str:
+    """The prospects inside the targets of `ranks`, best first in each ('' when they hold none)."""
+    prospects = (record.get("favourability") or {}).get("prospects") or []
+    by_camp = {}
+    for row in sorted(prospects, key=lambda p: (p.get("camp", 0), p.get("rank", 0))):
+        by_camp.setdefault(row.get("camp"), []).append(row)
+    rows = []
+    for rank in ranks:
+        inside = by_camp.get(rank) or []
+        for row in inside[:PROSPECTS_SHOWN]:
+            rows.append([f"{rank}.{row.get('rank')}", km2(float(row.get("area_km2") or 0.0) * 1e6),
+                         f"{row.get('tier', 0):g} %", _density(row),
+                         "-" if row.get("known_deps") is None else row.get("known_deps"), humanize(row.get("layers"))])
+        if len(inside) > PROSPECTS_SHOWN:
+            rows.append([f"{rank}.…", f"{len(inside) - PROSPECTS_SHOWN} more", "", "", "", ""])
+    if not rows:
+        return ""
+    return ("<h4>Prospects inside the targets</h4><p>Each target larger than one deposit's footprint holds its "
+            "prospects: its own best cells, split at their peaks, none larger than one deposit's footprint, ranked by "
+            f"the same rule (target.prospect); all are in {e(file_of(record, 'prospects'))}.</p>"
+            + table(rows, ["prospect", "area", "tier", "ranked by", "known deposits", "strongest evidence"],
+                    css="prospects"))
 
 
 def more_targets_section(record: dict) -> str:

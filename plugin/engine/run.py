@@ -50,6 +50,7 @@ OUTPUT_FILES = {
     "nodes": "nodes.gpkg",
     "edges": "edges.gpkg",
     "prospectivity": "prospectivity.gpkg",
+    "prospects": "prospects.gpkg",
     "favourability": "favourability.tif",
     "favourability_cv": "favourability_cv.tif",
     "uncertainty": "uncertainty.tif",
@@ -105,6 +106,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
         mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
                               "cross_validation": dict(request.cross_validation),
                               "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
+                              "min_target_km2": request.min_target_km2, "max_targets": request.max_targets,
                               **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
     roles = backends.build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
@@ -271,7 +273,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     sam_note = ""
     if sam:
         zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress, backends)
-    draw_targets = _draws_targets(question, outcome.answer, choices)
+    draw_targets = _draws_targets(outcome.answer, choices)
     localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
     graph = localization.pop("graph")
     localization.pop("scores")
@@ -281,10 +283,12 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
                                 area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
                                 cross_validation=mapping_parameters.get("cross_validation") or {},
                                 max_target_km2=mapping_parameters.get("max_target_km2"),
+                                min_target_km2=mapping_parameters.get("min_target_km2"),
+                                max_targets=mapping_parameters.get("max_targets"),
                                 evidence_plan=plan_from_dict(mapping_parameters["evidence_plan"])
                                 if mapping_parameters.get("evidence_plan") else None,
                                 deposit_xy=deposit_xy, core=_settled_core(outcome),
-                                progress=progress.scaled(92, 97), answered=outcome.answer != FAILED)
+                                progress=progress.scaled(92, 97), answer=outcome.answer)
     prospectivity = mapping.targets
     emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
           "source": localization["source"], "basis": mapping.basis})
@@ -328,7 +332,7 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
         chain=scenes.chain_nodes(head.get("scenes")) + [n.to_dict() for n in ws.chain], verdicts=outcome.verdicts,
         usage=record["usage"],
         outputs=outputs, metrics=metrics, notes=notes, weights=list(mapping.weights), unused=list(mapping.unused),
-        validation=record["favourability"]["validation"], stopped=stopped,
+        validation=record["favourability"]["validation"], stopped=stopped, prospects=mapping.prospects,
     )
 
 
@@ -383,13 +387,14 @@ def _settled_core(outcome) -> dict:
     return {}
 
 
-def _draws_targets(question: str, answer: str, choices: dict) -> bool:
-    """Targets for a "where" question always; for a yes / no question unless the answer rules deposits out
-    (or no answer was reached); for other questions whenever an answer was reached."""
-    if asks_where(question) or answer == INSUFFICIENT:
-        return True
+def _draws_targets(answer: str, choices: dict) -> bool:
+    """Targets when an answer was reached that neither rules deposits out nor lacks the evidence to say: for a yes /
+    no question (a "where" question too) its yes, for other questions any answer. Insufficient evidence, No and no
+    answer draw none: targets the answer does not stand behind are not to be walked to."""
+    if answer in (FAILED, INSUFFICIENT):
+        return False
     positive = positive_choice(choices)
-    return answer != FAILED and (positive is None or answer == positive)
+    return positive is None or answer == positive
 
 
 def _localize(engine: Engine, ws: Workspace, zones, draw_targets: bool, overrides) -> dict:
@@ -482,9 +487,10 @@ def _deposit_points(deposits, grid, calibrate: str = "", cross_validation: dict 
 
 def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace, api_key: str,
                    deposit_xy: list, source: dict | None = None, output_names: dict | None = None) -> dict:
-    """Vector layers (fixed GeoPackage timestamp: same content, same bytes), surfaces, weights, map, record,
-    report: written together (`files.OutputSet`: staged, then moved into `out` at once, so a run sharing the
-    folder never leaves a mix of two runs' files), cancel checked between them. The report names the outputs by
+    """Vector layers (fixed GeoPackage timestamp: same content, same bytes; the targets and their prospects only
+    when any is drawn), surfaces, weights, map, record, report: written together (`files.OutputSet`: staged, then
+    moved into `out` at once, so a run sharing the folder never leaves a mix of two runs' files), cancel checked
+    between them. The report names the outputs by
     `output_names` (the names the user finds them by) where given."""
     outputs = {}
     prospectivity = mapping.targets
@@ -495,7 +501,9 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
             return staged.path(out / OUTPUT_FILES[name])
 
         for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
-                            ("prospectivity", prospectivity)):
+                            ("prospectivity", prospectivity), ("prospects", mapping.prospects)):
+            if name in ("prospectivity", "prospects") and (frame is None or not len(frame)):
+                continue  # no target drawn (Insufficient evidence, No, nothing standing out): no targets layer
             outputs[name] = write_vector(frame, at(name), stamp=record["created_utc"])
         if mapping.surface is not None:
             made = (f"calibrated: {method_label({'method': mapping.surface.method})}" if mapping.basis == "calibrated"

@@ -6,10 +6,11 @@ favourable down; a cell joining two regions is a saddle, and the region with the
 only when its peak stands at least `saddle_depth` above that saddle (on the rank scale, so the depth means the
 same on a knowledge-driven surface and on a model's probabilities) and it already holds `min_cells` cells; else
 it merges into the higher one. A region still larger than the cap is split again at shallower saddles, then,
-where the surface is flat, halved across its long axis until every piece fits. Cells are never dropped by
-splitting, except fragments under `min_cells` left by a cut across a flat surface: the targets' union is the
-selection less specks. A place kept whole (a verified core) is one target, joined by the targets it overlaps while
-that stays within the cap.
+where the surface is flat, halved across its long axis until every piece fits. A speck (a piece under `min_cells`:
+a patch of the top share, or a fragment a cut leaves) joins the target it shares the longest border with while that
+stays within the cap, else it is dropped; the specks dropped are counted. The targets' union is the selection less
+the specks dropped. A place kept whole (a verified core) is one target, joined by the targets it overlaps while that
+stays within the cap.
 """
 from __future__ import annotations
 
@@ -32,12 +33,17 @@ _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 @dataclass
 class Delineation:
     """`labels`: target id per cell (0: none); `tiers`: {id: the smallest tier share whose top cells it holds};
-    `split`: how many patches were split at their peaks, and how many cut to the cap where the surface was flat."""
+    `split`: how many patches were split at their peaks, and how many cut to the cap where the surface was flat;
+    `specks`: how many pieces under the least size were dropped and `speck_cells` their cells, `merged` how many
+    joined a neighbouring target."""
 
     labels: np.ndarray
     tiers: dict
     split_at_peaks: int = 0
     cut_to_cap: int = 0
+    specks: int = 0
+    speck_cells: int = 0
+    merged: int = 0
 
 
 def percentile_ranks(values: np.ma.MaskedArray) -> np.ndarray:
@@ -55,7 +61,8 @@ def delineate(values: np.ma.MaskedArray, area_share: float, *, max_cells: int | 
     """Targets of the top `area_share` of `values` (see the module docstring). `whole`: masks of places selected
     whatever their value and kept whole, each connected piece one target (a verified core, further verified
     systems); `max_cells`: the cap in cells (None: no cap); patches under `min_cells` cells are specks and left out,
-    holes under it inside a patch are part of it."""
+    holes under it inside a patch are part of it. A patch under `min_cells` on its own is a speck, dropped and
+    counted."""
     valid = ~np.ma.getmaskarray(values)
     selected = top_share_mask(values, area_share)
     for place in whole:
@@ -64,7 +71,10 @@ def delineate(values: np.ma.MaskedArray, area_share: float, *, max_cells: int | 
         selected = selected | (_pinholes(selected, min_cells) & valid)
     patches, count = ndimage.label(selected, structure=_FOUR)
     sizes = np.bincount(patches.ravel(), minlength=count + 1)
-    selected &= sizes[patches] >= max(min_cells, 1)
+    small = sizes < max(min_cells, 1)
+    small[0] = False
+    specks, speck_cells = int(small.sum()), int(sizes[small].sum())
+    selected &= ~small[patches]
     ranks = percentile_ranks(values)
     labels = _persistence_regions(ranks, selected, saddle_depth, min_cells)
     split_at_peaks = int(len(np.unique(labels[labels > 0])) - len(np.unique(patches[selected])))
@@ -73,14 +83,21 @@ def delineate(values: np.ma.MaskedArray, area_share: float, *, max_cells: int | 
         labels, cut = _cap(labels, ranks, saddle_depth, max_cells, min_cells)
     for place in whole:
         labels = _kept_whole(labels, place.astype(bool) & selected, max_cells)
-    labels = _renumber(labels.astype(np.int64), max(min_cells, 1))
+    labels, dropped, dropped_cells, merged = _renumber(labels.astype(np.int64), max(min_cells, 1), max_cells)
+    return Delineation(labels, tiers_of(labels, values, area_share, tiers), max(split_at_peaks, 0), cut,
+                       specks + dropped, speck_cells + dropped_cells, merged)
+
+
+def tiers_of(labels: np.ndarray, values: np.ma.MaskedArray, area_share: float, tiers: tuple = TIERS) -> dict:
+    """{label: the smallest of the `tiers` shares below `area_share` (or `area_share` itself) whose top cells of
+    `values` the target holds}."""
     shares = [s for s in sorted(set(tiers)) if s < area_share] + [area_share]
     tier_of = {}
     for share in reversed(shares):  # the smallest share wins
-        top = top_share_mask(values, share) if share < area_share else selected
+        top = top_share_mask(values, share) if share < area_share else labels > 0
         for label in np.unique(labels[top & (labels > 0)]):
             tier_of[int(label)] = share
-    return Delineation(labels, tier_of, max(split_at_peaks, 0), cut)
+    return tier_of
 
 
 def _kept_whole(labels: np.ndarray, place: np.ndarray, max_cells: int | None) -> np.ndarray:
@@ -193,10 +210,12 @@ def _halves(part: np.ndarray, max_cells: int) -> list:
     return out
 
 
-def _renumber(labels: np.ndarray, min_cells: int) -> np.ndarray:
-    """Labels 1..n, each one 4-connected piece (a region cut in two by halving becomes two); pieces under
-    `min_cells` cells (fragments of a cut) are left out as specks."""
+def _renumber(labels: np.ndarray, min_cells: int, max_cells: int | None) -> tuple:
+    """(labels 1..n, each one 4-connected piece (a region cut in two by halving becomes two), specks dropped, their
+    cells, specks merged): a piece under `min_cells` cells joins the target it shares the longest border with while
+    that stays within `max_cells`, else it is dropped."""
     out = np.zeros(labels.shape, dtype=np.int32)
+    small = []
     next_label = 1
     for region, box in enumerate(ndimage.find_objects(labels), start=1):
         if box is None:
@@ -208,4 +227,31 @@ def _renumber(labels: np.ndarray, min_cells: int) -> np.ndarray:
             if sizes[piece] >= min_cells:
                 window[pieces == piece] = next_label
                 next_label += 1
-    return out
+            else:
+                rows, cols = np.nonzero(pieces == piece)
+                small.append((rows + box[0].start, cols + box[1].start))
+    sizes = np.bincount(out.ravel(), minlength=next_label)
+    dropped = dropped_cells = merged = 0
+    for rows, cols in small:
+        into = _neighbour(out, rows, cols)
+        if into and (max_cells is None or sizes[into] + rows.size <= max_cells):
+            out[rows, cols] = into
+            sizes[into] += rows.size
+            merged += 1
+        else:
+            dropped += 1
+            dropped_cells += rows.size
+    return out, dropped, dropped_cells, merged
+
+
+def _neighbour(labels: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> int:
+    """The label sharing the longest border (4-neighbours) with the cells (rows, cols); 0 when none touches them."""
+    height, width = labels.shape
+    touching = []
+    for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+        r, c = rows + dr, cols + dc
+        inside = (r >= 0) & (r < height) & (c >= 0) & (c < width)
+        touching.append(labels[r[inside], c[inside]])
+    found = np.concatenate(touching)
+    found = found[found > 0]
+    return int(np.bincount(found).argmax()) if found.size else 0

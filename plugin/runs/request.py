@@ -38,6 +38,7 @@ CROSS_VALIDATION = {"block_size_m": (float, 1.0, math.inf, "a block side of at l
 WHERE = {"question": "in the request", "base_url": "in the settings", "planner": "in the settings",
          "sam_checkpoint": "in the settings", "favourable_units": "Favourable units", "deposits": "a deposits layer",
          "area_share": "the target area share", "max_target_km2": "the largest target",
+         "min_target_km2": "the smallest target", "max_targets": "the targets drawn",
          "evidence_plan": "the evidence plan", "deposit_model": "the deposit model",
          "block_size_m": "the block size", "folds": "the folds", "seed": "the seed"}
 """Where each value is given, as the messages name it; a caller passes its own names to replace these."""
@@ -194,13 +195,16 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                   favourable_units: str = "", case_units: dict | None = None, calibrate: str = "",
                   area_share: float = 0.10, refine_with_sam: bool = False, sam_checkpoint=None,
                   where: dict | None = None, max_target_km2: float | None = None, evidence_plan=None,
-                  deposit_model: str = "", user_models=(), cross_validation: dict | None = None) -> AnalysisRequest:
+                  deposit_model: str = "", user_models=(), cross_validation: dict | None = None,
+                  min_target_km2: float | None = None, max_targets: int | None = None) -> AnalysisRequest:
     """The request for one question over `layers`; choices are parsed from the question unless given.
 
     `favourable_units`: the user's text (`parse_favourable_units`), which replaces `case_units` (a case's
     {layer name: units}) layer by layer; `calibrate`: a key of CALIBRATIONS, which needs `deposits`;
     `area_share`: the share of the analysed area the targets cover (AREA_SHARE_RANGE); `max_target_km2`: the largest
-    target (None or 0: the deposit model's footprint); `evidence_plan`: the geologist's plan (a plan file's path or an
+    target (None or 0: the deposit model's footprint), `min_target_km2` the smallest (None or 0: from the deposit
+    model's footprint) and `max_targets` how many are drawn (None or 0: the work list's default, `target_sizes`);
+    `evidence_plan`: the geologist's plan (a plan file's path or an
     EvidencePlan) replacing the agent's for the surface; `deposit_model`: a model id to follow ('' chooses), of the
     shipped models or `user_models` (the user's, `deposit_models.load_user_models`); `cross_validation`: the
     calibration's spatial blocks ({"block_size_m": metres or None, "folds": 2-20, "seed": >= 0}, each optional)."""
@@ -217,6 +221,8 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                            favourable_units=units, calibrate=_calibration(calibrate, deposits, names),
                            cross_validation=_cross_validation(cross_validation or {}, names),
                            area_share=_area_share(area_share, names), max_target_km2=_max_target(max_target_km2, names),
+                           min_target_km2=_min_target(min_target_km2, max_target_km2, names),
+                           max_targets=_max_targets(max_targets, names),
                            evidence_plan=_evidence_plan(evidence_plan, layers, names),
                            deposit_model=_deposit_model(deposit_model, user_models, names),
                            user_models=[dict(m) for m in user_models], **_sam(refine_with_sam, sam_checkpoint, names))
@@ -279,6 +285,35 @@ def _max_target(km2, names: dict) -> float | None:
         raise LodestarError(f"Set {names['max_target_km2']} above 0 km2 (0 takes the deposit model's footprint), "
                             f"not {km2:g}.")
     return km2
+
+
+def _min_target(km2, largest, names: dict) -> float | None:
+    if km2 in (None, "", 0, 0.0):
+        return None
+    try:
+        km2 = float(km2)
+    except (TypeError, ValueError):
+        km2 = math.nan
+    if not km2 > 0 or not math.isfinite(km2):
+        raise LodestarError(f"Set {names['min_target_km2']} above 0 km2 (0 takes a quarter of the deposit model's "
+                            f"deposit footprint), not {km2:g}.")
+    if largest not in (None, "", 0, 0.0) and km2 > float(largest):
+        raise LodestarError(f"Set {names['min_target_km2']} ({km2:g} km2) at most {names['max_target_km2']} "
+                            f"({float(largest):g} km2).")
+    return km2
+
+
+def _max_targets(count, names: dict) -> int | None:
+    if count in (None, "", 0):
+        return None
+    try:
+        number = float(count)
+    except (TypeError, ValueError):
+        number = math.nan
+    if isinstance(count, bool) or not math.isfinite(number) or number != int(number) or number < 1:
+        raise LodestarError(f"Set {names['max_targets']} to a whole number of 1 or more (0 takes the default work "
+                            f"list), not {count!r}.")
+    return int(number)
 
 
 def _evidence_plan(plan, layers: list[LayerSpec], names: dict) -> dict | None:

@@ -9,6 +9,7 @@ from ..analysis import AnalysisResult
 from ..engine.contract import FAILED, INSUFFICIENT
 from ..engine.record import MAX_RECORD_BYTES
 from ..engine.scenes import index_layers
+from ..engine.target_table import PROSPECT_COLUMNS, empty_targets
 from ..errors import LodestarError
 from ..json_file import read_json
 from ..raster_io import LayerSpec
@@ -16,7 +17,9 @@ from ..vector_io import read_vector
 
 RECORD = "record.json"
 REPORT = "report.html"
-VECTOR_OUTPUTS = ("zones", "nodes", "edges", "prospectivity")
+VECTOR_OUTPUTS = ("zones", "nodes", "edges", "prospectivity", "prospects")
+TARGET_OUTPUTS = ("prospectivity", "prospects")
+"""Written only when the run drew targets: a run that drew none lists no such file in its record."""
 IMAGE_KEYS = ("evidence_png", "image", "png")  # keys of event values that are image files of the run folder
 
 
@@ -110,15 +113,19 @@ def outputs_of(folder, record: dict | None = None) -> dict:
 
 def result_of(folder) -> AnalysisResult:
     """A past run's result as the run returned it: answer, chain, verdicts, usage, notes, weights, unused layers,
-    validation, and its zones, graph and targets read back from its files."""
+    validation, and its zones, graph, targets and prospects read back from its files (none when it drew none)."""
     folder = Path(folder)
     record = read_record(folder)
     outputs = outputs_of(folder, record)
-    missing = [key for key in VECTOR_OUTPUTS if key not in outputs]
+    written = record.get("outputs") or {}
+    missing = [key for key in VECTOR_OUTPUTS if key not in outputs and (key in written or key not in TARGET_OUTPUTS)]
     if missing:
         raise LodestarError(f"The run folder {folder} lacks {', '.join(missing)}: it was moved or cleaned; the run "
                             "cannot be shown again (replay its record.json with lodestar:analyze to rebuild it).")
-    frames = {key: read_vector(outputs[key]) for key in VECTOR_OUTPUTS}
+    frames = {key: read_vector(outputs[key]) for key in VECTOR_OUTPUTS if key in outputs}
+    crs = frames["zones"].crs
+    frames.setdefault("prospectivity", empty_targets(crs))
+    frames.setdefault("prospects", empty_targets(crs, PROSPECT_COLUMNS))
     result = record["result"]
     answer = str(result.get("answer", ""))
     choices = record.get("choices") or {}
@@ -128,6 +135,7 @@ def result_of(folder) -> AnalysisResult:
                                                                        else ""),
         valid=bool(result.get("valid")), voted=bool(result.get("voted")), rounds=int(result.get("rounds", 0)),
         zones=frames["zones"], nodes=frames["nodes"], edges=frames["edges"], prospectivity=frames["prospectivity"],
+        prospects=frames["prospects"],
         chain=list(record.get("chain") or []), verdicts=[{k: v for k, v in r.items() if k != "chain"}
                                                          for r in record.get("rounds") or []],
         usage=dict(record.get("usage") or {}), outputs=outputs, metrics=dict(record.get("metrics") or {}),

@@ -314,7 +314,9 @@ def test_predict_refuses_a_file_that_is_not_a_lodestar_model(run, tmp_path):
 
 
 def test_delineate_targets_is_the_analysis_delineation(run, tmp_path):
-    from lodestar.plugin.engine.prospectivity import rank_targets
+    from lodestar.plugin.engine.target_sizes import target_sizes
+    from lodestar.plugin.engine.target_table import PROSPECT_COLUMNS, TARGET_COLUMNS
+    from lodestar.plugin.engine.work_list import rank_targets
     from lodestar.plugin.raster_io import RasterReader
 
     fav = run("lodestar:fuzzy_membership", {"INPUT": ALOH, "MEMBERSHIP": 0, "MIDPOINT": 1.0, "SPREAD": 12.0,
@@ -323,14 +325,25 @@ def test_delineate_targets_is_the_analysis_delineation(run, tmp_path):
                                                 "DEPOSITS": DEPOSITS, "OUTPUT": str(tmp_path / "targets.gpkg")})
     mine = gpd.read_file(result["OUTPUT"])
     reader = RasterReader(fav)
+    values = reader.read(bands=[1])[0]
     xy = [tuple(p) for p in gpd.read_file(DEPOSITS).to_crs(reader.grid.crs.to_wkt()).geometry.map(
         lambda g: (g.x, g.y))]
-    core, _, _ = rank_targets(reader.read(bands=[1])[0], reader.grid, reader.grid.crs, 0.05, max_km2=0.5,
-                              deposit_xy=xy)
-    assert result["TARGETS"] == len(mine) == len(core) > 1
+    sizes = target_sizes({}, reader.grid.pixel_area, 0.05 * values.count() * reader.grid.pixel_area, max_km2=0.5)
+    core = rank_targets(values, reader.grid, reader.grid.crs, 0.05, sizes=sizes, deposit_xy=xy).targets
+    assert result["TARGETS"] == len(mine) == len(core) > 1 and "OUTPUT_PROSPECTS" not in result
     assert list(mine["rank"]) == list(range(1, len(mine) + 1))
+    assert [c for c in mine.columns if c != "geometry"] == list(TARGET_COLUMNS)  # the analysis's fields
     assert np.allclose(mine["area_km2"], core["area_km2"]) and (mine["area_km2"] <= 0.5 + 1e-9).all()
     assert mine["known_deps"].sum() == 1  # the demo deposit lies in one target
+    # the least size, the work list and the prospects inside each target
+    nested = run("lodestar:delineate_targets", {
+        "INPUT": fav, "AREA_SHARE": 0.05, "MIN_TARGET_KM2": 0.02, "MAX_TARGETS": 3, "PROSPECT_KM2": 0.05,
+        "OUTPUT": str(tmp_path / "camps.shp"), "OUTPUT_PROSPECTS": str(tmp_path / "prospects.shp")})
+    camps, prospects = gpd.read_file(nested["OUTPUT"]), gpd.read_file(nested["OUTPUT_PROSPECTS"])
+    assert nested["TARGETS"] == len(camps) == 3 and camps["area_km2"].min() >= 0.02
+    assert [c for c in prospects.columns if c != "geometry"] == list(PROSPECT_COLUMNS)
+    assert len(prospects) == camps["prospects"].sum() > 0 and set(prospects["camp"]) <= set(camps["rank"])
+    assert prospects["area_km2"].max() <= 0.05 + 1e-9 and prospects["area_km2"].min() >= 0.02 - 1e-9
 
 
 def test_prediction_area_curves_by_hand(run, tmp_path):

@@ -118,13 +118,13 @@ def test_project_new_clears_the_old_projects_run_from_the_panel(dock, sample, ru
     run_to_end(dock)
     folder = dock.run_folder
     assert "Answer A</b>: Yes" in dock.ui.answerBanner.text() and dock.ui.chainList.count() > 0
-    assert dock.results.targets.table.rowCount() == len(dock.result.prospectivity) > 0
+    assert dock.results.targets.tree.topLevelItemCount() == len(dock.result.prospectivity) > 0
     assert dock.project_runs.tree.topLevelItemCount() == 1 and dock.plan_editor.record_path is not None
     QgsProject.instance().clear()
     QApplication.processEvents()
     assert dock.ui.answerBanner.text() == "" and not dock.ui.answerBanner.isVisibleTo(dock.body)
     assert dock.result is None and dock.run_group is None and dock.run_layers == {} and dock.run_folder is None
-    assert dock.ui.chainList.count() == 0 and dock.results.targets.table.rowCount() == 0
+    assert dock.ui.chainList.count() == 0 and dock.results.targets.tree.topLevelItemCount() == 0
     assert dock.ui.reasoningTree.topLevelItemCount() == 0 and dock.ui.runFolderLabel.text() == ""
     assert not dock.ui.exportButton.isEnabled() and not dock.ui.reportButton.isEnabled()
     assert dock.plan_editor.record_path is None and dock.project_runs.tree.topLevelItemCount() == 0

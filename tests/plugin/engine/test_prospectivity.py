@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import numpy as np
-import shapely.wkt
 import pytest
+import shapely.wkt
 from affine import Affine
 from rasterio.crs import CRS
 from shapely.geometry import GeometryCollection, MultiPolygon, box
 from worlds_b_run import analyse_worlds_b_case
 
 from lodestar.plugin.engine.core_target import other_outlines, target_outline
-from lodestar.plugin.engine.prospectivity import TARGET_COLUMNS, rank_targets
+from lodestar.plugin.engine.target_sizes import TargetSizes
+from lodestar.plugin.engine.target_table import TARGET_COLUMNS
+from lodestar.plugin.engine.work_list import rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
 from lodestar.plugin.raster_io import RasterGrid
 from lodestar.plugin.zones import zone_record, zones_frame
@@ -43,8 +45,13 @@ def _graph(grid: RasterGrid):
     return build_graph(zones_frame(records, CRS_UTM), GraphParams(), crs=CRS_UTM)
 
 
+def _sizes(max_km2=None, min_km2=0.04, prospect_km2=None, count=30) -> TargetSizes:
+    """Sizes on the 1 ha cells of `_grid`: by default a least target of 4 cells, no cap, no prospects."""
+    return TargetSizes(min_km2, max_km2, prospect_km2, count, "set for the test", "set for the test")
+
+
 def _ranked(values, share, **kwargs):
-    return rank_targets(values, _grid(), CRS_UTM, share, **kwargs)[0]
+    return rank_targets(values, _grid(), CRS_UTM, share, **kwargs).targets
 
 
 def test_targets_rank_by_how_high_they_rise_and_say_why_in_words():
@@ -65,7 +72,7 @@ def test_targets_rank_by_how_high_they_rise_and_say_why_in_words():
     assert second["n_zones"] == 2 and first["n_zones"] == 0
     assert -117.0 < first["lon"] < -116.9 and 36.1 < first["lat"] < 36.2  # UTM 11N, 500 km E, 4,000 km N
     assert "the chain marked 2 zone(s) here" in second["why"] and "s1:1" not in second["why"]
-    assert second["why"].startswith("0.36 km2 in the top") and "mean favourability 0.70" in second["why"]
+    assert second["why"].startswith("0.36 km2 in the top") and "best tenth at favourability 0.70" in second["why"]
 
 
 def test_a_two_peak_patch_splits_at_its_saddle_and_a_one_peak_patch_does_not():
@@ -88,7 +95,7 @@ def test_no_target_exceeds_the_cap_and_splitting_drops_no_cell():
     one = np.exp(-((x - 20) ** 2 + (y - 20) ** 2) / 200.0)
     share = 0.25
     whole = _ranked(np.ma.masked_array(one), share)
-    capped = _ranked(np.ma.masked_array(one), share, max_km2=0.8)  # 80 cells of 1 ha
+    capped = _ranked(np.ma.masked_array(one), share, sizes=_sizes(0.8))  # 80 cells of 1 ha
     assert len(whole) == 1 and whole["area_km2"].iloc[0] == pytest.approx(4.0, abs=0.02)  # ties at the cut
     assert len(capped) >= 5 and capped["area_km2"].max() <= 0.8
     assert capped["area_km2"].sum() == pytest.approx(whole["area_km2"].iloc[0])
@@ -144,7 +151,8 @@ def test_the_best_targets_are_judged_and_reordered_by_their_verdict():
         return [{"items": [], "verdict": "unsupported", "why": "unsupported: nothing here."},
                 {"items": [], "verdict": "strong", "why": "strong: everything here."}]
 
-    targets, _, judgements = rank_targets(_surface(), _grid(), CRS_UTM, (16 + 36) / 1575, judge=judge)
+    work = rank_targets(_surface(), _grid(), CRS_UTM, (16 + 36) / 1575, judge=judge)
+    targets, judgements = work.targets, work.judgements
     assert len(seen[0]) == 2
     # A (p90 0.9) judged unsupported: 0.9 x 0.4 = 0.36 falls below B's 0.7 x 1.0
     assert list(targets["fav_p90"].round(6)) == [0.7, 0.9] and list(targets["verdict"]) == ["strong", "unsupported"]
@@ -214,8 +222,8 @@ def test_a_second_system_verified_on_its_own_is_a_target_end_to_end(tmp_path):
 def test_a_fitted_surface_ranks_targets_by_the_deposits_cells_of_their_rank_held_out_of_fold():
     """A (16 cells at 0.9) and B (36 cells at 0.7) on 0.1 elsewhere (1,575 cells), the same surface out of fold: 2
     deposits in A, 1 in B, 1 in the background. Each tie group's deposits spread over its stretch of the ranked area
-    (cells 0-16, 16-52, 52-1575), whose densities fall (2/16, 1/36, 1/1523 of the 4 per cell): A expects 2 and B 1, so
-    A outranks the larger B. Before, the fitted values were summed (B 25.2 against A's 14.4, B first), which made an
+    (cells 0-16, 16-52, 52-1575), whose densities fall (2/16, 1/36, 1/1523 of the 4 per cell): A expects 2 and B 1,
+    12.5 and 2.8 per km2. Before, the fitted values were summed (B 25.2 against A's 14.4, B first), which made an
     ensemble's mean ranks or a balanced fit's odds into deposits (Murchison: 48 expected where its targets held
     230)."""
     from lodestar.plugin.favourability.expected import expected_deposits
@@ -229,17 +237,124 @@ def test_a_fitted_surface_ranks_targets_by_the_deposits_cells_of_their_rank_held
                       uncertainty=uncertainty)
     assert list(targets["fav_mean"].round(6)) == [0.9, 0.7]
     assert targets["exp_deps"].tolist() == pytest.approx([2.0, 1.0], abs=1e-3)
-    assert targets["score"].tolist() == pytest.approx(targets["exp_deps"].tolist(), abs=1e-3)  # exp_deps: 3 digits
+    assert targets["score"].tolist() == pytest.approx([2.0 / 0.16, 1.0 / 0.36], abs=1e-3)  # expected per km2
     assert targets["known_deps"].tolist() == [2, 1] and targets["uncertain"].tolist() == pytest.approx([0.05, 0.05])
-    assert "deposits expected (what cells of its rank held out of fold)" in targets.iloc[0]["why"]
+    assert "2 deposits expected, 12 per km2 (what cells of its rank held out of fold)" in targets.iloc[0]["why"]
+
+
+def test_a_small_intense_target_outranks_a_large_diffuse_one_that_holds_more_in_all():
+    """Calibrated: A (9 cells) expects 1.2 deposits, B (64 cells) 2.0; A holds more per km2 (13.3 against 3.1).
+    Summing over the area put B first: size bought the rank (calibrated Murchison's best 10 held 35 deposits where
+    the surface's own best cells of the same area held 65). Knowledge-driven, two targets whose best tenths rise
+    alike are ranked by size."""
+    values = np.full((40, 40), 0.1)
+    values[2:5, 2:5] = 0.9
+    values[20:28, 20:28] = 0.8
+    expected = np.zeros((40, 40))
+    expected[2:5, 2:5] = 1.2 / 9
+    expected[20:28, 20:28] = 2.0 / 64
+    surface = np.ma.masked_array(values)
+    targets = _ranked(surface, 73 / 1600, probability=True, expected=np.ma.masked_array(expected))
+    assert targets["area_km2"].tolist() == pytest.approx([0.09, 0.64])
+    assert targets["exp_deps"].tolist() == pytest.approx([1.2, 2.0])
+    assert targets["score"].tolist() == pytest.approx([1.2 / 0.09, 2.0 / 0.64], abs=1e-4)
+    alike = values.copy()
+    alike[2:5, 2:5] = 0.8
+    targets = _ranked(np.ma.masked_array(alike), 73 / 1600)
+    assert targets["fav_p90"].tolist() == pytest.approx([0.8, 0.8]) and targets["area_km2"].tolist() == [0.64, 0.09]
+
+
+def test_a_speck_under_the_least_size_is_dropped_and_counted_and_a_fragment_joins_the_target_it_touches():
+    from lodestar.plugin.favourability.targets import delineate
+
+    values = np.full((12, 12), 0.1)
+    values[1:6, 1:8] = 0.9  # 35 cells
+    values[6:8, 1] = 0.9  # an arm of 2 cells: halving to the cap leaves it a fragment
+    values[10, 9:11] = 0.95  # 2 cells on their own: a speck
+    found = delineate(np.ma.masked_array(values), 39 / 144, max_cells=6, min_cells=3)
+    sizes = np.bincount(found.labels.ravel())[1:]
+    assert (found.specks, found.speck_cells, found.merged) == (1, 2, 1)
+    assert sizes.sum() == 37 and sizes.max() <= 6 and sizes.min() >= 3  # every cell of the block in a target
+    assert found.labels[10, 9] == 0 and found.labels[7, 1] > 0
+    # the least size of a run: a 9-cell patch under 0.16 km2 (16 cells of 1 ha) is no target, and the note says it
+    values = np.full((40, 40), 0.1)
+    values[2:5, 2:5] = 0.9
+    values[20:26, 20:26] = 0.7
+    work = rank_targets(np.ma.masked_array(values), _grid(), CRS_UTM, 45 / 1600, sizes=_sizes(min_km2=0.16))
+    assert work.targets["area_km2"].tolist() == [0.36] and (work.delineation.specks, work.delineation.speck_cells) \
+        == (1, 9)
+    from lodestar.plugin.engine.target_table import targets_note
+
+    note = targets_note(work, 1600 * 1e4, 45 / 1600, False)
+    assert "none smaller than 0.16 km2 (set for the test; 1 speck(s) under it dropped, 0 joined to the target" in note
+
+
+def test_each_target_holds_its_prospects_its_own_best_cells_split_at_their_peaks():
+    """One camp-sized patch with three bumps: its prospects are its best cells (at least the share of it the targets
+    are of the area), none larger than one deposit's footprint, each with the camp's rank, ranked by the same rule."""
+    y, x = np.mgrid[0:40, 0:40]
+    bumps = sum(h * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / 6.0) for h, cx, cy in
+                ((1.0, 10, 20), (0.8, 20, 20), (0.6, 30, 20)))
+    values = np.ma.masked_array(0.2 + 0.1 * np.exp(-((y - 20) ** 2) / 40.0) * (np.abs(x - 20) < 16) + bumps)
+    work = rank_targets(values, _grid(), CRS_UTM, 0.25, sizes=_sizes(max_km2=4.0, prospect_km2=0.12, min_km2=0.04))
+    camps, prospects = work.targets, work.prospects
+    assert len(camps) >= 1 and camps["prospects"].sum() == len(prospects) > 1
+    first = prospects[prospects["camp"] == 1].sort_values("rank")
+    assert list(first["rank"]) == list(range(1, len(first) + 1))
+    assert first["area_km2"].max() <= 0.12 and first["area_km2"].min() >= 0.04
+    assert first["score"].is_monotonic_decreasing  # the same rule: how high each rises
+    camp = camps[camps["rank"] == 1].geometry.iloc[0]
+    assert all(camp.buffer(1.0).contains(g) for g in first.geometry)
+    share = first["area_km2"].sum() / camps[camps["rank"] == 1]["area_km2"].iloc[0]
+    assert 0.08 <= share <= 0.3  # the camp's own best cells: about the targets' share of the area
+    assert first.iloc[0]["why"].startswith("prospect 1 of target 1: ")
+    assert camps.iloc[0]["why"].count("prospect(s) inside") == 1
+
+
+def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
+    values = _surface()
+    deposits = [(502_250.0, 3_997_750.0)]
+    work = rank_targets(values, _grid(), CRS_UTM, (16 + 36) / 1575, sizes=_sizes(count=1), deposit_xy=deposits)
+    assert len(work.targets) == 1 and work.targets["fav_p90"].tolist() == [0.9]
+    assert work.left == {"count": 1, "km2": pytest.approx(0.36), "known": 1}
+    from lodestar.plugin.engine.target_table import targets_note
+
+    note = targets_note(work, 1575 * 1e4, (16 + 36) / 1575, False)
+    assert note.endswith("The work list is the best 1: the other 1 target(s) of the top share (0.4 km2, holding 1 "
+                         "known deposit(s)) are not drawn, and stay in the favourability surface.")
+
+
+def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
+    """Murchison: its layers cannot test the orogenic model's critical alteration anywhere, so every target read
+    'weak' and the verdict told none apart."""
+    from lodestar.plugin.engine.target_table import district_wide
+
+    def judgement(shear, host):
+        items = [{"id": "shear_corridor", "level": "critical", "status": shear},
+                 {"id": "alteration_on_shear", "level": "critical", "status": "untestable"},
+                 {"id": "competent_host", "level": "secondary", "status": host}]
+        return {"items": items, "verdict": "weak", "why": "weak: ..."}
+
+    notes = []
+    judged = district_wide([judgement("supported", "supported"), judgement("supported", "absent"),
+                            judgement("absent", "supported"), judgement("absent", "untestable")], notes)
+    assert [j["verdict"] for j in judged] == ["strong", "moderate", "weak", "unsupported"]
+    assert all("alteration_on_shear" not in [i["id"] for i in j["items"]] for j in judged)
+    assert judged[0]["why"] == "strong: critical evidence here: shear corridor; secondary: competent host."
+    assert notes == ["No layer can test the critical alteration on shear at any of the 4 targets judged: said here "
+                     "once for the district, and left out of the targets' verdicts, which rest on the items the "
+                     "layers can test there."]
+    assert district_wide([judgement("supported", "absent")] * 2, []) != [judgement("supported", "absent")] * 2
+    tested = [dict(judgement("supported", "absent"), items=[{"id": "a", "level": "critical", "status": "supported"}])]
+    assert district_wide(tested, notes) == tested and len(notes) == 1  # nothing blind: as judged
 
 
 def test_a_where_question_is_answered_by_the_ranked_targets():
     from lodestar.plugin.engine.target_table import where_answer
 
-    targets = _ranked(_surface(), (16 + 36) / 1575)
+    targets = _ranked(_surface(), (16 + 36) / 1575, deposit_xy=[(502_250.0, 3_997_750.0)])
     text = where_answer(targets)
-    assert text.startswith("2 target(s) over 0.5 km2, best first: 1. 0.16 km2 at 36.")
+    assert text.startswith("2 target(s) over 0.5 km2 holding 1 known deposit(s), best first: 1. 0.16 km2 at 36.")
     assert "°N 116." in text or "°N 117." in text
     assert "; 2. 0.36 km2 at" in text and text.endswith(".")
     assert where_answer(targets.iloc[:0]).startswith("No target")

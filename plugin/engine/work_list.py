@@ -1,0 +1,171 @@
+"""The targets a team can follow up: the top share of a surface delineated, ranked, the best judged by the chain, the
+best `count` drawn with the prospects inside each, the rest said in one line.
+
+Delineation (`favourability/targets.py`) cuts the top share at its peaks, none larger than the largest target nor
+smaller than the smallest (`target_sizes`); ranking and fields are `target_table`'s. Prospects: inside each drawn
+target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a camp
+and its prospects, a porphyry district and its systems), the target's own best cells (the same share of it as the
+targets are of the area, at least one smallest target) split at their peaks on the target's own ranks, none larger
+than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; each knows its target's
+rank (`camp`) and its own rank there. A target no larger than one deposit's footprint is itself prospect-sized.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import geopandas as gpd
+import numpy as np
+from affine import Affine
+
+from ..favourability.outputs import top_share_mask
+from ..favourability.targets import SADDLE_DEPTH, TIERS, Delineation, delineate
+from ..raster_io import RasterGrid
+from .core_target import core_cells
+from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
+from .target_table import (
+    JUDGED,
+    PROSPECT_COLUMNS,
+    TARGET_COLUMNS,
+    VERDICT_FACTOR,
+    empty_targets,
+    polygons_of,
+    prospect_words,
+    rank_key,
+    target_rows,
+    typed,
+    why_words,
+    zones_inside,
+)
+
+
+@dataclass
+class WorkList:
+    """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target
+    then rank (PROSPECT_COLUMNS); `judgements`: the chain's judgement of the best, each with its rank; `left`: the
+    targets of the top share not drawn ({"count", "km2", "known": known deposits inside, None without deposits})."""
+
+    targets: gpd.GeoDataFrame
+    prospects: gpd.GeoDataFrame
+    delineation: Delineation
+    sizes: TargetSizes
+    judgements: list = field(default_factory=list)
+    left: dict = field(default_factory=lambda: {"count": 0, "km2": 0.0, "known": None})
+
+
+def default_sizes(grid) -> TargetSizes:
+    """No footprint: the smallest target MIN_TARGET_CELLS cells, no cap, no prospects, the work list WORK_LIST."""
+    least = MIN_TARGET_CELLS * grid.pixel_area / 1e6
+    return TargetSizes(least, None, None, WORK_LIST, f"{MIN_TARGET_CELLS} analysis cells", "no cap")
+
+
+def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, sizes: TargetSizes | None = None,
+                 nodes=None, core=None, core_label: str = "", others=None, saddle_depth: float = SADDLE_DEPTH,
+                 probability: bool = False, expected=None, deposit_xy=None, uncertainty=None,
+                 contributions: dict | None = None, judge=None, judged: int = JUDGED) -> WorkList:
+    """The work list of the top `area_share` of `values` (module docstring), drawn at `sizes` (`default_sizes`
+    when None); `core`: the outline of the verified core, whose cells join the selection as one target that comes
+    first; `others`: outlines of further verified systems, each piece one target; `probability`: `values` are a
+    fitted model's, and `expected` its expected deposits per cell (`favourability/expected.py`), which rank the
+    targets; `judge(labels, label ids best first)`: the chain's judgement of the best `judged` targets (a list of
+    {"items", "verdict", "why"}), None to judge none."""
+    sizes = sizes or default_sizes(grid)
+    least = sizes.least_cells(grid.pixel_area)
+    whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
+    delineation = delineate(values, area_share, max_cells=sizes.most_cells(sizes.max_km2, grid.pixel_area),
+                            saddle_depth=saddle_depth, whole=whole, min_cells=least)
+    rows = target_rows(delineation, values, grid, area_share, expected=expected, uncertainty=uncertainty,
+                       deposit_xy=deposit_xy, contributions=contributions)
+    polygons = polygons_of(delineation.labels, grid)
+    rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
+    if not rows:
+        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes)
+    frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
+    holds_core = _holding(frame, core, first_only=True)
+    holds_other = _holding(frame, others) & ~holds_core
+    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], *rank_key(rows[i])))
+    best = order[:min(judged, sizes.count)]
+    judgements = list(judge(delineation.labels, [rows[i]["label"] for i in best])) if judge and best else []
+    verdict_of = {i: j for i, j in zip(best, judgements)}
+    fixed = [i for i in best if holds_core[i]]
+    free = sorted((i for i in best if i not in fixed),  # stable: size still breaks ties
+                  key=lambda i: -rows[i]["score"] * VERDICT_FACTOR[verdict_of.get(i, {}).get("verdict", "")])
+    order = fixed + free + order[len(best):]
+    drawn, rest = order[:sizes.count], order[sizes.count:]
+    tops = {share: top_share_mask(values, share) for share in TIERS if share < area_share} if sizes.prospect_km2 else {}
+    prospects = []
+    for rank, i in enumerate(drawn, start=1):
+        row = rows[i]
+        judgement = verdict_of.get(i)
+        row["rank"] = rank
+        row["verdict"] = judgement["verdict"] if judgement else ""
+        row["n_zones"] = zones_inside(row["geometry"], nodes)
+        inside = (_prospects(values, grid, delineation.labels, row["label"], rank, area_share, sizes, saddle_depth,
+                             probability, expected, uncertainty, deposit_xy, contributions, tops)
+                  if sizes.prospect_km2 and row["area_km2"] > sizes.prospect_km2 else [])
+        row["prospects"] = len(inside)
+        prospects += inside
+        label = (f"holds the verified core ({core_label or 'named by the verifier'})" if holds_core[i] else
+                 "holds a further system verified on its own" if holds_other[i] else "")
+        row["why"] = why_words(row, judgement, row["n_zones"], probability, label)
+    targets = typed(gpd.GeoDataFrame([rows[i] for i in drawn], geometry="geometry", crs=crs)
+                    [list(TARGET_COLUMNS) + ["geometry"]])
+    prospect_frame = (typed(gpd.GeoDataFrame(prospects, geometry="geometry", crs=crs)
+                            [list(PROSPECT_COLUMNS) + ["geometry"]]) if prospects
+                      else empty_targets(crs, PROSPECT_COLUMNS))
+    known = [rows[i]["known_deps"] for i in rest]
+    left = {"count": len(rest), "km2": float(sum(rows[i]["area_km2"] for i in rest)),
+            "known": int(sum(known)) if deposit_xy is not None else None}
+    ranks = {i: order.index(i) + 1 for i in verdict_of}
+    return WorkList(targets, prospect_frame, delineation, sizes,
+                    [dict(judgement, rank=ranks[i]) for i, judgement in verdict_of.items() if ranks[i] <= len(drawn)],
+                    left)
+
+
+def _prospects(values, grid, labels, label: int, camp: int, area_share: float, sizes: TargetSizes,
+               saddle_depth: float, probability: bool, expected, uncertainty, deposit_xy, contributions,
+               tops: dict) -> list:
+    """The prospect rows (with geometry) of target `label`, ranked 1.. (module docstring); `tops`: {tier share: the
+    surface's top cells of that share}, whose smallest a prospect reaches is its tier."""
+    rows_at, cols_at = np.nonzero(labels == label)
+    box = (slice(rows_at.min(), rows_at.max() + 1), slice(cols_at.min(), cols_at.max() + 1))
+    inside = labels[box] == label
+    window = np.ma.masked_array(np.asarray(values.data, dtype="float64")[box],
+                                mask=np.ma.getmaskarray(values)[box] | ~inside)
+    least = sizes.least_cells(grid.pixel_area)
+    cells = int(window.count())
+    if cells < least:
+        return []
+    share = min(1.0, max(area_share, least / cells))
+    found = delineate(window, share, max_cells=sizes.most_cells(sizes.prospect_km2, grid.pixel_area),
+                      saddle_depth=saddle_depth, min_cells=least)
+    if not found.labels.any():
+        return []
+    tiers = {int(k): area_share for k in np.unique(found.labels[found.labels > 0])}
+    for share in sorted(tops, reverse=True):  # the smallest share wins
+        tiers.update({int(k): share for k in np.unique(found.labels[tops[share][box] & (found.labels > 0)])})
+    sub = RasterGrid(grid.transform * Affine.translation(box[1].start, box[0].start), inside.shape[1],
+                     inside.shape[0], grid.crs)
+    rows = target_rows(Delineation(found.labels, tiers), window, sub, area_share,
+                       expected=None if expected is None else expected[box],
+                       uncertainty=None if uncertainty is None else uncertainty[box], deposit_xy=deposit_xy,
+                       contributions={name: (weight, np.ma.asarray(m)[box])
+                                      for name, (weight, m) in (contributions or {}).items()})
+    polygons = polygons_of(found.labels, sub)
+    rows = sorted((row for row in rows if row["label"] in polygons), key=rank_key)
+    for rank, row in enumerate(rows, start=1):
+        row.update(camp=camp, rank=rank, geometry=polygons[row["label"]])
+        row["why"] = prospect_words(row, probability)
+    return rows
+
+
+def _holding(frame: gpd.GeoDataFrame, outline, first_only: bool = False) -> np.ndarray:
+    """Which targets hold part of `outline` (`first_only`: only the one holding most of it)."""
+    held = np.zeros(len(frame), dtype=bool)
+    if outline is None or not len(frame):
+        return held
+    shared = frame.geometry.intersection(outline).area.to_numpy()
+    if first_only:
+        if shared.max() > 0:
+            held[int(np.argmax(shared))] = True
+        return held
+    return shared > 0
