@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import LodestarError
+from ..labels import distance, number, plural
 from ..raster_io import RasterGrid
 
 DEFAULT_BLOCK_M = 10_000.0
@@ -45,15 +46,24 @@ def checked_block_size(grid: RasterGrid, size: float | None = None) -> float:
         return default_block_size(grid)
     size, smallest = float(size), smallest_block(grid)
     if not size >= smallest:
-        raise LodestarError(f"Calibration blocks of {_units(size)} map units are under {MIN_BLOCK_CELLS} analysis "
-                            f"cells of {_units(max(grid.pixel_size))}: a fold would be scored on cells beside its "
-                            f"training cells; give a block size of at least {_units(smallest)}, or none for the "
-                            "default.")
+        raise LodestarError(f"Calibration blocks of {length(size, grid)} are under {MIN_BLOCK_CELLS} analysis "
+                            f"cells of {length(max(grid.pixel_size), grid)}: a fold would be scored on cells beside "
+                            f"its training cells; give a block size of at least {length(smallest, grid)}, or none "
+                            "for the default.")
     return size
 
 
-def _units(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
+def length(value: float, grid: RasterGrid) -> str:
+    """A length in the grid's map units, with its unit: '10 km' and '250 m' in a CRS of metres, '0.05°' in a
+    geographic one, '12 pixels' in pixel space, else the number with the CRS's unit's name."""
+    crs = grid.crs
+    if crs is None:
+        return f"{number(value)} pixels"
+    if crs.is_geographic:
+        return f"{number(value)}°"
+    unit = crs.axis_info[0].unit_name if crs.axis_info else "metre"
+    return distance(value * float(crs.axis_info[0].unit_conversion_factor)) if unit in ("metre", "meter") or \
+        not crs.axis_info else f"{number(value)} {unit}"
 
 
 def block_ids(grid: RasterGrid, size: float) -> np.ndarray:
@@ -80,12 +90,15 @@ class Folds:
     blocks_per_fold: tuple
     cells_per_fold: tuple
     deposits_per_fold: tuple
+    block_words: str = ""
+    """The block size with its unit ('10 km'), as `length` writes it."""
 
     def summary(self) -> str:
         parts = [f"fold {k + 1}: {b} blocks, {c} cells, {d} deposits"
                  for k, (b, c, d) in enumerate(zip(self.blocks_per_fold, self.cells_per_fold, self.deposits_per_fold))]
-        return (f"{self.n_folds}-fold spatial block cross-validation, blocks of {self.block_size:,.0f} map units "
-                f"(seed {self.seed}): " + "; ".join(parts))
+        size = self.block_words or f"{self.block_size:,.0f} map units"
+        return f"{self.n_folds}-fold spatial block cross-validation, blocks of {size} (seed {self.seed}): " + \
+            "; ".join(parts)
 
 
 def spatial_folds(grid: RasterGrid, valid: np.ndarray, deposits: np.ndarray, block_size: float | None = None,
@@ -99,15 +112,15 @@ def spatial_folds(grid: RasterGrid, valid: np.ndarray, deposits: np.ndarray, blo
     cells = np.bincount(inverse, minlength=len(blocks))
     found = np.bincount(inverse, weights=deposits[valid], minlength=len(blocks)).astype(int)
     if len(blocks) < folds:
-        raise LodestarError(f"Blocks of {size:,.0f} map units give {len(blocks)} blocks for {folds} folds; "
+        raise LodestarError(f"Blocks of {length(size, grid)} give {len(blocks)} blocks for {folds} folds; "
                             "choose smaller blocks or fewer folds.")
     if np.count_nonzero(found) < 2:
         smallest = smallest_block(grid)
-        fix = (f"choose smaller blocks (at least {_units(smallest)})" if size > smallest else
+        fix = (f"choose smaller blocks (at least {length(smallest, grid)})" if size > smallest else
                f"blocks cannot be smaller (at least {MIN_BLOCK_CELLS} cells): the deposits lie too close together "
                "to hold some out; calibrate on a wider spread of deposits, or turn calibration off")
-        raise LodestarError(f"The known deposits lie in {np.count_nonzero(found)} block(s) of {_units(size)} map "
-                            f"units; cross-validation needs deposits in at least 2 blocks: {fix}.")
+        raise LodestarError(f"The known deposits lie in {plural(np.count_nonzero(found), 'block')} of "
+                            f"{length(size, grid)}; cross-validation needs deposits in at least 2 blocks: {fix}.")
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(blocks))
     fold_of_block = np.empty(len(blocks), dtype=int)
@@ -127,4 +140,4 @@ def spatial_folds(grid: RasterGrid, valid: np.ndarray, deposits: np.ndarray, blo
     fold[valid] = fold_of_block[inverse]
     return Folds(size, folds, seed, fold,
                  tuple(int(np.sum(fold_of_block == k)) for k in range(folds)),
-                 tuple(int(c) for c in load_cells), tuple(int(d) for d in load_deposits))
+                 tuple(int(c) for c in load_cells), tuple(int(d) for d in load_deposits), length(size, grid))

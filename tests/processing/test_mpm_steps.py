@@ -428,9 +428,9 @@ def test_train_takes_shapes_at_a_point_counts_copies_once_and_refuses_blocks_und
     gpd.GeoDataFrame(geometry=[Point(one.x + k / 14.0, one.y) for k in range(14)],
                      crs=points.crs).to_file(tmp_path / "one.gpkg", driver="GPKG")
     for deposits, block, message in (
-            (planted, 60, "Calibration blocks of 60 map units are under 3 analysis cells of "
-                                                   "30: a fold would be scored on cells beside its training cells; "
-                                                   "give a block size of at least 90, or none for the default."),
+            (planted, 60, "Calibration blocks of 60 m are under 3 analysis cells of "
+                                                   "30 m: a fold would be scored on cells beside its training cells; "
+                                                   "give a block size of at least 90 m, or none for the default."),
             (str(tmp_path / "one.gpkg"), None, "The 14 known deposits inside the analysed area all lie in one cell "
                                                "(30 map units across): calibration needs deposits in at least 2 "
                                                "cells to learn from; give deposits spread over the area, or turn "

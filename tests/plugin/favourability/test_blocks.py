@@ -8,6 +8,7 @@ from pyproj import CRS
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability.blocks import block_ids, default_block_size, spatial_folds
+from lodestar.plugin.labels import distance
 from lodestar.plugin.raster_io import RasterGrid
 
 UTM = CRS.from_epsg(32633)
@@ -63,7 +64,7 @@ def test_folds_keep_blocks_whole_and_balance_deposits():
     assert max(folds.cells_per_fold) - min(folds.cells_per_fold) <= 16  # barren blocks balance the cells
     again = spatial_folds(grid, valid, counts, block_size=2000, folds=3, seed=0)
     assert (again.fold == folds.fold).all()
-    assert "3-fold spatial block cross-validation, blocks of 2,000" in folds.summary()
+    assert "3-fold spatial block cross-validation, blocks of 2 km (seed 0)" in folds.summary()  # with its unit
 
 
 def test_the_seed_changes_the_assignment():
@@ -79,7 +80,8 @@ def test_too_few_blocks_or_deposit_blocks():
         spatial_folds(grid, valid, deposits_8x8(), block_size=4000, folds=5)
     one = np.zeros((16, 16))
     one[0, 0] = 2
-    with pytest.raises(LodestarError, match=r"at least 2 blocks: choose smaller blocks \(at least 1,500\)"):
+    with pytest.raises(LodestarError, match=r"lie in 1 block of 2 km; .* at least 2 blocks: choose smaller "
+                                            r"blocks \(at least 1.5 km\)"):  # sizes with their unit
         spatial_folds(grid, valid, one, block_size=2000)
     with pytest.raises(LodestarError, match="at least 2 folds"):
         spatial_folds(grid, valid, deposits_8x8(), folds=1)
@@ -96,8 +98,8 @@ def test_blocks_are_never_under_three_cells():
         with pytest.raises(LodestarError) as caught:
             spatial_folds(grid, valid, spread, block_size=size, folds=2)
         assert str(caught.value) == (
-            f"Calibration blocks of {size:,} map units are under 3 analysis cells of 1,000: a fold would be scored "
-            "on cells beside its training cells; give a block size of at least 3,000, or none for the default.")
+            f"Calibration blocks of {distance(size)} are under 3 analysis cells of 1 km: a fold would be scored on "
+            "cells beside its training cells; give a block size of at least 3 km, or none for the default.")
     assert spatial_folds(grid, valid, spread, block_size=3000, folds=2).block_size == 3000
     assert default_block_size(km_grid(16, 16)) == 3000  # an eighth of 16 km would be 2 km: 2 cells
     assert spatial_folds(grid, valid, spread, folds=2).block_size == 3000
