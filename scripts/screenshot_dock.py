@@ -77,6 +77,10 @@ def main(argv=None) -> int:
     return 0
 
 
+DOCK_WIDTH = 760
+"""The dock's width in the pictures (the README's): every column of the Ask tab reads whole at it (issue 61)."""
+
+
 def _screenshot(app, args) -> None:
     from qgis.core import QgsLayerTreeModel, QgsProject, QgsRasterLayer, QgsVectorLayer
     from qgis.gui import QgsLayerTreeMapCanvasBridge, QgsLayerTreeView, QgsMapCanvas
@@ -93,7 +97,7 @@ def _screenshot(app, args) -> None:
 
     window = QMainWindow()
     window.setWindowTitle("QGIS - Lodestar")
-    window.resize(1500, 940)
+    window.resize(250 + DOCK_WIDTH + 660, 940)
     canvas = QgsMapCanvas(window)
     canvas.setCanvasColor(Qt.white)
     window.setCentralWidget(canvas)
@@ -127,7 +131,7 @@ def _screenshot(app, args) -> None:
 
     dock = LodestarDock(MiniIface(window, canvas), window)
     window.addDockWidget(Qt.RightDockWidgetArea, dock)
-    window.resizeDocks([layers_dock, dock], [250, 470], Qt.Horizontal)
+    window.resizeDocks([layers_dock, dock], [250, DOCK_WIDTH], Qt.Horizontal)
     window.show()
     if first_run:
         dock.map_options.set_deposits(sample[DEPOSITS])

@@ -150,8 +150,9 @@ class DepositModelForm(QDialog):
         self.evidence.setItem(row, 0, QTableWidgetItem(words(item.get("id", f"item {row + 1}"))))
         for column, options, value in ((1, LEVELS, item.get("level")), (2, EVIDENCE_KINDS, item.get("kind"))):
             combo = QComboBox(self.evidence)
-            combo.addItems(list(options))
-            combo.setCurrentIndex(max(0, combo.findText(value or options[0])))
+            for option in options:
+                combo.addItem(words(option), option)
+            combo.setCurrentIndex(max(0, combo.findData(value or options[0])))
             self.evidence.setCellWidget(row, column, combo)
         self.evidence.setItem(row, 3, QTableWidgetItem(", ".join(words(r) for r in item.get("roles", []))))
         self.evidence.setItem(row, 4, QTableWidgetItem(f"{item['near_m']:g}" if "near_m" in item else ""))
@@ -175,8 +176,8 @@ class DepositModelForm(QDialog):
                                     f"{reach!r}.") from None
             if near and near["near_m"] != earlier.get(item_id, {}).get("near_m"):  # the copied source is not for it
                 item["source"] = f"near_m {near['near_m']:g}: set by the user"
-            item.update(id=item_id, level=self.evidence.cellWidget(row, 1).currentText(),
-                        kind=self.evidence.cellWidget(row, 2).currentText(),
+            item.update(id=item_id, level=self.evidence.cellWidget(row, 1).currentData(),
+                        kind=self.evidence.cellWidget(row, 2).currentData(),
                         roles=[role_of_words(r) for r in _words(self.evidence.item(row, 3).text()
                                                                 if self.evidence.item(row, 3) else "")],
                         what=self.evidence.item(row, 5).text() if self.evidence.item(row, 5) else "", **near)

@@ -8,6 +8,7 @@ from qgis.PyQt.QtGui import QColor, QIcon, QPixmap
 from qgis.PyQt.QtWidgets import QHeaderView, QTreeWidgetItem, QTreeWidgetItemIterator
 
 from ..plugin.events import BAD, GOOD, NEUTRAL, STEP, SUFFIX, TOP, UNDER, WARN, Entry, describe
+from ..plugin.labels import plural
 from .text_fit import wrap_to_width
 
 ZONES_ROLE = Qt.UserRole + 1  # on a step's item: the zone ids it marked (click to zoom)
@@ -119,7 +120,7 @@ class ReasoningView(QObject):
             for item in (child, parent):
                 item.setData(0, ZONES_ROLE, entry.zone_ids)
             self._thumbnail(child, entry.image)
-            parent.setToolTip(0, f"{self.full_text(parent, 0)}\n{len(entry.zone_ids)} zones; "
+            parent.setToolTip(0, f"{self.full_text(parent, 0)}\n{plural(len(entry.zone_ids), 'zone')}; "
                                  f"{'supports' if entry.supports else 'does not support'} the answer")
             parent.setData(0, Qt.UserRole, entry.supports)
         parent.addChild(child)

@@ -16,7 +16,7 @@ from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
-from ..plugin.labels import format_area_km2, humanize, target_figure, tool_label, usage_rows
+from ..plugin.labels import format_area_km2, humanize, plural, target_figure, tool_label, usage_rows
 from ..plugin.runs.run_history import read_record
 from ..plugin.vector_io import shapefile_note, write_vector
 from . import layers as result_layers
@@ -222,7 +222,7 @@ class ResultsView:
             supports = obs.get("sub_inference") == "Yes"
             ids = [str(z) for z in obs.get("zone_ids") or []]
             item = QListWidgetItem(f"{step.get('index', obs.get('step', ''))}. {humanize(step.get('purpose', ''))}\n"
-                                   f"    {tool_label(obs.get('tool', ''))}: {len(ids)} zones, "
+                                   f"    {tool_label(obs.get('tool', ''))}: {plural(len(ids), 'zone')}, "
                                    f"{'supports' if supports else 'does not support'} the answer")
             item.setToolTip(humanize(obs.get("rationale", "")))
             item.setForeground(tone_colour(GOOD if supports else NEUTRAL))

@@ -80,12 +80,12 @@ def _purpose(tool: str, info, item: dict, params: dict) -> str:
     name = info.name
     if tool == "categorical":
         units = ", ".join(params.get("units", [])) or "all units"
-        return f"Map the favourable host units ({units}) and contacts on '{name}' ({item['id']})"
+        return f"Map the favourable host units ({units}) and contacts on '{name}' ({words(item['id'])})"
     if info.kind == "vector" and info.role == "geological_map":
-        return f"Map the units and their contacts on '{name}' ({item['id']})"
+        return f"Map the units and their contacts on '{name}' ({words(item['id'])})"
     if tool in ("vector_evidence", "feature_regions") or info.role == "structure":
-        return f"Mark faults and structural corridors on '{name}' ({item['id']})"
-    return f"Mark clear {info.role.replace('_', ' ')} anomalies on '{name}' ({item['id']}: {item['what']})"
+        return f"Mark faults and structural corridors on '{name}' ({words(item['id'])})"
+    return f"Mark clear {words(info.role)} anomalies on '{name}' ({words(item['id'])}: {item['what']})"
 
 
 def _tool_for(info, item) -> str | None:

@@ -8,13 +8,15 @@ from dataclasses import dataclass
 from ..controller import ControllerLimits
 from ..engine.knowledge import load_knowledge, score_parts
 from ..labels import format_area_km2
+from ..labels import words as in_words
 from ..localization import RANGES
 
 PARAM_WORDS = {"method": "threshold method", "value": "threshold", "min_area_px": "smallest zone (pixels)",
                "min_area_fraction": "smallest zone (share)", "smooth_px": "smoothing (pixels)",
-               "max_regions": "zones at most", "buffer_m": "corridor half-width (m)", "units": "units",
+               "max_regions": "zones at most", "max_zones": "zones at most", "buffer_m": "corridor half-width (m)",
+               "units": "units",
                "feature": "feature", "contacts": "contacts", "steps": "steps related", "mode": "mode"}
-"""Plan step parameters in words (others are shown by their key)."""
+"""Plan step parameters in words (others are shown as their key in words)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def step_thresholds(record: dict) -> list:
     rows = []
     for step in record.get("plan") or []:
         params = step.get("params") or {}
-        words = [f"{PARAM_WORDS.get(key, key)} {_value(value)}" for key, value in params.items()]
+        words = [f"{PARAM_WORDS.get(key, in_words(key))} {_value(value)}" for key, value in params.items()]
         rows.append((step.get("index"), step.get("tool", ""), ", ".join(step.get("layers") or []),
                      "; ".join(words) or "none"))
     return rows

@@ -53,7 +53,8 @@ def test_verdicts_votes_skips_and_localization():
     # a verdict that names its place and route says them first (the offline reasoner's always do)
     placed = {**VERDICT, "verdict": {**VERDICT["verdict"], "place": "s1:aloh:1 (center), a clear zone",
                                      "route": "zone core"}}
-    assert describe(placed)[0].rows[0] == ("place weighed", "s1:aloh:1 (center), a clear zone (found as: zone core)")
+    assert describe(placed)[0].rows[0] == ("place weighed", "zone 1 of step 1 on aloh (center), a clear zone (found "
+                                                            "as: zone core)")  # the zone in words, not its id
     routed = {**VERDICT, "verdict": {**VERDICT["verdict"], "route": "no core"}}
     assert describe(routed)[0].rows[0] == ("place weighed", "none (no core)")
     failed = describe({"kind": "verdict", "round": 2, "verdict": None, "error": "no JSON"})[0]
