@@ -118,3 +118,16 @@ def test_the_words_are_the_orogenic_gold_models(murchison):
     main = report[:report.index("Technical appendix", report.index("Reasoning chain"))]
     for internal in ("retrieval score", "sub-inference", ", gap "):
         assert internal not in main, internal
+
+
+def test_the_log_reads_in_a_geologists_words(murchison):
+    """No role, transformation or zone id, no snake_case identifier, '1 zones' or 'a argillic' in the log (issue 61:
+    its notes named zones 's1:Mapped and interpreted faults:fault49')."""
+    from geologist_words import names_of, problems
+
+    from lodestar.plugin.runs.case import read_case
+
+    lines, _, _, _ = murchison
+    names = names_of(read_case(MURCHISON).layers)
+    found = [said for line in lines for said in problems(line, names)]
+    assert not found, found[:5]
