@@ -3,6 +3,7 @@ localization parameters, inputs, analysis grid, back-end settings and model use,
 than raw JSON. Internal scores and flags live here, not in the report's main text."""
 from __future__ import annotations
 
+from ..labels import kind_label
 from .report_text import e, humanize, number, table, words
 
 _SETTING_NAMES = {"backend": "back-end", "base_url": "server address", "max_calls": "model call budget",
@@ -83,7 +84,7 @@ def localization_section(record: dict) -> str:
 
 
 def inputs_section(record: dict) -> str:
-    rows = [[i.get("name"), words(i.get("role")), i.get("kind"), i.get("crs"),
+    rows = [[i.get("name"), words(i.get("role")), kind_label(i.get("kind")), i.get("crs"),
              " x ".join(map(str, i.get("size") or [])) or "-", (i.get("sha256") or "")[:12]]
             for i in record.get("inputs", [])]
     analysis = record.get("analysis") or {}
