@@ -163,6 +163,10 @@ def _screenshot(app, args) -> None:
     dock.ui.tabs.setCurrentWidget(getattr(dock.ui, args.tab + "Tab"))
     dock.ui.resultsToolBox.setCurrentWidget(getattr(dock.ui, args.page + "Page", None)
                                             or dock.findChild(QWidget, args.page + "Page"))
+    if args.page == "targets":  # the best target opened on its prospects
+        tree = dock.results.targets.tree
+        if tree.topLevelItemCount():
+            tree.topLevelItem(0).setExpanded(True)
     for node in root.findLayers():
         node.setExpanded(False)
     dock.run_group.setExpanded(True)

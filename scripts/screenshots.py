@@ -11,14 +11,17 @@ temporary folder, never in a user profile:
 - dock_before, dock_reasoning, dock_after: the README's first run on the sample (loaded as Plugins > Lodestar >
           Load the sample case does, roles as guessed, "Where should we explore?"): the Ask tab before Run, the
           Reasoning and Results tabs after it (docs/dock-before.png, docs/dock-reasoning.png, docs/dock-after.png);
-- dock_targets: the Results tab's Targets page after an offline run on the Murchison case (docs/dock-targets.png);
+- dock_targets: the Results tab's Targets page after an offline run on the Murchison case, the best camp opened on
+          its prospects (docs/dock-targets.png);
 - dock_steering, dock_plan: the Great Basin case in the Ask tab before Run (the deposit model picker, and the
           warning that the geology map will not be used, with its fix) and its Results tab's editable evidence plan
           after the run (docs/dock-steering.png, docs/dock-plan.png);
 - report: the top of the HTML report a run writes (answer, prospectivity map with ranked targets, targets)
           rendered as a browser shows it (QtWebKit; QTextBrowser where QtWebKit is missing) (docs/report.png),
           the report's map figure itself (docs/report_map.png), and the card of its best target
-          (docs/report-target.png).
+          (docs/report-target.png);
+- report_prospects: the targets of the Murchison case's report and the prospects inside them (camps of an orogenic
+          gold district and their prospects; docs/report-prospects.png).
 
 Runs headless (QT_QPA_PLATFORM=offscreen is set when no display is given).
 """
@@ -113,7 +116,8 @@ def shot_dock_after(shots: Shots) -> None:
 
 def shot_dock_targets(shots: Shots) -> None:
     """docs/dock-targets.png: the Results tab's Targets page after an offline run on the Murchison case: every
-    target with its tier, area, verdict, known deposits and why, sortable, with Zoom to / Select / Export."""
+    target with its tier, area, verdict, known deposits and why, the best opened on its prospects, sortable, with Zoom
+    to / Select / Export."""
     import screenshot_dock
 
     args = argparse.Namespace(out=str(shots.path("dock-targets.png")), case=str(MURCHISON), timeout=300.0,
@@ -185,6 +189,21 @@ def shot_report(shots: Shots) -> None:
         raise SystemExit("could not write report-target.png")
 
 
+def shot_report_prospects(shots: Shots) -> None:
+    """docs/report-prospects.png: the Murchison case's report from its targets table to the prospects inside them."""
+    from lodestar.models import run_analysis
+    from lodestar.plugin.analysis import AnalysisRequest
+    from lodestar.plugin.runs.case import read_case
+
+    case = read_case(MURCHISON)
+    result = run_analysis(AnalysisRequest(case.layers, case.question, shots.scratch / "murchison-run",
+                                          dict(case.choices), case_id=case.id, deposits=case.deposits))
+    image = render_html(Path(result.outputs["report"]), REPORT_WIDTH, REPORT_MAX_HEIGHT,
+                        end_after="#summary table.prospects", start_at="#summary table.targets")
+    if not image.save(str(shots.path("report-prospects.png"))):
+        raise SystemExit("could not write report-prospects.png")
+
+
 def render_html(path: Path, width: int, max_height: int, end_after: str = "", start_at: str = ""):
     """A QImage of the HTML file as a browser shows it, `width` wide, from the top of the element matching the CSS
     selector `start_at` (less a margin; the page's top without it), cut after the element matching `end_after`
@@ -242,7 +261,7 @@ SHOTS: dict[str, Callable[[Shots], None]] = {"dock": shot_dock, "dock_before": s
                                               "dock_reasoning": shot_dock_reasoning, "dock_after": shot_dock_after,
                                               "dock_targets": shot_dock_targets, "dock_steering": shot_dock_steering,
                                               "dock_plan": shot_dock_plan,
-                                              "report": shot_report}
+                                              "report": shot_report, "report_prospects": shot_report_prospects}
 """Every shot, in the order they run."""
 
 

@@ -6,8 +6,10 @@ smaller than the smallest (`target_sizes`); ranking and fields are `target_table
 target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a camp
 and its prospects, a porphyry district and its systems), the target's own best cells (the same share of it as the
 targets are of the area, at least one smallest target) split at their peaks on the target's own ranks, none larger
-than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; each knows its target's
-rank (`camp`) and its own rank there. A target no larger than one deposit's footprint is itself prospect-sized.
+than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best
+cells apart from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past
+one deposit's footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`) and its own rank
+there. A target no larger than one deposit's footprint is itself prospect-sized.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field
 import geopandas as gpd
 import numpy as np
 from affine import Affine
+from scipy import ndimage
 
 from ..favourability.outputs import top_share_mask
 from ..favourability.targets import SADDLE_DEPTH, TIERS, Delineation, delineate
@@ -136,8 +139,9 @@ def _prospects(values, grid, labels, label: int, camp: int, area_share: float, s
     if cells < least:
         return []
     share = min(1.0, max(area_share, least / cells))
-    found = delineate(window, share, max_cells=sizes.most_cells(sizes.prospect_km2, grid.pixel_area),
-                      saddle_depth=saddle_depth, min_cells=least)
+    most = sizes.most_cells(sizes.prospect_km2, grid.pixel_area)
+    found = delineate(window, share, max_cells=most, saddle_depth=saddle_depth, min_cells=least)
+    found.labels = _joined_specks(found.labels, top_share_mask(window, share) & ~np.ma.getmaskarray(window))
     if not found.labels.any():
         return []
     tiers = {int(k): area_share for k in np.unique(found.labels[found.labels > 0])}
@@ -156,6 +160,22 @@ def _prospects(values, grid, labels, label: int, camp: int, area_share: float, s
         row.update(camp=camp, rank=rank, geometry=polygons[row["label"]])
         row["why"] = prospect_words(row, probability)
     return rows
+
+
+def _joined_specks(labels: np.ndarray, best: np.ndarray) -> np.ndarray:
+    """`labels` with each piece of the target's best cells (`best`) that no prospect holds (a speck apart from the
+    others, too small to be a prospect) given to the nearest prospect, which it may take past one deposit's
+    footprint: no best cell of a target is left out of its prospects."""
+    left = best & (labels == 0)
+    if not left.any() or not labels.any():
+        return labels
+    _, (rows, cols) = ndimage.distance_transform_edt(labels == 0, return_indices=True)
+    pieces, _ = ndimage.label(left)
+    out = labels.copy()
+    for piece, box in enumerate(ndimage.find_objects(pieces), start=1):
+        cells = pieces[box] == piece
+        out[box][cells] = int(np.bincount(labels[rows[box][cells], cols[box][cells]]).argmax())
+    return out
 
 
 def _holding(frame: gpd.GeoDataFrame, outline, first_only: bool = False) -> np.ndarray:

@@ -343,7 +343,8 @@ def test_delineate_targets_is_the_analysis_delineation(run, tmp_path):
     assert nested["TARGETS"] == len(camps) == 3 and camps["area_km2"].min() >= 0.02
     assert [c for c in prospects.columns if c != "geometry"] == list(PROSPECT_COLUMNS)
     assert len(prospects) == camps["prospects"].sum() > 0 and set(prospects["camp"]) <= set(camps["rank"])
-    assert prospects["area_km2"].max() <= 0.05 + 1e-9 and prospects["area_km2"].min() >= 0.02 - 1e-9
+    largest = [max(getattr(g, "geoms", [g]), key=lambda part: part.area).area / 1e6 for g in prospects.geometry]
+    assert max(largest) <= 0.05 + 1e-9 and prospects["area_km2"].min() >= 0.02 - 1e-9  # specks join the nearest
 
 
 def test_prediction_area_curves_by_hand(run, tmp_path):
