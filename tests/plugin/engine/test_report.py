@@ -120,6 +120,10 @@ def test_weights_table_has_every_evidence_layer_and_the_fit(great_basin):
     header = re.search(r'<table class="fit"><tr>(.*?)</tr>', page).group(1)
     assert ["W+", "s(W+)", "W−", "s(W−)"] == [_text(h) for h in re.findall(r"<th>(.*?)</th>", header)][4:8]
     assert fit[0][1][4] == number(section["weights"][0]["w_plus"])
+    wofe = section["calibration"]["wofe"]  # the weights-of-evidence table the dock shows beside the importances
+    assert [row["layer"] for row in wofe] == [r["layer"] for r in section["weights"] if "w_plus" in r or
+                                              r.get("method") == "weights of evidence"]
+    assert wofe[0]["w_plus"] == section["weights"][0]["w_plus"] and "classes" not in wofe[0]
     # weights of evidence does not beat the better of the surfaces made without deposits (the knowledge-driven one
     # here) out of fold: refused
     calibration = section["calibration"]
@@ -347,3 +351,16 @@ def test_a_where_question_gets_the_ranked_targets_for_its_answer(great_basin):
     assert result.answer_text.startswith(f"{len(targets)} target(s) over {targets['area_km2'].sum():,.1f} km2")
     assert "1. " in result.answer_text and "10. " in result.answer_text and "11. " not in result.answer_text
     assert targets["area_km2"].max() <= 100.0  # the Carlin-type footprint caps every target
+
+
+def test_an_ensembles_weights_of_evidence_member_gives_the_table():
+    from types import SimpleNamespace
+
+    from lodestar.plugin.engine.prospectivity import wofe_rows
+
+    row = {"layer": "arsenic", "pattern": ">= 4", "w_plus": 1.2, "w_minus": -0.4, "contrast": 1.6,
+           "studentised_contrast": 4.1, "classes": [{"unit": "a"}]}
+    member = SimpleNamespace(method="wofe", rows=lambda: [row])
+    ensemble = SimpleNamespace(method="ensemble", members=[SimpleNamespace(method="logistic"), member])
+    assert wofe_rows(ensemble) == [{k: v for k, v in row.items() if k != "classes"}]
+    assert wofe_rows(SimpleNamespace(method="logistic")) == []
