@@ -56,9 +56,9 @@ class PlanPreview:
     def curve(self, spec: EvidenceSpec, points: int = 64) -> tuple[np.ndarray, np.ndarray]:
         """(x, membership) of the spec across the range where its membership changes (in the transformed values'
         units: ppm, metres, nT, or ranks), within its values' range on the analysed area (widened to take in a fuzzy
-        midpoint; 1st to 99th percentile for a membership that is the values themselves): a 1 km fuzzy small over distances running to 110 km is drawn from
-        0 to a few km, not as a spike at the left edge; a unit map gives its two scores (other units,
-        favourable)."""
+        midpoint; 1st to 99th percentile for a membership that is the values themselves): a 1 km fuzzy small over
+        distances running to 110 km is drawn from 0 to a few km, not as a spike at the left edge; a unit map gives its
+        two scores (other units, favourable)."""
         values = np.ma.masked_where(~self.valid, self.values(spec)).compressed()
         if spec.transform == "units":
             x = np.array([0.0, 1.0])
