@@ -218,7 +218,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         params += steering_parameters(self._models)
         for key, label in ((self.OUTPUT_ZONES, "Candidate zones"), (self.OUTPUT_NODES, "Spatial graph nodes"),
                            (self.OUTPUT_EDGES, "Spatial graph edges"),
-                           (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons (the targets)"),
+                           (self.OUTPUT_PROSPECTIVITY, "Prospectivity polygons"),
                            (self.OUTPUT_PROSPECTS, "Prospects inside the targets")):
             params.append(vector_destination(key, label, QgsProcessing.TypeVectorAnyGeometry,
                                              "Any OGR format by extension (GeoPackage, Shapefile, GeoJSON...); "
