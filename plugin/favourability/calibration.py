@@ -7,14 +7,20 @@ models are in models.py. The study area is the cells where at least one layer ha
 fewer than 2 cells are refused.
 
 - **Training rows.** Weights of evidence counts every training cell. The other models see the training
-  deposits' cells (weighted by their deposit count) and up to `BACKGROUND_CELLS` background cells drawn at
-  random from the training cells farther than `BUFFER_M` from every training deposit, the classes weighted
-  to equal totals.
+  deposits' cells (weighted by their deposit count) and a background sample, the classes weighted to equal totals.
+  The background is drawn once, stratified by fold: from each fold's cells holding no deposit, a random sample
+  (seeded) of its share (its deposit-free cells over the study area's) of BACKGROUND_CELLS x n / (n - 1) cells, so
+  that the training folds of an outer fit (n - 1 of the n folds) hold about BACKGROUND_CELLS. A fit on a set of
+  folds takes their samples less the cells within `BUFFER_M` of that set's own deposits; a fold's cells enter a fit
+  only when the fold is among its training folds, so no fit sees a cell of the fold it predicts. Every model and
+  every fold fitted on the same folds sees the same rows.
 - **Out of fold.** Each fold's cells are predicted by a model fitted on the other folds' cells and deposits
   only (blocks.py). A model's hyperparameters are chosen inside those training folds (nested): each
   candidate of models.GRIDS is fitted on half of the training folds (alternate folds grouped) and scored (AUC)
-  on the other half, in turn; the best mean wins. The full fit takes the candidate the outer folds chose most
-  often.
+  on the other half (its deposits and background sample), in turn; the best mean wins. An inner fit depends on
+  its own folds only (the training rows of a set of folds are the same wherever it is used), so a fit on the
+  same half of two outer folds' training folds is made once and scored for each (with 5 folds, 5 inner fits per
+  candidate instead of 10). The full fit takes the candidate the outer folds chose most often.
 - **Comparison.** Every model's out-of-fold surface is scored on the same cells beside the `baselines` given
   (the knowledge-driven surface and the equal-weight mean of the layers' ranks, which use no deposit data):
   AUC, deposits captured in the top 2 / 5 / 10 / 20 % of the area, and the prediction-area crossing. With
@@ -36,18 +42,24 @@ fewer than 2 cells are refused.
   layer whose shuffling raises the AUC lowers the model's skill, and is flagged.
 - **Response.** Per layer, the full fit's mean favourability (0-1, as the surface) over a sample of the
   study area with the layer set to each of 11 quantiles of its values (or to each of its largest units).
-- **Progress and cancel.** Progress moves model by model and fold by fold (model m of M, fold k of n; the
-  out-of-fold fits take OUT_OF_FOLD_SHARE of it), never backwards; a cancel is checked between models, folds and
-  hyperparameter candidates, and between the row chunks of every prediction (models.checked).
+- **Threads.** A model's outer folds run at once, one per core (`fold_workers`), each fit and prediction on one
+  thread inside them (models.serial, models.one_thread); the results do not depend on the number of threads.
+- **Progress and cancel.** Progress moves model by model and, within a model, with the work done in its folds
+  (model m of M; the out-of-fold fits take OUT_OF_FOLD_SHARE of it), never backwards; a cancel is checked between
+  models, folds, hyperparameter candidates and inner fits, between the row chunks of every prediction
+  (models.checked), and every 0.1 s while folds run in threads.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from contextvars import copy_context
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.ndimage import distance_transform_edt
+from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
 from ..errors import Cancelled, LodestarError
@@ -55,7 +67,19 @@ from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
-from .models import ENSEMBLE, GRIDS, LABELS, METHODS, Columns, EnsembleModel, checked, fit_model, weighted_auc
+from .models import (
+    ENSEMBLE,
+    GRIDS,
+    LABELS,
+    METHODS,
+    Columns,
+    EnsembleModel,
+    checked,
+    cores,
+    fit_model,
+    serial,
+    weighted_auc,
+)
 from .wofe import UNIT_AREA, conditional_independence, pairwise_line, posterior
 
 BASIS = "fitted on known deposits"
@@ -64,7 +88,10 @@ BUFFER_M = 1000.0
 """Background is drawn farther than this from a known deposit: ground that near may hold the same system,
 unsampled (on a grid without a CRS, 2 pixels)."""
 BACKGROUND_CELLS = 20_000
-"""Background cells drawn for one fit: enough for a stable AUC, few enough for a 3-million-cell district."""
+"""Background cells of an outer fit (drawn stratified by fold, module docstring): enough for a stable AUC, few enough
+for a 3-million-cell district."""
+FOLD_WORKERS = None
+"""Outer folds fitted at once (threads); None: one per core."""
 INNER_FOLDS = 2
 """Hyperparameters are chosen by 2-fold cross-validation over the training folds (alternate folds grouped): each
 candidate fitted on half of them and scored on the other half, in turn."""
@@ -77,6 +104,9 @@ SEED = 0
 OUT_OF_FOLD_SHARE = 85.0
 """Per cent of a calibration's progress spent on the models' out-of-fold fits; the full fit, importance, response and
 uncertainty take the rest."""
+SEARCH_SHARE = 60.0
+"""Per cent of a model's out-of-fold progress spent on the inner fits of its hyperparameter search (when it has one);
+the outer folds' choices, fits and predictions take the rest."""
 SIGN_LEVEL = 0.05
 """A single model replaces the ensemble in "best" only when it beats it in so many folds that a one-sided sign test
 gives a probability of chance at most this (the 5 % level of the offline reasoner's measurements). The level is
@@ -122,26 +152,59 @@ class _Data:
     rows: np.ndarray
     cols: np.ndarray
     rng: np.random.Generator
+    seed: int = SEED
+    pool: np.ndarray | None = None
+    samples: dict = field(default_factory=dict)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def rng_for(self, k: int) -> np.random.Generator:
+        """The random draws of a task of its own (fold k's importance), the same whatever thread runs it."""
+        return np.random.default_rng([self.seed, k])
+
+    def sample_of(self, folds: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """`sample` of the rows of `folds`, made once for each set of folds (every model fitted on them shares it)."""
+        key = tuple(sorted(int(k) for k in folds))
+        with self.lock:  # a sample takes milliseconds: the threads asking for one wait for it
+            if key not in self.samples:
+                member = np.zeros(int(self.fold.max()) + 1, dtype=bool)
+                member[list(key)] = True
+                self.samples[key] = self.sample(member[self.fold])
+            return self.samples[key]
 
     def sample(self, use: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(row indices, weights) of a training sample from the rows where `use` is True: every deposit row and
-        background rows beyond the buffer of those rows' deposits, the classes weighted to equal totals."""
+        """(row indices, weights) of a training sample from the rows where `use` is True: every deposit row and the
+        rows of the background sample (`background`) among them beyond the buffer of those rows' deposits, the
+        classes weighted to equal totals."""
         positive = use & (self.counts > 0)
         if not positive.any():
             raise LodestarError("A training fold holds no deposit; choose larger blocks or fewer folds.")
-        near = self._near(positive)
-        background = np.flatnonzero(use & ~positive & ~near)
-        if len(background) > BACKGROUND_CELLS:
-            background = np.sort(self.rng.choice(background, BACKGROUND_CELLS, replace=False))
         pos = np.flatnonzero(positive)
+        background = self.background()
+        background = background[use[background]]
+        if len(background):
+            near, _ = cKDTree(np.column_stack([self.rows[pos], self.cols[pos]])).query(
+                np.column_stack([self.rows[background], self.cols[background]]), distance_upper_bound=self.buffer_px
+                + 1e-9)
+            background = background[near > self.buffer_px]
         weight = np.concatenate([self.counts[pos], np.ones(len(background))])
         weight[len(pos):] *= self.counts[pos].sum() / max(len(background), 1)
         return np.concatenate([pos, background]), weight / weight.mean()
 
-    def _near(self, positive: np.ndarray) -> np.ndarray:
-        grid = np.ones(self.valid.shape, dtype=bool)
-        grid[self.rows[positive], self.cols[positive]] = False
-        return distance_transform_edt(grid)[self.rows, self.cols] <= self.buffer_px
+    def background(self) -> np.ndarray:
+        """The background sample (sorted rows), drawn once, stratified by fold (module docstring)."""
+        with self.lock:
+            if self.pool is None:
+                folds = np.unique(self.fold[self.fold >= 0])
+                free = [np.flatnonzero((self.fold == k) & (self.counts == 0)) for k in folds]
+                total = sum(len(f) for f in free)
+                wanted = BACKGROUND_CELLS * len(folds) / max(len(folds) - 1, 1)
+                parts = []
+                for k, rows in zip(folds, free):
+                    take = min(len(rows), int(round(wanted * len(rows) / max(total, 1))))
+                    rng = np.random.default_rng([self.seed, int(k)])
+                    parts.append(rows if take == len(rows) else rng.choice(rows, take, replace=False))
+                self.pool = np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=int)
+            return self.pool
 
 
 def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", *, baselines: dict | None = None,
@@ -173,7 +236,7 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
     data = _Data(Columns(layers), np.column_stack([layer.values.filled(np.nan)[valid] for layer in layers]),
                  deposits[valid], split.fold[valid], valid,
                  grid.pixel_area / UNIT_AREA if grid.crs is not None else 1.0,
-                 BUFFER_M / pixel if grid.crs is not None else 2.0, rows, cols, np.random.default_rng(seed))
+                 BUFFER_M / pixel if grid.crs is not None else 2.0, rows, cols, np.random.default_rng(seed), seed)
     with checked(progress.check):
         return _calibrate(data, grid, method, baselines, folds, seed, thresholds, split, log, progress)
 
@@ -214,10 +277,9 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
     progress.set(OUT_OF_FOLD_SHARE)
     everything = np.ones(len(data.counts), dtype=bool)
     if chosen == ENSEMBLE:
-        members = []
-        for name in (n for n in runs if n != ENSEMBLE):
-            progress.check()
-            members.append(_full_fit(name, runs[name], data, thresholds, seed)[0])
+        members = _in_parallel([lambda _, name=name: _full_fit(name, runs[name], data, thresholds, seed)[0]
+                                for name in runs if name != ENSEMBLE],
+                               progress.scaled(OUT_OF_FOLD_SHARE, OUT_OF_FOLD_SHARE + rest / 6))
         model, params = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)]), {}
         member_ranks = model.member_ranks(data.x)
         full_scores = np.mean(member_ranks, axis=0)
@@ -242,7 +304,8 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         uncertainty = _masked(model.posterior_sd(data.x), valid)
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:
-        spread = np.std([_ranks(m.predict(data.x)) for m in run["models"]], axis=0)
+        spread = np.std(_in_parallel([lambda _, m=m: _ranks(m.predict(data.x)) for m in run["models"]],
+                                     progress.scaled(OUT_OF_FOLD_SHARE + 2 * rest / 3, 100.0)), axis=0)
         uncertainty = _masked(spread, valid)
         label = "standard deviation of the fold models' favourability (0-1 rank scale)"
     progress.set(100.0)
@@ -252,23 +315,85 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
 
 
 def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
-    """Out-of-fold scores of `method`, its fold models, the chosen hyperparameters and the importance samples."""
+    """Out-of-fold scores of `method`, its fold models, the chosen hyperparameters and the importance samples: the
+    inner fits of every candidate (each set of folds once), then each outer fold's choice, fit and prediction (both
+    in threads, `_in_parallel`)."""
     start = time.perf_counter()
+    candidates = [dict(c) for c in GRIDS[method]]
+    halves = {k: _inner_groups(k, folds) for k in range(folds)}
+    inner = {}
+    if len(candidates) > 1:
+        sets = sorted({_rest(group, groups) for groups in halves.values() for group in groups})
+        jobs = [(train, c) for train in sets for c in range(len(candidates)) if _holds_deposits(data, train)]
+        fitted = _in_parallel([lambda _, train=train, c=c: _fit_on(method, data, train, candidates[c], thresholds,
+                                                                   seed) for train, c in jobs],
+                              progress.scaled(0.0, SEARCH_SHARE))
+        inner = dict(zip(jobs, fitted))
+
+    def fold(k: int):
+        def task(progress: Progress):
+            best = candidates[0]
+            if len(candidates) > 1:
+                scores = [_inner_auc(inner, data, halves[k], c) for c in range(len(candidates))]
+                best = candidates[int(np.argmax(scores))]
+            progress.check()
+            test = data.fold == k
+            model = _fit_on(method, data, tuple(j for j in range(folds) if j != k), best, thresholds, seed)
+            progress.check()
+            return model, best if method != "wofe" else {}, model.predict(data.x[test])
+        return task
+
     oof = np.empty(len(data.counts))
     models, params, held = [], [], []
-    for k in range(folds):
-        progress.check()
-        progress.set(100.0 * k / folds)
-        test = data.fold == k
-        model, chosen = _tuned(method, data, ~test, thresholds, seed,
-                               progress.scaled(100.0 * k / folds, 100.0 * (k + 0.9) / folds))
-        oof[test] = model.predict(data.x[test])
+    outer = _in_parallel([fold(k) for k in range(folds)], progress.scaled(SEARCH_SHARE if inner else 0.0, 100.0))
+    for k, (model, chosen, scores) in enumerate(outer):
+        oof[data.fold == k] = scores
         models.append(model)
         params.append(chosen)
-        held.append(np.flatnonzero(test))
+        held.append(np.flatnonzero(data.fold == k))
     auc = _cell_auc(oof, data.counts)
     return {"oof": oof, "models": models, "params": params, "held": held, "auc": auc,
             "seconds": time.perf_counter() - start}
+
+
+def _in_parallel(tasks: list, progress: Progress) -> list:
+    """The results of `tasks` (functions of a Progress), FOLD_WORKERS at a time in threads, every fit and prediction
+    in them on one thread (models.serial). `progress` moves with the mean of the tasks' own reports (a task done:
+    100), reported from the task's thread; the cancel is checked every 0.1 s here and at every check in the tasks,
+    and a cancel or a failure stops every task at its next check; the failure is raised once all have stopped (the
+    first in task order that is not a stop)."""
+    stop, lock = threading.Event(), threading.Lock()
+    done = [0.0] * len(tasks)
+
+    def report(i: int, percent: float) -> None:
+        with lock:
+            done[i] = max(done[i], percent)
+            progress.set(sum(done) / len(tasks))
+
+    def run(i: int, task):
+        mine = Progress(lambda percent: report(i, percent), None, lambda: stop.is_set() or progress.cancelled())
+        with serial(), checked(mine.check):
+            result = task(mine)
+        report(i, 100.0)
+        return result
+
+    with ThreadPoolExecutor(max(1, min(len(tasks), FOLD_WORKERS or cores()))) as pool:
+        futures = [pool.submit(copy_context().run, run, i, task) for i, task in enumerate(tasks)]
+        pending = set(futures)
+        try:
+            while pending:
+                finished, pending = wait(pending, timeout=0.1, return_when=FIRST_EXCEPTION)
+                if any(f.exception() is not None for f in finished):
+                    break
+                progress.check()
+        finally:
+            stop.set()
+            for future in pending:
+                future.cancel()
+    failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    if failures:
+        raise next((e for e in failures if not isinstance(e, Cancelled)), failures[0])
+    return [f.result() for f in futures]
 
 
 def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int) -> dict:
@@ -277,8 +402,9 @@ def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int) -> dict:
     start = time.perf_counter()
     members = list(runs.values())
     oof = np.mean([_ranks(run["oof"]) for run in members], axis=0)
-    models = [EnsembleModel(data.columns, [run["models"][k] for run in members],
-                            data.x[_reference_rows(data, data.fold != k)]) for k in range(folds)]
+    references = [_reference_rows(data, data.fold != k) for k in range(folds)]
+    models = _in_parallel([lambda _, k=k: EnsembleModel(data.columns, [run["models"][k] for run in members],
+                                                        data.x[references[k]]) for k in range(folds)], SILENT)
     return {"oof": oof, "models": models, "params": [{} for _ in range(folds)], "held": members[0]["held"],
             "auc": _cell_auc(oof, data.counts),
             "seconds": time.perf_counter() - start}  # its own: the members' seconds are in their rows
@@ -296,48 +422,59 @@ def _full_fit(method: str, run: dict, data: _Data, thresholds, seed: int):
     candidates = [dict(c) for c in GRIDS[method]]
     votes = [candidates.index(p) for p in run["params"] if p in candidates]
     best = candidates[max(range(len(candidates)), key=lambda i: (votes.count(i), -i))] if votes else candidates[0]
-    everything = np.ones(len(data.counts), dtype=bool)
     if method == "wofe":
         return fit_model(method, data.columns, data.x, data.counts, None, {}, data.cell_units, thresholds, seed), {}
-    index, weight = data.sample(everything)
+    index, weight = data.sample_of(tuple(np.unique(data.fold)))
     return fit_model(method, data.columns, data.x[index], data.counts[index], weight, best, data.cell_units,
                      thresholds, seed), dict(best)
 
 
-def _tuned(method: str, data: _Data, use: np.ndarray, thresholds, seed: int, progress: Progress = SILENT):
-    """(model fitted on the rows `use`, its hyperparameters): the candidate of best mean AUC over the folds
-    inside `use`, each left out in turn (nested), when there is more than one candidate (progress and a cancel
-    check candidate by candidate)."""
-    candidates = GRIDS[method]
+def _inner_groups(k: int, folds: int) -> list:
+    """The inner groups of outer fold k's training folds: alternate folds grouped (INNER_FOLDS groups)."""
+    train = [j for j in range(folds) if j != k]
+    return [tuple(train[g::INNER_FOLDS]) for g in range(min(INNER_FOLDS, len(train)))]
+
+
+def _rest(group: tuple, groups: list) -> tuple:
+    """The folds of `groups` outside `group`: an inner fit's training folds."""
+    return tuple(sorted(j for other in groups if other != group for j in other))
+
+
+def _holds_deposits(data: _Data, folds: tuple) -> bool:
+    return bool((data.counts[_in_folds(data, folds)] > 0).any())
+
+
+def _in_folds(data: _Data, folds) -> np.ndarray:
+    """Whether each row lies in one of `folds`."""
+    member = np.zeros(int(data.fold.max()) + 1, dtype=bool)
+    member[list(folds)] = True
+    return member[data.fold]
+
+
+def _fit_on(method: str, data: _Data, folds: tuple, params: dict, thresholds, seed: int):
+    """`method` with `params` fitted on the rows of `folds`: every cell for weights of evidence, else their training
+    sample (`_Data.sample`)."""
+    use = _in_folds(data, folds)
     if method == "wofe":
         index = np.flatnonzero(use)
         return fit_model(method, data.columns, data.x[index], data.counts[index], None, {}, data.cell_units,
-                         thresholds, seed), {}
-    index, weight = data.sample(use)
-    best = candidates[0]
-    if len(candidates) > 1:
-        folds = np.unique(data.fold[index])
-        groups = np.searchsorted(folds, data.fold[index]) % INNER_FOLDS
-        scores = []
-        for c, params in enumerate(candidates):
-            progress.check()
-            progress.set(100.0 * c / (len(candidates) + 1))
-            aucs = []
-            for g in np.unique(groups):
-                progress.check()
-                inner = groups != g
-                if not (data.counts[index[inner]] > 0).any() or not (data.counts[index[~inner]] > 0).any():
-                    continue
-                model = fit_model(method, data.columns, data.x[index[inner]], data.counts[index[inner]],
-                                  weight[inner], params, data.cell_units, thresholds, seed)
-                aucs.append(weighted_auc(model.predict(data.x[index[~inner]]), data.counts[index[~inner]] > 0,
-                                         weight[~inner]))
-            scores.append(np.nanmean(aucs) if aucs else -np.inf)
-        best = candidates[int(np.argmax(scores))]
-        progress.check()
-        progress.set(100.0 * len(candidates) / (len(candidates) + 1))
-    return fit_model(method, data.columns, data.x[index], data.counts[index], weight, best, data.cell_units,
-                     thresholds, seed), dict(best)
+                         thresholds, seed)
+    index, weight = data.sample_of(folds)
+    return fit_model(method, data.columns, data.x[index], data.counts[index], weight, params, data.cell_units,
+                     thresholds, seed)
+
+
+def _inner_auc(inner: dict, data: _Data, groups: list, c: int) -> float:
+    """Candidate c's mean AUC over `groups` (one outer fold's inner groups): each group's training sample scored by
+    the candidate fitted on the other groups; -inf when no group and its complement both hold deposits."""
+    aucs = []
+    for group in groups:
+        model = inner.get((_rest(group, groups), c))
+        if model is None or not _holds_deposits(data, group):
+            continue
+        index, weight = data.sample_of(group)
+        aucs.append(weighted_auc(model.predict(data.x[index]), data.counts[index] > 0, weight))
+    return float(np.nanmean(aucs)) if aucs else -np.inf
 
 
 def _cell_auc(scores: np.ndarray, counts: np.ndarray) -> float:
@@ -349,6 +486,40 @@ def _cell_auc(scores: np.ndarray, counts: np.ndarray) -> float:
     return weighted_auc(both, label, np.concatenate([np.ones(len(scores)), weight[positive]]))
 
 
+def _auc_in(run: dict, data, folds: list) -> float:
+    """`_cell_auc` of a run's out-of-fold scores over the cells of `folds`, from `_fold_pairs` (the scores sorted
+    once per run)."""
+    pairs, found, cells = _fold_pairs(run, data)
+    folds = list(folds)
+    if not found[folds].sum():
+        return math.nan
+    return float(pairs[np.ix_(folds, folds)].sum() / (found[folds].sum() * cells[folds].sum()))
+
+
+def _fold_pairs(run: dict, data) -> tuple:
+    """(pairs, deposits, cells) per fold of a run's out-of-fold scores: pairs[a, b] sums, over the deposit cells of
+    fold a (weighted by their deposits), the cells of fold b scoring lower plus half those tied; the AUC over any
+    set of folds F is then the sum of pairs over F x F over (its deposits x its cells). Made once per run."""
+    if "pairs" not in run:
+        order = np.argsort(run["oof"], kind="mergesort")
+        scores, fold, counts = run["oof"][order], data.fold[order], data.counts[order]
+        new = np.r_[True, scores[1:] != scores[:-1]]
+        starts = np.flatnonzero(new)
+        ends = np.r_[starts[1:], len(scores)]
+        held = np.flatnonzero(counts > 0)
+        group = (np.cumsum(new) - 1)[held]
+        low, high = starts[group], ends[group]
+        n = int(fold.max()) + 1
+        pairs = np.zeros((n, n))
+        for b in range(n):
+            cumulative = np.r_[0, np.cumsum(fold == b)]
+            below = cumulative[low] + (cumulative[high] - cumulative[low]) / 2.0
+            pairs[:, b] = np.bincount(fold[held], weights=counts[held] * below, minlength=n)
+        run["pairs"] = (pairs, np.bincount(fold[held], weights=counts[held], minlength=n),
+                        np.bincount(fold, minlength=n).astype(float))
+    return run["pairs"]
+
+
 def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, valid: np.ndarray,
           progress: Progress = SILENT) -> list[dict]:
     """The model's rows per layer with its hyperparameters, out-of-fold importance and response curve."""
@@ -356,42 +527,51 @@ def _rows(model, params: dict, run: dict, data: _Data, full_scores: np.ndarray, 
     importance = _importance(run, data, progress.scaled(0.0, 50.0))
     sorted_full = np.sort(full_scores)
     sample = data.rng.choice(len(data.x), min(RESPONSE_CELLS, len(data.x)), replace=False)
+    responses = _in_parallel([lambda _, j=j: _response(model, data, j, sample, sorted_full) for j in range(len(rows))],
+                             progress.scaled(50.0, 100.0))
     for j, row in enumerate(rows):
-        progress.check()
-        progress.set(50.0 + 50.0 * j / len(rows))
         row["basis"] = f"{BASIS} ({data.counts.sum():g})"
         if data.columns.layers[j].source:
             row["derived_from"] = data.columns.layers[j].source
         row["parameters"] = ", ".join(f"{k} {v:g}" for k, v in params.items()) or None
         row["importance"] = round(float(importance[j]), 4)
         row["lowers_skill"] = bool(importance[j] < 0)
-        row["response"] = _response(model, data, j, sample, sorted_full)
+        row["response"] = responses[j]
     return rows
 
 
 def _importance(run: dict, data: _Data, progress: Progress = SILENT) -> np.ndarray:
-    """Drop in out-of-fold AUC per layer when its values are shuffled among a fold's cells (deposit-weighted)."""
-    drops = np.zeros(len(data.columns))
-    total = 0.0
-    for k, (model, held) in enumerate(zip(run["models"], run["held"])):
-        progress.check()
-        progress.set(100.0 * k / len(run["models"]))
-        positive = held[data.counts[held] > 0]
-        background = held[data.counts[held] == 0]
-        if not len(positive) or not len(background):
-            continue
-        if len(background) > IMPORTANCE_CELLS:
-            background = data.rng.choice(background, IMPORTANCE_CELLS, replace=False)
-        index = np.concatenate([positive, background])
-        label = data.counts[index] > 0
-        weight = np.where(label, data.counts[index], 1.0)
-        base = weighted_auc(model.predict(data.x[index]), label, weight)
-        n = float(data.counts[positive].sum())
-        for j in range(len(data.columns)):
-            shuffled = data.x[index].copy()
-            shuffled[:, j] = data.rng.permutation(shuffled[:, j])
-            drops[j] += n * (base - weighted_auc(model.predict(shuffled), label, weight))
-        total += n
+    """Drop in out-of-fold AUC per layer when its values are shuffled among a fold's cells (deposit-weighted); the
+    folds in threads, each with its own random draws (seeded by the fold)."""
+    def fold(k: int, model, held: np.ndarray):
+        def task(_):
+            drops = np.zeros(len(data.columns))
+            positive = held[data.counts[held] > 0]
+            background = held[data.counts[held] == 0]
+            if not len(positive) or not len(background):
+                return drops, 0.0
+            rng = data.rng_for(k)
+            if len(background) > IMPORTANCE_CELLS:
+                background = rng.choice(background, IMPORTANCE_CELLS, replace=False)
+            index = np.concatenate([positive, background])
+            label = data.counts[index] > 0
+            weight = np.where(label, data.counts[index], 1.0)
+            x = data.x[index]
+            shuffled = []
+            for j in range(len(data.columns)):
+                one = x.copy()
+                one[:, j] = rng.permutation(one[:, j])
+                shuffled.append(one)
+            scores = model.predict(np.concatenate([x] + shuffled)).reshape(len(data.columns) + 1, len(index))
+            base = weighted_auc(scores[0], label, weight)
+            n = float(data.counts[positive].sum())
+            return np.array([n * (base - weighted_auc(s, label, weight)) for s in scores[1:]]), n
+        return task
+
+    parts = _in_parallel([fold(k, model, held) for k, (model, held) in enumerate(zip(run["models"], run["held"]))],
+                         progress)
+    total = sum(n for _, n in parts)
+    drops = sum((d for d, _ in parts), np.zeros(len(data.columns)))
     return drops / total if total else drops
 
 
@@ -405,14 +585,14 @@ def _response(model, data: _Data, j: int, sample: np.ndarray, sorted_full: np.nd
         levels = codes[np.argsort(-counts, kind="stable")][:RESPONSE_UNITS]
     else:
         levels = np.unique(np.quantile(known, np.linspace(0, 1, 11)))
+    x = np.tile(data.x[sample], (len(levels), 1))
+    x[:, j] = np.repeat(levels, len(sample))
+    scores = model.predict(x)  # ranked as the surface ranks them: ties at their mid-rank
+    favourability = ((np.searchsorted(sorted_full, scores, "left") + np.searchsorted(sorted_full, scores, "right"))
+                     / (2.0 * len(sorted_full))).reshape(len(levels), len(sample))
     out = []
-    for level in levels:
-        x = data.x[sample].copy()
-        x[:, j] = level
-        scores = model.predict(x)  # ranked as the surface ranks them: ties at their mid-rank
-        favourability = (np.searchsorted(sorted_full, scores, "left") + np.searchsorted(sorted_full, scores, "right")) \
-            / (2.0 * len(sorted_full))
-        entry = {"favourability": round(float(favourability.mean()), 4)}
+    for level, values in zip(levels, favourability):
+        entry = {"favourability": round(float(values.mean()), 4)}
         entry.update({"unit": layer.class_name(level)} if data.columns.categorical[j] else {"value": float(level)})
         out.append(entry)
     return out
@@ -462,15 +642,13 @@ def _choose(runs: dict, data: _Data, folds: list, allowed: int | None = None) ->
     of highest out-of-fold AUC there when it is the ensemble or there is no ensemble; else the ensemble, unless that
     single model beats it within the folds holding deposits, losing in at most `allowed` of them (by default the
     sign test's allowance over those folds, _losses_allowed; judging the rule on fewer folds passes the whole run's)."""
-    cells = np.isin(data.fold, folds)
-    leader = max(runs, key=lambda name: _cell_auc(runs[name]["oof"][cells], data.counts[cells]))
+    leader = max(runs, key=lambda name: _auc_in(runs[name], data, folds))
     if leader == ENSEMBLE or ENSEMBLE not in runs:
         return leader, ""
     counted = _counted(data, folds)
     n = len(counted)
     allowed = _losses_allowed(n) if allowed is None else allowed
-    wins = sum(_cell_auc(runs[leader]["oof"][data.fold == k], data.counts[data.fold == k])
-               > _cell_auc(runs[ENSEMBLE]["oof"][data.fold == k], data.counts[data.fold == k]) for k in counted)
+    wins = sum(_auc_in(runs[leader], data, [k]) > _auc_in(runs[ENSEMBLE], data, [k]) for k in counted)
     chance = _sign_chance(wins, n)
     if allowed >= 0 and n - wins <= allowed:
         return leader, f"{LABELS[leader]} beats the ensemble in {wins} of {n} folds (sign test, chance {chance:.3f})"
@@ -493,8 +671,8 @@ def _choice_out_of_fold(runs: dict, data: _Data, folds: int, chosen: str) -> str
         held = data.fold == k
         name = _choose(runs, data, [j for j in range(folds) if j != k], allowed)[0]
         picked.append(LABELS[name])
-        fair.append(_cell_auc(runs[name]["oof"][held], data.counts[held]))
-        chosen_auc.append(_cell_auc(runs[chosen]["oof"][held], data.counts[held]))
+        fair.append(_auc_in(runs[name], data, [k]))
+        chosen_auc.append(_auc_in(runs[chosen], data, [k]))
         weights.append(data.counts[held].sum())
     tally = ", ".join(f"{name} in {picked.count(name)}" for name in dict.fromkeys(picked))
     return (f"The choice judged out of fold too: within the folds (mean AUC weighted by their deposits), the model "

@@ -18,7 +18,19 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import rasterio
-from calibration_cases import CELLS, GRID, FitSpy, categorical, counts_of, grid, ordered, pattern, sklearn, xy
+from calibration_cases import (
+    CELLS,
+    GRID,
+    FitSpy,
+    categorical,
+    check_nested,
+    counts_of,
+    grid,
+    ordered,
+    pattern,
+    sklearn,
+    xy,
+)
 
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.favourability import calibration, models
@@ -135,37 +147,25 @@ def test_a_map_of_the_deposits_themselves_scores_chance_out_of_fold(method, quic
 
 @pytest.mark.parametrize("method", ["wofe", pytest.param("logistic", marks=sklearn)])
 def test_a_model_never_sees_the_fold_it_predicts(method, monkeypatch):
-    """Every fit gets the cell ids as a layer. The outer model of fold k is the one whose first prediction is the
-    whole of fold k; it, and every fit made to choose its hyperparameters since the previous outer model (the
-    nested inner fits), saw no cell of fold k. Every inner fit predicts a fold it did not see either."""
+    """Every fit gets the cell ids as a layer. The outer model of fold k (the one whose first prediction is the whole
+    of fold k) saw no cell of fold k; for logistic regression every penalty was also fitted on each inner group's
+    complement within fold k's training folds (the 3 training folds in 2 alternate groups), seeing no cell of fold
+    k nor of the group it predicted; one such fit serves every outer fold whose inner split holds the same folds
+    (calibration_cases.check_nested). Weights of evidence has nothing to choose and counts every training cell."""
     spy = FitSpy(monkeypatch)
     ids = np.arange(400, dtype=float).reshape(20, 20)
     cal = calibrate([ordered("id", ids), ordered("B", pattern())], GRID, xy(CELLS), method=method, folds=4)
+    check_nested(spy, cal, method, models.GRIDS[method], 4)
     fold = cal.folds.fold.ravel()
-    outer = [i for i, fit in enumerate(spy.fits)
-             if fit["predicted"] is not None and len(set(fold[fit["predicted"]])) == 1
-             and set(fit["predicted"]) == set(np.flatnonzero(fold == fold[fit["predicted"][0]]))]
-    assert [fold[spy.fits[i]["predicted"][0]] for i in outer] == [0, 1, 2, 3]
-    start = 0
-    for k, end in enumerate(outer):
-        block = spy.fits[start:end + 1]
-        for fit in block:
-            assert not (fold[fit["seen"]] == k).any()
-        if method == "logistic":
-            # each penalty x 2 inner folds (the 3 training folds in 2 alternate groups), then the fit on all of them
-            assert len(block) == len(models.GRIDS["logistic"]) * calibration.INNER_FOLDS + 1 == 15
-            for fit in block[:-1]:
-                assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
-        else:
-            assert len(block) == 1  # weights of evidence counts every training cell: nothing to choose
-            assert set(block[0]["seen"]) == set(np.flatnonzero(fold != k))
-            assert block[0]["deposits"] == 9 - cal.folds.deposits_per_fold[k]
-        start = end + 1
-    # the full fit searches nothing: one fit on every fold, with the penalty the outer folds chose most often
-    full = spy.fits[start:]
-    assert len(full) == 1 and set(fold[full[0]["seen"]]) == {0, 1, 2, 3} and full[0]["deposits"] == 9
-    chosen = cal.out_of_fold[method]["params"]
-    assert full[0]["params"] == max(chosen, key=lambda p: (chosen.count(p), -list(models.GRIDS[method]).index(p)))
+    if method == "wofe":
+        assert len(spy.fits) == 5
+        for fit in (f for f in spy.fits if len(set(fold[f["seen"]])) == 3):
+            k = ({0, 1, 2, 3} - set(fold[fit["seen"]])).pop()
+            assert set(fit["seen"]) == set(np.flatnonzero(fold != k))
+    else:
+        # 4 outer folds, each splitting its 3 training folds [a, b, c] into {a, c} and {b}: a penalty is fitted on
+        # (2,), (1, 3); (2,), (0, 3); (1,), (0, 3); (1,), (0, 2): 5 distinct sets for the 8 inner fits asked for
+        assert len(spy.fits) == 4 + 1 + len(models.GRIDS["logistic"]) * 5
 
 
 def grade_case(seed: int = 0, n: int = 30):
@@ -456,7 +456,7 @@ def test_the_full_fit_takes_the_outer_folds_most_frequent_hyperparameters(monkey
     monkeypatch.setattr(calibration, "fit_model", lambda method, columns, x, counts, weight, params, *rest:
                         fits.append((method, len(x), dict(params))) or "model")
     data = SimpleNamespace(counts=np.r_[np.ones(3), np.zeros(7)], x=np.zeros((10, 1)), columns=None, cell_units=1.0,
-                           sample=lambda use: (np.flatnonzero(use), np.ones(int(use.sum()))))
+                           fold=np.arange(10) % 5, sample_of=lambda folds: (np.arange(10), np.ones(10)))
     run = {"params": [{"c": 0.1}, {"c": 1e-3}, {"c": 0.1}, {"c": 1e-3}, {"c": 10.0}]}
     assert calibration._full_fit("logistic", run, data, None, 0) == ("model", {"c": 1e-3})
     assert fits == [("logistic", 10, {"c": 1e-3})]
@@ -487,15 +487,19 @@ def test_deposits_sharing_a_cell_count_once_and_deposits_in_one_cell_are_refused
 
 @sklearn
 def test_progress_moves_model_by_model_and_fold_by_fold_and_never_back(quick):
-    """"best" reports the start of every fold of every model (model m of 4, fold k of 5: 85 % of the progress shared
-    out between them), then the full fit, and never steps back (before: 0, 20, 40, 60, 80 and 100 %, the bar
-    sitting on each while its model ran all five folds)."""
+    """"best" reports the end of every outer fold of every model (model m of 4, fold k of 5: 85 % of the progress
+    shared out between the models; within a model that searches hyperparameters, here logistic regression's
+    penalties, its inner fits take SEARCH_SHARE of its share first, each reported as it ends), then the full fit,
+    and never steps back, though the folds run in threads (before: 0, 20, 40, 60, 80 and 100 %, the bar sitting on
+    each while its model ran all five folds)."""
     seen = []
     calibrate([ordered("B", pattern()), ordered("noise", np.random.default_rng(3).uniform(size=(20, 20)))], GRID,
               xy(CELLS), method="best", progress=Progress(seen.append))
     assert seen == sorted(seen) and seen[-1] == 100.0
-    starts = [21.25 * m + 4.25 * k for m in range(4) for k in range(5)]
-    assert all(any(abs(value - start) < 1e-9 for value in seen) for start in starts)
+    for m, name in enumerate(METHODS):
+        search = calibration.SEARCH_SHARE if len(models.GRIDS[name]) > 1 else 0.0
+        ends = [21.25 * m + 21.25 * (search + (100.0 - search) * k / 5) / 100.0 for k in range(1, 6)]
+        assert all(any(abs(value - end) < 1e-9 for value in seen) for end in ends), name
     assert len(seen) > 40  # hyperparameter candidates, importance and response in between
 
 

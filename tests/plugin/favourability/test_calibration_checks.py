@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from calibration_cases import CELLS, GRID, FitSpy, counts_of, grid, ordered, pattern, sklearn, xy
+from calibration_cases import CELLS, GRID, FitSpy, check_nested, counts_of, grid, ordered, pattern, sklearn, xy
 
 from lodestar.plugin.favourability import calibration, models
 from lodestar.plugin.favourability.blocks import spatial_folds
@@ -107,59 +107,71 @@ def test_a_fold_sample_buffers_its_own_deposits_only(monkeypatch):
     assert cell[0, 14] in data.sample(data.fold != 3)[0] and cell[0, 14] not in data.sample(data.fold != 2)[0]
 
 
-def test_a_large_background_is_drawn_down_to_background_cells(monkeypatch):
-    """With room for 50 background cells only, 50 of the 357 are drawn, each once, in row order; the classes still
-    weigh the same: 9 deposits each 59 / 18 = 3.2778, the 50 cells each 59 / 100 = 0.59."""
-    data = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS))
+def test_the_background_is_drawn_once_stratified_by_fold(monkeypatch):
+    """With room for 50 background cells in an outer fit (5 folds: 62.5 drawn in all), each fold gives its share of
+    62.5 in proportion to its deposit-free cells, drawn once from them (seeded by the fold: the same draw in every
+    run of that seed, another with another seed); every sample takes its folds' draws, in row order, less the cells
+    within the buffer of its own deposits, and the classes still weigh the same."""
     monkeypatch.setattr(calibration, "BACKGROUND_CELLS", 50)
+    data = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS))
+    pool = data.background()
+    free = [np.flatnonzero((data.fold == k) & (data.counts == 0)) for k in range(5)]
+    shares = [int(round(62.5 * len(f) / sum(len(g) for g in free))) for f in free]
+    assert [int((data.fold[pool] == k).sum()) for k in range(5)] == shares and 60 <= sum(shares) <= 65
+    assert (np.diff(pool) > 0).all() and (data.counts[pool] == 0).all()
+    assert data.background() is pool
     everything = np.ones(400, dtype=bool)
     index, weight = data.sample(everything)
     check_sample(data, everything, index, weight, complete=False)
-    assert len(index) == 59 and (np.diff(index[9:]) > 0).all()
-    assert weight[:9] == pytest.approx(np.full(9, 59 / 18)) and weight[9:] == pytest.approx(np.full(50, 0.59))
-
-
-def outer_fits(spy: FitSpy, fold: np.ndarray) -> list:
-    """Positions in spy.fits of the outer models: each one's first prediction is the whole of one fold."""
-    return [i for i, fit in enumerate(spy.fits)
-            if fit["predicted"] is not None and len(set(fold[fit["predicted"]])) == 1
-            and set(fit["predicted"]) == set(np.flatnonzero(fold == fold[fit["predicted"][0]]))]
+    assert set(index[9:].tolist()) <= set(pool.tolist()) and (np.diff(index[9:]) > 0).all()
+    beyond = pool[distance_to_deposits(data, pool, everything) > data.buffer_px]
+    assert index[9:].tolist() == beyond.tolist()
+    for k in range(5):
+        use = data.fold != k
+        index, weight = data.sample(use)
+        check_sample(data, use, index, weight, complete=False)
+        mine = pool[use[pool]]
+        assert index[len(index) - len(index[data.counts[index] == 0]):].tolist() == \
+            mine[distance_to_deposits(data, mine, use) > data.buffer_px].tolist()
+    again = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS))
+    other = data_of(monkeypatch, [ordered("B", pattern())], GRID, xy(CELLS), seed=1)
+    assert again.background().tolist() == pool.tolist() and other.background().tolist() != pool.tolist()
 
 
 @sklearn
 def test_every_fit_is_given_a_training_sample(monkeypatch):
-    """Logistic regression, 4 folds: every sample drawn is a proper one (check_sample), and the outer model of fold k
-    and the full fit are each given exactly the sample of their rows, with its weights."""
+    """Logistic regression, 4 folds: every sample drawn is a proper one (check_sample), each set of folds is sampled
+    once, and every fit (inner, outer and full) is given exactly the sample of the folds it saw, with its weights."""
     spy = FitSpy(monkeypatch)
-    samples = []
+    samples = {}
     real = _Data.sample
 
     def sample(self, use):
         index, weight = real(self, use)
         check_sample(self, use, index, weight)
-        samples.append((use.copy(), index, weight))
+        key = tuple(sorted(set(self.fold[use].tolist())))
+        assert key not in samples
+        samples[key] = (index, weight)
         return index, weight
 
     monkeypatch.setattr(_Data, "sample", sample)
     ids = np.arange(400, dtype=float).reshape(20, 20)
     cal = calibrate([ordered("id", ids), ordered("B", pattern())], GRID, xy(CELLS), method="logistic", folds=4)
     fold = cal.folds.fold.ravel()
-    outer = outer_fits(spy, fold)
-    assert len(samples) == 5 and len(outer) == 4
-    assert [len(s[1]) for s in samples][-1] == 366  # the full fit's: 9 + 357
-    for (use, index, weight), at in zip(samples, outer + [len(spy.fits) - 1]):
-        fit = spy.fits[at]
+    assert len(samples) == 4 + 1 + 5 and len(samples[(0, 1, 2, 3)][0]) == 366  # the full fit's: 9 + 357
+    assert len(spy.fits) == 4 + 1 + 7 * 5
+    counts = counts_of(CELLS).ravel()
+    for fit in spy.fits:
+        index, weight = samples[tuple(sorted(set(fold[fit["seen"]].tolist())))]
         assert fit["seen"].tolist() == index.tolist() and fit["weight"] == pytest.approx(weight)
-        assert fit["deposits"] == 9 - (0 if use.all() else cal.folds.deposits_per_fold[int(fold[~use][0])])
+        assert fit["deposits"] == counts[index].sum() > 0
 
 
 @sklearn
 @pytest.mark.parametrize("method", ["forest", "boosting"])
 def test_a_tree_model_never_sees_the_fold_it_predicts(method, quick, monkeypatch):
     """test_calibration's check for the tree models, with 2 candidates so that they are chosen inside the training
-    folds. Fold k's outer model, and the 2 candidates x 2 inner fits made before it, saw no cell of fold k; every
-    inner fit predicts the part of the outer sample it did not see (the two halves making up the outer sample); the
-    outer model saw the other folds' 9 - d_k deposits."""
+    folds (calibration_cases.check_nested): no fit saw the fold it predicts or the fold its choice serves."""
     two = {"forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 20}),
            "boosting": ({"max_leaf_nodes": 7, "min_samples_leaf": 5},
                         {"max_leaf_nodes": 7, "min_samples_leaf": 5, "monotone": False})}
@@ -167,31 +179,9 @@ def test_a_tree_model_never_sees_the_fold_it_predicts(method, quick, monkeypatch
     spy = FitSpy(monkeypatch)
     ids = np.arange(400, dtype=float).reshape(20, 20)
     cal = calibrate([ordered("id", ids), ordered("B", pattern())], GRID, xy(CELLS), method=method, folds=4)
-    fold = cal.folds.fold.ravel()
     assert min(cal.folds.deposits_per_fold) >= 1  # so that both inner halves hold deposits, in every outer fold
-    outer = outer_fits(spy, fold)
-    assert [fold[spy.fits[i]["predicted"][0]] for i in outer] == [0, 1, 2, 3]
-    start = 0
-    for k, end in enumerate(outer):
-        block = spy.fits[start:end + 1]
-        assert len(block) == 2 * calibration.INNER_FOLDS + 1 == 5
-        last = block[-1]
-        assert last["deposits"] == 9 - cal.folds.deposits_per_fold[k]
-        for fit in block:
-            assert not (fold[fit["seen"]] == k).any()
-        assert [fit["params"] for fit in block[:-1]] == [two[method][0]] * 2 + [two[method][1]] * 2
-        assert last["params"] in [dict(p) for p in two[method]]
-        for fit in block[:-1]:
-            assert not set(fold[fit["seen"]]) & set(fold[fit["predicted"]])
-            assert sorted(fit["seen"].tolist() + fit["predicted"].tolist()) == sorted(last["seen"].tolist())
-        start = end + 1
-    # the full fit: one fit on all 4 folds and 9 deposits, with the candidate the outer fits took most often (ties
-    # to the earlier candidate); no search of its own
-    (full,) = spy.fits[start:]
-    assert set(fold[full["seen"]]) == {0, 1, 2, 3} and full["deposits"] == 9
-    taken = [spy.fits[i]["params"] for i in outer]
-    assert taken == cal.out_of_fold[method]["params"]
-    assert full["params"] == max(taken, key=lambda p: (taken.count(p), -list(two[method]).index(p)))
+    check_nested(spy, cal, method, two[method], 4)
+    assert len(spy.fits) == 4 + 1 + 2 * 5
 
 
 class Reversing:
@@ -200,6 +190,13 @@ class Reversing:
 
     def permutation(self, values):
         return np.asarray(values)[::-1]
+
+
+class Shuffled(_Data):
+    """The study area's rows, each fold's importance drawn by `Reversing`."""
+
+    def rng_for(self, k: int):
+        return Reversing()
 
 
 class FirstColumn:
@@ -220,8 +217,8 @@ def test_importance_by_hand_is_the_deposit_weighted_drop_in_auc():
     fold = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2])
     layers = [ordered("first", first[None, :]), ordered("second", np.zeros((1, 9)))]
     x = np.column_stack([first, np.arange(9.0)])
-    data = _Data(models.Columns(layers), x, counts, fold, np.ones((1, 9), bool), 1.0, 1.0, np.zeros(9, int),
-                 np.arange(9), Reversing())
+    data = Shuffled(models.Columns(layers), x, counts, fold, np.ones((1, 9), bool), 1.0, 1.0, np.zeros(9, int),
+                    np.arange(9), np.random.default_rng(0))
     held = [np.flatnonzero(fold == k) for k in range(3)]
 
     def importance(folds):
