@@ -261,12 +261,19 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
             log.append(f"{LABELS[name]} was not run: {exc}")
     progress.check()
     if method == "best" and len(runs) >= 2:
-        runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds)
-    surfaces = {name: _surface(run["oof"], valid) for name, run in runs.items()}
-    comparison = [_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", surfaces[name], grid,
-                         deposit_xy, valid, run["seconds"]) for name, run in runs.items()]
-    comparison += [_score(label, "no deposit data", surface, grid, deposit_xy, valid, None)
-                   for label, surface in (baselines or {}).items()]
+        runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds, progress)
+    surfaces, comparison = {}, []
+    for name, run in runs.items():
+        progress.check()
+        surfaces[name] = _surface(run["oof"], valid)
+        comparison.append(_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", surfaces[name], grid,
+                                 deposit_xy, valid, run["seconds"]))
+    for label, surface in (baselines or {}).items():
+        progress.check()
+        comparison.append(_score(label, "no deposit data", surface, grid, deposit_xy, valid, None))
+    for run in runs.values():  # each run's scores sorted once (a cancel between them)
+        progress.check()
+        _fold_pairs(run, data)
     chosen, reason = _choose(runs, data, list(range(folds)))
     why = _why(chosen, reason, runs, comparison, method)
     log.append(why)
@@ -294,6 +301,7 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         uncertainty = _masked(np.std(member_ranks, axis=0), valid)
         label = "standard deviation of the ensemble's member models' favourability (0-1 rank scale)"
     elif chosen == "wofe":
+        progress.check()
         logit, variance, _ = model.evidence(data.x)
         probability, variance = posterior(logit, variance, model.n_deposits)
         independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
@@ -301,6 +309,7 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         independence["pairs"] = model.pairwise(data.x, data.counts)
         log.append(_independence_line(independence))
         log.append(pairwise_line(independence["pairs"]))
+        progress.check()
         uncertainty = _masked(model.posterior_sd(data.x), valid)
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:
@@ -396,7 +405,7 @@ def _in_parallel(tasks: list, progress: Progress) -> list:
     return [f.result() for f in futures]
 
 
-def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int) -> dict:
+def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int, progress: Progress = SILENT) -> dict:
     """The ensemble of `runs` out of fold: the mean of the members' out-of-fold ranks; per fold, an ensemble of
     the members' fold models ranked against the cells outside that fold (for importance)."""
     start = time.perf_counter()
@@ -404,7 +413,8 @@ def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int) -> dict:
     oof = np.mean([_ranks(run["oof"]) for run in members], axis=0)
     references = [_reference_rows(data, data.fold != k) for k in range(folds)]
     models = _in_parallel([lambda _, k=k: EnsembleModel(data.columns, [run["models"][k] for run in members],
-                                                        data.x[references[k]]) for k in range(folds)], SILENT)
+                                                        data.x[references[k]]) for k in range(folds)],
+                          Progress(is_cancelled=progress.cancelled))  # the cancel only: the progress stands here
     return {"oof": oof, "models": models, "params": [{} for _ in range(folds)], "held": members[0]["held"],
             "auc": _cell_auc(oof, data.counts),
             "seconds": time.perf_counter() - start}  # its own: the members' seconds are in their rows
