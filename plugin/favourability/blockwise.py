@@ -203,23 +203,31 @@ class Distribution:
 
     def ranks(self, data: np.ndarray) -> np.ndarray:
         """percentile_rank of `data` among the layer's values: (average rank - 1) / (n - 1)."""
-        data = np.asarray(data, dtype="float64")
         if self.n == 1:
-            return np.full(data.shape, 0.5)
+            return np.full(np.shape(data), 0.5)
+        return np.clip((self._average_ranks(data) - 1.0) / (self.n - 1.0), 0.0, 1.0)
+
+    def mid_ranks(self, data: np.ndarray) -> np.ndarray:
+        """The share of the values below each of `data`, ties at their mid-rank: (average rank - 0.5) / n, as
+        calibration.py ranks a surface over the study area."""
+        return np.clip((self._average_ranks(data) - 0.5) / self.n, 0.0, 1.0)
+
+    def _average_ranks(self, data: np.ndarray) -> np.ndarray:
+        """Each of `data`'s average rank among the values (1-based, ties averaged; within a bin of a histogram, its
+        place in the bin)."""
+        data = np.asarray(data, dtype="float64")
         if self.exact:
             cum = np.cumsum(self.counts)
             i = np.searchsorted(self.values, data)
             i = np.clip(i, 0, self.values.size - 1)
             before = np.where(i > 0, cum[np.maximum(i - 1, 0)], 0)
-            rank = 0.5 * (cum[i] + before + 1)
-            return (rank - 1.0) / (self.n - 1.0)
+            return 0.5 * (cum[i] + before + 1)
         cum = np.cumsum(self.hist)
         keys = _sort_keys(data)
         b = (keys >> HIST_SHIFT).astype("int64")
         below = np.where(b > 0, cum[np.maximum(b - 1, 0)], 0)
         within = ((keys & ((1 << HIST_SHIFT) - 1)).astype("float64") + 0.5) / (1 << HIST_SHIFT)
-        rank = below + within * self.hist[b] + 0.5
-        return np.clip((rank - 1.0) / (self.n - 1.0), 0.0, 1.0)
+        return below + within * self.hist[b] + 0.5
 
     def order_stat(self, k: int) -> float:
         """The k-th smallest value (0-based)."""

@@ -34,7 +34,9 @@ fewer than 2 cells are refused.
   out-of-fold scores of all folds are ranked together.
 - **Uncertainty.** Weights of evidence: the full fit's posterior standard deviation. The ensemble: the
   standard deviation, at each cell, of its members' full-fit ranks (where the models disagree). The others: the
-  standard deviation, at each cell, of the fold models' surfaces (each ranked 0-1 over the study area).
+  standard deviation, at each cell, of the fold models' favourability, each score ranked among that fold model's
+  scores of a sample of the study area (REFERENCE_CELLS, as an ensemble ranks its members': `spread`), so that a cell's
+  uncertainty is its own and a full-resolution surface (blockwise_fitted.py) gives the same.
 - **Independence** (weights of evidence chosen): the overall test (observed / predicted deposits, Agterberg-Cheng
   z) and the pairwise one (a chi-square per pair of layers over the deposits' classes; wofe.py), in the log.
 - **Importance.** Per layer, the drop in out-of-fold AUC when its values are shuffled among the cells a fold
@@ -136,6 +138,9 @@ class Calibration:
     """The chosen model fitted on all deposits (models.py): what a saved model file holds."""
     surfaces: dict = field(default_factory=dict)
     """Every model's out-of-fold surface, {method: 0-1 surface}, in the order they ran (`cv` is the chosen one's)."""
+    spread: object = None
+    """Logistic regression, a forest or boosting chosen alone: its fold models as an EnsembleModel, whose members'
+    ranks' standard deviation is the uncertainty; None for weights of evidence and the ensemble (their own)."""
 
 
 @dataclass
@@ -296,7 +301,7 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
     progress.set(OUT_OF_FOLD_SHARE + rest / 3)
     table = _rows(model, params, run, data, full_scores, valid, progress.scaled(OUT_OF_FOLD_SHARE + rest / 3,
                                                                                OUT_OF_FOLD_SHARE + 2 * rest / 3))
-    independence, uncertainty, label = None, None, ""
+    independence, uncertainty, label, spread = None, None, "", None
     if chosen == ENSEMBLE:
         uncertainty = _masked(np.std(member_ranks, axis=0), valid)
         label = "standard deviation of the ensemble's member models' favourability (0-1 rank scale)"
@@ -313,14 +318,14 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         uncertainty = _masked(model.posterior_sd(data.x), valid)
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:
-        spread = np.std(_in_parallel([lambda _, m=m: _ranks(m.predict(data.x)) for m in run["models"]],
-                                     progress.scaled(OUT_OF_FOLD_SHARE + 2 * rest / 3, 100.0)), axis=0)
-        uncertainty = _masked(spread, valid)
+        spread = EnsembleModel(data.columns, run["models"], data.x[_reference_rows(data, everything)])
+        uncertainty = _masked(np.std(spread.member_ranks(data.x), axis=0), valid)
         label = "standard deviation of the fold models' favourability (0-1 rank scale)"
     progress.set(100.0)
     return Calibration(chosen, _surface(full_scores, valid), surfaces[chosen], uncertainty, label, table,
                        comparison, split, log, why, independence,
-                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()}, model, surfaces)
+                       {name: {"auc": r["auc"], "params": r["params"]} for name, r in runs.items()}, model, surfaces,
+                       spread)
 
 
 def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
