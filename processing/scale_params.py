@@ -43,18 +43,19 @@ def full_resolution_parameters() -> list:
                        "resolution of the layers.")
     full = QgsProcessingParameterRasterDestination(OUTPUT_FAVOURABILITY_FULL, "Favourability, full resolution",
                                                    None, True, False)
-    full.setHelp("Written only when given: the knowledge-driven favourability surface made again at the layers' "
-                 "own resolution (or FULL_RESOLUTION) over the whole common extent, block by block (memory bounded by "
-                 "the block, not the raster), on DASK_SCHEDULER's cluster when given. Tiled, compressed float32 "
-                 "GeoTIFF with overviews. The analysis itself (zones, graph, targets, calibration) stays on its "
-                 "budget grid.")
+    full.setHelp("Written only when given: the run's favourability surface made again at the layers' own resolution "
+                 "(or FULL_RESOLUTION) over the whole common extent, block by block (memory bounded by the block, not "
+                 "the raster), on DASK_SCHEDULER's cluster when given: the knowledge-driven surface, or with "
+                 "CALIBRATE the chosen model's full fit (when the run maps it) with its uncertainty in a second band. "
+                 "Tiled, compressed float32 GeoTIFF with overviews. The analysis itself (zones, graph, targets, "
+                 "calibration) stays on its budget grid.")
     return [resolution, full]
 
 
 def write_full_resolution_output(algorithm, parameters, context, request, result, progress, staged=None) -> dict:
     """OUTPUT_FAVOURABILITY_FULL when asked for: {key: path}, else {}; written into `staged` (a files.OutputSet)
     when given, to move into place with the run's other outputs."""
-    from ..plugin.favourability.blockwise import write_run_surface
+    from ..plugin.favourability.blockwise_fitted import write_run_surface
 
     if parameters.get(OUTPUT_FAVOURABILITY_FULL) in (None, ""):
         return {}

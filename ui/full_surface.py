@@ -32,7 +32,7 @@ class FullSurfaceTask(QgsTask):
         self.error = ""
 
     def run(self) -> bool:
-        from ..plugin.favourability.blockwise import write_run_surface
+        from ..plugin.favourability.blockwise_fitted import write_run_surface
         from ..plugin.runs.run_history import outputs_of, run_inputs
         from ..plugin.vector_io import read_vector
 

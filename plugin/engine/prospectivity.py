@@ -71,6 +71,9 @@ class ProspectivityMap:
     judgements: list = field(default_factory=list)
     prospects: gpd.GeoDataFrame | None = None
     work_list: dict = field(default_factory=dict)
+    fitted: dict = field(default_factory=dict)
+    """The calibrated surface's models when it is the surface the user gets: {"model": the full fit, "spread": its
+    fold models (a single model's uncertainty) or None}; written beside the record, to make it at full resolution."""
 
     @property
     def basis(self) -> str:
@@ -139,7 +142,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
     combined = {"method": evidence_plan.method, "gamma": evidence_plan.gamma} if evidence_plan is not None else {}
     knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **({"method": KNOWLEDGE_METHOD} | combined))
-    surface, cv, weights, section = knowledge, None, knowledge.table(), {}
+    surface, cv, weights, section, fitted = knowledge, None, knowledge.table(), {}, {}
     baseline = (independent_rank_mean(ws.raster_set, ws.layers, ws.deposit_model, ws.favourable_units)
                 if deposit_xy else RankMean(None))
     if calibrate:
@@ -160,7 +163,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         if section["refused"]:
             notes.append(section["refused"])
         else:
-            surface = fitted_surface
+            surface, fitted = fitted_surface, {"model": fit.model, "spread": fit.spread}
     else:
         uncertainty = None
     if deposit_xy:
@@ -206,7 +209,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
                      "most favourable, not targets).")
     result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
                               notes=notes, uncertainty=uncertainty, judgements=judgements, prospects=prospects,
-                              work_list=work_list)
+                              work_list=work_list, fitted=fitted)
     if deposit_xy:
         result.validation = validation(result, deposit_xy, baseline)
     return result

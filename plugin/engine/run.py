@@ -19,6 +19,7 @@ from typing import Callable
 
 from ..analysis import MAX_LAYERS, AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import Cancelled, LodestarError
+from ..favourability.model_file import save_model
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.plan_file import plan_from_dict
 from ..files import OutputSet
@@ -54,6 +55,8 @@ OUTPUT_FILES = {
     "favourability": "favourability.tif",
     "favourability_cv": "favourability_cv.tif",
     "uncertainty": "uncertainty.tif",
+    "model": "prospectivity_model.pkl",
+    "fold_models": "fold_models.pkl",
     "weights": "weights.csv",
     "record": "record.json",
     "report": "report.html",
@@ -518,6 +521,11 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
         if mapping.uncertainty is not None:
             outputs["uncertainty"] = write_surface(mapping.uncertainty, at("uncertainty"),
                                                    description=mapping.uncertainty.method)
+        for name, key in (("model", "model"), ("fold_models", "spread")):  # the calibrated surface's, as data
+            if mapping.fitted.get(key) is not None:
+                outputs[name] = at(name)
+                save_model(outputs[name], mapping.fitted[key], {"basis": f"the run's calibrated surface ({name})"},
+                           written=record["created_utc"])
         map_png = None
         try:
             shown = prospectivity if len(prospectivity) else zones

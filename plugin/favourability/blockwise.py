@@ -20,8 +20,8 @@ pass reduced as a tree:
   (within one coarse cell);
 - the weighted mean of ranks: each membership's distribution, in a second pass over the memberships (exact or a
   histogram as above), by which each block's memberships are ranked before they are combined.
-Calibrated surfaces (fitted on deposits) stay on the analysis grid; the full-resolution surface is the
-knowledge-driven one.
+A run whose surface is calibrated (fitted on deposits) gets its model's surface instead, with its uncertainty
+(blockwise_fitted.py, which makes a run's surface either way).
 
 `schedule`: "" computes on local threads (dask's threaded scheduler), an address (tcp://host:8786) on that
 cluster (the layers must be at the same paths on its workers). Progress reports blocks done; a cancel stops
@@ -672,16 +672,12 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
     return path
 
 
-def write_run_surface(record_path, layers: list, zones, path, resolution: float | None = None,
-                      block: int = DEFAULT_BLOCK, scheduler: str = "", progress: Progress = SILENT) -> Path:
-    """The knowledge-driven surface of a finished run (its record's favourability specs, combined as the run did)
-    at full resolution: `layers` the run's layers (LayerSpec), `zones` its zones (for the renderings that enter as
+def write_knowledge_run_surface(record: dict, layers: list, zones, path, resolution: float | None = None,
+                                block: int = DEFAULT_BLOCK, scheduler: str = "", progress: Progress = SILENT) -> Path:
+    """The knowledge-driven surface of a finished run (its record's favourability specs, combined as the run did) at
+    full resolution: `layers` the run's layers (LayerSpec), `zones` its zones (for the renderings that enter as
     nearness to the zones marked on them). Records written before the combination was recorded made it as a
-    weighted overlay."""
-    try:
-        record = json.loads(Path(record_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise LodestarError(f"Cannot read the run record {record_path}: {exc}.") from exc
+    weighted overlay. A run's surface, calibrated or not: blockwise_fitted.write_run_surface."""
     section = record.get("favourability") or {}
     specs = [EvidenceSpec.from_dict(item) for item in section.get("specs") or []]
     if not specs:

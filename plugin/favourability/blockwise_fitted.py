@@ -19,6 +19,8 @@ weights of evidence's posterior standard deviation, or (a single other model) th
 """
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from .blockwise import (
+    DEFAULT_BLOCK,
     EXACT_CELLS,
     FULL_TILE,
     Distribution,
@@ -49,9 +52,11 @@ from .blockwise import (
     block_valid,
     full_resolution_grid,
     run_blocks,
+    write_knowledge_run_surface,
 )
 from .derived import contact_edges, density_disc, density_of, derivation, lines_of
 from .evidence import _vector, polygon_codes
+from .model_file import load_model
 from .models import ENSEMBLE, LABELS, serial
 from .outputs import NODATA
 
@@ -314,3 +319,46 @@ def write_fitted_full_resolution(layers: list, model, path, spread=None, resolut
     progress.set(100)
     return path
 
+
+
+def write_run_surface(record_path, layers: list, zones, path, resolution: float | None = None,
+                      block: int | None = None, scheduler: str = "", progress: Progress = SILENT) -> Path:
+    """The surface of a finished run at full resolution: its calibrated model's, with its uncertainty (from the model
+    files beside its record), when the run's surface is calibrated, else the knowledge-driven one
+    (blockwise.write_knowledge_run_surface). `layers`: the run's layers (LayerSpec); `zones`: its zones; `block`:
+    None for each kind's own block size."""
+    try:
+        record = json.loads(Path(record_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise LodestarError(f"Cannot read the run record {record_path}: {exc}.") from exc
+    if (record.get("favourability") or {}).get("basis") != "calibrated":
+        return write_knowledge_run_surface(record, layers, zones, path, resolution, block or DEFAULT_BLOCK, scheduler,
+                                           progress)
+    model, spread = run_models(record, Path(record_path).parent)
+    return write_fitted_full_resolution(layers, model, path, spread, resolution, block or FITTED_BLOCK, scheduler,
+                                        progress)
+
+
+def run_models(record: dict, folder: Path) -> tuple:
+    """(the calibrated surface's model, its fold models or None) of a run, from the model files its record lists
+    in its folder, each with the checksum the record holds."""
+    outputs = record.get("outputs") or {}
+    if "model" not in outputs:
+        raise LodestarError("The run's record lists no model file for its calibrated surface (a run of an earlier "
+                            "version): run the analysis again to make that surface at full resolution.")
+    return _run_model(outputs["model"], folder), (_run_model(outputs["fold_models"], folder)
+                                                  if "fold_models" in outputs else None)
+
+
+def _run_model(entry, folder: Path):
+    name = entry.get("file") if isinstance(entry, dict) else None
+    if not isinstance(name, str) or not name or Path(name).name != name:
+        raise LodestarError(f"The run's record names its model file as {name!r}, not a file of its folder.")
+    path = folder / name
+    if not path.is_file():
+        raise LodestarError(f"The run's model file {name} is not beside its record in {folder}: keep the run folder "
+                            "whole, or run the analysis again.")
+    if hashlib.sha256(path.read_bytes()).hexdigest() != entry.get("sha256"):
+        raise LodestarError(f"The run's model file {path} is not the one the run wrote (its sha256 differs): run the "
+                            "analysis again.")
+    return load_model(path)[1]

@@ -41,21 +41,31 @@ def plugin_version() -> str:
     return next((line.split("=", 1)[1].strip() for line in lines if line.startswith("version=")), "")
 
 
-def save_model(path, model, provenance: dict) -> dict:
+def save_model(path, model, provenance: dict, written: str | None = None) -> dict:
     """Write `model` (models.py, fitted) with a header holding `provenance` (method, deposits, scores...) and the
-    layers it expects, in order; returns the header. The layers' data are not stored, only what they are."""
+    layers it expects, in order; returns the header. The layers' data are not stored, only what they are. `written`:
+    the time it says it was written (a run's own, so that a replay writes the same bytes); None: now."""
     structure, arrays = model_data(model)
-    stored = io.BytesIO()
-    np.savez(stored, **arrays)
-    payload = json.dumps(structure).encode("utf-8") + b"\n" + stored.getvalue()
-    header = {"format": FORMAT, "lodestar": plugin_version(), "written": datetime.now(timezone.utc).isoformat(
-        timespec="seconds"), "method": model.method, "layers": _layers(model.columns), **provenance,
-        "sha256": hashlib.sha256(payload).hexdigest()}
+    payload = json.dumps(structure).encode("utf-8") + b"\n" + _npz(arrays)
+    written = written or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    header = {"format": FORMAT, "lodestar": plugin_version(), "written": written, "method": model.method,
+              "layers": _layers(model.columns), **provenance, "sha256": hashlib.sha256(payload).hexdigest()}
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(MAGIC)
         fh.write(json.dumps(header, default=str).encode("utf-8") + b"\n")
         fh.write(payload)
     return header
+
+
+def _npz(arrays: dict) -> bytes:
+    """The arrays as an uncompressed .npz (what np.savez writes) dated 1980-01-01: the same model, the same bytes."""
+    stored = io.BytesIO()
+    with zipfile.ZipFile(stored, "w", zipfile.ZIP_STORED) as archive:
+        for name, array in arrays.items():
+            entry = io.BytesIO()
+            np.lib.format.write_array(entry, np.asanyarray(array), allow_pickle=False)
+            archive.writestr(zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0)), entry.getvalue())
+    return stored.getvalue()
 
 
 def _layers(columns) -> list[dict]:

@@ -5,6 +5,8 @@ values with a hole, raster unit codes, unit polygons, the distance to fault line
 5 km, the distance to unit contacts), in blocks far smaller than the grid."""
 from __future__ import annotations
 
+import json
+
 import geopandas as gpd
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from scipy.ndimage import gaussian_filter
 from shapely.geometry import LineString, box
 
 from lodestar.plugin.engine.workspace import describe_layers
-from lodestar.plugin.errors import Cancelled
+from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.favourability import models
 from lodestar.plugin.favourability.blockwise_fitted import write_fitted_full_resolution
 from lodestar.plugin.favourability.calibration import calibrate
@@ -118,3 +120,39 @@ def test_a_cancel_leaves_no_surface(case, small, tmp_path):
         write_fitted_full_resolution(case[0], cal.model, tmp_path / "cancelled.tif", block=BLOCK,
                                      progress=Progress(calls.append, None, lambda: len(calls) > 3))
     assert not (tmp_path / "cancelled.tif").exists() and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("method", ["logistic", "best"])
+def test_a_calibrated_runs_surface_at_full_resolution_is_its_own(case, small, tmp_path, method):
+    """An offline run calibrated on the case's deposits keeps its model beside its record (the full fit and, for a
+    single model, its fold models: data files with the record's checksums); the run's surface at full resolution
+    (write_run_surface, as OUTPUT_FAVOURABILITY_FULL makes it) is then the calibrated one, its two bands the run's
+    favourability.tif and uncertainty.tif cell for cell (the case is under the pixel budget: one grid). A replay
+    writes the same model files, byte for byte; a model file changed since the run is refused, and nothing written."""
+    from lodestar.models import run_analysis
+    from lodestar.plugin.analysis import AnalysisRequest
+    from lodestar.plugin.favourability.blockwise_fitted import write_run_surface
+
+    layers, xy = case
+    deposits = tmp_path / "deposits.gpkg"
+    gpd.GeoDataFrame(geometry=gpd.points_from_xy(*zip(*xy)), crs="EPSG:32611").to_file(deposits, driver="GPKG")
+    result = run_analysis(AnalysisRequest(layers, "Where are orogenic gold deposits likely?", tmp_path / "run",
+                                          {"A": "Yes", "B": "No"}, deposits=deposits, calibrate=method,
+                                          cross_validation={"folds": 4, "block_size_m": 3000.0}))
+    record = result.outputs["record"]
+    written = json.loads(record.read_text(encoding="utf-8"))
+    assert written["favourability"]["basis"] == "calibrated", written["favourability"]["notes"]
+    assert ("fold_models" in written["outputs"]) == (method == "logistic") and "model" in written["outputs"]
+    path = write_run_surface(record, layers, result.zones, tmp_path / "full.tif", block=BLOCK)
+    with rasterio.open(path) as full, rasterio.open(result.outputs["favourability"]) as fav, \
+            rasterio.open(result.outputs["uncertainty"]) as spread:
+        assert (full.width, full.height) == (fav.width, fav.height) and full.count == 2
+        assert np.array_equal(full.read(1), fav.read(1)) and np.array_equal(full.read(2), spread.read(1))
+        assert full.tags()["LODESTAR_METHOD"].startswith("calibrated: ")
+    replay = run_analysis(AnalysisRequest([], "", tmp_path / "replay", replay=record))
+    check = json.loads(replay.outputs["record"].read_text(encoding="utf-8"))["replay_check"]
+    assert {"model", "favourability", "uncertainty"} <= set(check["same"]) and not check["different"]  # same bytes
+    (tmp_path / "run" / written["outputs"]["model"]["file"]).write_bytes(b"not the run's model")
+    with pytest.raises(LodestarError, match="not the one the run wrote"):
+        write_run_surface(record, layers, result.zones, tmp_path / "again.tif", block=BLOCK)
+    assert not (tmp_path / "again.tif").exists()
