@@ -10,14 +10,15 @@ import re
 
 PROPERTIES = ("magnetics", "gravity", "radiometric_k", "radiometric_th", "radiometric_u", "conductivity",
               "chargeability")
+_RADIOMETRIC = "(radiometr|gamma|spectrom)"
 _WORDS = (
     ("chargeability", r"chargeab|induced polari[sz]ation|\bip\b"),
     ("conductivity", r"conductiv|resistiv|\bem\b|electromag|\baem\b|\btem\b|\bvtem\b|\bmt\b|magnetotelluric"),
     ("magnetics", r"magnet|\btmi\b|\brtp\b|\bmag\b|\bnt\b"),
     ("gravity", r"gravit|bouguer|\bmgal\b|\bgrav\b|density"),
-    ("radiometric_k", r"\bk\s?/\s?th\b|potassium|\bk2o\b|\bk (pct|percent)\b|%s.*\bk\b" % "(radiometr|gamma|spectrom)"),
-    ("radiometric_th", r"thorium|\beth\b|\bth ppm\b|%s.*\bth\b" % "(radiometr|gamma|spectrom)"),
-    ("radiometric_u", r"uranium|\beu\b|\bu ppm\b|%s.*\bu\b" % "(radiometr|gamma|spectrom)"),
+    ("radiometric_k", r"\bk\s?/\s?th\b|potassium|\bk2o\b|\bk (pct|percent)\b|" + _RADIOMETRIC + r".*\bk\b"),
+    ("radiometric_th", r"thorium|\beth\b|\bth ppm\b|" + _RADIOMETRIC + r".*\bth\b"),
+    ("radiometric_u", r"uranium|\beu\b|\bu ppm\b|" + _RADIOMETRIC + r".*\bu\b"),
 )
 """A one-letter channel (K, U) is read only beside a radiometric word or a unit ("radiometric K", "U ppm", "eU"):
 alone it is a label ("layer U")."""

@@ -8,8 +8,8 @@ and its prospects, a porphyry district and its systems), the target's own best c
 targets are of the area, at least one smallest target) split at their peaks on the target's own ranks, none larger
 than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best
 cells apart from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past
-one deposit's footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`) and its own rank
-there. A target no larger than one deposit's footprint is itself prospect-sized.
+one deposit's footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`)
+and its own rank there. A target no larger than one deposit's footprint is itself prospect-sized.
 """
 from __future__ import annotations
 

@@ -6,11 +6,11 @@ import json
 
 import numpy as np
 from affine import Affine
+from lodestar_testdata import write_geotiff
 
 from lodestar.plugin.favourability.evidence import EvidenceSpec
 from lodestar.plugin.favourability.plan_preview import PlanPreview
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
-from lodestar_testdata import write_geotiff
 
 
 def test_the_curve_spans_where_the_membership_changes(tmp_path):
