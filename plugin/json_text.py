@@ -13,6 +13,7 @@ from dataclasses import dataclass
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)(?:```|$)", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _CLOSERS = {"{": "}", "[": "]"}
+_NO_BRACE = "no '{' was found"
 
 
 class JSONExtractionError(ValueError):
@@ -87,10 +88,12 @@ def _close(fragment: str, stack: list[str], in_string: bool) -> str:
 
 
 def _loads(text: str):
+    """JSON with control characters allowed inside strings (a raw line break in a value, as small models write under
+    a grammar that does not forbid it), and trailing commas dropped when that is what stood in the way."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except json.JSONDecodeError:
-        return json.loads(_without_trailing_commas(text))
+        return json.loads(_without_trailing_commas(text), strict=False)
 
 
 def extract_json(text: str | None) -> Extracted:
@@ -98,7 +101,7 @@ def extract_json(text: str | None) -> Extracted:
     if not text or not text.strip():
         raise JSONExtractionError("The reply was empty; answer with one JSON object.")
     candidates = [m.group(1) for m in _FENCE.finditer(text) if "{" in m.group(1)] + [text]
-    last_error = "no '{' was found"
+    last_error = _NO_BRACE
     for candidate in candidates:
         start = candidate.find("{")
         while start != -1:
@@ -115,7 +118,8 @@ def extract_json(text: str | None) -> Extracted:
                 try:
                     value = _loads(_close(candidate[start:], stack, in_string))
                 except (json.JSONDecodeError, ValueError):
-                    last_error = "the JSON object is cut off and could not be completed"
+                    if last_error == _NO_BRACE:  # an object that ended but was not JSON says more than a later cut
+                        last_error = "the JSON object is cut off and could not be completed"
                 else:
                     if isinstance(value, dict):
                         return Extracted(value, True)

@@ -16,6 +16,8 @@ from lodestar.plugin.json_text import JSONExtractionError, extract_json
     ('{"a": 1, "b', {"a": 1}, True),
     ('x {"a": {"b": "c"}, "d": [', {"a": {"b": "c"}, "d": []}, True),
     ('```json\n{"a": 1, "s": "te', {"a": 1, "s": "te"}, True),
+    # a raw line break inside a string, as SmolLM2-135M wrote under llama.cpp's grammar (was: "cut off")
+    ('{ "steps": [ {"expected":"{{1}}}\n{","why":"A."} ]}', {"steps": [{"expected": "{{1}}}\n{", "why": "A."}]}, False),
 ])
 def test_extract_json(text, value, truncated):
     extracted = extract_json(text)
@@ -24,6 +26,7 @@ def test_extract_json(text, value, truncated):
 
 @pytest.mark.parametrize("text, reason", [
     ("", "empty"), ("no json here", "no '{'"), ('{"a": tru}', "not valid JSON"),
+    ('{"a": tru} and {"b": "c" ]', "not valid JSON"),  # the object that ended says more than a later broken one
 ])
 def test_extract_json_failures_say_why(text, reason):
     with pytest.raises(JSONExtractionError, match=reason):
