@@ -70,7 +70,7 @@ class FuzzyOverlayAlgorithm(LodestarAlgorithm):
         from ..plugin.favourability.overlay import METHOD_LABELS, favourability_surface
 
         layers = self.parameterAsLayerList(parameters, self.INPUT, context)
-        rasters = raster_set(layers, progress)
+        rasters = raster_set(layers, progress, memberships=True)
         names = [spec.name for spec in rasters.layers]
         weights = parse_weights(self.parameterAsString(parameters, self.WEIGHTS, context), len(names))
         specs = [EvidenceSpec(name, spec.role, "membership", "none", "identity", {}, weight)

@@ -63,12 +63,12 @@ README = PLUGIN_DIR / "README.md"
 DEFAULT_ICON = ICONS_DIR / "lodestar.svg"
 
 _EXECUTOR_TOOLS = "Executor tools (each a core function and a Processing algorithm)"
-_GRAPH = "Spatial graph, localization, evaluation"
+_GRAPH = "Spatial graph, localization, evaluation, Segment Anything, batches"
 _STEPS = "Prospectivity mapping steps (each an algorithm)"
 # The README section (its heading) that documents each algorithm, by algorithm id.
 HELP_SECTIONS = {
     "analyze": "The reasoning engine (`lodestar:analyze`)",
-    "analyze_cases": "Batch runs and the graphical model",
+    "analyze_cases": _GRAPH,
     "alteration_indices": _EXECUTOR_TOOLS,
     "color_regions": _EXECUTOR_TOOLS,
     "controller_check": _EXECUTOR_TOOLS,
@@ -79,8 +79,8 @@ HELP_SECTIONS = {
     "spatial_graph": _GRAPH,
     "localize": _GRAPH,
     "evaluate": _GRAPH,
-    "refine_zones_sam": "Segment Anything refinement",
-    "prospectivity_chain": "Batch runs and the graphical model",  # the shipped graphical model
+    "refine_zones_sam": _GRAPH,
+    "prospectivity_chain": _GRAPH,  # the shipped graphical model
     **{step: _STEPS for step in ("fuzzy_membership", "fuzzy_overlay", "weights_of_evidence", "wofe_response",
                                  "train_prospectivity_model", "predict_prospectivity", "delineate_targets",
                                  "prediction_area", "prospectivity_steps")},

@@ -44,12 +44,19 @@ def step_name(path) -> str:
     return described.split(" (0-1)", 1)[0].strip()
 
 
-def raster_set(layers, progress):
+def raster_set(layers, progress, memberships: bool = False):
     """The RasterSet of QGIS layers: one analysis grid (the first projected raster's CRS, the common extent, the
-    finest resolution), vectors read on it."""
+    finest resolution), vectors read on it. `memberships`: the layers are favourability memberships (0-1
+    magnitudes, resampled bilinearly) whatever their words say: 'membership of geology' is no unit map."""
+    from dataclasses import replace
+
     from ..plugin.raster_io import RasterSet
 
-    return RasterSet(layer_specs(layers), progress=progress)
+    specs = layer_specs(layers)
+    if memberships:
+        specs = [replace(spec, role="other", legend=None) if spec.role == "geological_map" or spec.legend else spec
+                 for spec in specs]
+    return RasterSet(specs, progress=progress)
 
 
 def measured_layers(rasters, categorical: set, derived: bool = False) -> list:

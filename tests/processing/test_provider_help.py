@@ -50,9 +50,9 @@ def test_every_algorithm_links_to_its_readme_section(lodestar_registry):
     expected = {
         "analyze": "the-reasoning-engine-lodestaranalyze",
         "color_regions": "executor-tools-each-a-core-function-and-a-processing-algorithm",
-        "evaluate": "spatial-graph-localization-evaluation",
-        "refine_zones_sam": "segment-anything-refinement",
-        "analyze_cases": "batch-runs-and-the-graphical-model",
+        "evaluate": "spatial-graph-localization-evaluation-segment-anything-batches",
+        "refine_zones_sam": "spatial-graph-localization-evaluation-segment-anything-batches",
+        "analyze_cases": "spatial-graph-localization-evaluation-segment-anything-batches",
     }
     for cls in algorithm_classes():
         algorithm = lodestar_registry.algorithmById(f"lodestar:{cls.ALGORITHM_ID}")
@@ -72,7 +72,8 @@ def test_the_shipped_model_links_to_its_readme_section(lodestar_registry):
     model = lodestar_registry.algorithmById("lodestar:prospectivity_chain")
     url = urlparse(model.helpUrl())
     assert url.scheme == "file" and Path(unquote(url.path)) == README
-    assert url.fragment == "batch-runs-and-the-graphical-model" and url.fragment in _readme_anchors()
+    assert url.fragment == "spatial-graph-localization-evaluation-segment-anything-batches"
+    assert url.fragment in _readme_anchors()
     assert "lodestar:prospectivity_chain" in _section(url.fragment)
 
 
