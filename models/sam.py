@@ -19,6 +19,7 @@ import numpy as np
 from rasterio.windows import Window
 
 from ..plugin.errors import LodestarError
+from ..plugin.labels import plural
 from ..plugin.progress import SILENT, Progress
 from ..plugin.raster_io import RasterGrid, RasterSet
 from ..plugin.render import to_rgb
@@ -562,8 +563,8 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
         boxes = [zone_pixel_box(work[i].bounds, grid) for i in indices]
         for window, members in plan_windows(boxes, grid.width, grid.height, model.input_size):
             plans.append((layer, window, [indices[m] for m in members]))
-    progress.log(f"SAM {model.model_type} on {model.device}: {sum(len(p[2]) for p in plans)} zone(s) in "
-                 f"{len(plans)} image window(s).")
+    progress.log(f"SAM {model.model_type} on {model.device}: {plural(sum(len(p[2]) for p in plans), 'zone')} in "
+                 f"{plural(len(plans), 'image window')}.")
     predictor = sa.SamPredictor(model.sam)
     torch = _torch()
     done = 0

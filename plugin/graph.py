@@ -51,6 +51,7 @@ from shapely.prepared import prep
 
 from .errors import LodestarError
 from .files import atomic_path
+from .labels import plural
 from .progress import SILENT, Progress
 from .roles import guess_role
 
@@ -185,11 +186,12 @@ def _clean(frame: gpd.GeoDataFrame, log: list) -> gpd.GeoDataFrame:
     frame = frame[~(frame.geometry.isna() | frame.geometry.is_empty)].copy()
     frame = frame[frame.geometry.geom_type.isin(["Polygon", "MultiPolygon"])].copy()
     if len(frame) < before:
-        log.append(f"{before - len(frame)} zone(s) without a polygon (empty, points or lines) left out of the graph.")
+        log.append(f"{plural(before - len(frame), 'zone')} without a polygon (empty, points or lines) left out of the "
+                   "graph.")
     invalid = ~frame.geometry.is_valid
     if invalid.any():
         frame.loc[invalid, "geometry"] = frame.geometry[invalid].buffer(0)
-        log.append(f"{int(invalid.sum())} invalid zone polygon(s) repaired.")
+        log.append(f"{plural(int(invalid.sum()), 'invalid zone polygon')} repaired.")
     frame["layer"] = frame["layer"].astype(str)
     if "role" not in frame.columns:
         frame["role"] = [guess_role(name) for name in frame["layer"]]

@@ -226,6 +226,11 @@ def the(count, noun: str) -> str:
     return f"the {noun}" if float(count) == 1 else f"the {plural(count, noun)}"
 
 
+def verb(count, stem: str) -> str:
+    """A present-tense verb agreeing with a count: 'holds' for one, 'hold' for more."""
+    return f"{stem}s" if float(count) == 1 else stem
+
+
 def article(phrase) -> str:
     """The phrase after 'a' or 'an' as it is spoken: 'an argillic alteration', 'a unit', 'an MVT deposit',
     'a hydrothermal alteration', 'a Ni-Co anomaly' (an element symbol read as its name)."""

@@ -42,6 +42,7 @@ from shapely.ops import unary_union
 from .errors import LodestarError
 from .graph import SpatialGraph, geoseries
 from .json_text import JSONExtractionError, extract_json
+from .labels import plural
 from .progress import SILENT, Progress
 from .roles import ROLES
 
@@ -341,7 +342,8 @@ def localize(spatial_graph: SpatialGraph, params: LocalizationParams | None = No
     for rank, record in enumerate(records, start=1):
         record["rank"] = rank
     progress.set(100)
-    spatial_graph.log.append(f"Localization: {len(seeds)} seed zone(s) -> {len(records)} prospectivity polygon(s), "
+    seeds_and_polygons = f"{plural(len(seeds), 'seed zone')} -> {plural(len(records), 'prospectivity polygon')}"
+    spatial_graph.log.append(f"Localization: {seeds_and_polygons}, "
                              f"{sum(r['area_m2'] for r in records):.6g} square map units.")
     return _frame(records, crs)
 

@@ -29,6 +29,7 @@ from ..plugin.evaluation import (
     raster_valid_mask,
     write_curve_csv,
 )
+from ..plugin.labels import plural, the, verb
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from .base import Group, LodestarAlgorithm
@@ -136,7 +137,8 @@ class EvaluateAlgorithm(LodestarAlgorithm):
                                      deposit_coordinates(deposits, reader.grid.crs, metrics["log"]))
             equal = metrics["equal_area"]
             if equal:
-                progress.log(f"The best {equal['rank']} targets hold {equal['targets']} deposit(s) in "
+                progress.log(f"{the(equal['rank'], 'best target').capitalize()} {verb(equal['rank'], 'hold')} "
+                             f"{plural(equal['targets'], 'deposit')} in "
                              f"{100 * equal['area_share']:.2f} % of the area; the surface's own best cells of the "
                              f"same area hold {equal['surface']:.1f}.")
         ranked = metrics

@@ -3,6 +3,7 @@ against known deposits, the run's layers in the project, and what acts on them (
 prospectivity polygons, open the report)."""
 from __future__ import annotations
 
+import re
 from html import escape
 from pathlib import Path
 
@@ -51,13 +52,15 @@ def targets_line(prospectivity, shown: int = 5) -> str:
 
 BANNER_TARGETS = 3
 """How many of a "where" answer's ranked targets the banner names (the Targets page lists them all)."""
+_TARGETS_OVER = re.compile(r"\b[\d,]+ targets?(\(s\))? over ")
+"""A "where" answer's head: '12 targets over' ('target(s) over' in records written before the counts agreed)."""
 
 
 def banner_text(answer_text: str) -> str:
     """The answer as the banner shows it: a "where" answer's count and area with its best BANNER_TARGETS targets,
     the rest left to the Targets page; any other answer whole."""
     head, sep, listed = (answer_text or "").partition(" best first: ")
-    if not sep or " target(s) over " not in head:
+    if not sep or not _TARGETS_OVER.search(head):
         return answer_text or ""
     places = listed.rstrip(".").split("; ")
     more = f"; … ({len(places) - BANNER_TARGETS} more on the Targets page)" if len(places) > BANNER_TARGETS else ""

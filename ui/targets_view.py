@@ -18,6 +18,7 @@ from qgis.PyQt.QtWidgets import (
 )
 
 from ..plugin.errors import LodestarError
+from ..plugin.labels import plural
 from ..plugin.vector_io import shapefile_note, write_vector
 
 COLUMNS = (("rank", "Rank"), ("tier", "Tier (%)"), ("area_km2", "Area (km²)"), ("verdict", "Verdict"),
@@ -188,7 +189,7 @@ class TargetsView:
             self.iface.messageBar().pushWarning("Lodestar", str(exc))
             return
         also = f" and their prospects to {written[1]}" if len(written) > 1 else ""
-        self.iface.messageBar().pushSuccess("Lodestar", f"{len(self.selected_ranks())} target(s) written to "
+        self.iface.messageBar().pushSuccess("Lodestar", f"{plural(len(self.selected_ranks()), 'target')} written to "
                                                         f"{written[0]}{also}. {note}".strip())
 
 

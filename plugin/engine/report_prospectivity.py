@@ -2,7 +2,7 @@
 validation against known deposits, from the record's favourability section and metrics."""
 from __future__ import annotations
 
-from ..labels import TIES_NOTE, deposit_count, plural, whole_deposits
+from ..labels import TIES_NOTE, deposit_count, plural, the, verb, whole_deposits
 from ..labels import method_label as labelled
 from .report_text import Html, bullets, e, humanize, image, km2, number, percent, table, words
 
@@ -305,8 +305,9 @@ def validation_section(rows: list, record: dict, curves_png) -> str:
                        row_css=css))
     equal = metrics.get("equal_area")
     if equal:
-        parts.append(f"<p>The best {equal['rank']} targets cover {percent(equal['area_share'], 3)} of the area and "
-                     f"hold {plural(equal['targets'], 'known deposit')}; the surface's own best cells of the same area "
+        parts.append(f"<p>{the(equal['rank'], 'best target').capitalize()} {verb(equal['rank'], 'cover')} "
+                     f"{percent(equal['area_share'], 3)} of the area and {verb(equal['rank'], 'hold')} "
+                     f"{plural(equal['targets'], 'known deposit')}; the surface's own best cells of the same area "
                      f"hold {deposit_count(equal['surface'])}: splitting and ranking the targets "
                      f"{'lose nothing' if equal['targets'] >= equal['surface'] else 'lose deposits'} against the "
                      "surface.</p>")

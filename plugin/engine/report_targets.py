@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..labels import plural, the
 from .report_text import e, image, km2, number, table, words
 
 _STATUS_CSS = {"supported": "ok", "absent": "bad", "untestable": "muted"}
@@ -16,7 +17,8 @@ def target_cards(record: dict, evidence_dir) -> str:
     if not judged:
         return ""
     rows = {t.get("rank"): t for t in section.get("targets") or []}
-    cards = [f"<p>The best {len(judged)} targets, each judged by the verifier on the evidence in and around it: "
+    cards = [f"<p>{the(len(judged), 'best target').capitalize()}, each judged by the verifier on the evidence in and "
+             "around it: "
              "every item of the deposit model is supported (a layer of its kind stands out here against the "
              "district), absent, or untestable (no layer can test it here). The pictures show each evidence layer "
              "around the target (outlined), stretched within the view.</p>"]
@@ -32,7 +34,7 @@ def _card(judgement: dict, target: dict, folder: Path) -> str:
     if target.get("lat") is not None and target.get("lon") is not None:
         facts.append(f"centre {target['lat']:.4f}, {target['lon']:.4f} (lat, lon)")
     if target.get("known_deps") is not None:
-        facts.append(f"{target['known_deps']} known deposit(s) inside")
+        facts.append(f"{plural(target['known_deps'], 'known deposit')} inside")
     if target.get("exp_deps") is not None:
         facts.append(f"{number(target['exp_deps'], 2)} expected (what cells of its rank held out of fold)")
     items = judgement.get("items") or []

@@ -29,6 +29,7 @@ from pyproj import CRS, Transformer
 from scipy import ndimage
 
 from ..favourability.targets import Delineation
+from ..labels import plural, the
 from ..zones import labelled_polygons
 from .contract import ReasonerError
 from .target_evidence import checked, judge, verdict_of, verdict_words
@@ -132,9 +133,9 @@ def why_words(row: dict, judgement: dict | None, zones_inside: int, probability:
     if row["layers"]:
         text += f"; strongest evidence: {row['layers']}"
     if zones_inside:
-        text += f"; the chain marked {zones_inside} zone(s) here"
+        text += f"; the chain marked {plural(zones_inside, 'zone')} here"
     if row.get("prospects"):
-        text += f"; {row['prospects']} prospect(s) inside"
+        text += f"; {plural(row['prospects'], 'prospect')} inside"
     if judgement:
         text += f"; {judgement['why'].rstrip('.')}"
     if core:
@@ -246,21 +247,24 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
               "by how high their best tenth rises (the 90th percentile of favourability inside)")
     capped = (f"none larger than {sizes.max_km2:g} km2 ({sizes.max_source}; {delineation.cut_to_cap} cut where the "
               "surface is flat)" if sizes.max_km2 else f"with no size limit ({sizes.max_source})")
-    specks = (f"{delineation.specks} speck(s) under it dropped, {delineation.merged} joined to the target they touch"
-              if delineation.specks or delineation.merged else "no speck under it")
-    text = (f"{len(targets)} target(s) covering {covered:.1%} of the analysed area: the top {area_share:.0%} of the "
-            f"{'calibrated' if probability else 'knowledge-driven'} surface split at its peaks "
+    specks = (f"{plural(delineation.specks, 'speck')} under it dropped, {delineation.merged} joined to the target "
+              "they touch" if delineation.specks or delineation.merged else "no speck under it")
+    judged = min(JUDGED, len(targets))
+    text = (f"{plural(len(targets), 'target')} covering {covered:.1%} of the analysed area: the top "
+            f"{area_share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface split at its peaks "
             f"({delineation.split_at_peaks} split off by a saddle), {capped}, and none smaller than "
-            f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}); ranked {ranked}, size only breaking ties; the "
-            f"best {min(JUDGED, len(targets))} judged on their own evidence and reordered by their verdict.")
+            f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}); ranked {ranked}, size only breaking ties; "
+            f"{the(judged, 'best target')} judged on {'its' if judged == 1 else 'their'} own evidence and reordered "
+            "by the verdicts.")
     if sizes.prospect_km2 and len(targets):
         text += (f" Each target larger than one deposit's footprint ({sizes.prospect_km2:g} km2) holds its "
                  f"prospects, {len(work.prospects)} in all: its own best cells (the top {area_share:.0%} of it), split "
                  "at their peaks, none larger than that footprint, ranked by the same rule.")
     if left["count"]:
-        held = f", holding {left['known']} known deposit(s)" if left.get("known") is not None else ""
-        text += (f" The work list is the best {sizes.count}: the other {left['count']} target(s) of the top share "
-                 f"({left['km2']:,.1f} km2{held}) are not drawn, and stay in the favourability surface.")
+        held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
+        text += (f" The work list is the best {sizes.count}: {the(left['count'], 'other target')} of the top share "
+                 f"({left['km2']:,.1f} km2{held}) {'is' if left['count'] == 1 else 'are'} not drawn, and stay"
+                 f"{'s' if left['count'] == 1 else ''} in the favourability surface.")
     return text
 
 
@@ -273,12 +277,12 @@ def where_answer(targets, shown: int = 10) -> str:
     holds = []
     known = targets["known_deps"].dropna() if "known_deps" in targets else []
     if len(known):
-        holds.append(f"{int(known.sum())} known deposit(s)")
+        holds.append(plural(int(known.sum()), "known deposit"))
     expected = targets["exp_deps"].dropna() if "exp_deps" in targets else []
     if len(expected):
         holds.append(f"about {float(expected.sum()):.3g} expected")
     held = f" holding {' and '.join(holds)}" if holds else ""
-    lines = [f"{len(targets)} target(s) over {total:,.1f} km2{held}, best first:"]
+    lines = [f"{plural(len(targets), 'target')} over {total:,.1f} km2{held}, best first:"]
     for row in targets.head(shown).itertuples():
         place = (f"{abs(row.lat):.3f}°{'N' if row.lat >= 0 else 'S'} {abs(row.lon):.3f}°{'E' if row.lon >= 0 else 'W'}"
                  if row.lat is not None and row.lon is not None and not np.isnan(row.lat)

@@ -9,6 +9,7 @@ build/bench/targets.md.
 """
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -86,7 +87,7 @@ def run(folder: str, title: str, units: dict, calibrate: str) -> tuple[list, dic
     targets, prospects = result.prospectivity, result.prospects
     xy = deposit_coordinates(case.deposits, grid.crs, [])
     best = targets[targets["rank"] <= 10]
-    note = next((n for n in result.notes if "target(s) covering" in n), "")
+    note = next((n for n in result.notes if re.match(r"[\d,]+ targets? covering", n)), "")
     equal = (result.metrics or {}).get("equal_area") or {}
     verdicts = ", ".join(f"{v}: {int((best['verdict'] == v).sum())}" for v in ("strong", "moderate", "weak",
                                                                                 "unsupported"))

@@ -4,6 +4,7 @@ roles in words; choices the engine made shown (deposit model with runner-up and 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from qgis.core import QgsApplication
@@ -113,12 +114,12 @@ def test_choices_are_shown_and_thresholds_re_run(dock, sample):
     record = json.loads(Path(dock.result.outputs["record"]).read_text(encoding="utf-8"))
     expected = model_choice(record)
     assert choices.model_label.text() == expected["text"]
-    assert "Runner-up: Iron oxide copper-gold (IOCG)" in choices.model_label.text()
+    assert f"Runner-up: {record['knowledge'][1]['name']} (score " in choices.model_label.text()
     if dock.result.unused:
         assert all(row["layer"] in choices.left_out_label.text() for row in dock.result.unused)
     else:
         assert choices.left_out_label.text() == "Every layer given was used."
-    assert all(note in choices.notes_label.text() for note in ("target(s) covering",))
+    assert re.search(r"[\d,]+ targets? covering", choices.notes_label.text())
     assert choices.steps.topLevelItemCount() == len(record["plan"])
     assert choices.steps.topLevelItem(0).text(1).startswith(f"{tool_label('color_regions')} on "
                                                              f"{record['plan'][0]['layers'][0]}")

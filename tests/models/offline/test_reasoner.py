@@ -31,7 +31,7 @@ from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
 from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.errors import Cancelled, LodestarError
-from lodestar.plugin.labels import zone_label
+from lodestar.plugin.labels import plural, zone_label
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
 from lodestar.plugin.runs.case import read_case
@@ -390,7 +390,7 @@ def test_the_three_presets_are_answered_offline_in_their_own_choices(preset, exp
     result = run_analysis(AnalysisRequest(case.layers, question, tmp_path / "out", dict(choices), case_id=case.id,
                                           deposits=case.deposits))
     # a "where" question is answered by the ranked targets; the others by their choice's words
-    said = f"{len(result.prospectivity)} target(s) over" if preset == "where" else choices[expected]
+    said = f"{plural(len(result.prospectivity), 'target')} over" if preset == "where" else choices[expected]
     assert result.answer == expected and result.answer_text.startswith(said) and result.valid
     assert len(result.prospectivity) >= 1 and result.outputs["favourability"].is_file()
     if preset == "alteration":
@@ -515,7 +515,10 @@ def test_untestable_critical_evidence_is_said_plainly(two_layers, tmp_path):
     assert "cannot be tested" in verdict["rationale"] and "hydrothermal_alteration" in verdict["missing"]
     assert any("needs a hydrothermal alteration or argillic alteration layer" in note for note in result.notes)
     assert result.outputs["favourability"].is_file() and [w["layer"] for w in result.weights] == ["silica"]
-    assert len(result.prospectivity) >= 1  # insufficient evidence does not rule the deposit out
+    # insufficient evidence neither rules the deposit in nor out: the surface is written, no target is drawn
+    assert len(result.prospectivity) == 0
+    assert ("No targets: the evidence is insufficient to answer; the favourability surface is still written (its top "
+            "cells are where it is most favourable, not targets).") in result.notes
 
 
 def test_offline_contrast_of_a_favourable_low_layer():

@@ -71,7 +71,7 @@ def test_targets_rank_by_how_high_they_rise_and_say_why_in_words():
     assert (first["centroid_x"], first["centroid_y"]) == (500_400.0, 3_999_600.0)
     assert second["n_zones"] == 2 and first["n_zones"] == 0
     assert -117.0 < first["lon"] < -116.9 and 36.1 < first["lat"] < 36.2  # UTM 11N, 500 km E, 4,000 km N
-    assert "the chain marked 2 zone(s) here" in second["why"] and "s1:1" not in second["why"]
+    assert "the chain marked 2 zones here" in second["why"] and "s1:1" not in second["why"]
     assert second["why"].startswith("0.36 km2 in the top") and "best tenth at favourability 0.70" in second["why"]
 
 
@@ -286,7 +286,7 @@ def test_a_speck_under_the_least_size_is_dropped_and_counted_and_a_fragment_join
     from lodestar.plugin.engine.target_table import targets_note
 
     note = targets_note(work, 1600 * 1e4, 45 / 1600, False)
-    assert "none smaller than 0.16 km2 (set for the test; 1 speck(s) under it dropped, 0 joined to the target" in note
+    assert "none smaller than 0.16 km2 (set for the test; 1 speck under it dropped, 0 joined to the target" in note
 
 
 def test_each_target_holds_its_prospects_its_own_best_cells_split_at_their_peaks():
@@ -308,7 +308,7 @@ def test_each_target_holds_its_prospects_its_own_best_cells_split_at_their_peaks
     share = first["area_km2"].sum() / camps[camps["rank"] == 1]["area_km2"].iloc[0]
     assert 0.08 <= share <= 0.3  # the camp's own best cells: about the targets' share of the area
     assert first.iloc[0]["why"].startswith("prospect 1 of target 1: ")
-    assert camps.iloc[0]["why"].count("prospect(s) inside") == 1
+    assert camps.iloc[0]["why"].count(" prospects inside") == 1
 
 
 def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
@@ -320,8 +320,8 @@ def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
     from lodestar.plugin.engine.target_table import targets_note
 
     note = targets_note(work, 1575 * 1e4, (16 + 36) / 1575, False)
-    assert note.endswith("The work list is the best 1: the other 1 target(s) of the top share (0.4 km2, holding 1 "
-                         "known deposit(s)) are not drawn, and stay in the favourability surface.")
+    assert note.endswith("The work list is the best 1: the other target of the top share (0.4 km2, holding 1 "
+                         "known deposit) is not drawn, and stays in the favourability surface.")
 
 
 def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
@@ -354,7 +354,7 @@ def test_a_where_question_is_answered_by_the_ranked_targets():
 
     targets = _ranked(_surface(), (16 + 36) / 1575, deposit_xy=[(502_250.0, 3_997_750.0)])
     text = where_answer(targets)
-    assert text.startswith("2 target(s) over 0.5 km2 holding 1 known deposit(s), best first: 1. 0.16 km2 at 36.")
+    assert text.startswith("2 targets over 0.5 km2 holding 1 known deposit, best first: 1. 0.16 km2 at 36.")
     assert "°N 116." in text or "°N 117." in text
     assert "; 2. 0.36 km2 at" in text and text.endswith(".")
     assert where_answer(targets.iloc[:0]).startswith("No target")

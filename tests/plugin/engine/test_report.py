@@ -24,7 +24,7 @@ from lodestar.plugin.engine.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
 from lodestar.plugin.engine.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
 from lodestar.plugin.engine.report_text import humanize, km2, number, percent
 from lodestar.plugin.engine.target_sizes import WORK_LIST
-from lodestar.plugin.labels import zone_label
+from lodestar.plugin.labels import plural, zone_label
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.plugin.runs.case import read_case
 
@@ -348,7 +348,7 @@ def test_a_where_question_gets_the_ranked_targets_for_its_answer(great_basin):
     result, page, record = great_basin
     targets = result.prospectivity.sort_values("rank")
     assert result.answer_text == record["result"]["where"]
-    assert result.answer_text.startswith(f"{len(targets)} target(s) over {targets['area_km2'].sum():,.1f} km2")
+    assert result.answer_text.startswith(f"{plural(len(targets), 'target')} over {targets['area_km2'].sum():,.1f} km2")
     assert "1. " in result.answer_text and "10. " in result.answer_text and "11. " not in result.answer_text
     assert targets["area_km2"].max() <= 100.0  # the Carlin-type footprint caps every target
 

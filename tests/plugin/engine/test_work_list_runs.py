@@ -4,6 +4,7 @@ note saying the sizes and the ranking rule, and a "where" answer says how many t
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import rasterio
@@ -11,6 +12,7 @@ import rasterio
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.engine.contract import INSUFFICIENT
+from lodestar.plugin.labels import plural
 from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.runs.run_history import result_of
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
@@ -50,7 +52,7 @@ def test_a_where_answer_says_how_many_targets_and_what_they_hold(tmp_path):
     targets = result.prospectivity
     assert 1 <= len(targets) <= 25 and targets["area_km2"].min() >= 0.05  # none a speck of the 30 m grid
     held = int(targets["known_deps"].sum())
-    assert result.answer_text.startswith(f"{len(targets)} target(s) over {targets['area_km2'].sum():,.1f} km2 "
-                                         f"holding {held} known deposit(s), best first: 1. ")
-    note = next(n for n in result.notes if "target(s) covering" in n)
+    assert result.answer_text.startswith(f"{plural(len(targets), 'target')} over {targets['area_km2'].sum():,.1f} "
+                                         f"km2 holding {plural(held, 'known deposit')}, best first: 1. ")
+    note = next(n for n in result.notes if re.match(r"[\d,]+ targets? covering", n))
     assert "none smaller than" in note and "size only breaking ties" in note
