@@ -181,8 +181,10 @@ class MapOptions(QObject):
     def request_values(self, folder) -> dict:
         """The request builder's keywords; a deposits layer that is not a whole file is written into `folder`."""
         layer = self.deposits()
+        count = self.count.value()
         return {"deposits": layer_path(layer, folder) if layer is not None else None, "calibrate": self.calibration(),
                 "area_share": self.ui.areaShareSpin.value() / 100.0,
                 "max_target_km2": self.largest.value() or None, "min_target_km2": self.smallest.value() or None,
-                "max_targets": self.count.value(), "favourable_units": self.ui.unitsEdit.text(),
+                "max_targets": count if count != WORK_LIST else None,  # the default, as headless runs give it
+                "favourable_units": self.ui.unitsEdit.text(),
                 "cross_validation": self.cross_validation.values()}

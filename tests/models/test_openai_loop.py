@@ -10,6 +10,7 @@ import pytest
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
 from lodestar.plugin.errors import Cancelled
+from lodestar.plugin.labels import zone_label
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.runs.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
@@ -239,7 +240,7 @@ def test_a_model_verifier_names_its_core_zone_and_the_map_shows_it_first(case, t
                         result.verdicts[-1]["verdict"]["place"])
     first = result.prospectivity[result.prospectivity["rank"] == 1].iloc[0]
     zone = result.zones[result.zones["zone_id"] == core].geometry.iloc[0]
-    assert first["why"].startswith(f"holds the verified core ({core})") and first.geometry.intersects(zone)
+    assert first["why"].startswith(f"holds the verified core ({zone_label(core)})") and first.geometry.intersects(zone)
     unknown = dict(ACCEPT_A, core_zone="s9:no such zone")
     with FakeOpenAIServer(porphyry_script([unknown])) as server:
         result = _run(case, tmp_path / "unknown", server, 1)

@@ -362,8 +362,8 @@ def test_offline_run_on_sample_case_adds_styled_layers_and_exports(dock, sample,
     figure = " ".join(target_figure(best.to_dict()))  # the figure the Targets page ranks it by, under its name
     assert f"<b>Targets:</b> #1 ({figure}, {format_area_km2(best['area_km2'] * 1e6)}, " in dock.ui.runFolderLabel.text()
     targets = dock.results.targets  # the Targets page: every target, best first, linked to its layer
-    assert targets.table.rowCount() == len(result.prospectivity) and targets.layer is not None
-    assert targets.table.item(0, 0).data(Qt.DisplayRole) == 1
+    assert targets.tree.topLevelItemCount() == len(result.prospectivity) and targets.layer is not None
+    assert targets.tree.topLevelItem(0).data(0, Qt.DisplayRole) == 1
     dock.results.open_report()
     assert [url.toLocalFile() for url in opened] == [str(result.outputs["report"])]
     assert Path(result.outputs["record"]).parent == dock.run_folder and Path(result.outputs["record"]).exists()

@@ -140,7 +140,7 @@ def test_the_largest_and_smallest_target_and_the_targets_drawn_are_set_in_the_as
     assert spin.value() == 0 and spin.text() == "footprint"  # 0: the deposit model's footprint
     assert options.smallest.value() == 0 and options.smallest.text() == "auto" and options.count.value() == 30
     values = options.request_values(tmp_path)
-    assert values["max_target_km2"] is None and values["min_target_km2"] is None and values["max_targets"] == 30
+    assert values["max_target_km2"] is None and values["min_target_km2"] is None and values["max_targets"] is None
     spin.setValue(40.0)
     options.smallest.setValue(0.5)
     options.count.setValue(12)

@@ -76,7 +76,7 @@ def test_a_target_holds_the_items_whose_zones_lie_within_reach_and_not_the_other
     _mark(ws, 2, "silica", "silicification", [OVER])
     over, far = _judge(ws, OVER, FAR)
     assert over["phyllic_core"]["status"] == "supported" and over["phyllic_core"]["layer"] == "aloh"
-    assert over["phyllic_core"]["evidence"].startswith("s1:aloh:1")
+    assert over["phyllic_core"]["evidence"].startswith("zone 1 of step 1 on aloh: ")
     assert "at the target (reach 1,000 m)" in over["phyllic_core"]["evidence"]
     assert over["zoned_alteration"]["status"] == "supported" and over["zoned_alteration"]["layer"] == "silica"
     assert over["silica_or_gossan"]["status"] == "supported"
