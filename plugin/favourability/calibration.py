@@ -79,6 +79,7 @@ from .models import (
     checked,
     cores,
     fit_model,
+    imported,
     serial,
     weighted_auc,
 )
@@ -252,18 +253,12 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
     valid = data.valid
     deposit_xy = _cell_points(data, grid)  # each deposit cell once, as the fits count them
     methods = METHODS if method == "best" else (method,)
-    runs = {}
-    for m, name in enumerate(methods):
-        progress.check()
-        progress.log(f"Calibration: {LABELS[name]}, model {m + 1} of {len(methods)}, {folds} folds out of fold")
-        share = OUT_OF_FOLD_SHARE / len(methods)
-        try:
-            runs[name] = _out_of_fold(name, data, folds, thresholds, seed, progress.scaled(share * m,
-                                                                                           share * (m + 1)))
-        except LodestarError as exc:
-            if method != "best" or isinstance(exc, Cancelled):  # a cancel stops the calibration, not one model
-                raise
-            log.append(f"{LABELS[name]} was not run: {exc}")
+    runs = _out_of_fold(methods, data, folds, thresholds, seed, progress.scaled(0.0, OUT_OF_FOLD_SHARE))
+    for name in methods:
+        if isinstance(runs[name], LodestarError):
+            if method != "best":
+                raise runs.pop(name)
+            log.append(f"{LABELS[name]} was not run: {runs.pop(name)}")
     progress.check()
     if method == "best" and len(runs) >= 2:
         runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds, progress)
@@ -328,46 +323,88 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
                        spread)
 
 
-def _out_of_fold(method: str, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
-    """Out-of-fold scores of `method`, its fold models, the chosen hyperparameters and the importance samples: the
-    inner fits of every candidate (each set of folds once), then each outer fold's choice, fit and prediction (both
-    in threads, `_in_parallel`)."""
-    start = time.perf_counter()
-    candidates = [dict(c) for c in GRIDS[method]]
+def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
+    """{method: its out-of-fold scores, fold models, chosen hyperparameters, importance samples, AUC and seconds (its
+    fits' own, summed over the threads), or the LodestarError that stopped it}: the inner fits of every candidate of
+    every method (each set of folds once), then each method's outer folds (choice, fit and prediction); each phase's
+    fits of all methods in one pool of threads (`_in_parallel`), the methods taking turns, so that gradient boosting's
+    Python-bound fits share the cores with the forests' and the regressions' native ones."""
+    candidates = {name: [dict(c) for c in GRIDS[name]] for name in methods}
     halves = {k: _inner_groups(k, folds) for k in range(folds)}
-    inner = {}
-    if len(candidates) > 1:
-        sets = sorted({_rest(group, groups) for groups in halves.values() for group in groups})
-        jobs = [(train, c) for train in sets for c in range(len(candidates)) if _holds_deposits(data, train)]
-        fitted = _in_parallel([lambda _, train=train, c=c: _fit_on(method, data, train, candidates[c], thresholds,
-                                                                   seed) for train, c in jobs],
-                              progress.scaled(0.0, SEARCH_SHARE))
-        inner = dict(zip(jobs, fitted))
+    spent = {name: 0.0 for name in methods}
+    failed, lock = {}, threading.Lock()
 
-    def fold(k: int):
-        def task(progress: Progress):
-            best = candidates[0]
-            if len(candidates) > 1:
-                scores = [_inner_auc(inner, data, halves[k], c) for c in range(len(candidates))]
-                best = candidates[int(np.argmax(scores))]
-            progress.check()
-            test = data.fold == k
-            model = _fit_on(method, data, tuple(j for j in range(folds) if j != k), best, thresholds, seed)
-            progress.check()
-            return model, best if method != "wofe" else {}, model.predict(data.x[test])
+    def guarded(name: str, work):
+        def task(_):
+            start = time.perf_counter()
+            try:
+                return work()
+            except LodestarError as exc:
+                if isinstance(exc, Cancelled):
+                    raise
+                failed.setdefault(name, exc)  # one model's failure ends that model, not the calibration
+                return None
+            finally:
+                with lock:
+                    spent[name] += time.perf_counter() - start
         return task
 
-    oof = np.empty(len(data.counts))
-    models, params, held = [], [], []
-    outer = _in_parallel([fold(k) for k in range(folds)], progress.scaled(SEARCH_SHARE if inner else 0.0, 100.0))
-    for k, (model, chosen, scores) in enumerate(outer):
-        oof[data.fold == k] = scores
-        models.append(model)
-        params.append(chosen)
-        held.append(np.flatnonzero(data.fold == k))
-    auc = _cell_auc(oof, data.counts)
-    return {"oof": oof, "models": models, "params": params, "held": held, "auc": auc,
-            "seconds": time.perf_counter() - start}
+    for name in methods:
+        try:
+            imported(name)
+        except LodestarError as exc:
+            failed[name] = exc
+    sets = sorted({_rest(group, groups) for groups in halves.values() for group in groups})
+    jobs = _taking_turns([[(name, train, c) for train in sets for c in range(len(candidates[name]))
+                           if _holds_deposits(data, train)] for name in methods
+                          if len(candidates[name]) > 1 and name not in failed])
+    searched = bool(jobs)
+    if searched:
+        progress.log(f"Calibration: hyperparameters chosen inside the training folds: {len(jobs)} inner fits of "
+                     + ", ".join(LABELS[name] for name in methods if len(candidates[name]) > 1 and name not in failed))
+    fitted = _in_parallel([guarded(name, lambda name=name, train=train, c=c: _fit_on(
+        name, data, train, candidates[name][c], thresholds, seed)) for name, train, c in jobs],
+        progress.scaled(0.0, SEARCH_SHARE if searched else 0.0))
+    inner = {job: model for job, model in zip(jobs, fitted)}
+
+    def outer(name: str, k: int):
+        def work():
+            best = candidates[name][0]
+            if len(candidates[name]) > 1:
+                scores = [_inner_auc({(t, c): m for (n, t, c), m in inner.items() if n == name}, data, halves[k], c)
+                          for c in range(len(candidates[name]))]
+                best = candidates[name][int(np.argmax(scores))]
+            model = _fit_on(name, data, tuple(j for j in range(folds) if j != k), best, thresholds, seed)
+            return model, best if name != "wofe" else {}, model.predict(data.x[data.fold == k])
+        return work
+
+    alive = [name for name in methods if name not in failed]
+    pairs = _taking_turns([[(name, k) for k in range(folds)] for name in alive])
+    progress.log(f"Calibration: {len(alive)} model(s) x {folds} folds out of fold: "
+                 + ", ".join(f"{LABELS[name]} (model {m + 1} of {len(alive)})" for m, name in enumerate(alive)))
+    results = _in_parallel([guarded(name, outer(name, k)) for name, k in pairs],
+                           progress.scaled(SEARCH_SHARE if searched else 0.0, 100.0))
+    runs = {}
+    for name in methods:
+        if name in failed:
+            runs[name] = failed[name]
+            continue
+        mine = sorted((k, result) for (n, k), result in zip(pairs, results) if n == name)
+        oof = np.empty(len(data.counts))
+        for k, (_, _, scores) in mine:
+            oof[data.fold == k] = scores
+        runs[name] = {"oof": oof, "models": [r[0] for _, r in mine], "params": [r[1] for _, r in mine],
+                      "held": [np.flatnonzero(data.fold == k) for k, _ in mine], "auc": _cell_auc(oof, data.counts),
+                      "seconds": spent[name]}
+    return runs
+
+
+def _taking_turns(lists: list) -> list:
+    """The items of `lists`, one from each in turn."""
+    out = []
+    for at in range(max((len(items) for items in lists), default=0)):
+        out += [items[at] for items in lists if at < len(items)]
+    return out
 
 
 def _in_parallel(tasks: list, progress: Progress) -> list:

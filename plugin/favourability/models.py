@@ -540,6 +540,16 @@ class EnsembleModel:
 
 
 FITTERS = {"wofe": WofeModel, "logistic": LogisticModel, "forest": ForestModel, "boosting": BoostingModel}
+PACKAGES = {"logistic": ("sklearn.linear_model", "Logistic regression"),
+            "forest": ("sklearn.ensemble", "Random forest"), "boosting": ("sklearn.ensemble", "Gradient boosting")}
+
+
+def imported(method: str) -> None:
+    """Import the package `method` fits with (LodestarError naming what to install when it is missing): done before
+    fits run in threads, where two threads importing scikit-learn's modules at once can fail on a module the other
+    has half imported."""
+    if method in PACKAGES:
+        require_package(PACKAGES[method][0], "scikit-learn", PACKAGES[method][1])
 
 
 def fit_model(method: str, columns: Columns, x, deposits, weight, params: dict, cell_units: float,

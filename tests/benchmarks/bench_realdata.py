@@ -59,7 +59,7 @@ from lodestar.plugin.engine.knowledge import retrieve
 from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
-from lodestar.plugin.favourability.calibration import _deposit_counts, _pa_crossing, _score, calibrate
+from lodestar.plugin.favourability.calibration import _pa_crossing, _score, calibrate, deposit_cells
 from lodestar.plugin.favourability.evidence import membership_map
 from lodestar.plugin.favourability.knowledge import knowledge_specs
 from lodestar.plugin.favourability.measured import measured_evidence
@@ -318,7 +318,7 @@ def fitted_models(rs: RasterSet, infos, specs, surface, knowledge_label: str, st
                      "pa_crossing": row["pa_crossing"],
                      "seconds": (t_maps + t_ranks if row["surface"] == RANK_MEAN else None) if baseline
                      else row["seconds"]})
-    counts = _deposit_counts(xy, rs.grid, area, [])
+    counts = deposit_cells(xy, rs.grid, area, [])
     for script, label in short_scripts.SCRIPTS.items():
         surface, seconds = timed(short_scripts.out_of_fold, script, layers, area, counts, cal.folds.fold)
         row = _score(label, "out of fold (the same blocks)", surface, rs.grid, xy, area, seconds)

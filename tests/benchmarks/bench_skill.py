@@ -45,7 +45,7 @@ from scipy.ndimage import distance_transform_edt, gaussian_filter
 from shapely.geometry import LineString
 
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
-from lodestar.plugin.favourability.calibration import _choose, _deposit_counts, _losses_allowed, _score, calibrate
+from lodestar.plugin.favourability.calibration import _choose, _losses_allowed, _score, calibrate, deposit_cells
 from lodestar.plugin.favourability.measured import CATEGORICAL, ORDERED, MeasuredLayer
 from lodestar.plugin.favourability.models import LABELS
 from lodestar.plugin.files import write_text_atomic
@@ -202,7 +202,7 @@ def score_district(index: int) -> dict:
     cal = calibrate(layers, grid, xy, "best", baselines={RANK_MEAN: rank_mean(layers, named)})
     seconds = time.perf_counter() - start
     valid = np.logical_or.reduce([~np.ma.getmaskarray(layer.values) for layer in layers])
-    counts = _deposit_counts(xy, grid, valid, [])
+    counts = deposit_cells(xy, grid, valid, [])
     rows = {row["surface"]: row for row in cal.comparison}
     out = {"district": index + 1, "what": text, "chosen": LABELS[cal.method], "seconds": seconds,
            "best": rows[f"{LABELS[cal.method]}, out of fold"], "logistic": rows[f"{LABELS['logistic']}, out of fold"],

@@ -25,7 +25,7 @@ MURCHISON = ROOT / "tests" / "data" / "murchison-gold"
 
 
 @sklearn
-@pytest.mark.parametrize("percent, phase", [(25, "logistic regression's inner fits"), (60, "the forest's outer folds"),
+@pytest.mark.parametrize("percent, phase", [(25, "the hyperparameter searches' inner fits"), (60, "the outer folds"),
                                             (86, "the members' full fits"), (91, "importance and response")])
 def test_a_cancel_in_every_phase_of_best_ends_it_within_a_second(percent, phase, monkeypatch):
     """"best" on 250 x 250 cells (62,500 rows, 60 deposits), the cancel asked at the first report past `percent`:
@@ -56,8 +56,8 @@ def test_a_cancel_in_every_phase_of_best_ends_it_within_a_second(percent, phase,
 @sklearn
 def test_sigint_to_qgis_process_while_it_fits_ends_within_2_s_leaving_nothing(tmp_path):
     """lodestar:analyze on Murchison with CALIBRATE best (5) and every output in one folder: Ctrl+C once the log says
-    gradient boosting is being fitted (model 4 of 4, a few seconds into the fitting): the process says "Cancelled by
-    the user." within 2 s, exits non-zero, and the output folder stays empty."""
+    the models' outer folds are being fitted (a few seconds into the fitting): the process says "Cancelled by the
+    user." within 2 s, exits non-zero, and the output folder stays empty."""
     out = tmp_path / "out"
     out.mkdir()
     env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"), QT_QPA_PLATFORM="offscreen")
@@ -76,14 +76,14 @@ def test_sigint_to_qgis_process_while_it_fits_ends_within_2_s_leaving_nothing(tm
     def read() -> None:
         for line in child.stdout:
             lines.append((time.monotonic(), line.rstrip()))
-            if "Calibration: gradient boosting, model 4 of 4" in line:
+            if "Calibration: 4 model(s) x 5 folds out of fold" in line:
                 fitting.set()
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
         assert fitting.wait(180), "\n".join(text for _, text in lines[-20:])
-        time.sleep(0.5)  # inside gradient boosting's folds
+        time.sleep(0.5)  # inside the outer folds' fits
         asked = time.monotonic()
         child.send_signal(signal.SIGINT)
         child.wait(60)

@@ -486,21 +486,24 @@ def test_deposits_sharing_a_cell_count_once_and_deposits_in_one_cell_are_refused
 
 
 @sklearn
-def test_progress_moves_model_by_model_and_fold_by_fold_and_never_back(quick):
-    """"best" reports the end of every outer fold of every model (model m of 4, fold k of 5: 85 % of the progress
-    shared out between the models; within a model that searches hyperparameters, here logistic regression's
-    penalties, its inner fits take SEARCH_SHARE of its share first, each reported as it ends), then the full fit,
-    and never steps back, though the folds run in threads (before: 0, 20, 40, 60, 80 and 100 %, the bar sitting on
-    each while its model ran all five folds)."""
-    seen = []
+def test_progress_moves_fit_by_fit_and_never_back(quick):
+    """"best" reports the end of every fit it makes out of fold (the four models' fits run in one pool of threads:
+    first the inner fits of the hyperparameter searches, here logistic regression's 7 penalties on 5 sets of folds,
+    in SEARCH_SHARE of the out-of-fold share, 85 %; then the 4 models x 5 outer folds in the rest of it), then the
+    full fit, and never steps back, though the fits run in threads (before: 0, 20, 40, 60, 80 and 100 %, the bar
+    sitting on each while its model ran all five folds)."""
+    seen, said = [], []
     calibrate([ordered("B", pattern()), ordered("noise", np.random.default_rng(3).uniform(size=(20, 20)))], GRID,
-              xy(CELLS), method="best", progress=Progress(seen.append))
+              xy(CELLS), method="best", progress=Progress(seen.append, said.append))
     assert seen == sorted(seen) and seen[-1] == 100.0
-    for m, name in enumerate(METHODS):
-        search = calibration.SEARCH_SHARE if len(models.GRIDS[name]) > 1 else 0.0
-        ends = [21.25 * m + 21.25 * (search + (100.0 - search) * k / 5) / 100.0 for k in range(1, 6)]
-        assert all(any(abs(value - end) < 1e-9 for value in seen) for end in ends), name
-    assert len(seen) > 40  # hyperparameter candidates, importance and response in between
+    search = calibration.SEARCH_SHARE
+    inner = [85.0 * search * j / 35 / 100.0 for j in range(1, 36)]
+    outer = [85.0 * (search + (100.0 - search) * j / 20) / 100.0 for j in range(1, 21)]
+    assert all(any(abs(value - end) < 1e-9 for value in seen) for end in inner + outer)
+    assert "Calibration: hyperparameters chosen inside the training folds: 35 inner fits of logistic regression" \
+        in said
+    assert ("Calibration: 4 model(s) x 5 folds out of fold: weights of evidence (model 1 of 4), logistic regression "
+            "(model 2 of 4), random forest (model 3 of 4), gradient boosting (model 4 of 4)") in said
 
 
 @sklearn
