@@ -631,6 +631,15 @@ def _overview_factors(width: int, height: int) -> list:
     return factors or [2]
 
 
+def add_overviews(path, grid: RasterGrid, progress: Progress) -> None:
+    """Average overviews (halving down to about 256 cells a side) added to a written full-resolution surface."""
+    progress.check()
+    progress.log("Full-resolution surface: overviews")
+    with rasterio.open(path, "r+") as dst:
+        dst.build_overviews(_overview_factors(grid.width, grid.height), Resampling.average)
+        dst.update_tags(ns="rio_overview", resampling="average")
+
+
 def write_full_resolution(layers: list, specs: list, path, method: str = "weighted", gamma: float = 0.8,
                           resolution: float | None = None, extra: dict | None = None, block: int = DEFAULT_BLOCK,
                           scheduler: str = "", progress: Progress = SILENT) -> Path:
@@ -663,11 +672,7 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
                             LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in specs}),
                             LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
             dst.set_band_description(1, "favourability (0-1), full resolution")
-        progress.check()
-        progress.log("Full-resolution surface: overviews")
-        with rasterio.open(tmp, "r+") as dst:
-            dst.build_overviews(_overview_factors(grid.width, grid.height), Resampling.average)
-            dst.update_tags(ns="rio_overview", resampling="average")
+        add_overviews(tmp, grid, progress)
     progress.set(100)
     return path
 

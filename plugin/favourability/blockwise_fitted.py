@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
-from rasterio.enums import Resampling
 from rasterio.windows import Window
 from scipy import ndimage
 
@@ -46,8 +45,8 @@ from .blockwise import (
     _burn,
     _distance_plan,
     _merge_stats,
-    _overview_factors,
     _windows,
+    add_overviews,
     block_reads,
     block_valid,
     full_resolution_grid,
@@ -311,11 +310,7 @@ def write_fitted_full_resolution(layers: list, model, path, spread=None, resolut
             dst.set_band_description(1, f"favourability (0-1), full resolution: calibrated "
                                         f"({LABELS[model.method]}, full fit)")
             dst.set_band_description(2, f"uncertainty: {uncertainty_label(model)}")
-        progress.check()
-        progress.log("Full-resolution surface: overviews")
-        with rasterio.open(tmp, "r+") as dst:
-            dst.build_overviews(_overview_factors(grid.width, grid.height), Resampling.average)
-            dst.update_tags(ns="rio_overview", resampling="average")
+        add_overviews(tmp, grid, progress)
     progress.set(100)
     return path
 

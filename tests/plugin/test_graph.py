@@ -189,7 +189,7 @@ def test_missing_columns_filled_and_duplicate_ids_made_unique():
     with_line = gpd.GeoDataFrame({"layer": ["a", "b"]}, geometry=[box(0, 0, 1, 1), LineString([(0, 0), (1, 1)])],
                                  crs=UTM)
     log = []
-    assert len(prepare_zones(with_line, log=log)) == 1 and "1 zone(s) without a polygon" in log[0]
+    assert len(prepare_zones(with_line, log=log)) == 1 and "1 zone without a polygon" in log[0]
     dup = scene()
     dup.loc[1, "zone_id"] = "A"
     assert list(prepare_zones(dup)["zone_id"])[:2] == ["A", "sil:1"]

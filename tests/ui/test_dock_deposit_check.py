@@ -10,7 +10,7 @@ from qgis.core import QgsProject, QgsVectorLayer
 from shapely.geometry import Point
 
 from lodestar.plugin.evaluation import DEFAULT_SHARES
-from lodestar.plugin.labels import TIES_NOTE, deposit_count
+from lodestar.plugin.labels import TIES_NOTE, deposit_count, plural, the, verb
 from lodestar.tests.ui.dock_steps import run_to_end, set_case_roles
 from lodestar.ui.deposit_check import FID_ROLE
 
@@ -79,7 +79,8 @@ def test_deposit_check_equals_lodestar_evaluate(checked_run, run, tmp_path):
     assert table.item(1, 6).text() == f"{int(by_targets['FOUND'])} of 6"
     assert "7 deposits, 6 in the analysed area, 1 outside it" in view.note.text()
     assert view.note.text().count(TIES_NOTE) == 1  # how ties count, said once
-    assert f"The best {equal['rank']} targets hold {equal['targets']} deposit(s)" in view.note.text()
+    assert (f"{the(equal['rank'], 'best target').capitalize()} {verb(equal['rank'], 'hold')} "
+            f"{plural(equal['targets'], 'deposit')} in ") in view.note.text()
     assert not view.plot.pixmap().isNull() and view.plot.pixmap().width() > 200
 
     # the deposits outside the targets: listed by name, selected on the map
