@@ -35,6 +35,18 @@ QUESTION = "Can porphyry copper deposits be detected here? Answer: A. Yes B. No.
 
 
 # ------------------------------------------------------------------------------------------------ helpers
+@pytest.fixture
+def pam_read(monkeypatch):
+    """GDAL reads a dataset's .aux.xml, as in QGIS. The suite turns that off by the environment (conftest), and a
+    `rasterio.Env` leaves the environment's value behind in GDAL's own configuration when it exits (evidence_view's
+    does), so both are set here and GDAL's is put back after."""
+    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)
+    before = gdal.GetConfigOption("GDAL_PAM_ENABLED")
+    gdal.SetConfigOption("GDAL_PAM_ENABLED", "YES")
+    yield
+    gdal.SetConfigOption("GDAL_PAM_ENABLED", before)
+
+
 def _case(folder: Path) -> Path:
     """A private copy of the sample case in `folder`."""
     return copy_sample(folder)
@@ -451,8 +463,7 @@ def test_a_clean_vrt_reading_a_commented_vrt_reading_outside_is_refused_naming_b
     assert not (tmp_path / "run").exists()
 
 
-def test_an_ers_header_whose_data_file_lies_outside_the_case_is_refused(tmp_path, monkeypatch):
-    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS: the .aux.xml read, so its SRS too
+def test_an_ers_header_whose_data_file_lies_outside_the_case_is_refused(tmp_path, monkeypatch, pam_read):
     case = _case(tmp_path / "shared")
     _ers(case, "silica.tif", "../../elsewhere/silica.raw")
     _set_path(case, "silica.tif", "silica.ers")
@@ -528,8 +539,7 @@ def test_under_lodestar_s_guards_gdal_reaches_no_server(tmp_path, loopback, monk
 
 @pytest.mark.parametrize("changed", ["the ERS data file", "the ERS .aux.xml", "a nested VRT's source"])
 def test_every_file_gdal_lists_is_checksummed_and_a_replay_after_one_changed_is_refused(tmp_path, monkeypatch,
-                                                                                     changed):
-    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS: GDAL reads a dataset's .aux.xml
+                                                                                     changed, pam_read):
     case = _case(tmp_path / "shared")
     if changed == "a nested VRT's source":
         shutil.copy(case / "silica.tif", case / "inside.tif")
@@ -562,11 +572,10 @@ def test_every_file_gdal_lists_is_checksummed_and_a_replay_after_one_changed_is_
     assert not (tmp_path / "replay").exists()
 
 
-def test_analyze_reads_rasters_given_by_their_files_and_writes_nothing_beside_them(run, tmp_path, monkeypatch):
+def test_analyze_reads_rasters_given_by_their_files_and_writes_nothing_beside_them(run, tmp_path, pam_read):
     """Scenario 18: RASTERS (no case) names VRTs; QGIS, loading a raster as a layer, computes its statistics and
     GDAL keeps them, rewriting a VRT (its comment dropped) or writing a .aux.xml. The files are only read: the
     folder's files, bytes and times are the same after the run, and after a CASE run over the same VRTs."""
-    monkeypatch.delenv("GDAL_PAM_ENABLED", raising=False)  # as in QGIS
     case = _case(tmp_path / "shared")
     names = ("aloh", "silica", "propylitic")
     for name in names:
