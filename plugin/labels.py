@@ -231,6 +231,11 @@ def verb(count, stem: str) -> str:
     return f"{stem}s" if float(count) == 1 else stem
 
 
+def best_targets_hold(rank, deposits) -> str:
+    """'The 4 best targets hold 3 deposits' ('The best target holds 1 deposit')."""
+    return f"{the(rank, 'best target').capitalize()} {verb(rank, 'hold')} {plural(deposits, 'deposit')}"
+
+
 def article(phrase) -> str:
     """The phrase after 'a' or 'an' as it is spoken: 'an argillic alteration', 'a unit', 'an MVT deposit',
     'a hydrothermal alteration', 'a Ni-Co anomaly' (an element symbol read as its name)."""

@@ -29,7 +29,7 @@ from ..plugin.evaluation import (
     raster_valid_mask,
     write_curve_csv,
 )
-from ..plugin.labels import plural, the, verb
+from ..plugin.labels import best_targets_hold
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from .base import Group, LodestarAlgorithm
@@ -137,8 +137,7 @@ class EvaluateAlgorithm(LodestarAlgorithm):
                                      deposit_coordinates(deposits, reader.grid.crs, metrics["log"]))
             equal = metrics["equal_area"]
             if equal:
-                progress.log(f"{the(equal['rank'], 'best target').capitalize()} {verb(equal['rank'], 'hold')} "
-                             f"{plural(equal['targets'], 'deposit')} in "
+                progress.log(f"{best_targets_hold(equal['rank'], equal['targets'])} in "
                              f"{100 * equal['area_share']:.2f} % of the area; the surface's own best cells of the "
                              f"same area hold {equal['surface']:.1f}.")
         ranked = metrics

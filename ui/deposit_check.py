@@ -28,7 +28,7 @@ from qgis.PyQt.QtWidgets import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.evaluation import DEFAULT_SHARES, beside_surface, deposit_coordinates, evaluate_localization
-from ..plugin.labels import TIES_NOTE, format_area_km2, plural, the, verb
+from ..plugin.labels import TIES_NOTE, best_targets_hold, format_area_km2
 from ..plugin.raster_io import RasterReader
 from ..plugin.vector_io import read_vector
 from ..processing.alg_evaluate import EvaluateAlgorithm
@@ -101,8 +101,7 @@ def equal_area_text(equal: dict | None) -> str:
     """The best targets beside the surface's own best cells of the same area, in one sentence ('' without)."""
     if not equal:
         return ""
-    return (f" {the(equal['rank'], 'best target').capitalize()} {verb(equal['rank'], 'hold')} "
-            f"{plural(equal['targets'], 'deposit')} in {equal['area_share']:.1%} of the "
+    return (f" {best_targets_hold(equal['rank'], equal['targets'])} in {equal['area_share']:.1%} of the "
             f"area; the surface's own best cells of the same area hold {equal['surface']:.1f}.")
 
 

@@ -29,7 +29,7 @@ from pyproj import CRS, Transformer
 from scipy import ndimage
 
 from ..favourability.targets import Delineation
-from ..labels import plural, the
+from ..labels import plural, the, verb
 from ..zones import labelled_polygons
 from .contract import ReasonerError
 from .target_evidence import checked, judge, verdict_of, verdict_words
@@ -263,8 +263,8 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
     if left["count"]:
         held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
         text += (f" The work list is the best {sizes.count}: {the(left['count'], 'other target')} of the top share "
-                 f"({left['km2']:,.1f} km2{held}) {'is' if left['count'] == 1 else 'are'} not drawn, and stay"
-                 f"{'s' if left['count'] == 1 else ''} in the favourability surface.")
+                 f"({left['km2']:,.1f} km2{held}) {'is' if left['count'] == 1 else 'are'} not drawn, and "
+                 f"{verb(left['count'], 'stay')} in the favourability surface.")
     return text
 
 

@@ -365,14 +365,15 @@ def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int,
     fitted = _in_parallel([guarded(name, lambda name=name, train=train, c=c: _fit_on(
         name, data, train, candidates[name][c], thresholds, seed)) for name, train, c in jobs],
         progress.scaled(0.0, SEARCH_SHARE if searched else 0.0))
-    inner = {job: model for job, model in zip(jobs, fitted)}
+    inner = {name: {} for name in methods}  # each model's inner fits by (training folds, candidate)
+    for (name, train, c), model in zip(jobs, fitted):
+        inner[name][(train, c)] = model
 
     def outer(name: str, k: int):
         def work():
             best = candidates[name][0]
             if len(candidates[name]) > 1:
-                scores = [_inner_auc({(t, c): m for (n, t, c), m in inner.items() if n == name}, data, halves[k], c)
-                          for c in range(len(candidates[name]))]
+                scores = [_inner_auc(inner[name], data, halves[k], c) for c in range(len(candidates[name]))]
                 best = candidates[name][int(np.argmax(scores))]
             model = _fit_on(name, data, tuple(j for j in range(folds) if j != k), best, thresholds, seed)
             return model, best if name != "wofe" else {}, model.predict(data.x[data.fold == k])
