@@ -1,6 +1,8 @@
 """The figures the README and docs/results.md quote, made by the code that measures them, so a quoted figure cannot
-drift from what a user gets (issue 61): the benches write them to build/bench/<bench>.json beside their .md, and
-tests/test_readme_figures.py holds the README's offline-run figures to a fresh run.
+drift from what a user gets (issue 61): each bench writes its figures to build/bench/<bench>.json beside its .md,
+with the ones the documents quote under "quoted" ({name: value}), and `run_all.py` (`make bench`) rewrites every
+marked figure of README.md and docs/results.md from the bench it has just run (`refresh_documents`), each at the
+precision it is written to; tests/test_readme_figures.py also holds the README's offline-run figures to a fresh run.
 
 A quoted figure carries its name in an HTML comment right after it, invisible on GitHub:
 
@@ -20,7 +22,7 @@ from lodestar.plugin.files import write_text_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "build" / "bench"
-MARKER = re.compile(r"(-?[\d,]*\.?\d+)\s*<!--\s*fig\s+([\w.-]+)\s*-->")
+MARKER = re.compile(r"([+-]?[\d,]*\.?\d+)(\s*<!--\s*fig\s+([\w.-]+)\s*-->)")
 """A number, then its name in a comment: '255<!-- fig great-basin.offline.targets -->'."""
 OFFLINE_FIGURES = {
     "offline.auc": "success-rate AUC of the run's surface (the one its targets came from)",
@@ -36,7 +38,7 @@ OFFLINE_FIGURES = {
 
 def quoted(text: str) -> dict:
     """{name: the number written before its marker (a string, as written)} of a text."""
-    return {name: number for number, name in MARKER.findall(text)}
+    return {name: number for number, _, name in MARKER.findall(text)}
 
 
 def offline_figures(result) -> dict:
@@ -57,10 +59,55 @@ def offline_figures(result) -> dict:
     return figures
 
 
-def write_figures(bench: str, figures: dict) -> Path:
-    """Write a bench's figures to build/bench/<bench>.json (written whole or not at all)."""
+DOCUMENTS = (ROOT / "README.md", ROOT / "docs" / "results.md")
+"""The documents whose marked figures the benches rewrite."""
+
+
+def write_figures(bench: str, figures: dict, quoted: dict | None = None) -> Path:
+    """Write a bench's figures to build/bench/<bench>.json (written whole or not at all), `quoted` ({name: value}:
+    the figures the documents may quote) under "quoted"."""
     BENCH.mkdir(parents=True, exist_ok=True)
-    return write_text_atomic(BENCH / f"{bench}.json", json.dumps(figures, indent=1, sort_keys=True, default=float))
+    return write_text_atomic(BENCH / f"{bench}.json", json.dumps(dict(figures, quoted=dict(quoted or {})), indent=1,
+                                                                 sort_keys=True, default=float))
+
+
+def as_written(written: str, value) -> str:
+    """`value` written like `written`: its decimals, its thousands separator, its sign ('+0.082')."""
+    decimals = len(written.split(".", 1)[1]) if "." in written else 0
+    sign = "+" if written.startswith(("+", "-")) and not written.startswith("-") else ""
+    grouped = "," if "," in written else ""
+    return f"{float(value):{sign}{grouped}.{decimals}f}"
+
+
+def refresh(text: str, values: dict) -> tuple[str, dict]:
+    """`text` with each marked figure named in `values` rewritten to its value at the precision it is written to;
+    and {name: (as it was, as it is now)} of those that changed."""
+    changed = {}
+
+    def rewrite(match):
+        number, marker, name = match.groups()
+        if name not in values or values[name] is None:
+            return match.group(0)
+        new = as_written(number, values[name])
+        if new != number:
+            changed[name] = (number, new)
+        return new + marker
+
+    return MARKER.sub(rewrite, text), changed
+
+
+def refresh_documents(bench: str, documents: tuple = DOCUMENTS) -> dict:
+    """Rewrite the marked figures of `documents` from build/bench/<bench>.json's "quoted" (none: nothing to do);
+    {document name: {figure: (was, now)}} of what changed."""
+    path = BENCH / f"{bench}.json"
+    values = json.loads(path.read_text(encoding="utf-8")).get("quoted") if path.is_file() else None
+    changes = {}
+    for document in documents if values else ():
+        text, changed = refresh(document.read_text(encoding="utf-8"), values)
+        if changed:
+            write_text_atomic(document, text)
+            changes[document.name] = changed
+    return changes
 
 
 def matches(written: str, value) -> bool:

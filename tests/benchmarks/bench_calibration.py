@@ -38,7 +38,8 @@ ratio is over a baseline measured in this run.
   inherits from the process that started it) are given (target: under 2 GB); then the same model's in-memory
   prediction over the same 12 million cells (the float32 values the files hold), ranked as a calibration ranks its
   surface: the cells where the two differ are counted (target: none).
-Writes build/bench/calibration.md. Run: `.venv/bin/python tests/benchmarks/run_all.py calibration`.
+Writes build/bench/calibration.md, and build/bench/calibration.json the figures the README quotes. Run:
+`.venv/bin/python tests/benchmarks/run_all.py calibration`.
 """
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 import bench_models  # noqa: E402  (the generated 3-million-cell district)
 import short_scripts  # noqa: E402
+from readme_figures import write_figures  # noqa: E402  (tests/: on the path through run_all)
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "bench" / "calibration.md"
@@ -390,29 +392,37 @@ def main() -> None:
     load, begun = Load(), time.perf_counter()
     summary = ["| case | offline run | calibrated run (best) | calibrated / offline | chosen, out-of-fold AUC |",
                "|---|---:|---:|---:|---|"]
-    trained, lines, samples = [], [], []
+    trained, lines, samples, quoted = [], [], [], {}
     for folder, title in CASES:
         began = os.getloadavg()[0]
         case, raster_set, layers, xy = case_inputs(folder)
         figures = runs(case, folder == TRAINED)
         ratio = figures["calibrated"] / figures["offline"]
+        name = f"calibration.{folder.rsplit('-', 1)[0]}"
+        quoted.update({f"{name}.offline_s": figures["offline"], f"{name}.calibrated_s": figures["calibrated"],
+                       f"{name}.ratio": ratio, f"{name}.auc": figures["auc"]})
         summary.append(f"| {title} | {figures['offline']:.1f} s | {figures['calibrated']:.1f} s | {ratio:.2f} "
                        f"({'meets' if ratio <= TARGET_RATIO else 'misses'} <= {TARGET_RATIO:g}) | "
                        f"{LABELS[figures['method']]} {figures['auc']:.4f} (the run maps the {figures['basis']} "
                        f"surface{REFUSED if figures['refused'] else ''}) |")
         if "training" in figures:
             share = figures["training"] / figures["offline"]
+            quoted.update({f"{name}.training_s": figures["training"], f"{name}.training_ratio": share})
             trained.append(f"| {title} | {figures['offline']:.1f} s | {figures['training']:.1f} s | {share:.2f} "
                            f"({'meets' if share <= TARGET_RATIO else 'misses'} <= {TARGET_RATIO:g}) |")
         cal, rows, seconds, peak = phases(layers, raster_set.grid, xy)
         area = int(np.logical_or.reduce([~np.ma.getmaskarray(layer.values) for layer in layers]).sum())
+        script_rows = scripts(layers, raster_set.grid, xy, cal)
+        quoted.update({f"{name}.script_{script}.auc": row[3]
+                       for script, row in zip(short_scripts.SCRIPTS, script_rows)})
         lines += cost_table(f"{title}: {area:,} cells, {len(layers)} measured layers, {len(xy)} deposits", cal, rows,
-                            seconds, peak, maxrss(), scripts(layers, raster_set.grid, xy, cal), began)
+                            seconds, peak, maxrss(), script_rows, began)
         if folder in SAMPLED:
             samples.append((title, backgrounds(layers, raster_set.grid, xy)))
     began = os.getloadavg()[0]
     grid, layers, xy, _ = bench_models.district()
     cal, rows, seconds, peak = phases(layers, grid, xy)
+    quoted.update({"calibration.district.cells": grid.width * grid.height, "calibration.district.seconds": seconds})
     lines += cost_table(f"Generated district (bench_models.py): {grid.width * grid.height:,} cells of 100 m, "
                         f"{len(layers)} layers, {len(xy)} deposits", cal, rows, seconds, peak, maxrss(),
                         scripts(layers, grid, xy, cal), began)
@@ -423,6 +433,8 @@ def main() -> None:
         full = full_resolution(cal, layers, grid, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+    quoted.update({"calibration.full.cells": full["cells"], "calibration.full.seconds": full["seconds"],
+                   "calibration.full.rss_mib": full["rss"] / MIB, "calibration.full.different": full["different"]})
     lines += ["#### The generated district's calibrated surface at twice the resolution, block by block", "",
               f"{full['shape'][0]:,} x {full['shape'][1]:,} = {full['cells']:,} cells of 50 m "
               f"({LABELS[cal.method]}, fitted on the 100 m district): written in {full['seconds']:.1f} s, "
@@ -447,7 +459,7 @@ def main() -> None:
     text = "\n".join(head + lines) + "\n"
     print(text, flush=True)
     write_text_atomic(OUT, text)
-    print(f"written {OUT.relative_to(ROOT)}")
+    print(f"written {OUT.relative_to(ROOT)} and {write_figures('calibration', {}, quoted).relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

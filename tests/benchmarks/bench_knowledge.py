@@ -139,6 +139,23 @@ def _figures(row: dict) -> dict:
                   if isinstance(value, dict) else value) for key, value in row.items()}
 
 
+def quoted(real: list, generated: list) -> dict:
+    """The figures the README quotes: each district's AUCs ('knowledge.murchison.baseline'; the district by its
+    folder's first word), and the worlds' means and counts."""
+    figures = {}
+    for folder, (_, row) in zip((folder for _, folder in DISTRICTS if (folder / "case.json").is_file()), real):
+        name = folder.name.rsplit("-", 1)[0]
+        figures.update({f"knowledge.{name}.{key}": row[surface]["auc"]
+                        for key, surface in (("kd", "knowledge"), ("baseline", "baseline"), ("script", "script"))})
+    if generated:
+        rows = [row for _, row, _ in generated]
+        figures.update({f"knowledge.worlds.{key}": float(np.mean([r[surface]["auc"] for r in rows]))
+                        for key, surface in (("kd", "knowledge"), ("baseline", "baseline"), ("script", "script"))})
+        figures["knowledge.worlds.count"] = len(rows)
+        figures["knowledge.worlds.at_least"] = sum(r["knowledge"]["auc"] >= r["baseline"]["auc"] for r in rows)
+    return figures
+
+
 def main() -> None:
     real = []
     for title, folder in DISTRICTS:
@@ -160,7 +177,8 @@ def main() -> None:
     write_text_atomic(OUT, report(real, generated))
     written = write_figures("knowledge", {"districts": {title: _figures(row) for title, row in real},
                                           "worlds": {title: dict(_figures(row), made_for=wanted)
-                                                     for title, row, wanted in generated}})
+                                                     for title, row, wanted in generated}},
+                            quoted(real, generated))
     print(f"Wrote {OUT} and {written}")
 
 

@@ -35,7 +35,8 @@ Rows:
 - Baseline, leave-one-out weights of evidence on the same raw layers (unit maps multi-class, ordered layers
   and fault distance generalised at maximum studentised contrast): each deposit is scored on a surface whose
   weights were fitted without it.
-- Lodestar end to end: the offline run's written surface.
+- Lodestar end to end: the offline run's written surface, as the README's command makes it (`lodestar:analyze` on
+  the case, its own favourable units: none named for Great Basin).
 All surfaces of this module are scored over the same study area (cells where a raster of the case has data; a
 surface's own nodata there ranks last); calibrate scores its rows over the cells where a measured layer has
 data (the notes say when that differs). Seconds are wall time on a shared machine. Writes
@@ -354,7 +355,7 @@ def end_to_end(case, district: District, rs: RasterSet, xy: list, notes: list) -
 
     with tempfile.TemporaryDirectory() as out:
         request = AnalysisRequest(case.layers, case.question, Path(out), dict(case.choices), case_id=case.id,
-                                  deposits=case.deposits, favourable_units=dict(district.named_units))
+                                  deposits=case.deposits, favourable_units=dict(case.favourable_units or {}))
         result, seconds = timed(run_analysis, request)
         with rasterio.open(result.outputs["favourability"]) as ds:
             values = ds.read(1, masked=True)
@@ -403,4 +404,6 @@ def main() -> None:
         figures[district.folder] = {"rows": [{k: v for k, v in r.items() if k != "offline"} for r in results],
                                     "notes": notes, **next(r["offline"] for r in results if "offline" in r)}
     write_text_atomic(OUT, "\n".join(sections))
-    print(f"written {OUT.relative_to(ROOT)} and {write_figures('realdata', figures).relative_to(ROOT)}")
+    offline = {f"{folder.rsplit('-', 1)[0]}.{name}": value for folder, district in figures.items()
+               for name, value in district.items() if name.startswith("offline.")}
+    print(f"written {OUT.relative_to(ROOT)} and {write_figures('realdata', figures, offline).relative_to(ROOT)}")

@@ -26,7 +26,8 @@ model beats it in every fold; before 2026-11-29's seventh session the highest of
 with the choice made out of fold (each fold takes the surface of the model the same rule picks on the other folds)
 and its logistic regression alone (no choice among models); the equal-weight rank mean of the geologist's
 memberships (host units named with two wrong ones, the ordered layers on their "favourable" side,
-EM "high"); the two short scripts. Writes build/bench/skill.md. Run:
+EM "high"); the two short scripts. Writes build/bench/skill.md, and build/bench/skill.json the figures the README
+quotes. Run:
 `.venv/bin/python tests/benchmarks/run_all.py skill` (LODESTAR_SKILL_DISTRICTS changes the count).
 """
 from __future__ import annotations
@@ -55,6 +56,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 import short_scripts  # noqa: E402  (the short scripts every fitted surface is scored beside)
+from readme_figures import write_figures  # noqa: E402  (tests/: on the path through run_all)
 
 ROOT = HERE.parents[1]
 OUT = ROOT / "build" / "bench" / "skill.md"
@@ -246,4 +248,16 @@ def main() -> None:
     text = report(results)
     print(text, flush=True)
     write_text_atomic(OUT, text)
-    print(f"written {OUT.relative_to(ROOT)}")
+    print(f"written {OUT.relative_to(ROOT)} and {write_figures('skill', {}, quoted(results)).relative_to(ROOT)}")
+
+
+def quoted(results: list[dict]) -> dict:
+    """The figures the README quotes: for each of Lodestar's columns against each other ('skill.best.rank_mean'),
+    the districts it is ahead on (`.ahead`) and the mean AUC difference (`.mean`); the districts' count."""
+    figures = {"skill.districts": len(results)}
+    for mine, _ in COLUMNS[:3]:
+        for key, _ in COLUMNS[3:]:
+            gaps = np.array([r[mine]["auc"] - r[key]["auc"] for r in results])
+            name = f"skill.{mine}.{key.replace(' ', '_')}"
+            figures.update({f"{name}.ahead": int((gaps > 0).sum()), f"{name}.mean": float(gaps.mean())})
+    return figures

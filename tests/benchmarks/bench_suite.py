@@ -197,6 +197,7 @@ def great_basin(settings) -> dict:
 def main(argv=None) -> dict:
     _package()
     import synthetic_cases
+    from readme_figures import write_figures
 
     from lodestar.models import run_analysis
     from lodestar.plugin.analysis import BackendSettings
@@ -233,6 +234,7 @@ def main(argv=None) -> dict:
     (BENCH_DIR / "suite_summary.json").write_text(
         json.dumps({"suite": result.summary, "baselines": baselines, "great_basin": basin}, indent=1, default=str)
         + "\n", encoding="utf-8")
+    write_figures("suite", {}, {"suite.macro_f1": result.summary.get("macro_f1")})
     print(f"tables: {BENCH_DIR / 'suite_metrics.md'}, {BENCH_DIR / 'suite_results.csv'}, "
           f"{BENCH_DIR / 'great_basin.md'}")
     return result.summary

@@ -10,6 +10,7 @@ pooled, with bootstrap intervals (`plugin.runs.batch.summarize`). Writes:
 
   build/bench/worlds_b_heldout.csv   one row per seed and one for the pool
   build/bench/worlds_b_heldout.md    the table, with the pooled per-kind breakdown
+  build/bench/worlds_b_heldout.json  the pooled figures; the README's marked ones are rewritten from it
 
 Not part of `make bench` (about 2-3 s a case on 2 cores: the 2,400 cases of the 40 seeds take about 100 minutes):
 `make bench-heldout`, or `.venv/bin/python tests/benchmarks/heldout_worlds_b.py [seed ...]`; LODESTAR_BENCH_WORKERS
@@ -57,6 +58,7 @@ for entry in (str(HERE), str(HERE.parent)):
     if entry not in sys.path:
         sys.path.insert(0, entry)
 import conftest  # noqa: E402,F401  (links the checkout as the `lodestar` package before anything imports it)
+from readme_figures import refresh_documents, write_figures  # noqa: E402
 
 # isort: split
 import bench_suite as suite  # noqa: E402  (package link, number format, machine line)
@@ -135,6 +137,14 @@ def main(argv=None) -> dict:
     text = "\n".join(lines) + "\n"
     (BENCH_DIR / "worlds_b_heldout.md").write_text(text, encoding="utf-8")
     print(text, end="")
+    always_yes = summarize(suite.baseline_rows(pooled_paths, lambda case: case.positive_choice), pooled_paths)
+    quoted = {f"worlds_b_heldout.{key}": figures.get(key) for key in ("cases", "macro_f1", "mcc", "recall",
+                                                                      "area_reduction")}
+    quoted.update({"worlds_b_heldout.seeds": len(seeds), "worlds_b_heldout.always_yes.macro_f1":
+                   always_yes.get("macro_f1")})
+    write_figures("worlds_b_heldout", {"pooled": figures}, quoted)
+    for document, changed in refresh_documents("worlds_b_heldout").items():
+        print(f"{document}: " + ", ".join(f"{name} {was} -> {now}" for name, (was, now) in changed.items()))
     return figures
 
 
