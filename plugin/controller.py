@@ -1,4 +1,4 @@
-"""The rule-based output controller (STA-CoT, seed 000 Appendix C.3).
+"""The rule-based output controller (STA-CoT: "Structured Target-Centric Agentic Chain-of-Thought", Appendix C.3).
 
 It checks the regions a tool or a model proposes for one step: each region's size (too large, too
 small), pairwise overlap, how many regions there are and how much of the image they cover together,

@@ -95,7 +95,7 @@ class Finding:
 
 def answers_yes(assessment: dict) -> bool:
     """Whether an assessment (item id -> Finding) gives a Yes: every testable critical item supported (one unseen
-    at the place is not), a secondary one present where one can be seen (seed 000, C.4)."""
+    at the place is not), a secondary one present where one can be seen (STA-CoT, Appendix C.4)."""
     critical = [a for a in assessment.values() if a.level == "critical" and a.status != "untestable"]
     secondary = [a for a in assessment.values() if a.level == "secondary" and a.status not in ("untestable", "unseen")]
     return (bool(critical) and all(a.status == "supported" for a in critical)

@@ -1,4 +1,4 @@
-"""The offline verifier: the chain judged by the deposit model's rule (seed 000, C.4).
+"""The offline verifier: the chain judged by the deposit model's rule (STA-CoT, Appendix C.4).
 
 The answer is "Yes" only when, around the best candidate core (`CoreSearch`), every testable critical item is
 supported and at least one secondary item is present; a Yes names its system, and every other core that gives a

@@ -1,6 +1,6 @@
 """The engine's contract: the one reasoner interface the STA-CoT loop calls, and the records it exchanges.
 
-The loop (`plugin/engine/loop.py`) runs seed 000's Algorithms 1 and 2 and asks a *reasoner* for every
+The loop (`plugin/engine/loop.py`) runs the STA-CoT paper's Algorithms 1 and 2 and asks a *reasoner* for every
 decision. Each model role may be answered by a different back-end (`Roles`): the planner writes the
 plan, the executor proposes one tool call per turn and judges each tool result, the verifier judges
 the whole chain. Back-ends live in models/ and implement this contract; the core never imports them:

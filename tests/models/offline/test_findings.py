@@ -1,4 +1,4 @@
-"""The answer follows seed 000's C.4 rule from the items' findings: every testable critical item supported and,
+"""The answer follows the STA-CoT paper's C.4 rule from the items' findings: every testable critical item supported and,
 when any secondary item is testable, at least one of them present; an untestable item neither helps nor hurts."""
 from __future__ import annotations
 
