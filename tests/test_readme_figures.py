@@ -7,10 +7,10 @@ measures it rewrites it (`refresh`), and a fresh offline run of the case, as
 must give the offline ones at the precision they are written to."""
 from __future__ import annotations
 
-import pytest
 import json
 import re
 
+import pytest
 import readme_figures
 from readme_figures import (
     DOCUMENTS,
@@ -33,7 +33,8 @@ CASES = {"murchison": ROOT / "tests" / "data" / "murchison-gold",
 QUOTED = ("offline.targets", "offline.held", "offline.best10", "offline.best10_surface")
 """The offline-run figures the README's Results section quotes for each case (its other figures are the benches')."""
 WRITTEN_BY = {"murchison": "realdata", "great-basin": "realdata", "knowledge": "knowledge",
-              "calibration": "calibration", "skill": "skill", "suite": "suite", "worlds_b_heldout": "worlds_b_heldout"}
+              "calibration": "calibration", "skill": "skill", "suite": "suite", "worlds_b_heldout": "worlds_b_heldout",
+              "targets": "targets", "scanned_maps": "scanned_maps"}
 """The bench that writes each figure, by the first part of its name."""
 
 
@@ -90,6 +91,15 @@ def test_every_measured_figure_of_the_readme_results_is_marked_by_a_bench():
     assert not unmarked, f"figures of the README's Results section without a marker: {unmarked}"
     names = quoted(section)
     assert len(names) >= 35
+    assert not [n for n in names if n.split(".", 1)[0] not in WRITTEN_BY]
+
+
+def test_docs_results_marks_the_figures_of_the_benches_that_rewrite_them():
+    """docs/results.md is a results page: its marked figures are the benches' (each named after a bench that writes
+    it), and it stays short enough to read (issue 59: at most 300 lines; the history is results-history.md)."""
+    text = DOCUMENTS[1].read_text(encoding="utf-8")
+    names = quoted(text)
+    assert len(names) >= 50 and len(text.splitlines()) <= 300
     assert not [n for n in names if n.split(".", 1)[0] not in WRITTEN_BY]
 
 

@@ -23,6 +23,7 @@ import rasterio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import conftest  # noqa: E402,F401  (the checkout as the `lodestar` package)
+from readme_figures import write_figures  # noqa: E402
 from scanned_maps import make_scanned_map  # noqa: E402
 
 from lodestar.plugin.tools.map_legend import LegendOutputs, read_map_legend  # noqa: E402
@@ -91,6 +92,8 @@ def main() -> None:
     for label, value in (("names", names), ("pixels", pixels)):
         if value < 0.9:
             print(f"TARGET MISSED: {label} {100 * value:.1f} % < 90 %")
+    write_figures("scanned_maps", {"rows": rows}, {"scanned_maps.units": units, "scanned_maps.names_pct": 100 * names,
+                                                  "scanned_maps.pixels_pct": 100 * pixels})
 
 
 if __name__ == "__main__":

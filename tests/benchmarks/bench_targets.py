@@ -5,7 +5,7 @@ comparison, `evaluation.beside_surface`), the prospects of the best 5 camps agai
 same area, and the verdicts of the best 10.
 
 Run: `.venv/bin/python tests/benchmarks/run_all.py targets` (a few minutes: the calibrated run takes most); writes
-build/bench/targets.md.
+build/bench/targets.md, and build/bench/targets.json the figures the documents quote.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import rasterio
 from rasterio.features import rasterize
+from readme_figures import write_figures  # noqa: E402  (tests/: on the path through run_all)
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
@@ -33,6 +34,8 @@ RUNS = (("resources/sample/porphyry-demo", "The sample (an 8 km porphyry prospec
         ("tests/data/great-basin-gold", "Great Basin (the knowledge base's units were tuned on it)",
          GREAT_BASIN_UNITS, ""),
         ("tests/data/murchison-gold", "Murchison, calibrated (best out of fold)", {}, "best"))
+NAMES = ("sample", "murchison", "great-basin", "murchison-calibrated")
+"""Each run's name in the figures the documents quote ('targets.murchison.best10')."""
 CAMPS = 5
 """Camps whose prospects are held to the camp's own top cells of the same area."""
 
@@ -122,8 +125,12 @@ def main() -> None:
     sections = ["## Targets on real districts and the sample (offline, defaults; Murchison calibrated too)", ""]
     summary = ["| run | targets | smallest km2 | best 10 hold / top cells of that area | prospects | best 5 camps' "
                "prospects hold / the camps' top cells |", "|---|---|---|---|---|---|"]
-    for folder, title, units, calibrate in RUNS:
+    quoted = {}
+    for name, (folder, title, units, calibrate) in zip(NAMES, RUNS):
         lines, figures = run(folder, title, units, calibrate)
+        quoted.update({f"targets.{name}.{key}": figures[key] for key in ("targets", "smallest", "best10", "surface",
+                                                                          "best10_km2", "prospects", "camp_held",
+                                                                          "camp_top")})
         text = "\n".join(lines)
         print(text, flush=True)
         sections.append(text)
@@ -132,7 +139,7 @@ def main() -> None:
                        f"{figures['camp_held']} / {figures['camp_top']:.2f} |")
     print("\n".join(summary), flush=True)
     write_text_atomic(OUT, "\n".join(sections[:2] + summary + [""] + sections[2:]))
-    print(f"written {OUT.relative_to(ROOT)}")
+    print(f"written {OUT.relative_to(ROOT)} and {write_figures('targets', {}, quoted).relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
