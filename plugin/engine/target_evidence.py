@@ -8,8 +8,9 @@ Each item of the deposit model (critical and secondary, by role) is then:
 - untestable: no layer of its roles enters the surface, or none has data over half the target;
 - supported: a layer of its roles stands out in the target (mean percentile rank at least SUPPORT_RANK);
 - absent: otherwise.
-The verdict follows the rule the verifier answers by (STA-CoT, Appendix C.4): every critical item supported and a secondary
-item present is strong; every critical item supported, moderate; some item supported, weak; none, unsupported. A
+The verdict follows the rule the verifier answers by (STA-CoT, Appendix C.4): every critical item supported and a
+secondary item present is strong; every critical item supported, moderate; some item supported, weak; none,
+unsupported. A
 critical item that cannot be tested is not supported: as for the answer, where untestable critical evidence gives
 no Yes, a target missing a critical test cannot be better than weak.
 """
