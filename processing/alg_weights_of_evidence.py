@@ -4,11 +4,11 @@ layer)."""
 from __future__ import annotations
 
 import numpy as np
-import rasterio
 from qgis.core import QgsProcessingOutputNumber
 
 from ..plugin.csv_table import write_csv
-from ..plugin.files import OutputSet, atomic_path
+from ..plugin.files import OutputSet
+from ..plugin.raster_writer import new_raster
 from . import wofe_params as wp
 from .base import Group, LodestarAlgorithm
 from .params import file_destination, output_path, range_problem, raster_destination
@@ -77,10 +77,9 @@ def write_classes(codes: np.ndarray, weighed, descriptions: list, path) -> None:
                "dtype": "int16", "nodata": 0, "transform": grid.transform, "compress": "deflate"}
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
-    with atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **profile) as dst:
-            for j, description in enumerate(descriptions):
-                band = np.zeros(weighed.valid.shape, dtype="int16")
-                band[weighed.valid] = codes[:, j]
-                dst.write(band, j + 1)
-                dst.set_band_description(j + 1, description)
+    with new_raster(path, profile) as dst:
+        for j, description in enumerate(descriptions):
+            band = np.zeros(weighed.valid.shape, dtype="int16")
+            band[weighed.valid] = codes[:, j]
+            dst.write(band, j + 1)
+            dst.set_band_description(j + 1, description)

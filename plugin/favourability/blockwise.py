@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rasterio
 from affine import Affine
 from rasterio.enums import Resampling
 from rasterio.features import rasterize
@@ -48,9 +47,9 @@ from scipy import ndimage
 from shapely.ops import clip_by_rect
 
 from ..errors import Cancelled, LodestarError
-from ..files import atomic_path
 from ..progress import SILENT, Progress
 from ..raster_io import LayerSpec, RasterGrid, RasterSet, resampling_of
+from ..raster_writer import build_overviews, new_raster
 from ..tools.categorical import read_legend
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from . import transforms as tf
@@ -635,9 +634,7 @@ def add_overviews(path, grid: RasterGrid, progress: Progress) -> None:
     """Average overviews (halving down to about 256 cells a side) added to a written full-resolution surface."""
     progress.check()
     progress.log("Full-resolution surface: overviews")
-    with rasterio.open(path, "r+") as dst:
-        dst.build_overviews(_overview_factors(grid.width, grid.height), Resampling.average)
-        dst.update_tags(ns="rio_overview", resampling="average")
+    build_overviews(path, _overview_factors(grid.width, grid.height))
 
 
 def write_full_resolution(layers: list, specs: list, path, method: str = "weighted", gamma: float = 0.8,
@@ -663,16 +660,15 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
     windows = _windows(grid, block)
     method_text = method + (f" (gamma {gamma:g})" if method == "gamma" else "")
     path = Path(path)
-    with rasterio.Env(GDAL_CACHEMAX=128), atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **profile) as dst:
-            run_blocks(surface_block, (raster_set, plans, method, gamma, block), windows, scheduler,
-                       progress.scaled(45 if method == "rank" else 30, 90),
-                       consume=lambda win, data: dst.write(data, 1, window=win))
-            dst.update_tags(LODESTAR_METHOD=method_text, LODESTAR_LAYERS=", ".join(s.layer for s in specs),
-                            LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in specs}),
-                            LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
-            dst.set_band_description(1, "favourability (0-1), full resolution")
-        add_overviews(tmp, grid, progress)
+    with new_raster(path, profile, gdal={"GDAL_CACHEMAX": 128},
+                    finish=lambda tmp: add_overviews(tmp, grid, progress)) as dst:
+        run_blocks(surface_block, (raster_set, plans, method, gamma, block), windows, scheduler,
+                   progress.scaled(45 if method == "rank" else 30, 90),
+                   consume=lambda win, data: dst.write(data, 1, window=win))
+        dst.update_tags(LODESTAR_METHOD=method_text, LODESTAR_LAYERS=", ".join(s.layer for s in specs),
+                        LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in specs}),
+                        LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
+        dst.set_band_description(1, "favourability (0-1), full resolution")
     progress.set(100)
     return path
 

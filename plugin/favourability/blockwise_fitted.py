@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rasterio
 from rasterio.windows import Window
 from scipy import ndimage
 
 from ..errors import LodestarError
-from ..files import atomic_path
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet
+from ..raster_writer import new_raster
 from ..tools.categorical import categorical_labels
 from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from .blockwise import (
@@ -300,17 +299,16 @@ def write_fitted_full_resolution(layers: list, model, path, spread=None, resolut
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
     path = Path(path)
-    with rasterio.Env(GDAL_CACHEMAX=128), atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **profile) as dst:
-            run_blocks(surface_block, (raster_set, plans, model, spread, parts["scores"], block), windows,
-                       scheduler, progress.scaled(45, 90), consume=lambda win, data: dst.write(data, window=win))
-            dst.update_tags(LODESTAR_METHOD=f"calibrated: {LABELS[model.method]}, full fit",
-                            LODESTAR_LAYERS=", ".join(model.columns.names),
-                            LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
-            dst.set_band_description(1, f"favourability (0-1), full resolution: calibrated "
-                                        f"({LABELS[model.method]}, full fit)")
-            dst.set_band_description(2, f"uncertainty: {uncertainty_label(model)}")
-        add_overviews(tmp, grid, progress)
+    with new_raster(path, profile, gdal={"GDAL_CACHEMAX": 128},
+                    finish=lambda tmp: add_overviews(tmp, grid, progress)) as dst:
+        run_blocks(surface_block, (raster_set, plans, model, spread, parts["scores"], block), windows,
+                   scheduler, progress.scaled(45, 90), consume=lambda win, data: dst.write(data, window=win))
+        dst.update_tags(LODESTAR_METHOD=f"calibrated: {LABELS[model.method]}, full fit",
+                        LODESTAR_LAYERS=", ".join(model.columns.names),
+                        LODESTAR_RESOLUTION=f"{grid.pixel_size[0]:g} x {grid.pixel_size[1]:g}")
+        dst.set_band_description(1, f"favourability (0-1), full resolution: calibrated "
+                                    f"({LABELS[model.method]}, full fit)")
+        dst.set_band_description(2, f"uncertainty: {uncertainty_label(model)}")
     progress.set(100)
     return path
 

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
-import rasterio
 from scipy import ndimage
 
 from ..csv_table import write_csv
 from ..errors import LodestarError
-from ..files import atomic_path
+from ..raster_writer import new_raster
 from ..zones import labelled_polygons
 from .overlay import Surface
 
@@ -29,24 +28,22 @@ def write_surface(surface: Surface, path, description: str = "favourability (0-1
     grid = surface.grid
     data = np.ma.filled(surface.values.astype("float32"), NODATA)
     method = surface.method + (f" (gamma {surface.gamma:g})" if surface.gamma is not None else "")
-    with atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **_profile(grid, surface.crs, 1)) as dst:
-            dst.write(data, 1)
-            dst.update_tags(LODESTAR_METHOD=method, LODESTAR_LAYERS=", ".join(s.layer for s in surface.specs),
-                            LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in surface.specs}))
-            dst.set_band_description(1, description)
+    with new_raster(path, _profile(grid, surface.crs, 1)) as dst:
+        dst.write(data, 1)
+        dst.update_tags(LODESTAR_METHOD=method, LODESTAR_LAYERS=", ".join(s.layer for s in surface.specs),
+                        LODESTAR_WEIGHTS=json.dumps({s.layer: s.weight for s in surface.specs}))
+        dst.set_band_description(1, description)
     return Path(path)
 
 
 def write_bands(bands: dict, grid, path, method: str) -> Path:
     """Several surfaces on one grid as the bands of one float32 GeoTIFF ({band description: masked values}, in
     order; NODATA where masked), tagged LODESTAR_METHOD."""
-    with atomic_path(path) as tmp:
-        with rasterio.open(tmp, "w", **_profile(grid, grid.crs, len(bands))) as dst:
-            for band, (description, values) in enumerate(bands.items(), start=1):
-                dst.write(np.ma.filled(values.astype("float32"), NODATA), band)
-                dst.set_band_description(band, description)
-            dst.update_tags(LODESTAR_METHOD=method)
+    with new_raster(path, _profile(grid, grid.crs, len(bands))) as dst:
+        for band, (description, values) in enumerate(bands.items(), start=1):
+            dst.write(np.ma.filled(values.astype("float32"), NODATA), band)
+            dst.set_band_description(band, description)
+        dst.update_tags(LODESTAR_METHOD=method)
     return Path(path)
 
 

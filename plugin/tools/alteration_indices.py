@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rasterio
 from rasterio.windows import Window
 
 from ..errors import LodestarError
-from ..files import atomic_path
 from ..progress import SILENT, Progress
 from ..raster_io import RasterReader
+from ..raster_writer import new_raster
 
 NODATA = -9999.0
 
@@ -309,20 +308,19 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
     labels = sorted(bands)
-    with atomic_path(target) as tmp:
-        with rasterio.open(tmp, "w", **profile) as out:
-            for row in range(0, grid.height, block_rows):
-                progress.check()
-                window = Window(0, row, grid.width, min(block_rows, grid.height - row))
-                data = reader.read([bands[label] for label in labels], window=window)
-                values = {label: data[i].filled(np.nan).astype("float64") * scaling.get(label, (1.0, 0.0))[0]
-                          + scaling.get(label, (1.0, 0.0))[1] for i, label in enumerate(labels)}
-                result = _evaluate(index.formula, values)
-                bad = np.ma.getmaskarray(data).any(axis=0) | ~np.isfinite(result)
-                if masked is not None:
-                    bad |= masked(window)
-                out.write(np.where(bad, NODATA, result).astype("float32"), 1, window=window)
-                progress.set(100 * min(grid.height, row + block_rows) / grid.height)
+    with new_raster(target, profile) as out:
+        for row in range(0, grid.height, block_rows):
+            progress.check()
+            window = Window(0, row, grid.width, min(block_rows, grid.height - row))
+            data = reader.read([bands[label] for label in labels], window=window)
+            values = {label: data[i].filled(np.nan).astype("float64") * scaling.get(label, (1.0, 0.0))[0]
+                      + scaling.get(label, (1.0, 0.0))[1] for i, label in enumerate(labels)}
+            result = _evaluate(index.formula, values)
+            bad = np.ma.getmaskarray(data).any(axis=0) | ~np.isfinite(result)
+            if masked is not None:
+                bad |= masked(window)
+            out.write(np.where(bad, NODATA, result).astype("float32"), 1, window=window)
+            progress.set(100 * min(grid.height, row + block_rows) / grid.height)
             out.set_band_description(1, f"{index.name}: {index.formula}")
             out.update_tags(
                 LODESTAR_ROLE=index.role, LODESTAR_INDEX=index.name, LODESTAR_FORMULA=index.formula,

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rasterio
 from affine import Affine
 from PIL import Image, ImageEnhance, ImageFilter
 from rasterio.errors import NotGeoreferencedWarning
@@ -25,6 +24,7 @@ from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..raster_io import RasterGrid, RasterReader, RasterSet
+from ..raster_writer import new_raster
 from ..render import annotate, layer_pixels, png_bytes, source_stretch, to_rgb
 
 SHARPEN_RADIUS = 2
@@ -180,9 +180,9 @@ def write_view(image: Image.Image, grid: RasterGrid, path: Path) -> tuple[Path, 
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".lodestar-") as tmp:
         tmp_path = Path(tmp) / path.name
         # The PNG's CRS lives in its .aux.xml sidecar: write it even where sidecars are switched off.
-        with warnings.catch_warnings(), rasterio.Env(GDAL_PAM_ENABLED="YES"):
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
-            with rasterio.open(tmp_path, "w", **profile) as dst:
+            with new_raster(tmp_path, profile, staged=True, gdal={"GDAL_PAM_ENABLED": "YES"}) as dst:
                 dst.write(pixels)
         if world is not None:
             (Path(tmp) / world.name).write_text(world_file_text(grid.transform))

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
-import rasterio
 from rasterio.enums import Resampling
 from rasterio.errors import NotGeoreferencedWarning
 from rasterio.windows import Window
@@ -28,6 +27,7 @@ from ..errors import LodestarError
 from ..files import OutputSet, write_text_atomic
 from ..progress import SILENT, Progress
 from ..raster_io import RasterReader
+from ..raster_writer import new_raster
 from .legend_classify import HALO_PX, PAPER_SEPARATION_DE, BlockCounts, classify_block, delta_e, rgb_to_lab
 from .legend_ocr import read_labels, tesseract_program, tesseract_version
 from .legend_swatches import LegendLayout, find_legend
@@ -357,7 +357,7 @@ def _write_units(reader: RasterReader, reading: LegendReading, target: Path, leg
     total = BlockCounts(units={})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
-        with rasterio.open(target, "w", **profile) as dst:
+        with new_raster(target, profile, staged=True) as dst:
             for top in range(0, grid.height, BLOCK_ROWS):
                 progress.check()
                 bottom = min(grid.height, top + BLOCK_ROWS)
