@@ -293,12 +293,12 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
 
     def request(self, parameters, context, feedback, work: Path) -> AnalysisRequest:
         """The request the parameters give, built by the core's one request builder (as the dock's)."""
+        replay = self.parameterAsFile(parameters, self.REPLAY, context)
+        if replay:
+            return replay_request(replay, work)
         sam = dict(max_rounds=self.parameterAsInt(parameters, self.MAX_ROUNDS, context),
                    refine_with_sam=self.parameterAsBool(parameters, self.REFINE_WITH_SAM, context),
                    sam_checkpoint=self.parameterAsFile(parameters, self.SAM_CHECKPOINT, context) or None, where=WHERE)
-        replay = self.parameterAsFile(parameters, self.REPLAY, context)
-        if replay:
-            return replay_request(replay, work, **sam)
         backend = backend_params.backend_values(self, parameters, context)
         for problem in self._model_problems:
             feedback.pushWarning(f"A deposit model of yours was not loaded: {problem}")

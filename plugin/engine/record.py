@@ -15,8 +15,10 @@ import hashlib
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
+from ..analysis import AnalysisRequest
 from ..confinement import check_path_text, referenced_files
 from ..errors import LodestarError
 from ..files import write_text_atomic
@@ -178,6 +180,26 @@ def read_replayed(path) -> dict:
         raise LodestarError(f"Replay refused: in the run record {path}, {'; '.join(problems[:SHOWN])}{more}. Replay "
                             "the record.json a run of this version wrote, unedited, or run the analysis again.")
     return record
+
+
+def replayed_request(request: AnalysisRequest, record: dict, *, check: bool = True) -> AnalysisRequest:
+    """The whole request a replay runs: what `record`'s run asked (its layers, question, choices, rounds, limits,
+    deposits, SAM refinement and favourability settings), with `request`'s output folder, back-end settings, output
+    names and replay path. `record` comes from `read_replayed`; `check` as in `layers_from_record`."""
+    parameters = record["parameters"]
+    mapping = parameters["favourability"]
+    sam = parameters.get("sam")
+    return replace(
+        request, layers=layers_from_record(record, check), question=record["question"],
+        choices=dict(record["choices"]), max_rounds=int(parameters["max_rounds"]), case_id=record.get("case_id", ""),
+        deposits=Path(parameters["deposits"]) if parameters.get("deposits") else None,
+        localization=parameters.get("localization"), controller=parameters.get("controller"),
+        refine_with_sam=sam is not None, sam_checkpoint=Path(sam["checkpoint"]) if sam else None,
+        sam_device=sam["device"] if sam else "cpu", favourable_units=dict(mapping["favourable_units"]),
+        calibrate=mapping["calibrate"], cross_validation=dict(mapping.get("cross_validation") or {}),
+        area_share=float(mapping["area_share"]), max_target_km2=mapping.get("max_target_km2"),
+        min_target_km2=mapping.get("min_target_km2"), max_targets=mapping.get("max_targets"),
+        evidence_plan=mapping.get("evidence_plan"))
 
 
 def replay_problems(record: dict) -> list[str]:

@@ -92,25 +92,16 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
 def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> AnalysisResult:
     started = time.perf_counter()
     source = records.read_replayed(request.replay) if request.replay else None
-    if source is not None:
-        layers = records.layers_from_record(source)
-        question, choices = source["question"], dict(source["choices"])
-        max_rounds = int(source["parameters"]["max_rounds"])
-        localization_overrides = source["parameters"].get("localization")
-        controller = source["parameters"].get("controller")
-        case_id = source.get("case_id", "")
-        deposits = Path(source["parameters"]["deposits"]) if source["parameters"].get("deposits") else None
-        mapping_parameters = source["parameters"]["favourability"]
-    else:
-        layers, question, choices = list(request.layers), request.question, dict(request.choices)
-        max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
-        controller = request.controller
-        deposits = request.deposits
-        mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
-                              "cross_validation": dict(request.cross_validation),
-                              "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
-                              "min_target_km2": request.min_target_km2, "max_targets": request.max_targets,
-                              **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
+    if source is not None:  # a replay runs the whole request its record holds, with the recorded answers
+        request = records.replayed_request(request, source)
+    layers, question, choices = list(request.layers), request.question, dict(request.choices)
+    max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
+    controller, deposits = request.controller, request.deposits
+    mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
+                          "cross_validation": dict(request.cross_validation),
+                          "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
+                          "min_target_km2": request.min_target_km2, "max_targets": request.max_targets,
+                          **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
     roles = backends.build_reasoners(request.settings, progress, replay=source)
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
@@ -172,8 +163,7 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
     except BaseException:
         _discard(made)
         raise
-    sam = source["parameters"].get("sam") if source is not None else (
-        {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None)
+    sam = {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None
     head = {
         "format": records.FORMAT,
         "created_utc": created,

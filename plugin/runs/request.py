@@ -16,6 +16,7 @@ from pathlib import Path
 from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
 from ..engine.deposit_models import model_ids
 from ..engine.questions import parse_choices
+from ..engine.record import read_replayed, replayed_request
 from ..errors import LodestarError
 from ..favourability.plan_file import EvidencePlan, read_plan
 from ..raster_io import LayerSpec
@@ -228,12 +229,12 @@ def build_request(layers: list[LayerSpec], question: str, output_dir, backend: B
                            user_models=[dict(m) for m in user_models], **_sam(refine_with_sam, sam_checkpoint, names))
 
 
-def replay_request(record, output_dir, *, max_rounds: int = 3, refine_with_sam: bool = False, sam_checkpoint=None,
-                   where: dict | None = None) -> AnalysisRequest:
-    """The request that replays a run record with no model call."""
-    names = {**WHERE, **(where or {})}
-    return AnalysisRequest(layers=[], question="(replayed)", output_dir=Path(output_dir), max_rounds=int(max_rounds),
-                           replay=Path(record), **_sam(refine_with_sam, sam_checkpoint, names))
+def replay_request(record, output_dir) -> AnalysisRequest:
+    """The whole request of a run record (its layers, question and settings; `record.replayed_request`), to replay
+    it into `output_dir` with no model call; the inputs' checksums are checked when it runs."""
+    path = Path(record)
+    blank = AnalysisRequest(layers=[], question="", output_dir=Path(output_dir), replay=path)
+    return replayed_request(blank, read_replayed(path), check=False)
 
 
 def _calibration(method: str, deposits, names: dict) -> str:

@@ -15,6 +15,7 @@ from lodestar.plugin.engine.record import read_record, scrub, sha256_file
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.runs.request import replay_request
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script, reject
 
@@ -57,6 +58,22 @@ def test_offline_run_replays_byte_for_byte(case, tmp_path):
     assert again["trace"] == record["trace"] and again["created_utc"] == record["created_utc"]
     assert again["favourability"]["judgements"] == judged
 
+
+def test_replay_request_is_the_recorded_request_whole(case, tmp_path):
+    first = run_analysis(AnalysisRequest(case.layers, case.question, tmp_path / "run", dict(case.choices),
+                                         case_id=case.id, deposits=case.deposits, max_rounds=2, area_share=0.05,
+                                         max_targets=7, favourable_units={case.layers[0].name: ["2"]}))
+    request = replay_request(first.outputs["record"], tmp_path / "replay")
+    assert (request.question, request.choices, request.case_id) == (case.question, dict(case.choices), case.id)
+    assert [(s.path, s.role, s.name) for s in request.layers] == [(s.path, s.role, s.name) for s in case.layers]
+    assert (request.max_rounds, request.area_share, request.max_targets) == (2, 0.05, 7)
+    assert request.favourable_units == {case.layers[0].name: ["2"]}
+    assert request.deposits is not None and request.deposits.name == Path(case.deposits).name
+    assert request.replay == first.outputs["record"] and request.output_dir == tmp_path / "replay"
+    replay = run_analysis(request)  # the same chain as the run, answered from the record
+    recorded, again = read_record(first.outputs["record"]), read_record(replay.outputs["record"])
+    assert again["parameters"]["favourability"] == recorded["parameters"]["favourability"]
+    assert again["replay_check"]["different"] == [] and again["outputs"] == recorded["outputs"]
 
 def test_a_replay_follows_the_deposit_models_its_record_names(case, tmp_path):
     """A record from a version that ranked the models otherwise (here: skarn first, with its recorded score) is
