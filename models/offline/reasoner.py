@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from shapely.geometry.base import BaseGeometry
+
 from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ...plugin.favourability.knowledge import knowledge_specs
 from ...plugin.progress import SILENT, Progress
@@ -28,7 +30,8 @@ class OfflineReasoner:
         self.settings = replace(settings or OfflineSettings(), **overrides)
         self.progress = progress  # the run's: cancel is checked in every loop over layers, zones, cores and places
         self._scene: Scene | None = None
-        self._verdict_core = None  # the outline of the core the latest verdict weighed (refinements look around it)
+        # the outline of the core the latest verdict weighed (refinements look around it)
+        self._verdict_core: BaseGeometry | None = None
 
     def scene(self, ws) -> Scene:
         """The run's Scene: made by `plan`, or on first use when another back-end planned."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapely.geometry import GeometryCollection
+from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
 from ...plugin.engine.contract import Verdict
@@ -35,7 +36,7 @@ ROUTES = (ZONE_CORE, JOINT_PLACE, THREE_FAMILIES, NO_CORE, UNTESTABLE, CLEAREST_
 """Every route a verdict of this reasoner names (`Verdict.route`): how its place was found, or why there is none."""
 
 
-def verify(scene: Scene, chain) -> tuple[Verdict, object]:
+def verify(scene: Scene, chain) -> tuple[Verdict, BaseGeometry | None]:
     """The verdict on the chain and the outline of the core it weighed (None when none): a yes / no question
     from the best candidate core (`CoreSearch`), a which-alteration question from the clearest family."""
     ws = scene.ws
@@ -58,23 +59,7 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     best = search.best()
     model = ws.deposit_model
     if best is None:
-        items = {i["id"]: i for i in model.get("evidence", [])}
-        critical = {i: False for i, item in items.items() if item["level"] == "critical"}
-        secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
-        core_item = items[next(iter(critical))] if critical else None
-        present = {info.role for info in scene.evidence_layers()}
-        if core_item is not None and not present.intersection(core_item["roles"]):
-            rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
-                         f"cannot be tested: it needs {layer_of(core_item['roles'])}."
-                         + off_model_note(ws.layers, model, core_item["roles"])
-                         + silent_note(ws.layers, core_item["roles"])
-                         + " Without it the deposit can be neither confirmed nor ruled out.")
-            return Verdict(not feedback, None, feedback, critical, secondary, rationale, list(core_item["roles"]),
-                           route=UNTESTABLE), None
-        wanted = core_item["what"] if core_item else "an anomaly"
-        rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
-                     f"{model.get('name', 'deposit')} model is missing." + search.lithology_note())
-        return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE), None
+        return _no_core(scene, search, no, feedback), None
     core, assessment = best
     critical = {k: a.status == "supported" for k, a in assessment.items()
                 if a.level == "critical" and a.status not in ("untestable", "unseen")}
@@ -86,40 +71,11 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
     if answer == no and unseen and answers_yes({k: replace(a, status="supported") if k in unseen else a
                                                 for k, a in assessment.items()}):
         answer = None  # the No would rest on critical items the core hides from their layers alone
-    if marginal and not refined(chain, marginal, ws):
-        for index in steps_for(chain, marginal, ws):
-            feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
-                                       "at a lower threshold.")
-    joint = [core.seed, core.partner] if core.joint is not None else []
-    if joint and not refined(chain, joint, ws):
-        placed = [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
-                  and n.step.layers[0] in core.joint.layers]  # a third family's step too
-        for index in sorted(set(steps_for(chain, joint, ws) + placed)):
-            feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
-                                       "no zone was marked; look again around it at a lower threshold.")
-    items = []
-    for k, a in assessment.items():
-        if a.status == "unseen":
-            items.append(f"{k} [{a.level}] cannot be tested at the core: {a.measured}")
-        elif a.status != "untestable":
-            gap = "" if a.gap is None else (" at the core" if a.gap <= 0 else
-                                            f", {a.gap / per_metre(ws):,.0f} m from the core")
-            how = f", by {a.measured}" if a.measured else gap
-            items.append(f"{k} [{a.level}]: {a.status}{how}")
-    verdict_text = f"Core: {core.zone_id} ({core.position}). " + "; ".join(items)
-    if answer is None:
-        conclusion = (f"Neither confirmed nor ruled out: {', '.join(unseen)} can be tested only where a layer of "
-                      "its roles holds data, and the core is hidden from them; every other critical item there is "
-                      "supported.")
-    elif answer == yes:
-        conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
-                      "All critical evidence is supported; no secondary item can be tested with these layers.")
-        conclusion += _graph_note(chain)
-    else:
-        missing = [k for k, ok in critical.items() if not ok]
-        conclusion = (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
-                      "No secondary evidence is present.")
-    named, others = {}, ""
+    _ask_for_looks(chain, ws, core, marginal, feedback)
+    verdict_text = f"Core: {core.zone_id} ({core.position}). " + "; ".join(_item_lines(assessment, ws))
+    conclusion = _conclusion(chain, answer, yes, unseen, critical, secondary)
+    named: dict = {}
+    others = ""
     if answer == yes and seeds_are_areas(model):  # a fault corridor or a map unit outlines no system
         named, others = _named_systems(scene, search.verified, core, assessment)
     untested = [item for item in model["evidence"] if getattr(assessment.get(item["id"]), "status", "") == "untestable"
@@ -132,6 +88,78 @@ def verify(scene: Scene, chain) -> tuple[Verdict, object]:
                       f"{verdict_text}. {conclusion}{others}{search.lithology_note(core)}{quiet}", hidden, core=named,
                       place=search.place_words(core), route=search.route)
     return verdict, core.geometry
+
+
+def _no_core(scene: Scene, search: CoreSearch, no: str | None, feedback: dict) -> Verdict:
+    """The verdict when no candidate core was found: Insufficient evidence when no layer can test the first
+    critical item, else No (the critical evidence is missing)."""
+    ws = scene.ws
+    model = ws.deposit_model
+    items = {i["id"]: i for i in model.get("evidence", [])}
+    critical = {i: False for i, item in items.items() if item["level"] == "critical"}
+    secondary = {i: False for i, item in items.items() if item["level"] == "secondary"}
+    core_item = items[next(iter(critical))] if critical else None
+    present = {info.role for info in scene.evidence_layers()}
+    if core_item is not None and not present.intersection(core_item["roles"]):
+        rationale = (f"The critical evidence of the {model.get('name', 'deposit')} model ({core_item['what']}) "
+                     f"cannot be tested: it needs {layer_of(core_item['roles'])}."
+                     + off_model_note(ws.layers, model, core_item["roles"])
+                     + silent_note(ws.layers, core_item["roles"])
+                     + " Without it the deposit can be neither confirmed nor ruled out.")
+        return Verdict(not feedback, None, feedback, critical, secondary, rationale, list(core_item["roles"]),
+                       route=UNTESTABLE)
+    wanted = core_item["what"] if core_item else "an anomaly"
+    rationale = (f"No clear evidence of {wanted} was found: the critical evidence of the "
+                 f"{model.get('name', 'deposit')} model is missing." + search.lithology_note())
+    return Verdict(not feedback, no, feedback, critical, secondary, rationale, route=NO_CORE)
+
+
+def _ask_for_looks(chain, ws, core: Core, marginal: list, feedback: dict) -> None:
+    """Send back for a zoomed look around the core the steps of its marginal critical items, and, at a scanned
+    place, those of the core and its partner (a third family's marking step too), unless they have had one."""
+    if marginal and not refined(chain, marginal, ws):
+        for index in steps_for(chain, marginal, ws):
+            feedback.setdefault(index, "The coincidence with the core is marginal; look again around the core "
+                                       "at a lower threshold.")
+    if core.joint is None:
+        return
+    place = core.joint
+    joint = [core.seed, core.partner]
+    if not refined(chain, joint, ws):
+        placed = [n.step.index for n in chain if n.step.tool == "color_regions" and n.step.layers
+                  and n.step.layers[0] in place.layers]  # a third family's step too
+        for index in sorted(set(steps_for(chain, joint, ws) + placed)):
+            feedback.setdefault(index, "Layers of the core and its partner stand out together at a place where "
+                                       "no zone was marked; look again around it at a lower threshold.")
+
+
+def _item_lines(assessment: dict, ws) -> list[str]:
+    """Each testable item's finding at the core, in words (how it was measured, or its distance from the core)."""
+    lines = []
+    for k, a in assessment.items():
+        if a.status == "unseen":
+            lines.append(f"{k} [{a.level}] cannot be tested at the core: {a.measured}")
+        elif a.status != "untestable":
+            gap = "" if a.gap is None else (" at the core" if a.gap <= 0 else
+                                            f", {a.gap / per_metre(ws):,.0f} m from the core")
+            how = f", by {a.measured}" if a.measured else gap
+            lines.append(f"{k} [{a.level}]: {a.status}{how}")
+    return lines
+
+
+def _conclusion(chain, answer: str | None, yes: str | None, unseen: list, critical: dict, secondary: dict) -> str:
+    """The verdict's conclusion in words: why it is neither confirmed nor ruled out, a Yes, or a No."""
+    if answer is None:
+        return (f"Neither confirmed nor ruled out: {', '.join(unseen)} can be tested only where a layer of "
+                "its roles holds data, and the core is hidden from them; every other critical item there is "
+                "supported.")
+    if answer == yes:
+        conclusion = ("All critical evidence is supported and secondary evidence is present." if secondary else
+                      "All critical evidence is supported; no secondary item can be tested with these layers.")
+        return conclusion + _graph_note(chain)
+    missing = [k for k, ok in critical.items() if not ok]
+    return (f"Critical evidence lacks support: {', '.join(missing)}." if missing else
+            "No secondary evidence is present.")
 
 
 def _graph_note(chain) -> str:
@@ -189,16 +217,16 @@ def _which_alteration(scene: Scene, families: dict, feedback: dict) -> tuple[Ver
     """The alteration family with the clearest zones in the chain (the "none" choice when no family
     shows a clear one); Insufficient evidence when no layer can show any asked family."""
     asked = {family: letter for letter, family in families.items() if family != "none"}
-    testable = {FAMILY.get(info.role) for info in scene.ws.layers if not info.silent} & set(asked)
+    testable = set(asked) & {FAMILY.get(info.role) for info in scene.ws.layers if not info.silent}
     if not testable:
         roles = sorted(role for role, family in FAMILY.items() if family in asked)
         return Verdict(not feedback, None, feedback, {}, {}, "No layer can show any of the asked alteration "
                        f"kinds: it needs {layer_of(roles)}.", roles, route=CLEAREST_FAMILY), None
-    strength: dict = {}
-    strongest: dict = {}  # family -> its strongest zone
+    strength: dict[str, float] = {}
+    strongest: dict[str, Zone] = {}  # family -> its strongest zone
     for zone in scene.zones():
         family = FAMILY.get(zone.role)
-        if family in testable and zone.kind not in ("unit", "contact"):
+        if family is not None and family in testable and zone.kind not in ("unit", "contact"):
             if scene.strength(zone) > strength.get(family, 0.0) or family not in strongest:
                 strongest[family] = zone
             strength[family] = max(strength.get(family, 0.0), scene.strength(zone))
