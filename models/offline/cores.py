@@ -20,13 +20,14 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from itertools import combinations
+from typing import AbstractSet
 
 from shapely.geometry import Point
 
 from ...plugin.zones import zone_record
 from .coincidence import place_radius_px, quantised, significance
 from .findings import Core, Finding, Zone, answers_yes
-from .joint_places import best_joint_place
+from .joint_places import JointPlace, best_joint_place
 from .looks import looked_again, settled
 from .model_items import (
     COMPOSITE_SHOWS,
@@ -58,7 +59,8 @@ class CoreSearch:
         self.places = 1
         self.route = ""
         self.verified: list = []  # (core, assessment) of every zone core found giving a Yes
-        self._candidates: tuple | None = None  # (candidate cores, ids of zones left out as lithology), found once
+        # (candidate cores, ids of zones left out as lithology), found once
+        self._candidates: tuple[list[Core], set] | None = None
         self.unit_measures: dict = {}  # core id -> layers not measured there: they raise its map unit as a whole
         self._scanned = False  # whether this search consulted the scan for a joint place (`_joint_core`)
 
@@ -81,7 +83,7 @@ class CoreSearch:
                 assessment = self._assess_joint(joint, zones)
                 if best_key is None or self._score(assessment) > best_key:
                     best = (joint, assessment)
-                    self.route = THREE_FAMILIES if len(joint.joint.layers) >= 3 else JOINT_PLACE
+                    self.route = THREE_FAMILIES if len(_scanned_place(joint).layers) >= 3 else JOINT_PLACE
         return best
 
     def place_words(self, core: Core) -> str:
@@ -95,14 +97,17 @@ class CoreSearch:
 
     def _cores(self) -> list[Core]:
         """The candidate cores (`_find_cores`), found once per search."""
-        if self._candidates is None:
-            self._candidates = self._find_cores()
-        return self._candidates[0]
+        return self._found()[0]
 
     def _lithology_zones(self) -> set:
         """Ids of the zones that would be candidate cores but fill or follow a map unit raised as a whole."""
-        self._cores()
-        return self._candidates[1]
+        return self._found()[1]
+
+    def _found(self) -> tuple[list[Core], set]:
+        """`_find_cores`, worked out once per search."""
+        if self._candidates is None:
+            self._candidates = self._find_cores()
+        return self._candidates
 
     def lithology_note(self, core: Core | None = None) -> str:
         """Why zones or a scanned place were not taken as cores, and (for `core`) which layers were not measured at
@@ -172,66 +177,79 @@ class CoreSearch:
                 out[item["id"]] = replace(found, level=item["level"]) if found.status == "unseen" else replace(
                     found, level=item["level"], zones=(core.zone_id,), measured=None)
                 continue
-            kind, near_m = item["kind"], self.scene.near_m(item)
-            if item["id"] in seeds and core.seed in seeds:  # the core item around a partner's core
-                kind, near_m = "coincidence", seeds[core.seed].get("near_m", near_m)
-            reach = self.scene.reach(near_m)
-            best_gap, best_zone, near_layers = math.inf, None, set()
-            for zone in zones:
-                self.scene.progress.check()
-                if zone.role not in item["roles"] or zone.zone_id == core.zone_id:
-                    continue
-                repeat = seen_again(zone.role, core.role)  # a composite repeats whatever it shows
-                if repeat and (kind == "coincidence" or zone.role in COMPOSITE_SHOWS):
-                    continue
-                if not self.scene.supports(zone, item) or zone.zone_id in self._lithology_zones():
-                    continue
-                if kind == "halo" and zone.geometry.convex_hull.contains(core.geometry.centroid):
-                    gap = 0.0
-                elif kind == "coincidence":
-                    gap = self.scene.centre_gap(core.geometry, zone.geometry)
-                else:
-                    gap = float(core.geometry.distance(zone.geometry))
-                if gap < best_gap:
-                    best_gap, best_zone = gap, zone.zone_id
-                if gap <= reach * self.settings.marginal_factor:
-                    near_layers.add(zone.layer)
-            # a fault is a feature of its layer whichever item names it: the nearest of all, not of those marked
-            features = item["roles"] if kind == "structure" else [role for role in item["roles"] if role == "structure"]
-            gaps = self.scene.feature_gaps(core.geometry, features)
-            if kind == "host_unit":  # so is a host unit's every patch
-                gaps += self.scene.unit_gaps(core.geometry, item["roles"])
-            for measured_on, gap in gaps:
-                if gap < best_gap:
-                    best_gap, best_zone = gap, measured_on
-            measured = None
-            if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
-                    settled or not best_gap <= reach * self.settings.marginal_factor or looked_again(self.ws, item)):
-                # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
-                # item around a partner's core may wrap it
-                shell = item["id"] == first["id"] and core.seed in seeds  # around a partner's core: its shell
-                found = self._measured_over(core, item["roles"], shell_scale=item.get("shell_scale") if shell else None,
-                                            besides=frozenset() if shell else near_layers)
-                if found is not None:
-                    (best_zone, measured), best_gap = found, 0.0
-            if best_zone is None:
-                status = "missing"
-            elif best_gap <= reach:
-                status = "supported"
-            elif best_gap <= reach * self.settings.marginal_factor and not settled:
-                status = "marginal"
-            else:
-                status = "missing"
-            unseen = "" if status == "supported" else self.scene.unseen(item["roles"], core.geometry)
-            if unseen:  # what its layers would show at the place is hidden: neither there nor missing
-                out[item["id"]] = Finding(item["level"], "unseen", measured=unseen, reach=reach)
-                continue
-            out[item["id"]] = Finding(item["level"], status, None if best_zone is None else round(best_gap, 3),
-                                      (best_zone,) if best_zone else (), measured, reach)
+            out[item["id"]] = self._sought(core, item, zones, seeds, first, settled)
         return out
 
+    def _sought(self, core: Core, item: dict, zones: list[Zone], seeds: dict, first: dict, settled: bool) -> Finding:
+        """One evidence item sought around a place (`assess`): its nearest supporting zone, fault or host-unit
+        patch within reach, else its layers measured at the place (an anomaly or coincidence item); unseen when
+        none of its layers holds data there."""
+        kind, near_m = item["kind"], self.scene.near_m(item)
+        if item["id"] in seeds and core.seed in seeds:  # the core item around a partner's core
+            kind, near_m = "coincidence", seeds[core.seed].get("near_m", near_m)
+        reach = self.scene.reach(near_m)
+        best_gap, best_zone, near_layers = self._nearest(core, item, kind, zones, reach)
+        measured: str | None = None
+        if kind in ("coincidence", "anomaly") and not best_gap <= reach and (
+                settled or not best_gap <= reach * self.settings.marginal_factor or looked_again(self.ws, item)):
+            # a marginal one awaits a zoomed look, then is measured as a missing one is; the model's centre
+            # item around a partner's core may wrap it
+            shell = item["id"] == first["id"] and core.seed in seeds  # around a partner's core: its shell
+            found = self._measured_over(core, item["roles"], shell_scale=item.get("shell_scale") if shell else None,
+                                        besides=frozenset() if shell else near_layers)
+            if found is not None:
+                (best_zone, measured), best_gap = found, 0.0
+        if best_zone is None:
+            status = "missing"
+        elif best_gap <= reach:
+            status = "supported"
+        elif best_gap <= reach * self.settings.marginal_factor and not settled:
+            status = "marginal"
+        else:
+            status = "missing"
+        unseen = "" if status == "supported" else self.scene.unseen(item["roles"], core.geometry)
+        if unseen:  # what its layers would show at the place is hidden: neither there nor missing
+            return Finding(item["level"], "unseen", measured=unseen, reach=reach)
+        return Finding(item["level"], status, None if best_zone is None else round(best_gap, 3),
+                       (best_zone,) if best_zone else (), measured, reach)
+
+    def _nearest(self, core: Core, item: dict, kind: str, zones: list[Zone],
+                 reach: float) -> tuple[float, str | None, set[str]]:
+        """(gap, name) of the zone, fault or host-unit patch nearest a place that supports an item sought as
+        `kind` (math.inf and None when there is none), and the layers with such a zone within `marginal_factor`
+        reaches of it."""
+        best_gap, best_zone, near_layers = math.inf, None, set()
+        for zone in zones:
+            self.scene.progress.check()
+            if zone.role not in item["roles"] or zone.zone_id == core.zone_id:
+                continue
+            repeat = seen_again(zone.role, core.role)  # a composite repeats whatever it shows
+            if repeat and (kind == "coincidence" or zone.role in COMPOSITE_SHOWS):
+                continue
+            if not self.scene.supports(zone, item) or zone.zone_id in self._lithology_zones():
+                continue
+            if kind == "halo" and zone.geometry.convex_hull.contains(core.geometry.centroid):
+                gap = 0.0
+            elif kind == "coincidence":
+                gap = self.scene.centre_gap(core.geometry, zone.geometry)
+            else:
+                gap = float(core.geometry.distance(zone.geometry))
+            if gap < best_gap:
+                best_gap, best_zone = gap, zone.zone_id
+            if gap <= reach * self.settings.marginal_factor:
+                near_layers.add(zone.layer)
+        # a fault is a feature of its layer whichever item names it: the nearest of all, not of those marked
+        features = item["roles"] if kind == "structure" else [role for role in item["roles"] if role == "structure"]
+        gaps = self.scene.feature_gaps(core.geometry, features)
+        if kind == "host_unit":  # so is a host unit's every patch
+            gaps += self.scene.unit_gaps(core.geometry, item["roles"])
+        for measured_on, gap in gaps:
+            if gap < best_gap:
+                best_gap, best_zone = gap, measured_on
+        return best_gap, best_zone, near_layers
+
     def _measured_over(self, core: Core, roles, shell_scale: float | None = None,
-                       besides: set = frozenset()) -> tuple[str, str] | None:
+                       besides: AbstractSet[str] = frozenset()) -> tuple[str, str] | None:
         """(name, the measurement in words) of a layer of `roles` (not the core's signal seen again, `seen_again`)
         that stands out from its surroundings at the core (coincidence.py), significant at
         `alpha` shared among every layer and candidate core tried; else None. `shell_scale`: the layer
@@ -351,7 +369,7 @@ class CoreSearch:
         fixed beforehand). A place of three families none of which is the first critical item's stands in for
         it: three kinds of evidence rare at one place are a zoned system, whatever the first item's layers show."""
         out = self.assess(core, zones)
-        place = core.joint
+        place = _scanned_place(core)
         names = list(place.layers)
         heights = [f"{name} {score:.1f}" for name, score in zip(names, place.scores)]
         measure = (f"{', '.join(heights[:-1])} and {heights[-1]} spreads above their surroundings, each rarer than a "
@@ -390,6 +408,12 @@ class CoreSearch:
         return (sum(a.status in counted for a in critical) - len(critical),
                 sum(a.status == "supported" for a in secondary),
                 -len(marginal) if pending else len(marginal))
+
+
+def _scanned_place(core: Core) -> JointPlace:
+    """The place a scan found, of a core that is one (`_joint_core`)."""
+    assert core.joint is not None, f"{core.zone_id} is no scanned place"
+    return core.joint
 
 
 def _dependence(place) -> str:
