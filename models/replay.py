@@ -40,7 +40,7 @@ class ReplayReasoner:
     def __init__(self, record: dict):
         self.record = record
         self.name = str(record.get("backend", {}).get("planner", {}).get("backend", "replay"))
-        self._queue = {}
+        self._queue: dict[tuple[str, str], list[dict]] = {}
         for entry in record.get("trace", []):
             self._queue.setdefault((entry["role"], entry["method"]), []).append(entry)
         self._used = {key: 0 for key in self._queue}

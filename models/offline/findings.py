@@ -3,6 +3,7 @@ each, a `Finding` for every evidence item of the deposit model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .joint_places import JointPlace
 
@@ -15,7 +16,7 @@ class Zone:
     layer: str  # the layer it was marked on ("" for a target)
     role: str  # that layer's role
     kind: str  # what was marked: anomaly, colour_anomaly, fault, unit, contact, ..., place, target
-    geometry: object  # its outline in the analysis CRS (None in a tool outcome's zones)
+    geometry: Any  # its outline in the analysis CRS, a shapely geometry (None in a tool outcome's zones)
     area_m2: float = 0.0  # area in square map units
     position: str = ""  # 3 x 3 grid word within the analysis extent
     score_mean: float = 0.0  # mean evidence value inside it (layer units; higher = more favourable)

@@ -131,7 +131,7 @@ def _upper_orthant(levels: np.ndarray, matrix: np.ndarray) -> float:
     return float(quad(given, levels[0], np.inf, epsabs=0.0, epsrel=1e-6, limit=200)[0])
 
 
-def _away(shape: tuple, row: int, col: int, distance: float) -> np.ndarray:
+def _away(shape: tuple, row: int | np.integer, col: int | np.integer, distance: float) -> np.ndarray:
     """Pixels farther than `distance` from pixel (row, col)."""
     rows, cols = np.ogrid[0:shape[0], 0:shape[1]]
     return (rows - row) ** 2 + (cols - col) ** 2 > distance ** 2

@@ -125,7 +125,7 @@ def colour_params(scene: Scene, info, sigma: float) -> dict:
     share; measured indices against their background model, `sigma` spreads above its centre."""
     ws, settings = scene.ws, scene.settings
     min_px = int(math.ceil(scene.min_area() / ws.raster_set.grid.pixel_area))
-    params = {"max_regions": settings.max_regions, "min_area_px": min_px, "min_area_fraction": 0.0,
+    params: dict[str, object] = {"max_regions": settings.max_regions, "min_area_px": min_px, "min_area_fraction": 0.0,
               "smooth_px": settings.smooth_px}
     stats = info.stats or {}
     if info.kind == "rgb":

@@ -34,7 +34,8 @@ class Scene:
         self._features: dict = {}  # vector layer name -> (its features in the analysis CRS, their bounds)
         self._corridors: dict = {}  # structure raster name -> distance to its favourable share
         self._hosts: dict = {}  # categorical map name -> distance to its host units' cells
-        self._filled = None  # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
+        # (map codes, layer -> codes of the units its scene-wide anomalies fill, intrusive codes)
+        self._filled: tuple[np.ma.MaskedArray, dict[str, list[int]], set[int]] | None = None
         self._lifted: dict = {}  # layer name -> codes of the map units it stands high over as a whole
         self._spreads: dict = {}  # layer name -> the layer in background spreads on the analysis grid
         self._contrasts: dict = {}  # (layer, radius in pixels, scales) -> its contrast map (coincidence.py)
@@ -153,7 +154,8 @@ class Scene:
                      else self.settings.lifted_spreads)
             lifted = set(lithology.lifted_units(codes, spreads, grid, level, intrusive, self.settings))
             if info.kind == "rgb":
-                coloured = np.ma.masked_array(self.coloured[layer].astype("float64"), np.ma.getmaskarray(spreads))
+                coloured: np.ma.MaskedArray = np.ma.masked_array(self.coloured[layer].astype("float64"),
+                                                                  np.ma.getmaskarray(spreads))
                 if float(np.ma.median(coloured)) < self.settings.coloured_scene_share:
                     share = self.settings.coloured_unit_share
                     lifted |= set(lithology.lifted_units(codes, coloured, grid, share, intrusive, self.settings))
