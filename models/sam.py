@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -190,7 +191,7 @@ def build_sam_model(arch: SamArchitecture):
 class SamModel:
     """A loaded SAM: the torch module, its architecture, the device it runs on and where it came from."""
 
-    sam: object
+    sam: Any  # segment_anything's Sam (torch, imported lazily)
     architecture: SamArchitecture
     device: str
     checkpoint: Path
@@ -546,23 +547,8 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
     model = checkpoint if isinstance(checkpoint, SamModel) else load_sam(checkpoint, device)
     sa = _segment_anything()
     work = list(_work_frame(zones, raster_set))
-    layers = list(zones["layer"]) if "layer" in zones.columns else [None] * count
-    by_layer: dict[str, list[int]] = {}
-    names = list(zones["zone_id"]) if "zone_id" in zones.columns else [str(i + 1) for i in range(count)]
-    for i, (geometry, layer) in enumerate(zip(work, layers)):
-        target = _zone_layer(layer, raster_set)
-        if geometry is None or geometry.is_empty or geometry.geom_type not in ("Polygon", "MultiPolygon"):
-            progress.log(f"Zone {names[i]}: not a polygon, kept as it is.")
-        elif target is None:
-            progress.log(f"Zone {names[i]}: its layer {layer!r} is not among the rasters given; kept as it is.")
-        else:
-            by_layer.setdefault(target, []).append(i)
-    grid = raster_set.grid
-    plans = []
-    for layer, indices in by_layer.items():
-        boxes = [zone_pixel_box(work[i].bounds, grid) for i in indices]
-        for window, members in plan_windows(boxes, grid.width, grid.height, model.input_size):
-            plans.append((layer, window, [indices[m] for m in members]))
+    by_layer = _zones_by_layer(zones, work, raster_set, progress)
+    plans = _window_plans(by_layer, work, raster_set.grid, model.input_size)
     progress.log(f"SAM {model.model_type} on {model.device}: {plural(sum(len(p[2]) for p in plans), 'zone')} in "
                  f"{plural(len(plans), 'image window')}.")
     predictor = sa.SamPredictor(model.sam)
@@ -581,17 +567,60 @@ def refine_zones(zones: gpd.GeoDataFrame, raster_set: RasterSet, checkpoint, dev
             scores[i], ious[i], refined_flags[i] = round(result.score, 4), round(result.iou, 4), result.refined
         done += len(members)
         progress.set(100.0 * done / count)
+    _put_refined(out, zones, raster_set, work, refined_flags)
+    out["sam_score"], out["sam_iou"], out["sam_refined"] = scores, ious, refined_flags
+    _recount_refined(out, zones, work, refined_flags)
+    progress.set(100.0)
+    return out
+
+
+def _zones_by_layer(zones: gpd.GeoDataFrame, work: list, raster_set: RasterSet,
+                    progress: Progress) -> dict[str, list[int]]:
+    """Raster name -> indices of the zones refined on it (`_zone_layer`); a zone that is no polygon, or whose
+    raster is not in the set, is logged and kept as it is."""
+    count = len(zones)
+    layers = list(zones["layer"]) if "layer" in zones.columns else [None] * count
+    by_layer: dict[str, list[int]] = {}
+    names = list(zones["zone_id"]) if "zone_id" in zones.columns else [str(i + 1) for i in range(count)]
+    for i, (geometry, layer) in enumerate(zip(work, layers)):
+        target = _zone_layer(layer, raster_set)
+        if geometry is None or geometry.is_empty or geometry.geom_type not in ("Polygon", "MultiPolygon"):
+            progress.log(f"Zone {names[i]}: not a polygon, kept as it is.")
+        elif target is None:
+            progress.log(f"Zone {names[i]}: its layer {layer!r} is not among the rasters given; kept as it is.")
+        else:
+            by_layer.setdefault(target, []).append(i)
+    return by_layer
+
+
+def _window_plans(by_layer: dict[str, list[int]], work: list, grid: RasterGrid,
+                  input_size: int) -> list[tuple[str, Window, list[int]]]:
+    """(raster name, image window, indices of the zones in it) of every window SAM embeds (`plan_windows`)."""
+    plans = []
+    for layer, indices in by_layer.items():
+        boxes = [zone_pixel_box(work[i].bounds, grid) for i in indices]
+        for window, members in plan_windows(boxes, grid.width, grid.height, input_size):
+            plans.append((layer, window, [indices[m] for m in members]))
+    return plans
+
+
+def _put_refined(out: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, raster_set: RasterSet, work: list,
+                 refined_flags: list[bool]) -> None:
+    """Set `out`'s geometry to the refined outlines (`work`, in the rasters' CRS) brought back to the zones' CRS,
+    where a zone was refined; the zone's own geometry elsewhere."""
     refined = gpd.GeoSeries(work, crs=raster_set.crs if zones.crs is not None else None)
     if zones.crs is not None and raster_set.crs is not None and not zones.crs.equals(raster_set.crs):
         refined = refined.to_crs(zones.crs)
     new_geometry = [r if flag else original for r, flag, original in zip(refined, refined_flags, zones.geometry)]
     out[zones.geometry.name] = gpd.GeoSeries(new_geometry, index=zones.index, crs=zones.crs)
-    out["sam_score"], out["sam_iou"], out["sam_refined"] = scores, ious, refined_flags
+
+
+def _recount_refined(out: gpd.GeoDataFrame, zones: gpd.GeoDataFrame, work: list, refined_flags: list[bool]) -> None:
+    """Recompute `out`'s area_m2 (from the outlines in the rasters' CRS) and bbox of the refined zones, where the
+    frame has those columns."""
     if "area_m2" in out.columns:
         out["area_m2"] = [round(float(g.area), 3) if flag else a
                           for g, flag, a in zip(work, refined_flags, zones["area_m2"])]
     if "bbox" in out.columns:
         out["bbox"] = [("{:.3f},{:.3f},{:.3f},{:.3f}".format(*g.bounds)) if flag else b
                        for g, flag, b in zip(out.geometry, refined_flags, zones["bbox"])]
-    progress.set(100.0)
-    return out
