@@ -243,27 +243,7 @@ class OpenAIReasoner:
         if viewed is not None and not text_only:
             rendered = ws.render_view(viewed, None, max_size=VIEW_SIZE)
             images = [rendered.png_bytes]
-        schema = {
-            "type": "object",
-            "required": ["tool", "layers"],
-            "properties": {
-                "tool": {"type": "string", "enum": list(tools)},
-                "layers": {**_strings(names), "minItems": 1} if step.layers else _strings(names),
-                "params": {"type": "object"},
-                "boxes": {"type": "array", "maxItems": MAX_BOXES, "items": {
-                    "type": "array", "minItems": 4, "maxItems": 4,
-                    "items": {"type": "number", "minimum": 0, "maximum": 1}}},
-                "locations": {"type": "array", "items": {"type": "string"}},
-                "description": {"type": "string"},
-                "target_area": {"type": "array", "minItems": 4, "maxItems": 4,
-                                "items": {"type": "number", "minimum": 0, "maximum": 1}},
-            },
-        }
-
-        if text_only:  # boxes, their location words and target areas refer to a view this model does not get
-            for name in ("boxes", "locations", "target_area"):
-                schema["properties"].pop(name)
-        schema = _zone_tools_need_layers(schema, tools)
+        schema = _act_schema(names, step, tools, text_only)
         sent = {"form": "image"}
 
         def check(answer: dict) -> list[str]:
@@ -280,28 +260,11 @@ class OpenAIReasoner:
                 "answer_format": {"tool": "<tool name>", "layers": ["<layer name>"], "params": {},
                                   "boxes": [[0.1, 0.2, 0.3, 0.4]], "locations": ["top-left"],
                                   "description": "..."}}
-        text_data = None
-        if viewed is not None:
-            zones = ws.zones
-            marked = zones[zones["layer"] == viewed].to_dict("records") if len(zones) else []
-            text_data = {**{k: v for k, v in data.items() if k != "evidence_view"},
-                         "tools": {k: v for k, v in tools.items() if k != "mark_boxes"},
-                         "evidence_text": {"note": TEXT_FORM_NOTE, "layer": _layer_facts(ws.layer(viewed)),
-                                           "zones_marked_so_far": _zone_rows(marked, ws.raster_set.grid.georeferenced),
-                                           "relations": _relations(earlier)},
-                         "answer_format": {"tool": "<tool name>", "layers": ["<layer name>"], "params": {},
-                                           "description": "..."}}
+        text_data = None if viewed is None else _act_text_data(ws, viewed, data, tools, earlier)
         answer = self._ask("executor", "executor", f"Phase act: choose the tool call for step {step.index}.",
                            data, schema, images=images, check=check, phase="act", text_data=text_data,
                            text_only=text_only, sent=sent)
-        boxes = [[float(v) for v in box] for box in answer.get("boxes") or []]
-        target = answer.get("target_area")
-        area = None
-        if target and answer["tool"] in ZONE_TOOLS and answer["tool"] != "mark_boxes":
-            area = _map_bounds(target, ws.raster_set.grid.bounds)
-        return ToolCall(tool=answer["tool"], layers=list(answer["layers"]), params=dict(answer.get("params") or {}),
-                        boxes=boxes, locations=[str(w) for w in answer.get("locations") or []],
-                        description=str(answer.get("description", "")), view_bounds=area)
+        return _tool_call(answer, ws)
 
     def observe(self, ws, step: PlanStep, outcome: ToolOutcome) -> Judgement:
         schema = {"type": "object", "required": ["rationale", "sub_inference", "global_inference"], "properties": {
@@ -567,6 +530,53 @@ class OpenAIReasoner:
             self._down = f"No further model calls: {exc}"
             raise ServerUnavailable(str(exc)) from None
         return answer
+
+
+def _act_schema(names: list, step: PlanStep, tools: dict, text_only: bool) -> dict:
+    """The schema of the executor's tool call for `step` (no boxes, location words or target area for a model that
+    gets no view), zone tools needing layers."""
+    properties: dict = {
+        "tool": {"type": "string", "enum": list(tools)},
+        "layers": {**_strings(names), "minItems": 1} if step.layers else _strings(names),
+        "params": {"type": "object"},
+        "boxes": {"type": "array", "maxItems": MAX_BOXES, "items": {
+            "type": "array", "minItems": 4, "maxItems": 4,
+            "items": {"type": "number", "minimum": 0, "maximum": 1}}},
+        "locations": {"type": "array", "items": {"type": "string"}},
+        "description": {"type": "string"},
+        "target_area": {"type": "array", "minItems": 4, "maxItems": 4,
+                        "items": {"type": "number", "minimum": 0, "maximum": 1}},
+    }
+    schema = {"type": "object", "required": ["tool", "layers"], "properties": properties}
+    if text_only:  # boxes, their location words and target areas refer to a view this model does not get
+        for name in ("boxes", "locations", "target_area"):
+            properties.pop(name)
+    return _zone_tools_need_layers(schema, tools)
+
+
+def _act_text_data(ws, viewed: str, data: dict, tools: dict, earlier: list[ChainNode]) -> dict:
+    """The act request `data` with the view of `viewed` as text (`evidence_text`) and no mark_boxes tool."""
+    zones = ws.zones
+    marked = zones[zones["layer"] == viewed].to_dict("records") if len(zones) else []
+    return {**{k: v for k, v in data.items() if k != "evidence_view"},
+            "tools": {k: v for k, v in tools.items() if k != "mark_boxes"},
+            "evidence_text": {"note": TEXT_FORM_NOTE, "layer": _layer_facts(ws.layer(viewed)),
+                              "zones_marked_so_far": _zone_rows(marked, ws.raster_set.grid.georeferenced),
+                              "relations": _relations(earlier)},
+            "answer_format": {"tool": "<tool name>", "layers": ["<layer name>"], "params": {},
+                              "description": "..."}}
+
+
+def _tool_call(answer: dict, ws) -> ToolCall:
+    """The executor's answer as a ToolCall; a zone tool's target area (not mark_boxes') in map bounds."""
+    boxes = [[float(v) for v in box] for box in answer.get("boxes") or []]
+    target = answer.get("target_area")
+    area = None
+    if target and answer["tool"] in ZONE_TOOLS and answer["tool"] != "mark_boxes":
+        area = _map_bounds(target, ws.raster_set.grid.bounds)
+    return ToolCall(tool=answer["tool"], layers=list(answer["layers"]), params=dict(answer.get("params") or {}),
+                    boxes=boxes, locations=[str(w) for w in answer.get("locations") or []],
+                    description=str(answer.get("description", "")), view_bounds=area)
 
 
 def _map_bounds(area, bounds) -> list[float]:
