@@ -43,7 +43,7 @@ import threading
 import time
 import weakref
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import Cancelled, LodestarError, require_package
@@ -149,12 +149,13 @@ def _completion(response, words: Callable[[str], str]) -> tuple[str, str, tuple[
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+    if (not isinstance(choice, dict) or not isinstance(message, dict)  # (a message only comes from a dict choice)
+            or not isinstance(message.get("content"), (str, type(None)))):
         raise _NotACompletion(f"{said}, JSON without a chat message in its choices: '{words(text)}'", _NOT_THE_API)
     usage = body.get("usage")
     if usage is not None and not isinstance(usage, dict):
         raise _NotACompletion(f"{said}, a usage that is not an object: '{words(json.dumps(usage))}'", _NOT_COUNTS)
-    counts = [(usage or {}).get(name) for name in _COUNTS]
+    counts: list[Any] = [(usage or {}).get(name) for name in _COUNTS]  # JSON values, checked below
     for name, value in zip(_COUNTS, counts):
         if value is not None and not _is_count(value):
             raise _NotACompletion(f"{said}, usage.{name} = {words(json.dumps(value))}, not a count of tokens",
@@ -201,7 +202,7 @@ class _Connections:
     cancel or a deadline can shut them down: the server sees the client leave, and a thread blocked reading
     from a silent server wakes at once."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._sockets: list = []
         self._lock = threading.Lock()
 
@@ -395,7 +396,8 @@ def _answer_size(schema: dict) -> float:
             return 40.0  # a free-form object (tool parameters)
         return 2 + sum(len(k) / 3 + 2 + _answer_size(v) for k, v in properties.items())
     if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        items = schema.get("items")
+        items = items if isinstance(items, dict) else {}
         return 2 + schema.get("maxItems", 8) * (1 + _answer_size(items))
     if kind == "string":
         return schema.get("maxLength", STRING_CHARS) / 3
@@ -546,16 +548,7 @@ class LLMClient:
         warning, and anything else raises ModelOutputError.
         """
         model = self.model_for(role)
-        form, unknown = "none", False
-        conversation = messages
-        if images:
-            sees = self.sees_images(role, model) if text_messages is not None else True
-            if sees is False:
-                conversation, form = text_messages, "text"
-            else:
-                conversation, form, unknown = with_images(messages, images), "image", sees is None
-        elif text_messages is not None:  # the evidence goes as text for every model (e.g. the verifier's chain)
-            conversation, form = text_messages, "text"
+        conversation, form, unknown = self._conversation(role, model, messages, images, text_messages)
         before = copy.deepcopy(self._row(role))
         answer_tokens = self.answer_tokens(role, schema)
         salvage, problem = None, ""
@@ -566,11 +559,7 @@ class LLMClient:
                 content, finish_reason = self._complete(role, model, conversation, schema, answer_tokens, form,
                                                         unknown and form == "image")
             except _ImagesRefused as exc:
-                self._vision[model] = False
-                self._note(model)
-                self.progress.log(f"{role}: the server refused images for {model} ({exc.text[:160]}); its evidence "
-                                  "goes as text from now on")
-                conversation, form = text_messages, "text"
+                conversation, form = self._as_text(role, model, exc, text_messages), "text"
                 content, finish_reason = self._complete(role, model, conversation, schema, answer_tokens, form)
             try:
                 extracted = extract_json(content)
@@ -600,6 +589,32 @@ class LLMClient:
             return salvage, self._delta(role, model, before)
         raise ModelOutputError(f"The {role} model ({model}) gave no usable answer after {self.max_repairs} "
                                f"repair request(s): {problem}")
+
+    def _conversation(self, role: str, model: str, messages: list[dict], images: list[bytes] | None,
+                      text_messages: list[dict] | None) -> tuple[list[dict], str, bool]:
+        """(the messages sent first, the evidence's form: "image", "text" or "none", whether the model's vision is
+        still unknown): the images go to a model that sees them or may, the text form to one that does not, or to
+        every model when there are no images."""
+        if images and text_messages is None:
+            return with_images(messages, images), "image", False
+        if images and text_messages is not None:
+            sees = self.sees_images(role, model)
+            if sees is False:
+                return text_messages, "text", False
+            return with_images(messages, images), "image", sees is None
+        if text_messages is not None:  # the evidence goes as text for every model (e.g. the verifier's chain)
+            return text_messages, "text", False
+        return messages, "none", False
+
+    def _as_text(self, role: str, model: str, refused: _ImagesRefused, text_messages: list[dict] | None) -> list[dict]:
+        """The text form of a request whose images the server refused (`refused`); `model` is taken as seeing no
+        images from now on."""
+        self._vision[model] = False
+        self._note(model)
+        self.progress.log(f"{role}: the server refused images for {model} ({refused.text[:160]}); its evidence "
+                          "goes as text from now on")
+        assert text_messages is not None, "images are tried only with a text form to fall back on"
+        return text_messages
 
     def _delta(self, role: str, model: str, before: dict) -> dict:
         now = self._row(role)
@@ -919,11 +934,12 @@ class LLMClient:
     def _status_message(self, exc, model: str) -> str:
         url = self.settings.base_url.rstrip("/")
         status = getattr(exc, "status_code", "?")
-        advice = {
+        advices: dict[object, str] = {
             401: "Check the API key in the Lodestar settings.",
             403: "The key is not allowed to use this model; check its permissions.",
             404: f"Check the base URL (usually ending in /v1) and that the model {model!r} exists on the server.",
-        }.get(status, "Check the model name and the server's requirements.")
+        }
+        advice = advices.get(status, "Check the model name and the server's requirements.")
         return f"The model server at {url} refused the request (HTTP {status}): {self._server_text(exc)}. {advice}"
 
     def _server_text(self, exc) -> str:
@@ -977,4 +993,4 @@ def test_connection(settings: BackendSettings) -> str:
     return message
 
 
-test_connection.__test__ = False  # a function for the dock, not a pytest test
+test_connection.__test__ = False  # type: ignore[attr-defined]  # for pytest: a function for the dock, not a test
