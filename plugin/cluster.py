@@ -40,6 +40,7 @@ def package_location() -> tuple[str, str]:
     plugin differs by install (`lodestar` in QGIS), so workers import it under the name the client uses."""
     top = __name__.split(".")[0]
     module = sys.modules[top]
+    assert module.__file__ is not None  # a regular package, imported from its folder
     return os.path.dirname(os.path.dirname(os.path.abspath(module.__file__))), top
 
 
@@ -106,12 +107,12 @@ def connect(address: str, progress: Progress = SILENT):
             raise Cancelled()
         thread.join(POLL_S)
     if "error" in outcome:
-        exc = outcome["error"]
-        if isinstance(exc, (OSError, TimeoutError, ValueError)):
-            raise LodestarError(f"Cannot reach the Dask scheduler at {address} ({exc}). Start it with `dask "
+        error = outcome["error"]
+        if isinstance(error, (OSError, TimeoutError, ValueError)):
+            raise LodestarError(f"Cannot reach the Dask scheduler at {address} ({error}). Start it with `dask "
                                 "scheduler` and give its address (tcp://host:8786), or leave the scheduler empty to "
-                                "run here.") from exc
-        raise exc
+                                "run here.") from error
+        raise error
     client = outcome["client"]
     folder, package = package_location()
     client.register_worker_plugin(_path_plugin(folder, package), name="lodestar-path")

@@ -165,20 +165,23 @@ def _centre_fractions(geometry: BaseGeometry, grid: RasterGrid) -> tuple[float, 
     return float(fx), float(fy)
 
 
-def _ground(grid: RasterGrid, limits: ControllerLimits) -> bool:
-    return limits.min_area_m2 is not None and grid.crs is not None
+def _ground(grid: RasterGrid, limits: ControllerLimits) -> float | None:
+    """The least area on the ground (m2) a region covers; None where a speck is told by its share of the image."""
+    return limits.min_area_m2 if grid.crs is not None else None
 
 
 def _too_small(area: float, fraction: float, grid: RasterGrid, limits: ControllerLimits) -> bool:
-    return area < limits.min_area_m2 if _ground(grid, limits) else fraction < limits.min_area_fraction
+    ground = _ground(grid, limits)
+    return area < ground if ground is not None else fraction < limits.min_area_fraction
 
 
 def _speck_size(grid: RasterGrid, limits: ControllerLimits) -> str:
-    return f"{limits.min_area_m2 / 1e6:.3g} km2" if _ground(grid, limits) else f"{limits.min_area_fraction:.1%}"
+    ground = _ground(grid, limits)
+    return f"{ground / 1e6:.3g} km2" if ground is not None else f"{limits.min_area_fraction:.1%}"
 
 
 def _small_message(zone_id: str, area: float, fraction: float, grid: RasterGrid, limits: ControllerLimits) -> str:
-    if _ground(grid, limits):
+    if _ground(grid, limits) is not None:
         return f"Region {zone_id} covers only {area / 1e6:.3g} km2 (at least {_speck_size(grid, limits)})."
     return f"Region {zone_id} covers only {fraction:.2%} of the image (at least {_speck_size(grid, limits)})."
 
@@ -327,7 +330,10 @@ def boxes_to_polygons(boxes, grid: RasterGrid, scale: float = 1.0) -> BoxPolygon
     Boxes reaching outside the image are clamped to it; swapped corners are put in order; boxes
     with no area inside the image are dropped. Every change is reported in `notes`.
     """
-    polygons, clamped, dropped, notes = [], [], [], []
+    polygons: list[BaseGeometry | None] = []
+    clamped: list[int] = []
+    dropped: list[int] = []
+    notes: list[str] = []
     for index, raw in enumerate(boxes):
         try:
             ymin, xmin, ymax, xmax = (float(v) / scale for v in raw)

@@ -94,9 +94,9 @@ def detect_platform(prefix: str | None = None, system: str | None = None) -> str
 def qgis_python(platform: str | None = None, prefix: str | None = None) -> str:
     """The Python interpreter of the QGIS that runs the plugin (inside QGIS sys.executable is QGIS itself)."""
     platform = platform or detect_platform()
-    prefix = Path(prefix if prefix is not None else sys.exec_prefix)
-    candidates = [prefix / "python.exe", prefix / "python3.exe"] if platform == WINDOWS else \
-        [prefix / "bin" / "python3", prefix / "bin" / "python"]
+    root = Path(prefix if prefix is not None else sys.exec_prefix)
+    candidates = [root / "python.exe", root / "python3.exe"] if platform == WINDOWS else \
+        [root / "bin" / "python3", root / "bin" / "python"]
     if Path(sys.executable).name.lower().startswith("python"):
         candidates.insert(0, Path(sys.executable))
     for candidate in candidates:

@@ -145,7 +145,8 @@ def _coordinates(frame, target: CRS | None, log: list) -> np.ndarray:
         frame = frame.to_crs(target)
     elif source is None and target is not None:
         log.append(NO_CRS_NOTE)
-    xy, shapes = [], {}
+    xy: list[tuple[float, float]] = []
+    shapes: dict[str, int] = {}
     for geometry in frame.geometry:
         if geometry.geom_type == "Point":
             xy.append((geometry.x, geometry.y))
@@ -335,7 +336,7 @@ def _evaluate_raster(path: Path, deposits, valid_mask, grid, threshold, log, pro
     counts = len(sorted_values) - np.searchsorted(sorted_values, levels, side="left")
     cumulative = list(counts.astype(float) * own.pixel_area)
     deposit_values = [filled[r, c] if ok else -np.inf for r, c, ok in zip(rows, cols, inside)]
-    found_at = []
+    found_at: list[int | None] = []
     for value, ok in zip(deposit_values, inside):
         if not ok or not value > threshold:
             found_at.append(None)
@@ -482,7 +483,7 @@ def _surface_curve(above: np.ndarray, tied: np.ndarray, n_inside: int) -> list:
             points.append((start, found_before))
             points.append((start + width, found_after))
     points.append((1.0, n_inside))
-    curve = []
+    curve: list[dict] = []
     for share, count in points:
         if curve and curve[-1]["area_share"] == share and curve[-1]["found"] == count:
             continue
@@ -552,7 +553,7 @@ def classification_metrics(truths, predictions, positive: str = "A", labels=None
     truths = [str(t) for t in truths]
     predictions = [str(p) for p in predictions]
     labels = _choices(truths, predictions, positive, labels)
-    confusion = {t: {} for t in labels}
+    confusion: dict[str, dict[str, int]] = {t: {} for t in labels}
     for t, p in zip(truths, predictions):
         confusion.setdefault(t, {})
         confusion[t][p] = confusion[t].get(p, 0) + 1

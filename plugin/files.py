@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,7 +126,7 @@ def _locked(folders: list) -> Iterator[None]:
     """An exclusive lock on each folder (in the order given: sorted, so two runs never wait on each other), held
     while a run's outputs move into them. On POSIX the folder itself is locked (nothing is left behind); on Windows,
     where a folder cannot be opened for locking, one lock file in the temporary folder serves every run."""
-    if os.name == "nt":
+    if sys.platform == "win32":  # os.name == "nt" (spelt so the type checker knows the platform)
         import msvcrt
 
         with open(Path(tempfile.gettempdir()) / "lodestar-outputs.lock", "a+b") as handle:
@@ -143,7 +144,7 @@ def _locked(folders: list) -> Iterator[None]:
         return
     import fcntl
 
-    handles = []
+    handles: list[int] = []
     try:
         for folder in folders:
             handle = os.open(folder, os.O_RDONLY)

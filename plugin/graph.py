@@ -41,6 +41,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import geopandas as gpd
 import networkx as nx
@@ -54,6 +55,9 @@ from .files import atomic_path
 from .labels import plural
 from .progress import SILENT, Progress
 from .roles import guess_role
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from pyproj import CRS
 
 COMPASS = ("north", "north-east", "east", "south-east", "south", "south-west", "west", "north-west")
 OPPOSITE = {word: COMPASS[(i + 4) % 8] for i, word in enumerate(COMPASS)}
@@ -104,7 +108,7 @@ class SpatialGraph:
     graph: nx.DiGraph
     nodes: gpd.GeoDataFrame
     edges: gpd.GeoDataFrame
-    crs: object
+    crs: CRS | None
     params: GraphParams
     log: list[str] = field(default_factory=list)
 
@@ -309,7 +313,7 @@ def build_graph(zones, params: GraphParams | None = None, progress: Progress = S
     progress.set(5)
     bounds = frame.geometry.bounds.to_numpy()
     pairs = candidate_pairs(frame, params, bounds)
-    overlaps = box_measures(bounds, pairs)[1] if len(pairs) else []
+    overlaps: np.ndarray | list = box_measures(bounds, pairs)[1] if len(pairs) else []
     progress.check()
     relations = []
     prepared: dict[int, object] = {}
@@ -512,7 +516,7 @@ def chain_flags(adjacency: list, roles: list) -> list[bool]:
 
 
 def _nodes_frame(frame: gpd.GeoDataFrame, metrics: dict, crs) -> gpd.GeoDataFrame:
-    columns = {c: [] for c in NODE_COLUMNS}
+    columns: dict[str, list] = {c: [] for c in NODE_COLUMNS}
     if len(frame):
         for c in ("zone_id", "layer", "role", "kind", "score_mean", "area_m2"):
             columns[c] = list(frame[c])
@@ -528,7 +532,7 @@ def _nodes_frame(frame: gpd.GeoDataFrame, metrics: dict, crs) -> gpd.GeoDataFram
 
 
 def _edges_frame(rows: list, crs) -> gpd.GeoDataFrame:
-    columns = {c: [] for c in EDGE_COLUMNS}
+    columns: dict[str, list] = {c: [] for c in EDGE_COLUMNS}
     lines = []
     for source, target, direction, attrs, line in rows:
         columns["source"].append(source)

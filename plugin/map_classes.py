@@ -41,8 +41,8 @@ def favourability_classes(style: Path = STYLE) -> tuple[MapClass, ...]:
     lower = float(shader.get("minimumValue", "0"))
     classes = []
     for item in items:
-        upper = float(item.get("value"))
-        classes.append(MapClass(lower, upper, item.get("color"), item.get("label", "")))
+        upper = float(item.attrib["value"])
+        classes.append(MapClass(lower, upper, item.attrib["color"], item.get("label", "")))
         lower = upper
     return tuple(classes)
 

@@ -569,6 +569,7 @@ class RasterSet:
             )
         first = next(iter(referenced.values()))
         crs = first.grid.crs
+        assert crs is not None  # a referenced layer's grid has its CRS
         if not _is_projected(crs):
             lon0, lat0, lon1, lat1 = transform_bounds(crs, "EPSG:4326", *first.grid.bounds)
             crs = utm_crs_for((lon0 + lon1) / 2, (lat0 + lat1) / 2)
@@ -578,6 +579,7 @@ class RasterSet:
         res = math.inf
         areas, boxes = {}, {}
         for name, reader in referenced.items():
+            assert reader.grid.crs is not None
             if not reader.grid.crs.equals(crs):
                 self.log.append(f"{name} is in {crs_label(reader.grid.crs)}; reprojected to {crs_label(crs)}.")
             frame = transform_bounds(reader.grid.crs, crs, *reader.grid.bounds, densify_pts=21)
@@ -601,8 +603,8 @@ class RasterSet:
     def _check_overlap(self, areas: dict, common: float, pixels: int) -> None:
         """When the layers' overlap is a small part of the largest layer: refuse it if it leaves too few pixels to
         analyse, else say what is left out (a small layer silently shrinking the analysis looks like a barren area)."""
-        smallest = min(areas, key=areas.get)
-        largest = max(areas, key=areas.get)
+        smallest = min(areas, key=areas.__getitem__)
+        largest = max(areas, key=areas.__getitem__)
         share = common / areas[largest]
         if share >= OVERLAP_WARNING_SHARE:
             return
@@ -676,6 +678,7 @@ class RasterSet:
         filled = src.filled(np.nan).astype("float32")
         # Warped in strips of whole rows (the same values as one warp), cancellation checked between strips.
         step = max(1, BLOCK_SOURCE_PIXELS // 16 // max(1, g.width))
+        assert src_grid.crs is not None and g.crs is not None  # warped only onto a georeferenced grid (`read`)
         src_crs, dst_crs = src_grid.crs.to_wkt(), g.crs.to_wkt()
         for i in range(len(bands)):
             for start in range(0, g.height, step):

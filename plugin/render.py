@@ -170,7 +170,9 @@ def source_stretch(source, layer: str | None, stretch):
     """Resolve stretch "auto": 8-bit RGB renderings are shown as they are (None), other rasters at (2, 98)."""
     if stretch != "auto":
         return stretch
-    reader = source.readers.get(layer) if isinstance(source, RasterSet) else source
+    reader = source
+    if isinstance(source, RasterSet):
+        reader = source.readers.get(layer) if layer is not None else None
     return None if isinstance(reader, RasterReader) and reader.is_rgb else (2, 98)
 
 

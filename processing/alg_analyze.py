@@ -5,7 +5,7 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from qgis.core import (
@@ -107,6 +107,40 @@ def kept_record(record: str) -> str:
         return (f"Run record: {record} (temporary: deleted when QGIS or qgis_process exits; give OUTPUT_RECORD "
                 "to keep it).")
     return f"Run record: {record}."
+
+
+@dataclass(frozen=True)
+class _Destinations:
+    """Where one run's outputs go."""
+
+    vectors: dict  # OUTPUT_ZONES ... OUTPUT_PROSPECTS -> path
+    report: str
+    record: str
+    surfaces: dict  # the mapping outputs asked for -> path
+
+
+def _refuse_unfinished(result, where: _Destinations, secrets: tuple) -> None:
+    """A run stopped or Failed: its record and report reach their destinations first, then it fails with one line
+    saying why (a non-zero exit)."""
+    with OutputSet() as staged:
+        for target, source in ((where.record, result.outputs["record"]), (where.report, result.outputs["report"])):
+            write_bytes_atomic(staged.path(target), Path(source).read_bytes())
+    why = (f"The model server failed, so the run could not finish: {result.stopped}" if result.stopped else
+           f"The run ended without an answer (Failed): {_why_no_answer(result.notes)}")
+    raise QgsProcessingException(mask_secrets(" ".join(
+        f"{why} The run record is {where.record}; the report is {where.report}.".split()), secrets))
+
+
+def _log_result(feedback, result, record: str, secrets: tuple) -> None:
+    """The run's notes and answer in the log: what the dock shows beside the answer, here all a user reads."""
+    for note in result.notes:
+        if note.startswith(("Replay check:", "Warning:")):
+            feedback.pushWarning(mask_secrets(humanize(note), secrets))
+        else:
+            feedback.pushInfo(mask_secrets(f"Note: {humanize(note)}", secrets))
+    feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
+                      f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
+                      f"{plural(result.rounds, 'round')}. {kept_record(record)}")
 
 
 class AnalyzeAlgorithm(LodestarAlgorithm):
@@ -320,16 +354,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         from ..models import run_analysis
         from ..plugin.engine.run import RunFailed
 
-        destinations = {key: output_path(self, parameters, key, context, f"{key.lower()}.gpkg")
-                        for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,
-                                    self.OUTPUT_PROSPECTIVITY, self.OUTPUT_PROSPECTS)}
-        report = output_path(self, parameters, self.OUTPUT_REPORT, context, "report.html")
-        record = output_path(self, parameters, self.OUTPUT_RECORD, context, "record.json")
-        surfaces = mapping_destinations(self, parameters, context)
-        for key, path in {**destinations, self.OUTPUT_REPORT: report, self.OUTPUT_RECORD: record,
-                          **surfaces}.items():  # before the run: no token is spent on a run that cannot be written
-            check_output_path(path, f"{key} ({self.parameterDefinition(key).description()})",
-                              vector=key in destinations)
+        where = self._destinations(parameters, context)
         work = Path(tempfile.mkdtemp(prefix="lodestar-analyze-", dir=QgsProcessingUtils.tempFolder()))
         try:
             request = self.request(parameters, context, feedback, work)
@@ -337,9 +362,9 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
             shutil.rmtree(work, ignore_errors=True)
             raise
         request = replace(request, output_names={  # the report names the files where the user will find them
-            "prospectivity": Path(destinations[self.OUTPUT_PROSPECTIVITY]).name,
-            "prospects": Path(destinations[self.OUTPUT_PROSPECTS]).name,
-            **{mapping_params.OUTPUTS[key][0]: Path(path).name for key, path in surfaces.items()}})
+            "prospectivity": Path(where.vectors[self.OUTPUT_PROSPECTIVITY]).name,
+            "prospects": Path(where.vectors[self.OUTPUT_PROSPECTS]).name,
+            **{mapping_params.OUTPUTS[key][0]: Path(path).name for key, path in where.surfaces.items()}})
 
         secrets = (request.settings.api_key,)  # masked in every line and message (the client masks replies already)
         progress = Progress(progress.set, lambda line: feedback.pushInfo(mask_secrets(line, secrets)),
@@ -354,20 +379,35 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
         except RunFailed as exc:  # the engine wrote the run's record before failing: it reaches its destination
             if exc.record is not None:
                 with OutputSet() as staged:
-                    write_bytes_atomic(staged.path(record), Path(exc.record).read_bytes())
-            raise QgsProcessingException(mask_secrets(" ".join(f"{exc.cause} The run record is {record}.".split()),
-                                                      secrets)) from exc
+                    write_bytes_atomic(staged.path(where.record), Path(exc.record).read_bytes())
+            raise QgsProcessingException(mask_secrets(" ".join(
+                f"{exc.cause} The run record is {where.record}.".split()), secrets)) from exc
         except BaseException:  # refused or cancelled before a record: nothing of the run is worth keeping
             shutil.rmtree(work, ignore_errors=True)
             raise
-        if result.stopped or result.answer == FAILED:  # the record and report first, then a non-zero exit
-            with OutputSet() as staged:
-                for target, source in ((record, result.outputs["record"]), (report, result.outputs["report"])):
-                    write_bytes_atomic(staged.path(target), Path(source).read_bytes())
-            why = (f"The model server failed, so the run could not finish: {result.stopped}" if result.stopped else
-                   f"The run ended without an answer (Failed): {_why_no_answer(result.notes)}")
-            raise QgsProcessingException(mask_secrets(" ".join(
-                f"{why} The run record is {record}; the report is {report}.".split()), secrets))
+        if result.stopped or result.answer == FAILED:
+            _refuse_unfinished(result, where, secrets)
+        outputs = self._write_outputs(parameters, context, feedback, request, result, progress, where)
+        _log_result(feedback, result, where.record, secrets)
+        outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
+        return outputs
+
+    def _destinations(self, parameters, context) -> _Destinations:
+        """Where the run's outputs go, every path checked before the run: no token is spent on a run that cannot
+        be written."""
+        vectors = {key: output_path(self, parameters, key, context, f"{key.lower()}.gpkg")
+                   for key in (self.OUTPUT_ZONES, self.OUTPUT_NODES, self.OUTPUT_EDGES,
+                               self.OUTPUT_PROSPECTIVITY, self.OUTPUT_PROSPECTS)}
+        report = output_path(self, parameters, self.OUTPUT_REPORT, context, "report.html")
+        record = output_path(self, parameters, self.OUTPUT_RECORD, context, "record.json")
+        surfaces = mapping_destinations(self, parameters, context)
+        for key, path in {**vectors, self.OUTPUT_REPORT: report, self.OUTPUT_RECORD: record, **surfaces}.items():
+            check_output_path(path, f"{key} ({self.parameterDefinition(key).description()})",
+                              vector=key in vectors)
+        return _Destinations(vectors, report, record, surfaces)
+
+    def _write_outputs(self, parameters, context, feedback, request, result, progress, where: _Destinations) -> dict:
+        """Write the finished run's outputs to their destinations: {key: path}."""
         stamp = json.loads(Path(result.outputs["record"]).read_text(encoding="utf-8"))["created_utc"]
         frames = {self.OUTPUT_ZONES: result.zones, self.OUTPUT_NODES: result.nodes, self.OUTPUT_EDGES: result.edges,
                   self.OUTPUT_PROSPECTIVITY: result.prospectivity, self.OUTPUT_PROSPECTS: result.prospects}
@@ -377,7 +417,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                   self.OUTPUT_PROSPECTS: "prospects.qml"}
         with OutputSet() as staged:  # every output staged beside its destination, then all moved there at once:
             # two runs writing the same paths leave one run's complete set
-            for key, path in destinations.items():  # stamped with the run's time: a replay writes the same bytes
+            for key, path in where.vectors.items():  # stamped with the run's time: a replay writes the same bytes
                 if key in (self.OUTPUT_PROSPECTIVITY, self.OUTPUT_PROSPECTS) and (frames[key] is None
                                                                                   or not len(frames[key])):
                     feedback.pushInfo(f"{key} was not written: no target was drawn (the notes say why).")
@@ -388,20 +428,11 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
                 write_vector(frames[key], staged.path(path), stamp=stamp)
                 outputs[key] = str(path)
                 style_output(context, path, styles[key])
-            for key, target, source in ((self.OUTPUT_REPORT, report, result.outputs["report"]),
-                                        (self.OUTPUT_RECORD, record, result.outputs["record"])):
+            for key, target, source in ((self.OUTPUT_REPORT, where.report, result.outputs["report"]),
+                                        (self.OUTPUT_RECORD, where.record, result.outputs["record"])):
                 write_bytes_atomic(staged.path(target), Path(source).read_bytes())
                 outputs[key] = target
-            outputs.update(write_mapping_outputs(surfaces, result.outputs, context, feedback, staged))
+            outputs.update(write_mapping_outputs(where.surfaces, result.outputs, context, feedback, staged))
             outputs.update(write_full_resolution_output(self, parameters, context, request, result, progress,
                                                         staged))
-        for note in result.notes:  # what the dock shows beside the answer: here the log is all a user reads
-            if note.startswith(("Replay check:", "Warning:")):
-                feedback.pushWarning(mask_secrets(humanize(note), secrets))
-            else:
-                feedback.pushInfo(mask_secrets(f"Note: {humanize(note)}", secrets))
-        feedback.pushInfo(f"Answer: {result.answer} ({result.answer_text}); "
-                          f"{'verified' if result.valid else 'voted' if result.voted else 'not verified'} after "
-                          f"{plural(result.rounds, 'round')}. {kept_record(record)}")
-        outputs.update({self.ANSWER: result.answer, self.VALID: int(result.valid), self.ROUNDS: int(result.rounds)})
         return outputs

@@ -55,6 +55,24 @@ class DepositModelForm(QDialog):
         self.folder = folder
         self.saved_path = None
         layout = QVBoxLayout(self)
+        self._build_form(layout)
+        self._build_evidence(layout)
+        self._build_weights(layout)
+        self.problem = QLabel(self)
+        self.problem.setWordWrap(True)
+        self.problem.setObjectName("modelProblem")
+        layout.addWidget(self.problem)
+        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel, self)
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+        self.start.currentIndexChanged.connect(lambda *_: self.copy_from(self.start.currentData()))
+        index = self.start.findData(start)
+        self.start.setCurrentIndex(max(0, index))
+        self.copy_from(self.start.currentData())
+
+    def _build_form(self, layout: QVBoxLayout) -> None:
+        """The model's fields: the model copied, id, name, question words, hosts, fault distance and footprint."""
         form = QFormLayout()
         self.start = QComboBox(self)
         for model in self.models:
@@ -81,6 +99,9 @@ class DepositModelForm(QDialog):
         form.addRow("Footprint of one system", self.footprint)
         form.addRow("Footprint: of what", self.footprint_of)
         layout.addLayout(form)
+
+    def _build_evidence(self, layout: QVBoxLayout) -> None:
+        """The evidence table, with Add evidence and Remove selected below it."""
         layout.addWidget(QLabel("Evidence (critical evidence must hold for a deposit; secondary supports it):", self))
         self.evidence = QTableWidget(0, len(EVIDENCE_HEADERS), self)
         self.evidence.setHorizontalHeaderLabels(EVIDENCE_HEADERS)
@@ -95,6 +116,9 @@ class DepositModelForm(QDialog):
         rows.addWidget(remove)
         rows.addStretch(1)
         layout.addLayout(rows)
+
+    def _build_weights(self, layout: QVBoxLayout) -> None:
+        """The table of each layer role's weight in the favourability surface."""
         layout.addWidget(QLabel("Weight of each layer role in the favourability surface (0: not used):", self))
         self.weights = QTableWidget(len(ROLES), 2, self)
         self.weights.setHorizontalHeaderLabels(("Role", "Weight"))
@@ -103,18 +127,6 @@ class DepositModelForm(QDialog):
             self.weights.setItem(i, 0, QTableWidgetItem(role_label(role)))
             self.weights.setCellWidget(i, 1, self._spin(0, 10, 2))
         layout.addWidget(self.weights)
-        self.problem = QLabel(self)
-        self.problem.setWordWrap(True)
-        self.problem.setObjectName("modelProblem")
-        layout.addWidget(self.problem)
-        buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel, self)
-        buttons.accepted.connect(self.save)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
-        self.start.currentIndexChanged.connect(lambda *_: self.copy_from(self.start.currentData()))
-        index = self.start.findData(start)
-        self.start.setCurrentIndex(max(0, index))
-        self.copy_from(self.start.currentData())
 
     def _spin(self, low, high, decimals, suffix="") -> QDoubleSpinBox:
         spin = QDoubleSpinBox(self)

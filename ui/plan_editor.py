@@ -91,12 +91,40 @@ class PlanEditor(QObject):
         layout = QVBoxLayout(self.page)
         self.note = QLabel(NO_RUN, self.page)
         self.note.setWordWrap(True)
+        self._build_table()
+        combination = self._build_combination()
+        previews = self._build_previews()
+        buttons = self._build_buttons()
+        self.status = QLabel(self.page)
+        self.status.setWordWrap(True)
+        self.status.setObjectName("planStatus")
+        layout.addWidget(self.note)
+        layout.addWidget(self.table)
+        layout.addLayout(combination)
+        layout.addWidget(self.combination_hint)
+        layout.addLayout(previews)
+        layout.addWidget(self.rerun_button)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        toolbox.addItem(self.page, PAGE_TITLE)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(150)
+        self._connect()
+        self.task: ReplanTask | None = None
+        self.clear()
+
+    def _build_table(self) -> None:
+        """The plan's table: one row a layer."""
         self.table = QTableWidget(0, len(HEADERS), self.page)
         self.table.setObjectName("planTable")
         self.table.setHorizontalHeaderLabels(HEADERS)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setMinimumHeight(140)
+
+    def _build_combination(self) -> QHBoxLayout:
+        """The combination method and its gamma (the row returned), and the hint below them."""
         combination = QHBoxLayout()
         self.method = QComboBox(self.page)
         self.method.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
@@ -114,6 +142,10 @@ class PlanEditor(QObject):
         self.combination_hint = QLabel(self.page)
         self.combination_hint.setObjectName("planCombinationHint")
         self.combination_hint.setWordWrap(True)
+        return combination
+
+    def _build_previews(self) -> QHBoxLayout:
+        """The row of the surface's and the response curve's previews."""
         previews = QHBoxLayout()
         self.surface_label = QLabel(self.page)
         self.surface_label.setObjectName("planSurfacePreview")
@@ -123,6 +155,10 @@ class PlanEditor(QObject):
             label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
             label.setMinimumSize(PREVIEW_PX // 2, PREVIEW_PX // 2)
             previews.addWidget(label)
+        return previews
+
+    def _build_buttons(self) -> QHBoxLayout:
+        """Re-run with this plan, and the row of Save, Load and Agent's plan (returned)."""
         buttons = QHBoxLayout()
         self.rerun_button = QPushButton("Re-run with this plan", self.page)
         self.rerun_button.setToolTip("Re-make the surface and targets with this plan, without re-running the chain")
@@ -131,21 +167,10 @@ class PlanEditor(QObject):
         self.reset_button = QPushButton("Agent's plan", self.page)
         for button in (self.save_button, self.load_button, self.reset_button):
             buttons.addWidget(button)
-        self.status = QLabel(self.page)
-        self.status.setWordWrap(True)
-        self.status.setObjectName("planStatus")
-        layout.addWidget(self.note)
-        layout.addWidget(self.table)
-        layout.addLayout(combination)
-        layout.addWidget(self.combination_hint)
-        layout.addLayout(previews)
-        layout.addWidget(self.rerun_button)
-        layout.addLayout(buttons)
-        layout.addWidget(self.status)
-        toolbox.addItem(self.page, PAGE_TITLE)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(150)
+        return buttons
+
+    def _connect(self) -> None:
+        """The page's signals to their slots; an edit refreshes the preview after a short pause (`_timer`)."""
         self._timer.timeout.connect(self.refresh_preview)
         self.table.itemChanged.connect(self._item_changed)
         self.table.currentCellChanged.connect(lambda *_: self._draw_curve())
@@ -155,8 +180,6 @@ class PlanEditor(QObject):
         self.save_button.clicked.connect(lambda *_: self._save_clicked())
         self.load_button.clicked.connect(lambda *_: self._load_clicked())
         self.reset_button.clicked.connect(lambda *_: self.reset())
-        self.task: ReplanTask | None = None
-        self.clear()
 
     # ----- showing a run
     def clear(self) -> None:

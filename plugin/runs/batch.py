@@ -345,7 +345,7 @@ def summarize(outcomes: list[CaseOutcome], paths=None) -> dict:
             continue
         positive[case.id] = case.positive_choice
     truth, pred = answer_labels(outcomes, positive)
-    figures = {"cases": len(outcomes), "errors": sum(1 for r in outcomes if r.answer == ERROR),
+    figures: dict[str, object] = {"cases": len(outcomes), "errors": sum(1 for r in outcomes if r.answer == ERROR),
                "failed": sum(1 for r in outcomes if r.answer == "Failed"), "scored": len(truth)}
     if truth:
         scores = classification_metrics(truth, pred, positive="yes", labels=["yes", "no"])

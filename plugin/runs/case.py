@@ -43,6 +43,33 @@ def read_case(path) -> Case:
     path = Path(path)
     if path.is_dir():
         path = path / "case.json"
+    data = _case_data(path)
+    folder = path.parent
+    layers: list[LayerSpec] = []
+    favourable_units: dict[str, list[str]] = {}
+    for i, entry in enumerate(data["layers"]):
+        spec, units = _case_layer(path, folder, i, entry)
+        layers.append(spec)
+        if units:
+            favourable_units[spec.name] = list(units)
+    choices = data.get("choices") or dict(DEFAULT_CHOICES)
+    answer = data.get("answer")
+    if answer is not None and answer not in choices:
+        raise LodestarError(f"{path}: answer {answer!r} is not one of the choices {', '.join(choices)}.")
+    return Case(
+        id=str(data["id"]),
+        question=str(data["question"]),
+        layers=layers,
+        choices={str(k): str(v) for k, v in choices.items()},
+        answer=answer,
+        deposits=_case_deposits(path, folder, data.get("deposits")),
+        folder=folder,
+        favourable_units=favourable_units,
+    )
+
+
+def _case_data(path: Path) -> dict:
+    """The object case.json holds, its format, required keys and their kinds checked."""
     if not path.exists():
         raise LodestarError(f"No case.json at {path}. A case is a folder with a case.json ({FORMAT}).")
     try:
@@ -66,61 +93,53 @@ def read_case(path) -> Case:
         raise LodestarError(f"{path}: 'layers' must be a list of {{'path', 'role'}} objects.")
     if not isinstance(data.get("choices") or {}, dict):
         raise LodestarError(f"{path}: 'choices' must be an object of letter -> text, e.g. {{\"A\": \"Yes\"}}.")
-    folder = path.parent
-    layers, favourable_units = [], {}
-    for i, entry in enumerate(data["layers"]):
-        if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
-            raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
-        file, layer_name = _source(path, entry["path"], f"layer {i + 1}'s 'path'")
-        layer_path = _inside(path, folder, file, f"layer {i + 1}'s 'path'")
-        if not layer_path.exists():
-            raise LodestarError(f"{path}: layer file {file} does not exist in {folder}.")
-        if layer_path.is_dir():
-            raise LodestarError(f"{path}: layer {i + 1}'s 'path' {entry['path']!r} is a folder, not a file; name the "
-                                "raster or vector file itself (e.g. one of the files inside it).")
-        for key in ("role", "name", "favourable", "sensor"):
-            if entry.get(key) is not None and not isinstance(entry[key], str):
-                raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
-        legend = entry.get("legend")
-        legend_path = _inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None
-        if legend_path is not None and legend_path.is_dir():
-            raise LodestarError(f"{path}: layer {i + 1}'s 'legend' {legend!r} is a folder, not a file; name the "
-                                "legend CSV itself (columns value,name).")
-        units = entry.get("favourable_units")
-        if units is not None and (not isinstance(units, list) or not all(isinstance(u, str) and u for u in units)):
-            raise LodestarError(f"{path}: layer {i + 1}'s 'favourable_units' must be a list of unit codes or names, "
-                                "e.g. [\"LPZE\", \"limestone\"].")
-        layers.append(LayerSpec(
-            path=layer_path,
-            role=entry["role"],
-            name=entry.get("name") or "",
-            favourable=entry.get("favourable") or "high",
-            legend=legend_path,
-            layer=layer_name,
-            root=folder,
-            sensor=entry.get("sensor") or "",
-        ))
-        if units:
-            favourable_units[layers[-1].name] = list(units)
-    choices = data.get("choices") or dict(DEFAULT_CHOICES)
-    answer = data.get("answer")
-    if answer is not None and answer not in choices:
-        raise LodestarError(f"{path}: answer {answer!r} is not one of the choices {', '.join(choices)}.")
-    deposits = data.get("deposits")
-    if deposits:  # a point layer, or one layer of a GeoPackage: 'sites.gpkg|layername=deposits'
-        file, layer_name = _source(path, deposits, "'deposits'")
-        deposits = _inside(path, folder, file, "'deposits'")
-        deposits = Path(f"{deposits}|layername={layer_name}") if layer_name else deposits
-    return Case(
-        id=str(data["id"]),
-        question=str(data["question"]),
-        layers=layers,
-        choices={str(k): str(v) for k, v in choices.items()},
-        answer=answer,
-        deposits=deposits or None,
-        folder=folder,
-        favourable_units=favourable_units,
+    return data
+
+
+def _case_layer(path: Path, folder: Path, i: int, entry) -> tuple[LayerSpec, list[str] | None]:
+    """The layer `entry` (the case's `i`-th, from 0) names, and the units it names favourable (None when none)."""
+    if not isinstance(entry, dict) or "path" not in entry or "role" not in entry:
+        raise LodestarError(f"{path}: layer {i + 1} needs a 'path' and a 'role'.")
+    file, layer_name = _source(path, entry["path"], f"layer {i + 1}'s 'path'")
+    layer_path = _inside(path, folder, file, f"layer {i + 1}'s 'path'")
+    if not layer_path.exists():
+        raise LodestarError(f"{path}: layer file {file} does not exist in {folder}.")
+    if layer_path.is_dir():
+        raise LodestarError(f"{path}: layer {i + 1}'s 'path' {entry['path']!r} is a folder, not a file; name the "
+                            "raster or vector file itself (e.g. one of the files inside it).")
+    for key in ("role", "name", "favourable", "sensor"):
+        if entry.get(key) is not None and not isinstance(entry[key], str):
+            raise LodestarError(f"{path}: layer {i + 1}'s {key!r} must be text, not {entry[key]!r}.")
+    legend = entry.get("legend")
+    legend_path = _inside(path, folder, legend, f"layer {i + 1}'s 'legend'") if legend else None
+    if legend_path is not None and legend_path.is_dir():
+        raise LodestarError(f"{path}: layer {i + 1}'s 'legend' {legend!r} is a folder, not a file; name the "
+                            "legend CSV itself (columns value,name).")
+    units = entry.get("favourable_units")
+    if units is not None and (not isinstance(units, list) or not all(isinstance(u, str) and u for u in units)):
+        raise LodestarError(f"{path}: layer {i + 1}'s 'favourable_units' must be a list of unit codes or names, "
+                            "e.g. [\"LPZE\", \"limestone\"].")
+    spec = LayerSpec(
+        path=layer_path,
+        role=entry["role"],
+        name=entry.get("name") or "",
+        favourable=entry.get("favourable") or "high",
+        legend=legend_path,
+        layer=layer_name,
+        root=folder,
+        sensor=entry.get("sensor") or "",
     )
+    return spec, units
+
+
+def _case_deposits(path: Path, folder: Path, deposits) -> Path | None:
+    """The case's 'deposits' resolved in its folder: a point layer, or one layer of a GeoPackage
+    ('sites.gpkg|layername=deposits'); None when it names none."""
+    if not deposits:
+        return None
+    file, layer_name = _source(path, deposits, "'deposits'")
+    inside = _inside(path, folder, file, "'deposits'")
+    return Path(f"{inside}|layername={layer_name}") if layer_name else inside
 
 
 class _DuplicateKey(Exception):
@@ -176,7 +195,8 @@ def write_case(case: Case, folder) -> Path:
 
     layers = []
     for spec in case.layers:
-        entry = {"path": rel(spec.path) + (f"|layername={spec.layer}" if spec.layer else ""), "role": spec.role}
+        entry: dict[str, str | list[str]] = {
+            "path": rel(spec.path) + (f"|layername={spec.layer}" if spec.layer else ""), "role": spec.role}
         if spec.name and spec.name != (spec.layer or Path(spec.path).stem):
             entry["name"] = spec.name
         if spec.favourable != "high":

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
 from ..engine.deposit_models import model_ids
@@ -80,7 +81,7 @@ def backend_settings(values: BackendValues, where: dict | None = None, *, checke
     problem = backend_problem(values, where) if checked else ""
     if problem:
         raise LodestarError(problem)
-    budget = {} if values.max_tokens is None else {"max_tokens": int(values.max_tokens)}
+    budget: dict[str, Any] = {} if values.max_tokens is None else {"max_tokens": int(values.max_tokens)}
     if values.backend == "offline":
         return BackendSettings(temperature=float(values.temperature), **budget)
     planner = str(values.models.get("planner") or "").strip()

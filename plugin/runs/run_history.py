@@ -80,7 +80,8 @@ def past_run(folder) -> PastRun:
 def list_runs(runs_folder) -> tuple[list, list]:
     """(runs newest first, [(folder, why)] of sub-folders with an unreadable record) under `runs_folder`; folders
     without a record (a run in progress, a cancelled one) are not runs."""
-    runs, unreadable = [], []
+    runs: list[PastRun] = []
+    unreadable: list[tuple[Path, str]] = []
     root = Path(runs_folder)
     if not root.is_dir():
         return runs, unreadable

@@ -178,7 +178,7 @@ def band_wavelengths(reader: RasterReader) -> list[float | None]:
 
 
 def _description_labels(reader: RasterReader) -> list[str | None]:
-    labels = []
+    labels: list[str | None] = []
     for text in reader.descriptions:
         match = re.fullmatch(r"\s*(?:b|band)[\s_]*0*(\d+)\s*([an])?\s*", text or "", flags=re.IGNORECASE)
         if match:
@@ -218,7 +218,8 @@ def resolve_bands(reader: RasterReader, sensor: str = "auto", band_map: dict | N
             return preset, bands, "band wavelengths"
     if sensor != "auto" and any(described):
         preset = candidates[0]
-        bands = {label: i + 1 for i, label in enumerate(described) if label in preset.wavelengths}
+        bands = {label: i + 1 for i, label in enumerate(described)
+                 if label is not None and label in preset.wavelengths}
         if bands:
             return preset, bands, "band descriptions"
     if sensor != "auto":

@@ -52,13 +52,14 @@ def legend_colours(path) -> dict[int, tuple[int, int, int]]:
     if not all(c in header for c in "rgb"):
         return {}
     value_col, columns = _legend_columns(header, body)[0], [header.index(c) for c in "rgb"]
-    colours = {}
+    colours: dict[int, tuple[int, int, int]] = {}
     for row in body:
         try:
-            rgb = tuple(int(float(row[i])) for i in columns)
+            r, g, b = (int(float(row[i])) for i in columns)
             code = int(float(row[value_col]))
         except (ValueError, IndexError):
             return {}
+        rgb = (r, g, b)
         if not all(0 <= v <= 255 for v in rgb):
             return {}
         colours[code] = rgb
@@ -205,8 +206,8 @@ def contact_records(labels: np.ndarray, valid: np.ndarray, grid: RasterGrid, nam
     edges = []
     for rows, cols, a, b, axis in contact_edges(labels, valid):
         if options.involve is not None:
-            keep = np.isin(a, list(options.involve)) | np.isin(b, list(options.involve))
-            rows, cols, a, b = rows[keep], cols[keep], a[keep], b[keep]
+            involved = np.isin(a, list(options.involve)) | np.isin(b, list(options.involve))
+            rows, cols, a, b = rows[involved], cols[involved], a[involved], b[involved]
         rows2, cols2 = (rows, cols + 1) if axis == 1 else (rows + 1, cols)
         np.add.at(counts, (rows, cols), 1)
         np.add.at(counts, (rows2, cols2), 1)
@@ -232,7 +233,7 @@ def contact_records(labels: np.ndarray, valid: np.ndarray, grid: RasterGrid, nam
     relabel[keep] = np.arange(1, len(keep) + 1)
     polygons = labelled_polygons(relabel[components], grid, options.simplify_px)
     pixel_len = max(grid.pixel_size)
-    records = []
+    records: list[dict] = []
     for index, comp in enumerate(keep, start=1):
         geom = polygons.get(index)
         if geom is None:

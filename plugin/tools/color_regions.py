@@ -169,6 +169,7 @@ class _IndexSource:
         c1 = self.cols if c1 is None else c1
         if self.memory is not None:
             return self.memory[r0:r1, c0:c1] * self.sign
+        assert self.reader is not None  # read into memory when not on the analysis grid
         win = Window(self.window.col_off + c0, self.window.row_off + r0, c1 - c0, r1 - r0)
         data = self.reader.read([self.band], window=win)[0]
         if self.sign < 0:
@@ -181,6 +182,7 @@ class _IndexSource:
         if self.memory is not None:
             data = self.memory[::step, ::step]
         else:
+            assert self.reader is not None  # read into memory when not on the analysis grid
             shape = (max(1, self.rows // step), max(1, self.cols // step))
             data = self.reader.read([self.band], window=self.window, out_shape=shape)[0]
         return (data.compressed() * self.sign).astype("float64")
@@ -213,6 +215,7 @@ def otsu_threshold(values: np.ndarray, bins: int = 256) -> float:
 def evidence_threshold(sample: np.ndarray, params: ColorRegionParams, sign: float) -> float:
     """The threshold on the evidence scale (value, or -value for low-favourable layers)."""
     if params.method == "value":
+        assert params.value is not None  # refused by ColorRegionParams without one
         return float(params.value) * sign
     if params.method == "percentile":
         return float(np.percentile(sample, params.percentile))
@@ -544,6 +547,7 @@ def _box_on_window(bar: ColorBar, native_grid: RasterGrid, reader: RasterReader,
         c = np.asarray(xs) * grid.width / reader.grid.width
         r = np.asarray(ys) * grid.height / reader.grid.height
     else:
+        assert reader.grid.crs is not None  # on a georeferenced grid every layer is georeferenced
         if not reader.grid.crs.equals(grid.crs):
             xs, ys = transform(reader.grid.crs.to_wkt(), grid.crs.to_wkt(), list(map(float, xs)), list(map(float, ys)))
         c, r = grid.map_to_pixel(xs, ys)
@@ -565,7 +569,7 @@ class ColourLevels:
     values: np.ndarray    # each pixel's position on the colour bar (or a blue-to-red ramp when there is none)
     coloured: np.ndarray  # saturated and bright enough, with data, off the colour bar
     nodata: np.ndarray
-    bar: object           # the ColorBar found, or None
+    bar: ColorBar | None  # the ColorBar found, or None
     box: tuple | None     # the (rows, cols) the bar covers in the window, or None
     log: list
 

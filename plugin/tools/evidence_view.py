@@ -172,7 +172,7 @@ def write_view(image: Image.Image, grid: RasterGrid, path: Path) -> tuple[Path, 
     pixels = np.moveaxis(np.asarray(image, dtype=np.uint8), -1, 0)
     profile = {"driver": "PNG" if suffix == ".png" else "GTiff", "width": grid.width, "height": grid.height,
                "count": 3, "dtype": "uint8"}
-    if grid.georeferenced:
+    if grid.crs is not None:  # georeferenced
         profile.update(crs=grid.crs.to_wkt(), transform=grid.transform)
     if suffix != ".png":
         profile.update(photometric="RGB", compress="deflate")

@@ -148,7 +148,7 @@ def _component_records(components: np.ndarray, keep: list[int], grid: RasterGrid
     relabel = np.zeros(int(components.max()) + 1, dtype="int32")
     relabel[keep] = np.arange(1, len(keep) + 1)
     polygons = labelled_polygons(relabel[components], grid, params.simplify_px)
-    records = []
+    records: list[dict] = []
     source = components if score_pixels is None else score_pixels
     for index, comp in enumerate(keep, start=1):
         geom = polygons.get(index)

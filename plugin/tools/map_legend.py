@@ -351,7 +351,7 @@ def _write_units(reader: RasterReader, reading: LegendReading, target: Path, leg
             paper = None  # a unit shares the paper's colour: the paper is not told apart
     profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 1, "dtype": "uint8",
                "nodata": NODATA, "tiled": True, "blockxsize": 256, "blockysize": 256, "compress": "deflate"}
-    if grid.georeferenced:
+    if grid.crs is not None:  # georeferenced
         profile.update(crs=grid.crs.to_wkt(), transform=grid.transform)
     c0, r0, c1, r1 = reading.box
     total = BlockCounts(units={})

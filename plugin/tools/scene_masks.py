@@ -85,10 +85,10 @@ def window_masks(reader: RasterReader, scene: Scene, window: Window) -> tuple[di
             masks[name] &= ~missing
     green, red, nir = _INDEX_BANDS[scene.preset.name]
     if all(b in scene.bands for b in (green, red, nir)):
-        values = read_scaled(reader, scene, (green, red, nir), window)
+        scaled = read_scaled(reader, scene, (green, red, nir), window)
         with np.errstate(divide="ignore", invalid="ignore"):
-            ndvi = (values[nir] - values[red]) / (values[nir] + values[red])
-            ndwi = (values[green] - values[nir]) / (values[green] + values[nir])
+            ndvi = (scaled[nir] - scaled[red]) / (scaled[nir] + scaled[red])
+            ndwi = (scaled[green] - scaled[nir]) / (scaled[green] + scaled[nir])
         masks["vegetation"] |= np.nan_to_num(ndvi, nan=-1.0) > SETTINGS.ndvi
         masks["water"] |= np.nan_to_num(ndwi, nan=-1.0) > SETTINGS.ndwi
     masks["cloud"] &= ~nodata

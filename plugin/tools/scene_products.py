@@ -72,7 +72,8 @@ def _label(raw: str) -> str:
 
 def _named_bands(reader: RasterReader, preset: SensorPreset) -> tuple[dict, int | None]:
     """Band label -> band of the product band names of one sensor, and its quality band."""
-    bands, mask = {}, None
+    bands: dict[str, int] = {}
+    mask: int | None = None
     for i, text in enumerate(_band_texts(reader)):
         if preset.name in _MASKS and re.search(_MASKS[preset.name], text):
             mask = i + 1
@@ -191,7 +192,8 @@ def _sentinel2_scaling(reader: RasterReader, scene: Scene, labels: list) -> tupl
             (f"BOA_ADD_OFFSET of band {scene.bands[label]}", band.get("BOA_ADD_OFFSET")),
             (f"BOA_ADD_OFFSET_{name}", product.get(f"BOA_ADD_OFFSET_{name}")),
             ("BOA_ADD_OFFSET", product.get("BOA_ADD_OFFSET"))) if value not in (None, "")), ("BOA_ADD_OFFSET", None))
-        offset = _number(reader, *given, 0.0)
+        tag, value = given
+        offset = _number(reader, tag, value, 0.0)
         offsets.add(offset)
         scaling[label] = (1.0 / quantification, offset / quantification)
     shown = ", ".join(f"{o:g}" for o in sorted(offsets))

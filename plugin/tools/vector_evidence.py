@@ -148,7 +148,7 @@ def _unit_records(frame, grid: RasterGrid, extent: RasterGrid, layer, spec, para
     frame = frame.assign(_unit=names.values)
     selected = match_units({n: n for n in set(names)}, params.units) if params.units else set()
     tolerance = params.simplify_px * max(grid.pixel_size)
-    records = []
+    records: list[dict] = []
     for name, group in frame.groupby("_unit"):
         if selected and name not in selected:
             continue
