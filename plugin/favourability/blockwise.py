@@ -548,41 +548,18 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     to a cluster's workers once): reduced with `reduce(list)` (a tree of 8), or each
     result handed to `consume(window, result)` in completion order. Progress counts blocks; a cancel stops
     submitting and cancels what is in flight."""
-    import dask
-
     total = len(windows)
-    if (scheduler or "").strip():
-        from ..cluster import connect, worker_threads
-
-        client = connect(scheduler.strip(), progress)
-    else:
-        client = None
-    threads = worker_threads(client) if client is not None else max(1, dask.system.CPU_COUNT)
-    if client is not None:
-        progress.log(f"Dask cluster {scheduler.strip()}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
-                     f"{total} block(s)")
+    client, threads = _dask_client(scheduler, total, progress)
     shared = client.scatter(list(args), broadcast=True) if client is not None else list(args)
-    limit = 2 * threads
     done, partials, pending = 0, [], list(enumerate(windows))
     in_flight: dict = {}
     try:
         while pending or in_flight:
             if progress.cancelled():
                 raise Cancelled()
-            if client is None:
-                batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
-                results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
-                                       scheduler="threads", num_workers=threads)
-                finished = [(win, res) for (_, win), res in zip(batch, results)]
-            else:
-                while pending and len(in_flight) < limit:
-                    i, win = pending.pop(0)
-                    in_flight[client.submit(function, win, *shared, pure=False)] = win
-                ready = [f for f in in_flight if f.done()]
-                if not ready:
-                    time.sleep(0.05)
-                    continue
-                finished = [(in_flight.pop(f), f.result()) for f in ready]
+            finished = _finished_blocks(function, shared, pending, in_flight, client, threads)
+            if finished is None:
+                continue
             for win, result in finished:
                 if consume is not None:
                     consume(win, result)
@@ -604,6 +581,44 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     finally:
         if client is not None:
             client.close()
+
+
+def _dask_client(scheduler: str, total: int, progress: Progress) -> tuple:
+    """(the Dask client of the cluster at `scheduler`, None to run here; the blocks run at once: the cluster's worker
+    threads, or this machine's cores), a cluster's size said in the log."""
+    import dask
+
+    if not (scheduler or "").strip():
+        return None, max(1, dask.system.CPU_COUNT)
+    from ..cluster import connect, worker_threads
+
+    client = connect(scheduler.strip(), progress)
+    threads = worker_threads(client)
+    progress.log(f"Dask cluster {scheduler.strip()}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
+                 f"{total} block(s)")
+    return client, threads
+
+
+def _finished_blocks(function, shared: list, pending: list, in_flight: dict, client, threads: int) -> list | None:
+    """The next blocks done, as (window, result): here, the next `threads` of `pending` computed at once in threads;
+    on a cluster, `pending` submitted while fewer than 2 x `threads` are `in_flight`, and those done (None, after a
+    short wait, while none is)."""
+    import dask
+
+    if client is None:
+        batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
+        results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
+                               scheduler="threads", num_workers=threads)
+        return [(win, res) for (_, win), res in zip(batch, results)]
+    limit = 2 * threads
+    while pending and len(in_flight) < limit:
+        i, win = pending.pop(0)
+        in_flight[client.submit(function, win, *shared, pure=False)] = win
+    ready = [f for f in in_flight if f.done()]
+    if not ready:
+        time.sleep(0.05)
+        return None
+    return [(in_flight.pop(f), f.result()) for f in ready]
 
 
 def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", gamma: float = 0.8,
