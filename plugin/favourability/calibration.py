@@ -394,7 +394,7 @@ class _Guard:
         self.spent = {name: 0.0 for name in methods}
         self.lock = threading.Lock()
 
-    def task(self, name: str, work: Callable[[], object]) -> Callable[[Progress], object]:
+    def task(self, name: str, work: Callable[..., object]) -> Callable[[Progress], object]:
         """`work` (a fit of method `name`) as a task of `_in_parallel`: None when it fails, its failure kept (one
         model's failure ends that model, not the calibration); a cancel is raised."""
         def task(_):
@@ -494,7 +494,7 @@ def _in_parallel(tasks: list, progress: Progress) -> list:
             stop.set()
             for future in pending:
                 future.cancel()
-    failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    failures = [e for e in (f.exception() for f in futures if not f.cancelled()) if e is not None]
     if failures:
         raise next((e for e in failures if not isinstance(e, Cancelled)), failures[0])
     return [f.result() for f in futures]
