@@ -115,6 +115,7 @@ def read_block(raster_set: RasterSet, name: str, window: Window) -> np.ma.Masked
                                          resampling=decimation)
     out = np.full((len(bands), block.height, block.width), np.nan, dtype="float32")
     filled = src.filled(np.nan).astype("float32")
+    assert src_grid.crs is not None  # source_window has placed the grid's bounds in it
     for i in range(len(bands)):
         reproject(filled[i], out[i], src_transform=src_grid.transform, src_crs=src_grid.crs.to_wkt(), src_nodata=np.nan,
                   dst_transform=block.transform, dst_crs=grid.crs.to_wkt(), dst_nodata=np.nan, resampling=resampling)
@@ -190,6 +191,7 @@ class Distribution:
         low = min(self.min_positive, other.min_positive)
         if self.hist is not None or other.hist is not None:
             hist = (self.hist if self.hist is not None else 0) + (other.hist if other.hist is not None else 0)
+            assert isinstance(hist, np.ndarray)  # one of them at least is a histogram
             return Distribution(self.n + other.n, None, None, hist, low)
         values, inverse = np.unique(np.concatenate([self.values, other.values]), return_inverse=True)
         counts = np.bincount(inverse, weights=np.concatenate([self.counts, other.counts]),
@@ -216,11 +218,13 @@ class Distribution:
         place in the bin)."""
         data = np.asarray(data, dtype="float64")
         if self.exact:
+            assert self.values is not None and self.counts is not None
             cum = np.cumsum(self.counts)
             i = np.searchsorted(self.values, data)
             i = np.clip(i, 0, self.values.size - 1)
             before = np.where(i > 0, cum[np.maximum(i - 1, 0)], 0)
             return 0.5 * (cum[i] + before + 1)
+        assert self.hist is not None
         cum = np.cumsum(self.hist)
         keys = _sort_keys(data)
         b = (keys >> HIST_SHIFT).astype("int64")
@@ -231,7 +235,9 @@ class Distribution:
     def order_stat(self, k: int) -> float:
         """The k-th smallest value (0-based)."""
         if self.exact:
+            assert self.values is not None and self.counts is not None
             return float(self.values[np.searchsorted(np.cumsum(self.counts), k + 1)])
+        assert self.hist is not None
         b = int(np.searchsorted(np.cumsum(self.hist), k + 1))
         return float(_key_values(np.array([(b << HIST_SHIFT) | (1 << (HIST_SHIFT - 1))]))[0])
 
@@ -261,10 +267,12 @@ def _log_stretch(dist: Distribution, data: np.ndarray, low: float = 2.0, high: f
     values = np.log10(np.where(data > 0, data, floor))
     if hi <= lo:
         if dist.exact:
-            merged = Distribution(dist.n, np.unique(np.log10(np.where(dist.values > 0, dist.values, floor))))
-            merged.counts = np.bincount(np.searchsorted(merged.values, np.log10(
+            assert dist.values is not None
+            logs = np.unique(np.log10(np.where(dist.values > 0, dist.values, floor)))
+            merged = Distribution(dist.n, logs)
+            merged.counts = np.bincount(np.searchsorted(logs, np.log10(
                 np.where(dist.values > 0, dist.values, floor))), weights=dist.counts,
-                minlength=merged.values.size).astype("int64")
+                minlength=logs.size).astype("int64")
             return merged.ranks(values)
         return dist.ranks(data)
     return np.clip((values - lo) / (hi - lo), 0.0, 1.0)
@@ -280,7 +288,7 @@ class LayerPlan:
     distribution: Distribution | None = None
     selected: list = field(default_factory=list)
     legend: dict = field(default_factory=dict)
-    frame_codes: object = None  # unit polygons: (geometries, codes)
+    frame_codes: tuple | None = None  # unit polygons: (geometries, codes)
     frame_bounds: tuple = ()  # unit polygons: the map's extent (minx, miny, maxx, maxy)
     shapes: list = field(default_factory=list)
     pads: tuple = (0, 0, 0, 0)  # left, right, top, bottom: the whole-grid distance canvas around the grid
@@ -289,7 +297,7 @@ class LayerPlan:
 
 
 def _stats_block(window: Window, raster_set: RasterSet, specs: list, exact: bool) -> dict:
-    out = {}
+    out: dict[str, set | Distribution] = {}
     for spec in specs:
         band = read_block(raster_set, spec.layer, window)[0]
         if spec.transform == "units":
@@ -486,13 +494,14 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
     spec = plan.spec
     grid = raster_set.grid
     if spec.transform == "distance_m":
-        values = np.ma.masked_array(_block_distance(plan, grid, window, block))
+        values: np.ma.MaskedArray = np.ma.masked_array(_block_distance(plan, grid, window, block))
     elif spec.transform == "units":
         if plan.frame_codes is not None:
             shapes, codes = plan.frame_codes
             transform = grid.window_grid(window).transform
             burnt = _burn(shapes, codes, (int(window.height), int(window.width)), transform, False, "int32")
-            data = polygon_codes(burnt, plan.frame_bounds, transform).astype("float64")
+            data: np.ma.MaskedArray = polygon_codes(  # type: ignore[assignment]  # numpy's stubs: a masked
+                burnt, plan.frame_bounds, transform).astype("float64")  # array's astype is a masked array
         else:
             band = reads[spec.layer][0]
             ok = ~np.ma.getmaskarray(band)
@@ -508,6 +517,7 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
             values = data
         else:
             out = np.zeros(data.shape, dtype="float64")
+            assert plan.distribution is not None  # plan_surface's, for every ranked or logged layer
             if spec.transform == "percentile_rank":
                 out[~mask] = plan.distribution.ranks(data.compressed())
             else:
@@ -548,41 +558,18 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     to a cluster's workers once): reduced with `reduce(list)` (a tree of 8), or each
     result handed to `consume(window, result)` in completion order. Progress counts blocks; a cancel stops
     submitting and cancels what is in flight."""
-    import dask
-
     total = len(windows)
-    if (scheduler or "").strip():
-        from ..cluster import connect, worker_threads
-
-        client = connect(scheduler.strip(), progress)
-    else:
-        client = None
-    threads = worker_threads(client) if client is not None else max(1, dask.system.CPU_COUNT)
-    if client is not None:
-        progress.log(f"Dask cluster {scheduler.strip()}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
-                     f"{total} block(s)")
+    client, threads = _dask_client(scheduler, total, progress)
     shared = client.scatter(list(args), broadcast=True) if client is not None else list(args)
-    limit = 2 * threads
     done, partials, pending = 0, [], list(enumerate(windows))
     in_flight: dict = {}
     try:
         while pending or in_flight:
             if progress.cancelled():
                 raise Cancelled()
-            if client is None:
-                batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
-                results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
-                                       scheduler="threads", num_workers=threads)
-                finished = [(win, res) for (_, win), res in zip(batch, results)]
-            else:
-                while pending and len(in_flight) < limit:
-                    i, win = pending.pop(0)
-                    in_flight[client.submit(function, win, *shared, pure=False)] = win
-                ready = [f for f in in_flight if f.done()]
-                if not ready:
-                    time.sleep(0.05)
-                    continue
-                finished = [(in_flight.pop(f), f.result()) for f in ready]
+            finished = _finished_blocks(function, shared, pending, in_flight, client, threads)
+            if finished is None:
+                continue
             for win, result in finished:
                 if consume is not None:
                     consume(win, result)
@@ -604,6 +591,44 @@ def run_blocks(function, args: tuple, windows: list, scheduler: str = "", progre
     finally:
         if client is not None:
             client.close()
+
+
+def _dask_client(scheduler: str, total: int, progress: Progress) -> tuple:
+    """(the Dask client of the cluster at `scheduler`, None to run here; the blocks run at once: the cluster's worker
+    threads, or this machine's cores), a cluster's size said in the log."""
+    import dask
+
+    if not (scheduler or "").strip():
+        return None, max(1, dask.system.CPU_COUNT)
+    from ..cluster import connect, worker_threads
+
+    client = connect(scheduler.strip(), progress)
+    threads = worker_threads(client)
+    progress.log(f"Dask cluster {scheduler.strip()}: {len(client.scheduler_info().get('workers', {}))} worker(s), "
+                 f"{total} block(s)")
+    return client, threads
+
+
+def _finished_blocks(function, shared: list, pending: list, in_flight: dict, client, threads: int) -> list | None:
+    """The next blocks done, as (window, result): here, the next `threads` of `pending` computed at once in threads;
+    on a cluster, `pending` submitted while fewer than 2 x `threads` are `in_flight`, and those done (None, after a
+    short wait, while none is)."""
+    import dask
+
+    if client is None:
+        batch = [pending.pop(0) for _ in range(min(threads, len(pending)))]
+        results = dask.compute(*[dask.delayed(function)(win, *shared) for _, win in batch],
+                               scheduler="threads", num_workers=threads)
+        return [(win, res) for (_, win), res in zip(batch, results)]
+    limit = 2 * threads
+    while pending and len(in_flight) < limit:
+        i, win = pending.pop(0)
+        in_flight[client.submit(function, win, *shared, pure=False)] = win
+    ready = [f for f in in_flight if f.done()]
+    if not ready:
+        time.sleep(0.05)
+        return None
+    return [(in_flight.pop(f), f.result()) for f in ready]
 
 
 def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", gamma: float = 0.8,

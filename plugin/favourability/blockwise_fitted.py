@@ -115,7 +115,7 @@ def column_plans(raster_set: RasterSet, columns, block: int = FITTED_BLOCK) -> l
                                     frame_codes=(list(frame.geometry), [code[n] for n in names_of]),
                                     frame_bounds=tuple(frame.total_bounds)))
             continue
-        distance = LayerPlan(spec=None)
+        distance = LayerPlan(spec=None)  # type: ignore[arg-type]  # distances from its shapes alone: no spec
         distance.shapes = list(frame.geometry)
         if not distance.shapes:
             raise LodestarError(f"{layer.name} has no features to measure distances from.")
@@ -130,7 +130,7 @@ def measure_block(window: Window, raster_set: RasterSet, plans: list, block: int
     reads = block_reads(raster_set, window)
     shape = (int(window.height), int(window.width))
     valid = block_valid(reads, shape)
-    values = [None] * len(plans)
+    values: list[np.ndarray | None] = [None] * len(plans)
     for j, plan in enumerate(plans):
         if plan.how in ("values", "codes", "polygons"):
             values[j] = _measured(raster_set, plan, window, reads, valid)
@@ -142,8 +142,10 @@ def measure_block(window: Window, raster_set: RasterSet, plans: list, block: int
             values[j] = np.where(valid, _contact_block(raster_set, plans[plan.of], window).astype("float64"), np.nan)
         elif plan.how == "density":
             values[j] = np.where(valid, _density_block(raster_set, plan, window).astype("float64"), np.nan)
-    inside = np.logical_or.reduce([~np.isnan(v) for v in values])
-    return np.column_stack([v[inside] for v in values]), inside
+    measured = [v for v in values if v is not None]
+    assert len(measured) == len(plans)  # every column measured, by one of the ways above
+    inside = np.logical_or.reduce([~np.isnan(v) for v in measured])
+    return np.column_stack([v[inside] for v in measured]), inside
 
 
 def _measured(raster_set: RasterSet, plan: ColumnPlan, window: Window, reads: dict, valid: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextvars import copy_context
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -76,6 +77,7 @@ from .models import (
     METHODS,
     Columns,
     EnsembleModel,
+    WofeModel,
     checked,
     cores,
     fit_model,
@@ -253,7 +255,6 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
                split: Folds, log: list, progress: Progress) -> Calibration:
     """`calibrate` on the study area's rows (`data`), cancel checked in every prediction."""
     valid = data.valid
-    deposit_xy = _cell_points(data, grid)  # each deposit cell once, as the fits count them
     methods = METHODS if method == "best" else (method,)
     runs = _out_of_fold(methods, data, folds, thresholds, seed, progress.scaled(0.0, OUT_OF_FOLD_SHARE))
     for name in methods:
@@ -264,18 +265,7 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
     progress.check()
     if method == "best" and len(runs) >= 2:
         runs[ENSEMBLE] = _ensemble_out_of_fold(runs, data, folds, progress)
-    surfaces, comparison = {}, []
-    for name, run in runs.items():
-        progress.check()
-        surfaces[name] = _surface(run["oof"], valid)
-        comparison.append(_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", surfaces[name], grid,
-                                 deposit_xy, valid, run["seconds"]))
-    for label, surface in (baselines or {}).items():
-        progress.check()
-        comparison.append(_score(label, "no deposit data", surface, grid, deposit_xy, valid, None))
-    for run in runs.values():  # each run's scores sorted once (a cancel between them)
-        progress.check()
-        _fold_pairs(run, data)
+    surfaces, comparison = _compared(runs, data, grid, baselines, progress)
     chosen, reason = _choose(runs, data, list(range(folds)))
     why = _why(chosen, reason, runs, comparison, method)
     log.append(why)
@@ -284,17 +274,8 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
     run = runs[chosen]
     rest = 100.0 - OUT_OF_FOLD_SHARE
     progress.set(OUT_OF_FOLD_SHARE)
-    everything = np.ones(len(data.counts), dtype=bool)
-    if chosen == ENSEMBLE:
-        members = _in_parallel([lambda _, name=name: _full_fit(name, runs[name], data, thresholds, seed)[0]
-                                for name in runs if name != ENSEMBLE],
-                               progress.scaled(OUT_OF_FOLD_SHARE, OUT_OF_FOLD_SHARE + rest / 6))
-        model, params = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)]), {}
-        member_ranks = model.member_ranks(data.x)
-        full_scores = np.mean(member_ranks, axis=0)
-    else:
-        model, params = _full_fit(chosen, run, data, thresholds, seed)
-        full_scores = model.predict(data.x)
+    model, params, full_scores, member_ranks = _chosen_full_fit(
+        chosen, runs, data, thresholds, seed, progress.scaled(OUT_OF_FOLD_SHARE, OUT_OF_FOLD_SHARE + rest / 6))
     progress.set(OUT_OF_FOLD_SHARE + rest / 3)
     table = _rows(model, params, run, data, full_scores, valid, progress.scaled(OUT_OF_FOLD_SHARE + rest / 3,
                                                                                OUT_OF_FOLD_SHARE + 2 * rest / 3))
@@ -303,18 +284,10 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         uncertainty = _masked(np.std(member_ranks, axis=0), valid)
         label = "standard deviation of the ensemble's member models' favourability (0-1 rank scale)"
     elif chosen == "wofe":
-        progress.check()
-        logit, variance, _ = model.evidence(data.x)
-        probability, variance = posterior(logit, variance, model.n_deposits)
-        independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
-                                                 model.n_deposits)
-        independence["pairs"] = model.pairwise(data.x, data.counts)
-        log.append(_independence_line(independence))
-        log.append(pairwise_line(independence["pairs"]))
-        progress.check()
-        uncertainty = _masked(model.posterior_sd(data.x), valid)
+        independence, uncertainty = _wofe_checks(model, data, log, progress)
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:
+        everything = np.ones(len(data.counts), dtype=bool)
         spread = EnsembleModel(data.columns, run["models"], data.x[_reference_rows(data, everything)])
         uncertainty = _masked(np.std(spread.member_ranks(data.x), axis=0), valid)
         label = "standard deviation of the fold models' favourability (0-1 rank scale)"
@@ -325,6 +298,57 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
                        spread)
 
 
+def _compared(runs: dict, data: _Data, grid: RasterGrid, baselines: dict | None,
+              progress: Progress) -> tuple[dict, list[dict]]:
+    """({method: out-of-fold 0-1 surface}, the comparison's rows): every run's surface and then every baseline scored
+    on the study area's cells against each deposit cell once, as the fits count them; each run's scores sorted once
+    for `_auc_in` (a cancel checked between them all)."""
+    deposit_xy = _cell_points(data, grid)
+    surfaces, comparison = {}, []
+    for name, run in runs.items():
+        progress.check()
+        surfaces[name] = _surface(run["oof"], data.valid)
+        comparison.append(_score(f"{LABELS[name]}, out of fold", "out of fold (spatial blocks)", surfaces[name], grid,
+                                 deposit_xy, data.valid, run["seconds"]))
+    for label, surface in (baselines or {}).items():
+        progress.check()
+        comparison.append(_score(label, "no deposit data", surface, grid, deposit_xy, data.valid, None))
+    for run in runs.values():  # each run's scores sorted once (a cancel between them)
+        progress.check()
+        _fold_pairs(run, data)
+    return surfaces, comparison
+
+
+def _chosen_full_fit(chosen: str, runs: dict, data: _Data, thresholds, seed: int, progress: Progress):
+    """(the chosen model fitted on every row, its hyperparameters, its scores of every row, the ensemble's members'
+    ranks of every row or None): the ensemble's members fitted in threads (`progress` moving with them) and ranked
+    against a sample of the study area."""
+    if chosen != ENSEMBLE:
+        model, params = _full_fit(chosen, runs[chosen], data, thresholds, seed)
+        return model, params, model.predict(data.x), None
+    members = _in_parallel([lambda _, name=name: _full_fit(name, runs[name], data, thresholds, seed)[0]
+                            for name in runs if name != ENSEMBLE], progress)
+    everything = np.ones(len(data.counts), dtype=bool)
+    ensemble = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)])
+    member_ranks = ensemble.member_ranks(data.x)
+    return ensemble, {}, np.mean(member_ranks, axis=0), member_ranks
+
+
+def _wofe_checks(model: WofeModel, data: _Data, log: list, progress: Progress) -> tuple[dict, np.ma.MaskedArray]:
+    """(the conditional-independence tests, the posterior's standard deviation on the grid) of weights of evidence
+    fitted on every row; the tests' lines in `log`."""
+    progress.check()
+    logit, variance, _ = model.evidence(data.x)
+    probability, variance = posterior(logit, variance, model.n_deposits)
+    independence = conditional_independence(probability, variance, model.conditions(data.x), data.cell_units,
+                                             model.n_deposits)
+    independence["pairs"] = model.pairwise(data.x, data.counts)
+    log.append(_independence_line(independence))
+    log.append(pairwise_line(independence["pairs"]))
+    progress.check()
+    return independence, _masked(model.posterior_sd(data.x), data.valid)
+
+
 def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int, progress: Progress) -> dict:
     """{method: its out-of-fold scores, fold models, chosen hyperparameters, importance samples, AUC and seconds (its
     fits' own, summed over the threads), or the LodestarError that stopped it}: the inner fits of every candidate of
@@ -333,43 +357,14 @@ def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int,
     Python-bound fits share the cores with the forests' and the regressions' native ones."""
     candidates = {name: [dict(c) for c in GRIDS[name]] for name in methods}
     halves = {k: _inner_groups(k, folds) for k in range(folds)}
-    spent = {name: 0.0 for name in methods}
-    failed, lock = {}, threading.Lock()
-
-    def guarded(name: str, work):
-        def task(_):
-            start = time.perf_counter()
-            try:
-                return work()
-            except LodestarError as exc:
-                if isinstance(exc, Cancelled):
-                    raise
-                failed.setdefault(name, exc)  # one model's failure ends that model, not the calibration
-                return None
-            finally:
-                with lock:
-                    spent[name] += time.perf_counter() - start
-        return task
-
+    guard = _Guard(methods)
     for name in methods:
         try:
             imported(name)
         except LodestarError as exc:
-            failed[name] = exc
-    sets = sorted({_rest(group, groups) for groups in halves.values() for group in groups})
-    jobs = _taking_turns([[(name, train, c) for train in sets for c in range(len(candidates[name]))
-                           if _holds_deposits(data, train)] for name in methods
-                          if len(candidates[name]) > 1 and name not in failed])
-    searched = bool(jobs)
-    if searched:
-        progress.log(f"Calibration: hyperparameters chosen inside the training folds: {len(jobs)} inner fits of "
-                     + ", ".join(LABELS[name] for name in methods if len(candidates[name]) > 1 and name not in failed))
-    fitted = _in_parallel([guarded(name, lambda name=name, train=train, c=c: _fit_on(
-        name, data, train, candidates[name][c], thresholds, seed)) for name, train, c in jobs],
-        progress.scaled(0.0, SEARCH_SHARE if searched else 0.0))
-    inner = {name: {} for name in methods}  # each model's inner fits by (training folds, candidate)
-    for (name, train, c), model in zip(jobs, fitted):
-        inner[name][(train, c)] = model
+            guard.failed[name] = exc
+    inner, searched = _inner_fits(methods, candidates, halves, data, thresholds, seed, guard,
+                                  progress.scaled(0.0, SEARCH_SHARE))
 
     def outer(name: str, k: int):
         def work():
@@ -381,16 +376,71 @@ def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int,
             return model, best if name != "wofe" else {}, model.predict(data.x[data.fold == k])
         return work
 
-    alive = [name for name in methods if name not in failed]
+    alive = [name for name in methods if name not in guard.failed]
     pairs = _taking_turns([[(name, k) for k in range(folds)] for name in alive])
     progress.log(f"Calibration: {len(alive)} model(s) x {folds} folds out of fold: "
                  + ", ".join(f"{LABELS[name]} (model {m + 1} of {len(alive)})" for m, name in enumerate(alive)))
-    results = _in_parallel([guarded(name, outer(name, k)) for name, k in pairs],
+    results = _in_parallel([guard.task(name, outer(name, k)) for name, k in pairs],
                            progress.scaled(SEARCH_SHARE if searched else 0.0, 100.0))
-    runs = {}
+    return _runs(methods, pairs, results, guard, data)
+
+
+class _Guard:
+    """The fits of a calibration's methods run in threads: each method's failure (`failed`, the first LodestarError
+    that stopped it) and its fits' seconds (`spent`, summed over the threads)."""
+
+    def __init__(self, methods: tuple):
+        self.failed: dict[str, LodestarError] = {}
+        self.spent = {name: 0.0 for name in methods}
+        self.lock = threading.Lock()
+
+    def task(self, name: str, work: Callable[..., object]) -> Callable[[Progress], object]:
+        """`work` (a fit of method `name`) as a task of `_in_parallel`: None when it fails, its failure kept (one
+        model's failure ends that model, not the calibration); a cancel is raised."""
+        def task(_):
+            start = time.perf_counter()
+            try:
+                return work()
+            except LodestarError as exc:
+                if isinstance(exc, Cancelled):
+                    raise
+                self.failed.setdefault(name, exc)
+                return None
+            finally:
+                with self.lock:
+                    self.spent[name] += time.perf_counter() - start
+        return task
+
+
+def _inner_fits(methods: tuple, candidates: dict, halves: dict, data: _Data, thresholds, seed: int, guard: _Guard,
+                progress: Progress) -> tuple[dict[str, dict[tuple, object]], bool]:
+    """({method: {(training folds, candidate): the candidate fitted on them}}, whether any was fitted): every
+    candidate of every method that has a choice, on each set of folds an inner group's complement (each set once),
+    the methods taking turns, `progress` moving with them."""
+    sets = sorted({_rest(group, groups) for groups in halves.values() for group in groups})
+    jobs = _taking_turns([[(name, train, c) for train in sets for c in range(len(candidates[name]))
+                           if _holds_deposits(data, train)] for name in methods
+                          if len(candidates[name]) > 1 and name not in guard.failed])
+    searched = bool(jobs)
+    if searched:
+        progress.log(f"Calibration: hyperparameters chosen inside the training folds: {len(jobs)} inner fits of "
+                     + ", ".join(LABELS[name] for name in methods
+                                 if len(candidates[name]) > 1 and name not in guard.failed))
+    fitted = _in_parallel([guard.task(name, lambda name=name, train=train, c=c: _fit_on(
+        name, data, train, candidates[name][c], thresholds, seed)) for name, train, c in jobs],
+        progress)
+    inner: dict[str, dict[tuple, object]] = {name: {} for name in methods}
+    for (name, train, c), model in zip(jobs, fitted):
+        inner[name][(train, c)] = model
+    return inner, searched
+
+
+def _runs(methods: tuple, pairs: list, results: list, guard: _Guard, data: _Data) -> dict:
+    """`_out_of_fold`'s runs from the results of its outer folds (`pairs`: (method, fold) of each)."""
+    runs: dict[str, dict | LodestarError] = {}
     for name in methods:
-        if name in failed:
-            runs[name] = failed[name]
+        if name in guard.failed:
+            runs[name] = guard.failed[name]
             continue
         mine = sorted((k, result) for (n, k), result in zip(pairs, results) if n == name)
         oof = np.empty(len(data.counts))
@@ -398,7 +448,7 @@ def _out_of_fold(methods: tuple, data: _Data, folds: int, thresholds, seed: int,
             oof[data.fold == k] = scores
         runs[name] = {"oof": oof, "models": [r[0] for _, r in mine], "params": [r[1] for _, r in mine],
                       "held": [np.flatnonzero(data.fold == k) for k, _ in mine], "auc": _cell_auc(oof, data.counts),
-                      "seconds": spent[name]}
+                      "seconds": guard.spent[name]}
     return runs
 
 
@@ -444,7 +494,7 @@ def _in_parallel(tasks: list, progress: Progress) -> list:
             stop.set()
             for future in pending:
                 future.cancel()
-    failures = [f.exception() for f in futures if not f.cancelled() and f.exception() is not None]
+    failures = [e for e in (f.exception() for f in futures if not f.cancelled()) if e is not None]
     if failures:
         raise next((e for e in failures if not isinstance(e, Cancelled)), failures[0])
     return [f.result() for f in futures]

@@ -149,7 +149,7 @@ def evidence_values(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | Non
     given = (extra or {}).get(spec.layer)
     if spec.transform == "distance_m":
         geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
-        values = np.ma.masked_array(tf.distance_to_features_m(geometries, raster_set.grid))
+        values: np.ma.MaskedArray = np.ma.masked_array(tf.distance_to_features_m(geometries, raster_set.grid))
     elif spec.transform == "units":
         codes, legend = _unit_codes(raster_set, spec.layer, given)
         polygons = given is None and raster_set.spec(spec.layer).is_vector

@@ -126,6 +126,7 @@ class _Model:
     def weight_words(self, role: str) -> str:
         """'weight 1', and why when the model's own weight was raised to stay within MAX_WEIGHT_RATIO."""
         weight = self.weight(role)
+        assert weight is not None  # asked only of the roles the model weighs
         given = float((self.given or {}).get(role, weight) or 0.0)
         if given >= weight:
             return f"weight {weight:g}"

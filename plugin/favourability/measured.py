@@ -62,7 +62,8 @@ def measured_evidence(raster_set: RasterSet, infos, derived: bool = True) -> tup
         except LodestarError as exc:
             left_out.append({"layer": info.name, "reason": str(exc)})
             continue
-        values = np.ma.masked_array(layer.values.filled(np.nan), mask=np.ma.getmaskarray(layer.values) | ~valid)
+        values: np.ma.MaskedArray = np.ma.masked_array(layer.values.filled(np.nan),
+                                                       mask=np.ma.getmaskarray(layer.values) | ~valid)
         values = np.ma.masked_invalid(values)
         if values.count() == 0:
             left_out.append({"layer": info.name, "reason": "No data inside the analysed area."})
@@ -90,8 +91,8 @@ def _measure(raster_set: RasterSet, info) -> MeasuredLayer:
             raise LodestarError("The layer has no features.")
         polygons = frame.geometry.geom_type.str.contains("Polygon").all()
         if polygons and info.role == "geological_map":
-            codes, legend = _unit_codes(raster_set, info.name, None)
-            return MeasuredLayer(info.name, CATEGORICAL, np.ma.asarray(codes, dtype=float), "unit", "", legend)
+            unit_codes, legend = _unit_codes(raster_set, info.name, None)
+            return MeasuredLayer(info.name, CATEGORICAL, np.ma.asarray(unit_codes, dtype=float), "unit", "", legend)
         distance = tf.distance_to_features_m(frame.geometry, raster_set.grid)
         return MeasuredLayer(info.name, ORDERED, np.ma.masked_array(distance), "m", "low", {})
     data = raster_set.read(info.name)

@@ -28,8 +28,9 @@ from .models import (
 from .predictors import NODE, BoostingScores, ForestScores, LinearScores
 from .wofe import OTHER, CategoricalWeights, Generalisation, Weights
 
-TREE_MODELS = {"LogisticModel": ("quantile", LinearScores), "ForestModel": ("raw", ForestScores),
-               "BoostingModel": ("native", BoostingScores)}
+TREE_MODELS: dict[str, tuple[str, type[LinearScores] | type[ForestScores] | type[BoostingScores]]] = {
+    "LogisticModel": ("quantile", LinearScores), "ForestModel": ("raw", ForestScores),
+    "BoostingModel": ("native", BoostingScores)}
 """The models holding an encoder and an estimator: the encoder's mode and the estimator's class, by model class."""
 MEMBERS = {"WofeModel": ("n_deposits", "prior", "patterns"), **{name: ("encoder", "model") for name in TREE_MODELS}}
 """The classes an ensemble's member may be, with the keys each holds."""
@@ -51,7 +52,7 @@ class InvalidModel(ValueError):
 # ----------------------------------------------------------------------------------------------------------- writing
 def model_data(model) -> tuple[dict, dict]:
     """(structure, {name: array}) of a fitted model; its layers' data are not kept, only what they are."""
-    arrays = {}
+    arrays: dict[str, np.ndarray] = {}
     return {"columns": [_layer_entry(layer) for layer in model.columns.layers],
             "model": _model(model, "", arrays)}, arrays
 
@@ -93,7 +94,7 @@ def _pattern(g, prefix: str, arrays: dict):
 
 
 def _encoder(encoder: Encoder, prefix: str, arrays: dict) -> dict:
-    fill = []
+    fill: list[bool | float | None] = []
     for j, categorical in enumerate(encoder.columns.categorical):
         if categorical:
             arrays[f"{prefix}units.{j}"] = np.asarray(encoder.units[j], dtype="<f8")
@@ -124,7 +125,8 @@ class _Arrays:
     """The file's arrays, each taken by the name the structure gives it, with the dtype and shape it must have."""
 
     def __init__(self, arrays: dict):
-        self.arrays, self.taken = arrays, set()
+        self.arrays = arrays
+        self.taken: set[str] = set()
 
     def take(self, name: str, dtype, shape: tuple) -> np.ndarray:
         """The array `name`, of `dtype` and `shape` (None: any length)."""
@@ -152,8 +154,9 @@ KINDS = {"str": lambda v: isinstance(v, str), "bool": lambda v: isinstance(v, bo
 """The JSON types a value is checked to have ('real': an int or a float; a bool is neither)."""
 
 
-def _value(node: dict, key: str, kind: str, where: str):
-    """node[key], checked to be of `kind` (KINDS; 'real': an int or a float, as a float)."""
+def _value(node, key: str | int, kind: str, where: str):
+    """node[key] (`node` an object, or a list and `key` an index), checked to be of `kind` (KINDS; 'real': an int
+    or a float, as a float)."""
     value = node[key]
     if not KINDS[kind](value):
         raise InvalidModel(f"{where}{key} is not a {kind}")
@@ -251,13 +254,14 @@ def _pattern_of(node, prefix: str, categorical: bool, arrays: _Arrays):
     name = _class(node, prefix, {"CategoricalWeights": ("merged",)} if categorical else {
         "Generalisation": ("threshold", "ascending", "best")})
     codes = arrays.take(prefix + "codes", "<f8", (None,)) if categorical else None
-    count = len(codes) if categorical else len(arrays.take(prefix + "area", "<f8", (None,)))
+    count = len(codes) if codes is not None else len(arrays.take(prefix + "area", "<f8", (None,)))
     table = Weights(**{field: arrays.take(prefix + field, bool if field in FLAGS else "<f8", (count,))
                        for field in WEIGHTS})
     if not count:
         raise InvalidModel(f"{prefix.rstrip('.')} weighs no class")
     if name == "CategoricalWeights":
         merged = _value(node, "merged", "list", prefix)
+        assert codes is not None  # categorical
         if codes[-1] != OTHER or not all(KINDS["real"](code) for code in merged):
             raise InvalidModel(f"{prefix.rstrip('.')}: its last class is not 'other', or a merged code is no number")
         return CategoricalWeights(codes, table, tuple(float(code) for code in merged))
@@ -274,7 +278,9 @@ def _encoder_of(node, prefix: str, columns: Columns, mode: str, arrays: _Arrays)
     if node["mode"] != mode or len(indicator) != len(columns) or len(fill) != len(columns) or not all(
             KINDS["bool"](i) for i in indicator):
         raise InvalidModel(f"{prefix.rstrip('.')} is not a {mode} encoding of {len(columns)} layers")
-    units, quantiles, fills = [], [], []
+    units: list[np.ndarray | None] = []
+    quantiles: list[np.ndarray | None] = []
+    fills: list[np.ndarray | float | None] = []
     for j, categorical in enumerate(columns.categorical):
         if categorical:
             kept = arrays.take(f"{prefix}units.{j}", "<f8", (None,))

@@ -93,7 +93,7 @@ def load_model(path) -> tuple[dict, object]:
     if not isinstance(header, dict):
         raise refused("its header is not a JSON object")
     found = header.get("format")
-    if KINDS["int"](found) and found < FORMAT:
+    if isinstance(found, int) and not isinstance(found, bool) and found < FORMAT:  # KINDS["int"], seen by mypy
         raise LodestarError(f"{path.name} is a Lodestar model of format {found}, written as Python objects that run "
                             f"code when loaded (format {FORMAT} holds data only): it is not loaded. {RETRAIN}")
     if found != FORMAT:

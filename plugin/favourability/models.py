@@ -55,6 +55,8 @@ from ..errors import LodestarError, require_package
 from ..labels import CALIBRATION_LABELS
 from .wofe import (
     MIN_CLASS_DEPOSITS,
+    CategoricalWeights,
+    Generalisation,
     categorical_generalise,
     class_breaks,
     generalise,
@@ -68,12 +70,13 @@ LABELS = CALIBRATION_LABELS
 ENSEMBLE = "ensemble"
 REFERENCE_SCORES = 10_000
 """Scores of the study area each ensemble member keeps (evenly spaced in order) to rank a new score against."""
-GRIDS = {"wofe": ({},),
-         "logistic": tuple({"c": c} for c in (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
-         "forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 50}),
-         "boosting": tuple(dict(size, monotone=monotone) for monotone in (True, False)
-                           for size in ({"max_leaf_nodes": 7, "min_samples_leaf": 50},
-                                        {"max_leaf_nodes": 15, "min_samples_leaf": 20}))}
+GRIDS: dict[str, tuple[dict, ...]] = {
+    "wofe": ({},),
+    "logistic": tuple({"c": c} for c in (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
+    "forest": ({"min_samples_leaf": 5}, {"min_samples_leaf": 50}),
+    "boosting": tuple(dict(size, monotone=monotone) for monotone in (True, False)
+                      for size in ({"max_leaf_nodes": 7, "min_samples_leaf": 50},
+                                   {"max_leaf_nodes": 15, "min_samples_leaf": 20}))}
 """Hyperparameters tried inside the training folds (nested): a penalty from strong to weak, a leaf size from
 fine to coarse, a tree size from shallow to deeper, with and without the monotone response. One candidate means
 nothing is chosen. The penalty runs from its strong limit (C times the ~20,000 training rows well under 1: the
@@ -203,7 +206,7 @@ class WofeModel:
         self.columns = columns
         self.n_deposits = float(deposits.sum())
         self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
-        self.patterns = []
+        self.patterns: list[Generalisation | CategoricalWeights | None] = []
         thresholds = thresholds or {}
         for j, name in enumerate(columns.names):
             column = x[:, j]
@@ -220,15 +223,19 @@ class WofeModel:
             usable = [g for g in both if g is not None]
             if name in thresholds:
                 favourable = columns.layers[j].favourable
-                usable = [both[1] if favourable == "low" else both[0]]
+                chosen = both[1] if favourable == "low" else both[0]
+                assert chosen is not None  # a threshold set: generalise takes the pattern nearest it
+                usable = [chosen]
             self.patterns.append(max(usable, key=lambda g: g.table.studentised[g.best]) if usable else None)
 
     def states(self, j: int, column: np.ndarray):
         """(row of each value in the layer's weights, the layer's weights per row, their s, area shares)."""
         g = self.patterns[j]
         if self.columns.categorical[j]:
+            assert isinstance(g, CategoricalWeights)
             t = g.table
             return g.class_index(column), t.w_plus, t.s_w_plus, t.area / t.area.sum()
+        assert isinstance(g, Generalisation)
         t, k = g.table, g.best
         inside = g.contains(column)
         share = t.area[k] / t.area[0] if not g.ascending else t.area[k] / t.area[-1]
@@ -300,6 +307,7 @@ class WofeModel:
             elif g is None:
                 row["pattern"] = "no pattern with defined weights: left out"
             elif self.columns.categorical[j]:
+                assert isinstance(g, CategoricalWeights)
                 t = g.table
                 best = int(np.argmax(np.where(np.isfinite(t.studentised), t.studentised, -np.inf)))
                 name = "other units" if best == len(g.codes) - 1 else layer.class_name(g.codes[best])
@@ -315,6 +323,7 @@ class WofeModel:
                                      "deposits": float(t.deposits[i]), "area_share": float(t.area[i] / t.area.sum())}
                                     for i, c in enumerate(g.codes)])
             else:
+                assert isinstance(g, Generalisation)
                 w, k = g.table, g.best
                 side = "<" if g.ascending else ">="
                 row.update(pattern=f"{side} {g.threshold:.4g} {layer.units}".strip(),
@@ -337,7 +346,10 @@ class Encoder:
 
     def __init__(self, columns: Columns, x: np.ndarray, mode: str, deposits: np.ndarray):
         self.columns, self.mode = columns, mode
-        self.quantiles, self.units, self.fill, self.indicator = [], [], [], []
+        self.quantiles: list[np.ndarray | None] = []  # per column: an ordered layer's, None for units
+        self.units: list = []  # per column: the units kept, None for an ordered layer
+        self.fill: list = []  # per column: the units' mean one-hot (None without data), an ordered layer's median
+        self.indicator: list[bool] = []
         for j in range(len(columns)):
             column = x[:, j]
             known = ~np.isnan(column)
@@ -374,6 +386,7 @@ class Encoder:
                 parts.append(hot)
             elif self.mode == "quantile":
                 q = self.quantiles[j]
+                assert q is not None
                 rank = np.interp(np.where(missing, q[50], column), q, np.linspace(0, 1, len(q)))
                 parts.append(np.where(missing, 0.5, rank)[:, None])
             elif self.mode == "native":
@@ -428,6 +441,7 @@ class LogisticModel:
                 # Values tied at an end share that end's quantile (a binary 0/1 map: 0 enters as the share of 0s),
                 # so the log-odds from the lowest to the highest value is the coefficient times the span used.
                 q = self.encoder.quantiles[j]
+                assert q is not None
                 span = float(np.diff(np.interp([q[0], q[-1]], q, np.linspace(0, 1, len(q))))[0])
                 row.update(coefficient=float(coefficients[at]), contrast=float(coefficients[at] * span),
                            pattern="quantile of the value (0 lowest, 1 highest)")

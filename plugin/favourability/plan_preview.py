@@ -85,5 +85,5 @@ class PlanPreview:
         return x, self._membership_at(spec, x)
 
     def _membership_at(self, spec: EvidenceSpec, x: np.ndarray) -> np.ndarray:
-        grid = np.ma.masked_array(x[np.newaxis, :], mask=np.zeros((1, len(x)), dtype=bool))
+        grid: np.ma.MaskedArray = np.ma.masked_array(x[np.newaxis, :], mask=np.zeros((1, len(x)), dtype=bool))
         return np.asarray(membership_of(grid, spec, np.ones((1, len(x)), dtype=bool)).filled(np.nan))[0]

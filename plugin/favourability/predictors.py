@@ -68,9 +68,11 @@ class ForestScores:
     def of(cls, estimator) -> ForestScores:
         trees = [tree.tree_ for tree in estimator.estimators_]
         starts = np.cumsum([0] + [tree.node_count for tree in trees]).astype("<i8")
-        return cls(starts, *(np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype) for name, dtype in (
-            ("children_left", "<i8"), ("children_right", "<i8"), ("feature", "<i8"), ("threshold", "<f8"))),
-            np.concatenate([tree.value[:, 0, :] for tree in trees]).astype("<f8"))
+        left, right, feature, threshold = (np.concatenate([getattr(tree, name) for tree in trees]).astype(dtype)
+                                           for name, dtype in (("children_left", "<i8"), ("children_right", "<i8"),
+                                                               ("feature", "<i8"), ("threshold", "<f8")))
+        return cls(starts, left, right, feature, threshold,
+                   np.concatenate([tree.value[:, 0, :] for tree in trees]).astype("<f8"))
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
         """(rows, classes): each class's probability."""

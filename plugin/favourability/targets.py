@@ -133,7 +133,7 @@ def _persistence_regions(ranks: np.ndarray, selected: np.ndarray, depth: float, 
 
     for cell in order.tolist():
         row, col = divmod(cell, width)
-        roots = set()
+        roots: set[int] = set()
         if row and label[cell - width]:
             roots.add(find(label[cell - width]))
         if row < height - 1 and label[cell + width]:
@@ -156,8 +156,8 @@ def _persistence_regions(ranks: np.ndarray, selected: np.ndarray, depth: float, 
                 size[top] += size[other]
         label[cell] = top
         size[top] += 1
-    roots = np.array([find(r) for r in range(len(parent))], dtype=np.int64)
-    return roots[label].reshape(selected.shape)
+    root_of = np.array([find(r) for r in range(len(parent))], dtype=np.int64)
+    return root_of[label].reshape(selected.shape)
 
 
 def _cap(labels: np.ndarray, ranks: np.ndarray, depth: float, max_cells: int, min_cells: int) -> tuple:

@@ -152,8 +152,8 @@ def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, asce
     table = cumulative_weights(area, found, ascending)
     if threshold is not None:
         edges = np.append(breaks, np.inf)[1:] if ascending else breaks
-        best = int(np.argmin(np.abs(edges - float(threshold))))
-        return Generalisation(float(edges[best]), ascending, table, best)
+        nearest = int(np.argmin(np.abs(edges - float(threshold))))
+        return Generalisation(float(edges[nearest]), ascending, table, nearest)
     best = best_pattern(table)
     if best is None:
         return None
@@ -214,7 +214,8 @@ def prior_logit(area_total: float, deposits_total: float) -> float:
     return math.log(max(deposits_total, EMPTY_COUNT) / max(area_total - deposits_total, EMPTY_COUNT))
 
 
-def posterior(logit: np.ndarray, weight_variance: np.ndarray, deposits_total: float) -> tuple[np.ndarray, np.ndarray]:
+def posterior(logit: np.ndarray, weight_variance: np.ndarray | float,
+              deposits_total: float) -> tuple[np.ndarray, np.ndarray]:
     """(probability per unit cell, its variance due to the weights) from the posterior logit and the sum of
     the weights' variances of each cell."""
     probability = 1.0 / (1.0 + np.exp(-np.asarray(logit, dtype=float)))
@@ -253,7 +254,7 @@ def pairwise_independence(states: list, deposits: np.ndarray, names: list) -> li
     probability of chance and the smallest expected count. A pair with fewer than two classes on a side holding
     deposits cannot be tested (df 0). `dependent`: rejected at PAIRWISE_LEVEL by Holm's step-down over the pairs
     tested (several pairs are tested at once: at 0.05 each, one in twenty independent pairs would be flagged)."""
-    out = []
+    out: list[dict] = []
     for a in range(len(states)):
         for b in range(a + 1, len(states)):
             both = (states[a] >= 0) & (states[b] >= 0)

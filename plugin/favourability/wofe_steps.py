@@ -13,7 +13,15 @@ import numpy as np
 
 from ..errors import LodestarError
 from .models import Columns, WofeModel
-from .wofe import MIN_CLASS_DEPOSITS, categorical_generalise, class_breaks, generalise, prior_logit
+from .wofe import (
+    MIN_CLASS_DEPOSITS,
+    CategoricalWeights,
+    Generalisation,
+    categorical_generalise,
+    class_breaks,
+    generalise,
+    prior_logit,
+)
 
 KINDS = ("automatic", "unique", "categorical", "ascending", "descending")
 """automatic: unit maps by class (categorical), other layers cumulative in the direction of larger contrast."""
@@ -46,7 +54,8 @@ class StepWofe(WofeModel):
             raise LodestarError("No known deposit lies on cells with evidence: weights of evidence needs at least "
                                 "one; check the deposits' extent and CRS.")
         self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
-        self.patterns, self.breaks = [], []
+        self.patterns = []
+        self.breaks: list[np.ndarray | None] = []
         for j, name in enumerate(columns.names):
             column = x[:, j]
             known = ~np.isnan(column)
@@ -62,8 +71,8 @@ class StepWofe(WofeModel):
                 sides = (columns.layers[j].favourable == "low",)
             found = [generalise(column[known], deposits[known], cell_units, ascending=a,
                                 threshold=thresholds.get(name), breaks=self.breaks[j]) for a in sides]
-            found = [g for g in found if g is not None]
-            self.patterns.append(max(found, key=lambda g: g.table.studentised[g.best]) if found else None)
+            usable = [g for g in found if g is not None]
+            self.patterns.append(max(usable, key=lambda g: g.table.studentised[g.best]) if usable else None)
 
     def class_codes(self, x: np.ndarray) -> np.ndarray:
         """The generalised class of each row per layer (int16 columns): 2 in a cumulative pattern and 1 outside;
@@ -88,17 +97,20 @@ class StepWofe(WofeModel):
                 continue
             t = g.table
             if self.columns.categorical[j]:
+                assert isinstance(g, CategoricalWeights)
                 labels = ["other units" if c == -1 else layer.class_name(c) for c in g.codes]
-                codes = ["" if c == -1 else int(c) for c in g.codes]
+                codes: list[str | int | float] = ["" if c == -1 else int(c) for c in g.codes]
                 chosen = np.ones(len(codes), dtype=bool)
                 kind = "unique" if self.kinds[layer.name] == "unique" else "categorical"
-                generalised = list(range(1, len(codes) + 1))
+                generalised: list[int | str] = list(range(1, len(codes) + 1))
             else:
+                breaks = self.breaks[j]
+                assert isinstance(g, Generalisation) and breaks is not None  # a pattern: the layer has values
                 side = "<" if g.ascending else ">="
-                edges = _edges(self.breaks[j], g.ascending)
+                edges = _edges(breaks, g.ascending)
                 labels = [f"{side} {e:.6g}" for e in edges]
                 codes = [float(e) for e in edges]
-                chosen = np.arange(len(edges)) == g.best
+                chosen = np.equal(np.arange(len(edges)), g.best)
                 kind = "cumulative " + ("ascending" if g.ascending else "descending")
                 generalised = [2 if c else "" for c in chosen]
             for i in range(len(codes)):
@@ -119,7 +131,9 @@ class StepWofe(WofeModel):
         if g is None:
             return f"{layer.name}: no usable pattern (left out)"
         if self.columns.categorical[j]:
+            assert isinstance(g, CategoricalWeights)
             return f"{layer.name}: {len(g.codes) - 1} class(es) weighed, {len(g.merged)} merged into 'other'"
+        assert isinstance(g, Generalisation)
         side = "<" if g.ascending else ">="
         return (f"{layer.name}: pattern {side} {g.threshold:.6g} {layer.units}, W+ {g.table.w_plus[g.best]:.3f}, "
                 f"W- {g.table.w_minus[g.best]:.3f}, studentised contrast {g.table.studentised[g.best]:.2f}").strip()
