@@ -55,7 +55,7 @@ def asked_commodities(question: str) -> list[str]:
         at = text.find(f" {symbol} ")
         if at >= 0 and symbol not in NOT_SYMBOLS:
             found.setdefault(symbol, at)
-    return sorted(found, key=found.get)
+    return sorted(found, key=lambda symbol: found[symbol])
 
 
 def asked_others(question: str) -> list[str]:

@@ -45,7 +45,7 @@ for run records and replay.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol, runtime_checkable
 
 from ..errors import LodestarError
 
@@ -127,6 +127,9 @@ class ServerRefused(BudgetExhausted):
 
 class _Record:
     """JSON round-trip for the dataclasses below."""
+
+    if TYPE_CHECKING:  # what the dataclasses below have: asdict and fields take them
+        __dataclass_fields__: ClassVar[dict[str, Any]]
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -46,8 +46,8 @@ def core_outline(core: dict | None, zones=None):
         except (ShapelyError, ValueError, TypeError) as exc:
             raise ValueError(f"its outline is not readable WKT ({exc})") from exc
     else:
-        found = zones[zones["zone_id"] == core["zone"]] if zones is not None and len(zones) else []
-        if not len(found):
+        found = zones[zones["zone_id"] == core["zone"]] if zones is not None and len(zones) else None
+        if found is None or not len(found):
             raise ValueError(f"it names zone {core['zone']!r}, which no step of the chain marked")
         geometry = filled(found.geometry.iloc[0])
     if geometry.is_empty or geometry.area <= 0:
@@ -66,13 +66,13 @@ def target_outline(core: dict | None, analysed_m2: float, area_share: float, not
         notes.append(f"The verdict's core is not drawn as a target: {exc}.")
         return None
     if outline is not None and largest_m2 and outline.area > largest_m2:
-        notes.append(f"The outline the verdict gives for its core ({humanize(core.get('label', ''))}) spans "
+        notes.append(f"The outline the verdict gives for its core ({humanize((core or {}).get('label', ''))}) spans "
                      f"{outline.area / 1e6:,.1f} km2, more than the largest target ({largest_m2 / 1e6:g} km2): it is "
                      "not made a target of its own.")
         return None
     if outline is not None and outline.area > SHARE_LIMIT * area_share * analysed_m2:
-        notes.append(f"The verified core ({humanize(core.get('label', ''))}) spans {outline.area / analysed_m2:.1%} of "
-                     "the "
+        notes.append(f"The verified core ({humanize((core or {}).get('label', ''))}) spans "
+                     f"{outline.area / analysed_m2:.1%} of the "
                      f"analysed area, more than {SHARE_LIMIT:g} times the targets' {area_share:.0%}: it is not "
                      "made a target of its own.")
         return None
@@ -84,7 +84,7 @@ def other_outlines(core: dict | None, first, analysed_m2: float, area_share: flo
     """The further verified systems a verdict names (`others`: WKT in the analysis CRS, one polygon or multipolygon
     per system, in the verdict's order), as far as they fit with the `first` outline within SHARE_LIMIT times the
     targets' share of the analysed area; None when there are none (a note says why any are left out)."""
-    if not (core or {}).get("others"):
+    if not core or not core.get("others"):
         return None
     if first is None:
         notes.append("The further verified systems are not drawn as targets: the core they rank after is not drawn "

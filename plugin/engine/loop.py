@@ -175,8 +175,8 @@ class Engine:
             self.timings["tools_s"] += time.perf_counter() - started
             self.timings["tool_calls"] += 1
             if run.error:
-                verdict = {"attempt": attempt, "ok": False, "errors": [{"code": "tool_error", "message": run.error}],
-                           "feedback": run.error}
+                verdict: dict = {"attempt": attempt, "ok": False,
+                                 "errors": [{"code": "tool_error", "message": run.error}], "feedback": run.error}
             else:
                 verdict = check_zones(self.ws, call, run.zones, run.stated, attempt, self.limits)
             verdicts.append(verdict)
@@ -352,7 +352,8 @@ class Engine:
 # -- helpers --------------------------------------------------------------------------------------------
 def validate_plan(raw, ws: Workspace) -> tuple[list[PlanStep], list[str]]:
     """Keep the usable steps of a planner's output: known tools, known layers; renumbered 1..N."""
-    notes, plan = [], []
+    notes: list[str] = []
+    plan: list[PlanStep] = []
     names = set(ws.layer_names())
     for number, item in enumerate(list(raw or [])[:MAX_PLAN_STEPS * 2], start=1):
         try:

@@ -20,6 +20,7 @@ evidence or No, or none, draws no target: the surface is still made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -123,12 +124,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
     rendered, extra = zone_specs(ws, left_out)
     specs = specs + rendered
     left_out = [row for row in left_out if row["layer"] not in extra]
-    in_steps = {name for step in plan for name in step.layers}
-    in_surface = {spec.layer for spec in specs}
-    reasons = {row["layer"]: row["reason"] for row in left_out}
-    unused = [{"layer": info.name, "reason": reasons.get(info.name, "The planner gave it neither a step nor a "
-                                                                     "weight in the surface.")}
-              for info in ws.layers if info.name not in in_steps and info.name not in in_surface]
+    unused = _unused(ws, plan, specs, left_out)
     crs = ws.raster_set.crs
     empty = empty_targets(crs)
     if not specs:
@@ -136,83 +132,142 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
                      "for each).")
         return ProspectivityMap(None, None, None, [], left_out, unused, empty, source, notes=notes)
     progress.check()
-    maps = {}
-    for spec in specs:  # made once: the knowledge-driven surface and a calibration both combine them
-        progress.check()
-        maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
+    maps = _memberships(ws, specs, extra, progress)
     combined = {"method": evidence_plan.method, "gamma": evidence_plan.gamma} if evidence_plan is not None else {}
     knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **({"method": KNOWLEDGE_METHOD} | combined))
-    surface, cv, weights, section, fitted = knowledge, None, knowledge.table(), {}, {}
+    weights = knowledge.table()
     baseline = (independent_rank_mean(ws.raster_set, ws.layers, ws.deposit_model, ws.favourable_units)
                 if deposit_xy else RankMean(None))
-    if calibrate:
-        if len(deposit_xy or []) < 2:
-            raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
-                                "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
-        progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
-        fit, section = calibrated(ws, baseline.values, knowledge, deposit_xy, calibrate, progress,
-                                  cross_validation)
-        if section["why"]:  # a refusal is one of the run's notes, logged with them
-            progress.log(section["why"])
-        label = f"calibrated ({fit.method}, full fit)"
-        fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
-        cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
-        uncertainty = Surface(fit.uncertainty, knowledge.grid, knowledge.crs, list(specs),
-                              f"uncertainty: {fit.uncertainty_label}")
-        weights = merged_weights(weights, fit.table, ws)
-        if section["refused"]:
-            notes.append(section["refused"])
-        else:
-            surface, fitted = fitted_surface, {"model": fit.model, "spread": fit.spread}
-    else:
-        uncertainty = None
+    made = (_calibration(ws, knowledge, specs, weights, baseline, deposit_xy, calibrate, progress, cross_validation,
+                         notes) if calibrate else _Surfaces(knowledge, weights=weights))
     if deposit_xy:
-        left_out_note = left_out_deposits(deposit_xy, knowledge.grid, ~np.ma.getmaskarray(knowledge.values))
-        notes.extend([left_out_note] if left_out_note else [])
-        notes.extend(anti_correlated(knowledge, maps, deposit_xy))
-    targets, prospects, judgements, work_list = empty, empty_targets(crs, PROSPECT_COLUMNS), [], {}
+        notes.extend(_deposit_notes(knowledge, maps, deposit_xy))
     if draw_targets:
-        progress.check()
-        analysed = float(surface.values.count()) * surface.grid.pixel_area
-        sizes = target_sizes(ws.deposit_model, surface.grid.pixel_area, area_share * analysed,
-                             min_km2=min_target_km2, max_km2=max_target_km2, count=max_targets)
-        largest = sizes.max_km2 * 1e6 if sizes.max_km2 else None
-        outline = target_outline(core, analysed, area_share, notes, ws.zones, largest)
-        others = other_outlines(core, outline, analysed, area_share, notes, largest)
-        calibrated_surface = surface is not knowledge
-        contributions = {spec.layer: (spec.weight, maps[spec.layer]) for spec in specs if spec.weight > 0}
-
-        def judge(labels, best):
-            measured = measure_targets(ws, maps, specs, labels, best)
-            outlines = polygons_of(labels, surface.grid)
-            for target, label in zip(measured, best):
-                progress.check()
-                target["view"] = look_at_target(ws, maps, labels, label, target)
-                target["outline"] = outlines[label].wkt  # for a verifier that weighs the place itself
-            return judge_targets(engine, measured, notes)
-
-        work = rank_targets(
-            surface.values, surface.grid, crs, area_share, sizes=sizes, nodes=graph.nodes, core=outline,
-            core_label=humanize((core or {}).get("label", "")), others=others, probability=calibrated_surface,
-            expected=expected_deposits(fit.full, fit.cv, surface.grid, deposit_xy) if calibrated_surface else None,
-            deposit_xy=deposit_xy, uncertainty=uncertainty.values if calibrated_surface and uncertainty else None,
-            contributions=contributions, judge=judge)
-        targets, prospects, judgements = work.targets, work.prospects, work.judgements
-        notes.append(targets_note(work, analysed, area_share, calibrated_surface))
-        work_list = {"count": sizes.count, "min_km2": sizes.min_km2, "max_km2": sizes.max_km2,
-                     "prospect_km2": sizes.prospect_km2, "specks": work.delineation.specks,
-                     "merged": work.delineation.merged, "left": work.left}
+        targets, prospects, judgements, work_list = _drawn_targets(
+            engine, graph, made, knowledge, maps, specs, area_share=area_share, core=core, notes=notes,
+            deposit_xy=deposit_xy, progress=progress, min_km2=min_target_km2, max_km2=max_target_km2,
+            count=max_targets)
     else:
-        why = ("no answer was reached" if answer in ("", FAILED) else "the evidence is insufficient to answer"
-               if answer == INSUFFICIENT else "the answer rules the deposit out")
-        notes.append(f"No targets: {why}; the favourability surface is still written (its top cells are where it is "
-                     "most favourable, not targets).")
-    result = ProspectivityMap(surface, knowledge, cv, weights, left_out, unused, targets, source, section,
-                              notes=notes, uncertainty=uncertainty, judgements=judgements, prospects=prospects,
-                              work_list=work_list, fitted=fitted)
+        targets, prospects, judgements, work_list = empty, empty_targets(crs, PROSPECT_COLUMNS), [], {}
+        notes.append(_no_targets_note(answer))
+    result = ProspectivityMap(made.surface, knowledge, made.cv, made.weights, left_out, unused, targets, source,
+                              made.section, notes=notes, uncertainty=made.uncertainty, judgements=judgements,
+                              prospects=prospects, work_list=work_list, fitted=made.fitted)
     if deposit_xy:
         result.validation = validation(result, deposit_xy, baseline)
     return result
+
+
+@dataclass(frozen=True)
+class _Surfaces:
+    """The map's surfaces: the one targets are drawn from, the out-of-fold one and its uncertainty (None unless
+    calibrated), the weights table, the calibration's record section and the models written beside the record ({}
+    unless calibrated; the models only when its surface is kept), and the calibration's fit (None unless calibrated)."""
+
+    surface: Surface
+    cv: Surface | None = None
+    uncertainty: Surface | None = None
+    weights: list[dict] = field(default_factory=list)
+    section: dict = field(default_factory=dict)
+    fitted: dict = field(default_factory=dict)
+    fit: Any = None
+
+
+def _unused(ws, plan: list, specs: list, left_out: list[dict]) -> list[dict]:
+    """The layers in no plan step and not in the surface, each with its reason."""
+    in_steps = {name for step in plan for name in step.layers}
+    in_surface = {spec.layer for spec in specs}
+    reasons = {row["layer"]: row["reason"] for row in left_out}
+    return [{"layer": info.name, "reason": reasons.get(info.name, "The planner gave it neither a step nor a "
+                                                                  "weight in the surface.")}
+            for info in ws.layers if info.name not in in_steps and info.name not in in_surface]
+
+
+def _memberships(ws, specs: list, extra: dict, progress: Progress) -> dict:
+    """Each spec's membership map, made once: the knowledge-driven surface and a calibration both combine them."""
+    maps = {}
+    for spec in specs:
+        progress.check()
+        maps[spec.layer] = membership_map(ws.raster_set, spec, extra)
+    return maps
+
+
+def _calibration(ws, knowledge: Surface, specs: list, weights: list[dict], baseline: RankMean,
+                 deposit_xy: list | None, method: str, progress: Progress, cross_validation: dict | None,
+                 notes: list) -> _Surfaces:
+    """The surfaces of `method` fitted on the known deposits (`calibrated`), its figures merged into `weights`; the
+    full fit is the surface targets are drawn from unless it is refused, which `notes` says."""
+    if not deposit_xy or len(deposit_xy) < 2:
+        raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
+                            "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
+    progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
+    fit, section = calibrated(ws, baseline.values, knowledge, deposit_xy, method, progress, cross_validation)
+    if section["why"]:  # a refusal is one of the run's notes, logged with them
+        progress.log(section["why"])
+    label = f"calibrated ({fit.method}, full fit)"
+    fitted_surface = Surface(fit.full, knowledge.grid, knowledge.crs, list(specs), label)
+    cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
+    uncertainty = Surface(fit.uncertainty, knowledge.grid, knowledge.crs, list(specs),
+                          f"uncertainty: {fit.uncertainty_label}")
+    weights = merged_weights(weights, fit.table, ws)
+    if section["refused"]:
+        notes.append(section["refused"])
+        return _Surfaces(knowledge, cv, uncertainty, weights, section, {}, fit)
+    return _Surfaces(fitted_surface, cv, uncertainty, weights, section, {"model": fit.model, "spread": fit.spread}, fit)
+
+
+def _drawn_targets(engine, graph, made: _Surfaces, knowledge: Surface, maps: dict, specs: list, *,
+                   area_share: float, core: dict | None, notes: list, deposit_xy: list | None, progress: Progress,
+                   min_km2: float | None, max_km2: float | None,
+                   count: int | None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame, list, dict]:
+    """(targets, prospects, judgements, work list) drawn from the top `area_share` of the surface, sized for the
+    deposit model, the core and the further systems it names first, the best judged by the chain; `notes` says what
+    was drawn."""
+    ws, surface, fit, uncertainty = engine.ws, made.surface, made.fit, made.uncertainty
+    progress.check()
+    analysed = float(surface.values.count()) * surface.grid.pixel_area
+    sizes = target_sizes(ws.deposit_model, surface.grid.pixel_area, area_share * analysed,
+                         min_km2=min_km2, max_km2=max_km2, count=count)
+    largest = sizes.max_km2 * 1e6 if sizes.max_km2 else None
+    outline = target_outline(core, analysed, area_share, notes, ws.zones, largest)
+    others = other_outlines(core, outline, analysed, area_share, notes, largest)
+    calibrated_surface = surface is not knowledge
+    contributions = {spec.layer: (spec.weight, maps[spec.layer]) for spec in specs if spec.weight > 0}
+
+    def judge(labels, best):
+        measured = measure_targets(ws, maps, specs, labels, best)
+        outlines = polygons_of(labels, surface.grid)
+        for target, label in zip(measured, best):
+            progress.check()
+            target["view"] = look_at_target(ws, maps, labels, label, target)
+            target["outline"] = outlines[label].wkt  # for a verifier that weighs the place itself
+        return judge_targets(engine, measured, notes)
+
+    work = rank_targets(
+        surface.values, surface.grid, ws.raster_set.crs, area_share, sizes=sizes, nodes=graph.nodes, core=outline,
+        core_label=humanize((core or {}).get("label", "")), others=others, probability=calibrated_surface,
+        expected=expected_deposits(fit.full, fit.cv, surface.grid, deposit_xy) if calibrated_surface else None,
+        deposit_xy=deposit_xy, uncertainty=uncertainty.values if calibrated_surface and uncertainty else None,
+        contributions=contributions, judge=judge)
+    notes.append(targets_note(work, analysed, area_share, calibrated_surface))
+    work_list = {"count": sizes.count, "min_km2": sizes.min_km2, "max_km2": sizes.max_km2,
+                 "prospect_km2": sizes.prospect_km2, "specks": work.delineation.specks,
+                 "merged": work.delineation.merged, "left": work.left}
+    return work.targets, work.prospects, work.judgements, work_list
+
+
+def _deposit_notes(knowledge: Surface, maps: dict, deposit_xy: list) -> list:
+    """The known deposits off the surface's data cells, then the layers weighed up that rank them low."""
+    left_out_note = left_out_deposits(deposit_xy, knowledge.grid, ~np.ma.getmaskarray(knowledge.values))
+    return ([left_out_note] if left_out_note else []) + anti_correlated(knowledge, maps, deposit_xy)
+
+
+def _no_targets_note(answer: str) -> str:
+    """Why an answer draws no target (`answer`: the run's, '' when none was reached)."""
+    why = ("no answer was reached" if answer in ("", FAILED) else "the evidence is insufficient to answer"
+           if answer == INSUFFICIENT else "the answer rules the deposit out")
+    return (f"No targets: {why}; the favourability surface is still written (its top cells are where it is "
+            "most favourable, not targets).")
 
 
 def zone_specs(ws, left_out: list) -> tuple[list, dict]:
@@ -294,9 +349,11 @@ def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -
         return {"basis": basis, "auc": metrics["auc"], "capture": {f"{k:g}": v for k, v in metrics["capture"].items()},
                 "deposits": metrics["inside"], "curve": metrics["curve"]}
 
-    out = {"knowledge": scored(result.knowledge, "knowledge-driven: no deposit data used")}
+    knowledge = result.knowledge
+    assert knowledge is not None  # a map without one has no surface to validate
+    out: dict = {"knowledge": scored(knowledge, "knowledge-driven: no deposit data used")}
     if baseline.values is not None:
-        out["equal_weight"] = dict(scored(Surface(baseline.values, result.knowledge.grid, result.knowledge.crs),
+        out["equal_weight"] = dict(scored(Surface(baseline.values, knowledge.grid, knowledge.crs),
                                           f"{EQUAL_WEIGHT} ({INDEPENDENT_BASIS}): the baseline to beat"),
                                    layers=baseline.used, left_out=baseline.left_out)
     if result.calibration:
@@ -311,7 +368,7 @@ def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -
     if result.cv is not None:
         out["cv"] = scored(result.cv, "cross-validated: each spatial block predicted by a model fitted without "
                                       "its deposits")
-        if result.surface is not result.knowledge:
+        if result.surface is not None and result.surface is not knowledge:
             out["fitted"] = scored(result.surface, "fitted on these deposits: not a skill figure")
     return out
 

@@ -229,9 +229,10 @@ def replay_problems(record: dict) -> list[str]:
                 problems.append(f"{where} holds neither a value nor an error")
     for key in ("choices", "parameters.favourability.favourable_units"):
         present, table = _at(record, key)
+        if not present or not isinstance(table, dict):
+            continue
         kinds = "text" if key == "choices" else "list"
-        wrong = [str(k) for k, v in table.items() if not _of_kinds(v, kinds)] if present and isinstance(table, dict) \
-            else []
+        wrong = [str(k) for k, v in table.items() if not _of_kinds(v, kinds)]
         if wrong:
             problems.append(f"{key}[{wrong[0]!r}] must be {_kinds_text(kinds)}, not {shown(table[wrong[0]])}")
     return problems
@@ -289,7 +290,9 @@ def layers_from_record(record: dict, check: bool = True) -> list[LayerSpec]:
         raise LodestarError("Replay refused: the run record lists no inputs; replay the record.json a run wrote, "
                             "unedited.")
     planned = [_replay_files(entry, i) for i, entry in enumerate(entries)]
-    parameters = record.get("parameters") if isinstance(record.get("parameters"), dict) else {}
+    parameters = record.get("parameters")
+    if not isinstance(parameters, dict):
+        parameters = {}
     deposits = parameters.get("deposits")
     if deposits:
         _need_checksum(parameters.get("deposits_sha256"), "deposits_sha256 of the known deposits")

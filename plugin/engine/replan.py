@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import geopandas as gpd
 import numpy as np
 
 from ..errors import LodestarError
@@ -47,7 +48,7 @@ class Replanned:
     figures of the agent's plan, {} without deposits), notes, and the files written (name -> path)."""
 
     surface: Surface
-    targets: object
+    targets: gpd.GeoDataFrame
     validation: dict = field(default_factory=dict)
     agent: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)

@@ -241,7 +241,7 @@ def write_figures(record: dict, folder) -> dict:
     """Write the report's map, success-rate plot and fitted model's responses into `folder` (FIGURES names):
     {"map", "curves", "models", "note"}."""
     folder = Path(folder)
-    figures = {}
+    figures: dict = {}
     try:
         drawn, figures["note"] = draw_record_map(record, folder, folder / FIGURES["map"],
                                                  map_title(record.get("favourability") or {}))

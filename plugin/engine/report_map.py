@@ -139,8 +139,8 @@ class MapLayout:
     def __init__(self, figure, axes, colours, parts: dict, legend, grid):
         self.figure, self.axes, self.colours, self.parts, self.legend, self.grid = (figure, axes, colours, parts,
                                                                                       legend, grid)
-        self.arrow = None
-        self.scale = None
+        self.arrow: tuple | None = None
+        self.scale: list | None = None
 
     def _size(self, artist) -> tuple[float, float]:
         box = artist.get_window_extent(self.figure.canvas.get_renderer())
@@ -255,6 +255,7 @@ class MapLayout:
         """(width of the scale bar's box, its bar's length in pixels, its label) for a map `map_w` pixels wide: the
         longest 1-2-5 length not over a quarter of the map, the box as wide as the bar or its label."""
         across = _across_km(self.grid)
+        assert across is not None  # asked only of a map in metres
         step = _bar_length(across / 4)
         length = step / across * map_w
         label = f"{_km(step)} km"

@@ -115,7 +115,7 @@ PROSPECTS_SHOWN = 5
 def prospects_section(record: dict, ranks: list) -> str:
     """The prospects inside the targets of `ranks`, best first in each ('' when they hold none)."""
     prospects = (record.get("favourability") or {}).get("prospects") or []
-    by_camp = {}
+    by_camp: dict = {}
     for row in sorted(prospects, key=lambda p: (p.get("camp", 0), p.get("rank", 0))):
         by_camp.setdefault(row.get("camp"), []).append(row)
     rows = []

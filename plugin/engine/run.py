@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as _dt
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -95,14 +96,90 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
     if source is not None:  # a replay runs the whole request its record holds, with the recorded answers
         request = records.replayed_request(request, source)
     layers, question, choices = list(request.layers), request.question, dict(request.choices)
-    max_rounds, localization_overrides, case_id = request.max_rounds, request.localization, request.case_id
-    controller, deposits = request.controller, request.deposits
-    mapping_parameters = {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
-                          "cross_validation": dict(request.cross_validation),
-                          "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
-                          "min_target_km2": request.min_target_km2, "max_targets": request.max_targets,
-                          **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
+    mapping_parameters = _mapping_parameters(request)
     roles = backends.build_reasoners(request.settings, progress, replay=source)
+    _check_question(question, choices, layers,
+                    offline=source is None and getattr(roles.verifier, "name", "") == "offline")
+    progress.set(1)
+    raster_set = RasterSet(layers, progress=progress)
+    for line in raster_set.log:
+        progress.log(line)
+    ranking_roles = scenes.ranking_roles(layers)  # a scene whose sensor cannot be told is refused here, before any
+    # folder is made
+    # the deposits are read before the first model call and before any file is written: no token is spent, and no
+    # folder left, for a run whose deposits cannot be read
+    deposit_notes: list = []
+    deposit_xy = _deposit_points(request.deposits, raster_set.grid, mapping_parameters["calibrate"],
+                                 mapping_parameters.get("cross_validation") or {}, deposit_notes)
+    out = Path(request.output_dir)
+    made = _output_folders(out)  # removed again if the run is cancelled, or refused before its first model call
+    created = _stamp(source)
+    events: list[dict] = []
+
+    def emit(event: dict) -> None:
+        events.append(event)
+        if on_event is not None:
+            on_event(event)
+
+    knowledge = (_recorded_knowledge(source) if source is not None
+                 else ranked_models(question, ranking_roles, [spec.name for spec in layers],
+                                    request.deposit_model, request.user_models, units=legend_units(layers)))
+    sam = {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None
+    run = _Run(request, source, progress, backends, started, events, emit, deposit_xy, deposit_notes,
+               mapping_parameters, sam)
+    given_set = raster_set
+    try:  # every raster is read here, block by block (a damaged file is found before any model call)
+        raster_set, scene_run, engine = _start_engine(run, roles, layers, choices, raster_set, knowledge)
+    except BaseException:
+        _discard(made)
+        raise
+    head = _record_head(run, choices, created, given_set, raster_set, engine, knowledge, scene_run)
+    try:
+        return _run_engine(engine, head, run)
+    except Cancelled:
+        _discard(made)
+        raise
+    except Exception as exc:
+        if progress.cancelled():  # a write that failed because the run was being torn down
+            _discard(made)
+            raise Cancelled() from exc
+        message = str(exc) if isinstance(exc, LodestarError) else f"Unexpected error: {type(exc).__name__}: {exc}"
+        path = _write_failure_record(head, engine, events, out, message, started, request, source)
+        raise RunFailed(message, path) from exc
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What a run carries from its checks to its outputs: the request (a replay's: the whole request its record
+    holds), the record it replays (None when none), its progress, back-ends and start time, its events so far and
+    where they go, the known deposits' points and the reader's notes on them, its favourability settings and its SAM
+    refinement (None when off)."""
+
+    request: AnalysisRequest
+    source: dict | None
+    progress: Progress
+    backends: Backends
+    started: float
+    events: list[dict]
+    emit: Callable[[dict], None]
+    deposit_xy: list
+    deposit_notes: list
+    mapping_parameters: dict
+    sam: dict | None
+
+
+def _mapping_parameters(request: AnalysisRequest) -> dict:
+    """The request's favourability settings, as the record holds them."""
+    return {"favourable_units": dict(request.favourable_units), "calibrate": request.calibrate,
+            "cross_validation": dict(request.cross_validation),
+            "area_share": float(request.area_share), "max_target_km2": request.max_target_km2,
+            "min_target_km2": request.min_target_km2, "max_targets": request.max_targets,
+            **({"evidence_plan": request.evidence_plan} if request.evidence_plan else {})}
+
+
+def _check_question(question: str, choices: dict, layers: list, *, offline: bool) -> None:
+    """Refuse an empty or overlong question, fewer than two choices, too many layers, and (`offline`: answered by
+    the offline reasoner) a question it cannot answer."""
     if not str(question or "").strip():
         raise LodestarError("The question is empty: ask what to look for, e.g. 'Can porphyry Cu deposits be "
                             "detected here? A. Yes B. No'.")
@@ -117,92 +194,74 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
                             "whole in memory and weighed against the others). Keep the layers that carry distinct "
                             "evidence (the best index of each mineral, one geological map, the faults), or split "
                             "the area into several cases.")
-    if source is None and getattr(roles.verifier, "name", "") == "offline":
+    if offline:
         problem = offline_question_problem(question, choices, load_knowledge())
         if problem:
             raise LodestarError(problem)
-    progress.set(1)
-    raster_set = RasterSet(layers, progress=progress)
-    for line in raster_set.log:
-        progress.log(line)
-    ranking_roles = scenes.ranking_roles(layers)  # a scene whose sensor cannot be told is refused here, before any
-    # folder is made
-    # the deposits are read before the first model call and before any file is written: no token is spent, and no
-    # folder left, for a run whose deposits cannot be read
-    deposit_notes: list = []
-    deposit_xy = _deposit_points(deposits, raster_set.grid, mapping_parameters["calibrate"],
-                                 mapping_parameters.get("cross_validation") or {}, deposit_notes)
-    out = Path(request.output_dir)
+
+
+def _output_folders(out: Path) -> list[Path]:
+    """Make the output folder and its evidence folder; the folders of the run (the index folder too) that it made."""
     evidence_dir = out / "evidence"
-    # removed again if the run is cancelled, or refused before its first model call
     made = [folder for folder in (out, evidence_dir, out / scenes.INDEX_FOLDER) if not folder.exists()]
     out.mkdir(parents=True, exist_ok=True)
     evidence_dir.mkdir(exist_ok=True)
-    created = _stamp(source)
-    events: list[dict] = []
+    return made
 
-    def emit(event: dict) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
 
-    knowledge = (_recorded_knowledge(source) if source is not None
-                 else ranked_models(question, ranking_roles, [spec.name for spec in layers],
-                                    request.deposit_model, request.user_models, units=legend_units(layers)))
-    given_set, scene_run = raster_set, None
-    try:  # every raster is read here, block by block (a damaged file is found before any model call)
-        if any(scenes.is_scene(spec) for spec in layers):  # the index step, before the planner sees the layers
-            scene_run = scenes.derive(layers, knowledge, out, progress)
-            raster_set = RasterSet(scene_run.layers, progress=progress)
-            for line in scene_run.log:
-                progress.log(line)
-        ws = Workspace(question, choices, raster_set, evidence_dir, case_id=case_id, knowledge=knowledge,
-                       favourable_units=mapping_parameters["favourable_units"])
-        progress.check()
-        engine = Engine(roles, ws, max_rounds=max_rounds, progress=progress, emit=emit, controller=controller)
-    except BaseException:
-        _discard(made)
-        raise
-    sam = {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None
-    head = {
+def _start_engine(run: _Run, roles: Roles, layers: list, choices: dict, raster_set: RasterSet,
+                  knowledge: list[dict]) -> tuple[RasterSet, scenes.SceneRun | None, Engine]:
+    """(the layers the planner sees, the scenes' index step or None, the loop) of a run: the scenes' indices derived
+    first, then the workspace over the layers."""
+    request, progress, out = run.request, run.progress, Path(run.request.output_dir)
+    scene_run = None
+    if any(scenes.is_scene(spec) for spec in layers):  # the index step, before the planner sees the layers
+        scene_run = scenes.derive(layers, knowledge, out, progress)
+        raster_set = RasterSet(scene_run.layers, progress=progress)
+        for line in scene_run.log:
+            progress.log(line)
+    ws = Workspace(request.question, choices, raster_set, out / "evidence", case_id=request.case_id,
+                   knowledge=knowledge, favourable_units=run.mapping_parameters["favourable_units"])
+    progress.check()
+    engine = Engine(roles, ws, max_rounds=request.max_rounds, progress=progress, emit=run.emit,
+                    controller=request.controller)
+    return raster_set, scene_run, engine
+
+
+def _record_head(run: _Run, choices: dict, created: str, given_set: RasterSet, raster_set: RasterSet, engine: Engine,
+                 knowledge: list[dict], scene_run: scenes.SceneRun | None) -> dict:
+    """The run record's first part: what was asked, on which inputs and grid, with which parameters, back-end and
+    deposit models."""
+    request, source, ws = run.request, run.source, engine.ws
+    return {
         "format": records.FORMAT,
         "created_utc": created,
-        "case_id": case_id,
-        "question": question,
+        "case_id": request.case_id,
+        "question": request.question,
         "choices": choices,
         "inputs": records.input_entries(given_set, scenes.input_infos(given_set, ws.layers)),
         "analysis": {"crs": crs_label(raster_set.crs), "grid": [raster_set.grid.width, raster_set.grid.height],
                      "bounds": [round(v, 3) for v in raster_set.grid.bounds], "log": list(raster_set.log)},
-        "parameters": {"max_rounds": max_rounds, "max_attempts": engine.max_attempts,
+        "parameters": {"max_rounds": request.max_rounds, "max_attempts": engine.max_attempts,
                        "controller": {k: getattr(engine.limits, k) for k in engine.limits.__dataclass_fields__},
-                       "localization": localization_overrides,
-                       **records.deposits_entry(deposits),
-                       "sam": sam, "favourability": mapping_parameters},
-        "backend": source["backend"] if source else _backend_section(request.settings, roles),
-        "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(roles),
-        "knowledge": [{"id": k["id"], "name": k["name"], "score": round(k["score"], 4), "testable": k["testable"],
-                       "names": k.get("names", []), **({"chosen": True} if k.get("chosen") else {}),
-                       **({"stands_in": k["stands_in"]} if k.get("stands_in") else {}),
-                       **({"model": {n: v for n, v in k.items() if n not in ("score", "testable", "names", "chosen")}}
-                          if k.get("source") == "user" else {})} for k in knowledge],
+                       "localization": request.localization,
+                       **records.deposits_entry(request.deposits),
+                       "sam": run.sam, "favourability": run.mapping_parameters},
+        "backend": source["backend"] if source else _backend_section(request.settings, engine.roles),
+        "prompt_hashes": source["prompt_hashes"] if source else _prompt_hashes(engine.roles),
+        "knowledge": [_knowledge_entry(k) for k in knowledge],
         "layers": [info.to_dict() for info in ws.layers],
         **({"scenes": scene_run.entries} if scene_run else {}),
     }
-    try:
-        return _run_engine(engine, head, events, emit, request, progress, started, sam=sam,
-                           deposits=deposits, deposit_xy=deposit_xy, deposit_notes=deposit_notes,
-                           localization_overrides=localization_overrides,
-                           mapping_parameters=mapping_parameters, source=source, backends=backends)
-    except Cancelled:
-        _discard(made)
-        raise
-    except Exception as exc:
-        if progress.cancelled():  # a write that failed because the run was being torn down
-            _discard(made)
-            raise Cancelled() from exc
-        message = str(exc) if isinstance(exc, LodestarError) else f"Unexpected error: {type(exc).__name__}: {exc}"
-        path = _write_failure_record(head, engine, events, out, message, started, request, source)
-        raise RunFailed(message, path) from exc
+
+
+def _knowledge_entry(model: dict) -> dict:
+    """A ranked deposit model as the record holds it (a user's model whole)."""
+    return {"id": model["id"], "name": model["name"], "score": round(model["score"], 4), "testable": model["testable"],
+            "names": model.get("names", []), **({"chosen": True} if model.get("chosen") else {}),
+            **({"stands_in": model["stands_in"]} if model.get("stands_in") else {}),
+            **({"model": {n: v for n, v in model.items() if n not in ("score", "testable", "names", "chosen")}}
+               if model.get("source") == "user" else {})}
 
 
 class RunFailed(LodestarError):
@@ -240,9 +299,8 @@ def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, m
                    "notes": [message], "stopped": engine.stop_reason if engine.server_refused else "",
                    "error": message},
         "usage": engine.roles.usage(),
-        "timings": {"total_s": round(time.perf_counter() - started, 3),
-                    "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
-        "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
+        "timings": _timings(engine, started),
+        "replayed_from": _replayed_from(request, source),
     })
     secrets = (request.settings.api_key,) if request.settings.api_key else ()
     try:
@@ -251,11 +309,9 @@ def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, m
         return None
 
 
-def _run_engine(engine: Engine, head: dict, events: list, emit, request: AnalysisRequest, progress: Progress,
-                started: float, *, sam, deposits, deposit_xy, deposit_notes, localization_overrides, mapping_parameters,
-                source, backends: Backends) -> AnalysisResult:
+def _run_engine(engine: Engine, head: dict, run: _Run) -> AnalysisResult:
     """The STA-CoT loop, localization, the surface and the outputs of a validated run."""
-    ws, roles, raster_set = engine.ws, engine.roles, engine.ws.raster_set
+    ws, raster_set, request, progress = engine.ws, engine.ws.raster_set, run.request, run.progress
     question, choices, out = head["question"], head["choices"], Path(request.output_dir)
     outcome = engine.run()
     if engine.budget_spent and not engine.server_refused and not any("value" in entry for entry in engine.trace):
@@ -264,58 +320,44 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
 
     zones = ws.zones
     sam_note = ""
-    if sam:
-        zones, sam_note = _refine_with_sam(zones, raster_set, sam["checkpoint"], sam["device"], progress, backends)
+    if run.sam:
+        zones, sam_note = _refine_with_sam(zones, raster_set, run.sam["checkpoint"], run.sam["device"], progress,
+                                           run.backends)
     draw_targets = _draws_targets(outcome.answer, choices)
-    localization = _localize(engine, ws, zones, draw_targets, localization_overrides)
+    localization = _localize(engine, ws, zones, draw_targets, request.localization)
     graph = localization.pop("graph")
     localization.pop("scores")
     if sam_note:
         localization["note"] = f"{localization['note']} {sam_note}".strip()
-    mapping = map_prospectivity(engine, graph, outcome.plan, draw_targets=draw_targets,
-                                area_share=mapping_parameters["area_share"], calibrate=mapping_parameters["calibrate"],
-                                cross_validation=mapping_parameters.get("cross_validation") or {},
-                                max_target_km2=mapping_parameters.get("max_target_km2"),
-                                min_target_km2=mapping_parameters.get("min_target_km2"),
-                                max_targets=mapping_parameters.get("max_targets"),
-                                evidence_plan=plan_from_dict(mapping_parameters["evidence_plan"])
-                                if mapping_parameters.get("evidence_plan") else None,
-                                deposit_xy=deposit_xy, core=_settled_core(outcome),
-                                progress=progress.scaled(92, 97), answer=outcome.answer)
+    mapping = _map(engine, graph, outcome, draw_targets, run)
     prospectivity = mapping.targets
-    emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
-          "source": localization["source"], "basis": mapping.basis})
-    metrics = _evaluate(prospectivity, deposits, raster_set, progress, mapping.surface, deposit_xy)
-    unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
-    stands_in = [ws.knowledge[0]["stands_in"]] if ws.knowledge and ws.knowledge[0].get("stands_in") else []
-    notes = stands_in + list(raster_set.warnings) + deposit_notes + list(outcome.notes) + mapping.notes + unused
+    run.emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
+              "source": localization["source"], "basis": mapping.basis})
+    metrics = _evaluate(prospectivity, request.deposits, raster_set, progress, mapping.surface, run.deposit_xy)
+    notes = _run_notes(ws, outcome, mapping, run.deposit_notes)
     stopped = engine.stop_reason if engine.server_refused else ""
 
     record = dict(head)
     record.update({
         "plan": [n["step"] for n in scenes.chain_nodes(head.get("scenes"))] + [s.to_dict() for s in outcome.plan],
         "trace": engine.trace,
-        "events": [_relative(e, out) for e in events],
+        "events": [_relative(e, out) for e in run.events],
         "rounds": [dict(v, chain=_relative(c, out)) for v, c in zip(outcome.verdicts, outcome.chains)],
         "chain": scenes.chain_nodes(head.get("scenes")) + _relative([n.to_dict() for n in ws.chain], out),
-        "result": {"answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
-                   "rounds": outcome.rounds, "votes": outcome.votes,
-                   "candidates": [{"round": r, "answer": a} for r, a in outcome.candidates],
-                   "notes": notes, "stopped": stopped,
-                   "where": where_answer(prospectivity) if asks_where(question) and draw_targets else ""},
+        "result": _result_section(outcome, notes, stopped,
+                                  where_answer(prospectivity) if asks_where(question) and draw_targets else ""),
         "localization": localization,
         "favourability": records.scrub(jsonable(mapping.section())),
         "metrics": metrics,
-        "usage": roles.usage(),
-        "timings": {"total_s": round(time.perf_counter() - started, 3),
-                    "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]},
-        "replayed_from": str(Path(request.replay).resolve()) if source is not None else None,
+        "usage": engine.roles.usage(),
+        "timings": _timings(engine, run.started),
+        "replayed_from": _replayed_from(request, run.source),
     })
-    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, deposit_xy, source,
-                             request.output_names)
+    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, run.deposit_xy,
+                             run.source, request.output_names)
     progress.set(100)
-    emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
-          "rounds": outcome.rounds})
+    run.emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
+              "rounds": outcome.rounds})
     return AnalysisResult(
         answer=outcome.answer,
         answer_text=record["result"].get("where") or choices.get(
@@ -329,10 +371,56 @@ def _run_engine(engine: Engine, head: dict, events: list, emit, request: Analysi
     )
 
 
+def _run_notes(ws: Workspace, outcome, mapping, deposit_notes: list) -> list:
+    """The run's notes: why its deposit model stands in for the one asked (when it does), the layers' and the
+    deposits' warnings, the loop's and the map's notes, then the layers used nowhere."""
+    unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
+    stands_in = [ws.knowledge[0]["stands_in"]] if ws.knowledge and ws.knowledge[0].get("stands_in") else []
+    return stands_in + list(ws.raster_set.warnings) + deposit_notes + list(outcome.notes) + mapping.notes + unused
+
+
+def _map(engine: Engine, graph, outcome, draw_targets: bool, run: _Run):
+    """The run's favourability surface and targets (`map_prospectivity`) at its favourability settings."""
+    parameters = run.mapping_parameters
+    return map_prospectivity(engine, graph, outcome.plan, draw_targets=draw_targets,
+                             area_share=parameters["area_share"], calibrate=parameters["calibrate"],
+                             cross_validation=parameters.get("cross_validation") or {},
+                             max_target_km2=parameters.get("max_target_km2"),
+                             min_target_km2=parameters.get("min_target_km2"),
+                             max_targets=parameters.get("max_targets"),
+                             evidence_plan=plan_from_dict(parameters["evidence_plan"])
+                             if parameters.get("evidence_plan") else None,
+                             deposit_xy=run.deposit_xy, core=_settled_core(outcome),
+                             progress=run.progress.scaled(92, 97), answer=outcome.answer)
+
+
+def _result_section(outcome, notes: list, stopped: str, where: str) -> dict:
+    """The run record's result: the answer, how it was reached, the notes, and the targets' places for a "where"
+    question ('' otherwise)."""
+    return {"answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
+            "rounds": outcome.rounds, "votes": outcome.votes,
+            "candidates": [{"round": r, "answer": a} for r, a in outcome.candidates],
+            "notes": notes, "stopped": stopped, "where": where}
+
+
+def _timings(engine: Engine, started: float) -> dict:
+    """The run's time so far, in total and in tool calls (seconds), and its number of tool calls."""
+    return {"total_s": round(time.perf_counter() - started, 3),
+            "tools_s": round(engine.timings["tools_s"], 3), "tool_calls": engine.timings["tool_calls"]}
+
+
+def _replayed_from(request: AnalysisRequest, source: dict | None) -> str | None:
+    """The full path of the record a replay follows; None for a run that is no replay."""
+    if source is None:
+        return None
+    assert request.replay is not None  # a replay's request names its record
+    return str(Path(request.replay).resolve())
+
+
 def _backend_section(settings: BackendSettings, roles: Roles) -> dict:
     """The back-end's public settings, each role's, and the decision thresholds of a reasoner that has them (the
     offline reasoner's OfflineSettings, each with its reason and provenance)."""
-    section = {"settings": settings.public()}
+    section: dict = {"settings": settings.public()}
     for role in ("planner", "executor", "verifier"):
         section[role] = getattr(roles, role).public_settings()
     thresholds = [row for reasoner in roles.distinct() for row in getattr(reasoner, "decision_settings", list)()]
@@ -342,7 +430,7 @@ def _backend_section(settings: BackendSettings, roles: Roles) -> dict:
 
 
 def _prompt_hashes(roles: Roles) -> dict:
-    hashes = {}
+    hashes: dict = {}
     for reasoner in roles.distinct():
         hashes.update(reasoner.prompt_hashes() or {})
     return dict(sorted(hashes.items()))
@@ -450,7 +538,7 @@ def _deposit_points(deposits, grid, calibrate: str = "", cross_validation: dict 
         raise LodestarError(f"The known deposits file {deposits} does not exist (or is a folder): give a point layer "
                             "(GeoPackage, Shapefile, GeoJSON, or a CSV with longitude and latitude columns), or leave "
                             "the deposits out.")
-    log = []
+    log: list[str] = []
     try:
         xy = deposit_coordinates(deposits, grid.crs, log)
     except LodestarError as exc:
@@ -485,7 +573,7 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
     moved into `out` at once, so a run sharing the folder never leaves a mix of two runs' files), cancel checked
     between them. The report names the outputs by
     `output_names` (the names the user finds them by) where given."""
-    outputs = {}
+    outputs: dict = {}
     prospectivity = mapping.targets
     check = ws.raster_set.progress.check
     with OutputSet() as staged:
@@ -493,29 +581,8 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
             check()
             return staged.path(out / OUTPUT_FILES[name])
 
-        for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
-                            ("prospectivity", prospectivity), ("prospects", mapping.prospects)):
-            if name in ("prospectivity", "prospects") and (frame is None or not len(frame)):
-                continue  # no target drawn (Insufficient evidence, No, nothing standing out): no targets layer
-            outputs[name] = write_vector(frame, at(name), stamp=record["created_utc"])
-        if mapping.surface is not None:
-            made = (f"calibrated: {method_label({'method': mapping.surface.method})}" if mapping.basis == "calibrated"
-                    else "knowledge-driven")
-            outputs["favourability"] = write_surface(mapping.surface, at("favourability"),
-                                                     description=f"favourability (0-1): {made}")
-            outputs["weights"] = write_weights_csv(mapping.weights, at("weights"))
-        if mapping.cv is not None:
-            outputs["favourability_cv"] = write_surface(mapping.cv, at("favourability_cv"),
-                                                        description="favourability (0-1): calibrated: "
-                                                        f"{method_label({'method': mapping.cv.method})}")
-        if mapping.uncertainty is not None:
-            outputs["uncertainty"] = write_surface(mapping.uncertainty, at("uncertainty"),
-                                                   description=mapping.uncertainty.method)
-        for name, key in (("model", "model"), ("fold_models", "spread")):  # the calibrated surface's, as data
-            if mapping.fitted.get(key) is not None:
-                outputs[name] = at(name)
-                save_model(outputs[name], mapping.fitted[key], {"basis": f"the run's calibrated surface ({name})"},
-                           written=record["created_utc"])
+        outputs.update(_write_layers(at, record["created_utc"], zones, graph, mapping))
+        outputs.update(_write_surfaces(at, record["created_utc"], mapping))
         map_png = None
         try:
             shown = prospectivity if len(prospectivity) else zones
@@ -528,18 +595,61 @@ def _write_outputs(record: dict, out: Path, zones, graph, mapping, ws: Workspace
         record["outputs"] = {name: {"file": path.name, "sha256": records.sha256_file(path)}
                              for name, path in outputs.items()}
         if source is not None:  # a replay checks every output it rewrote against the recorded checksums
-            record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
-            if record["replay_check"]["different"]:
-                record["result"]["notes"].append(records.replay_note(record["replay_check"]))
-            if record.get("scenes"):  # the index rasters the replay computed again from the recorded scenes
-                changed = scenes.replay_differences(source.get("scenes"), record["scenes"])
-                record["replay_check"]["indices_different"] = changed
-                if changed:
-                    record["result"]["notes"].append(f"Replay check: the index rasters {', '.join(changed)} differ "
-                                                     "from the recorded run's (sha256).")
+            _check_replay(record, source)
         secrets = (api_key,) if api_key else ()
         outputs["report"] = write_report(dict(records.scrub(record, secrets), output_names=dict(output_names or {})),
                                          at("report"), ws.evidence_dir, map_png)
         outputs["record"] = records.write_record(record, at("record"), secrets)
         check()
     return {name: out / Path(path).name for name, path in outputs.items()}
+
+
+def _write_layers(at: Callable[[str], Path], stamp: str, zones, graph, mapping) -> dict:
+    """The zones, graph nodes and edges, and the targets and their prospects when any is drawn, written at `at(name)`
+    with the GeoPackage timestamp `stamp`: {name: path}."""
+    written = {}
+    for name, frame in (("zones", zones), ("nodes", graph.nodes), ("edges", graph.edges),
+                        ("prospectivity", mapping.targets), ("prospects", mapping.prospects)):
+        if name in ("prospectivity", "prospects") and (frame is None or not len(frame)):
+            continue  # no target drawn (Insufficient evidence, No, nothing standing out): no targets layer
+        written[name] = write_vector(frame, at(name), stamp=stamp)
+    return written
+
+
+def _write_surfaces(at: Callable[[str], Path], stamp: str, mapping) -> dict:
+    """The favourability surface and its weights, the out-of-fold surface, the uncertainty and the calibrated
+    surface's models (`stamp`: when they were written), those the map has, at `at(name)`: {name: path}."""
+    written = {}
+    if mapping.surface is not None:
+        made = (f"calibrated: {method_label({'method': mapping.surface.method})}" if mapping.basis == "calibrated"
+                else "knowledge-driven")
+        written["favourability"] = write_surface(mapping.surface, at("favourability"),
+                                                 description=f"favourability (0-1): {made}")
+        written["weights"] = write_weights_csv(mapping.weights, at("weights"))
+    if mapping.cv is not None:
+        written["favourability_cv"] = write_surface(mapping.cv, at("favourability_cv"),
+                                                    description="favourability (0-1): calibrated: "
+                                                    f"{method_label({'method': mapping.cv.method})}")
+    if mapping.uncertainty is not None:
+        written["uncertainty"] = write_surface(mapping.uncertainty, at("uncertainty"),
+                                               description=mapping.uncertainty.method)
+    for name, key in (("model", "model"), ("fold_models", "spread")):  # the calibrated surface's, as data
+        if mapping.fitted.get(key) is not None:
+            written[name] = at(name)
+            save_model(written[name], mapping.fitted[key], {"basis": f"the run's calibrated surface ({name})"},
+                       written=stamp)
+    return written
+
+
+def _check_replay(record: dict, source: dict) -> None:
+    """The replay's check of its outputs (and its index rasters) against the recorded run's checksums, in `record`,
+    and a note of those that differ."""
+    record["replay_check"] = records.compare_outputs(source.get("outputs") or {}, record["outputs"])
+    if record["replay_check"]["different"]:
+        record["result"]["notes"].append(records.replay_note(record["replay_check"]))
+    if record.get("scenes"):  # the index rasters the replay computed again from the recorded scenes
+        changed = scenes.replay_differences(source.get("scenes"), record["scenes"])
+        record["replay_check"]["indices_different"] = changed
+        if changed:
+            record["result"]["notes"].append(f"Replay check: the index rasters {', '.join(changed)} differ "
+                                             "from the recorded run's (sha256).")

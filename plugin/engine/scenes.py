@@ -147,12 +147,12 @@ def input_infos(raster_set: RasterSet, infos: list) -> list:
     return out
 
 
-def chain_nodes(entries: list) -> list[dict]:
+def chain_nodes(entries: list | None) -> list[dict]:
     """The index steps' chain nodes (record dicts), in scene order."""
     return [entry["node"] for entry in entries or []]
 
 
-def replay_differences(recorded: list, replayed: list) -> list[str]:
+def replay_differences(recorded: list | None, replayed: list) -> list[str]:
     """Index rasters a replay computed whose checksum differs from the recorded run's."""
     before = {i["name"]: i["sha256"] for entry in recorded or [] for i in entry.get("indices", [])}
     return [i["name"] for entry in replayed for i in entry["indices"] if before.get(i["name"]) != i["sha256"]]

@@ -64,8 +64,8 @@ def target_sizes(deposit_model: dict, pixel_area_m2: float, selected_m2: float, 
     if prospect_km2 is not None and not prospect_km2 > 0:
         raise LodestarError(f"The largest prospect must be above 0 km2, not {prospect_km2:g}.")
     largest, max_source = target_cap(deposit_model, max_km2)
-    deposit = ({"km2": float(prospect_km2), "of": "one prospect as set"} if prospect_km2 else
-               _footprint(deposit_model, "deposit"))
+    deposit: dict = ({"km2": float(prospect_km2), "of": "one prospect as set"} if prospect_km2 else
+                     _footprint(deposit_model, "deposit"))
     prospect = deposit["km2"] if deposit and (largest is None or deposit["km2"] < largest) else None
     floor_km2 = MIN_TARGET_CELLS * pixel_area_m2 / 1e6
     if min_km2 is not None:

@@ -275,11 +275,11 @@ def where_answer(targets, shown: int = 10) -> str:
         return "No target: nothing on the surface stands out enough to be drawn."
     total = float(targets["area_km2"].sum())
     holds = []
-    known = targets["known_deps"].dropna() if "known_deps" in targets else []
-    if len(known):
+    known = targets["known_deps"].dropna() if "known_deps" in targets else None
+    if known is not None and len(known):
         holds.append(plural(int(known.sum()), "known deposit"))
-    expected = targets["exp_deps"].dropna() if "exp_deps" in targets else []
-    if len(expected):
+    expected = targets["exp_deps"].dropna() if "exp_deps" in targets else None
+    if expected is not None and len(expected):
         holds.append(f"about {float(expected.sum()):.3g} expected")
     held = f" holding {' and '.join(holds)}" if holds else ""
     lines = [f"{plural(len(targets), 'target')} over {total:,.1f} km2{held}, best first:"]

@@ -285,7 +285,8 @@ def _window_values(ws: Workspace, layer: str, bounds) -> dict:
 
 
 def _integrate(ws: Workspace, step_index: int) -> ToolRun:
-    supported, unsupported = [], []
+    supported: list[dict] = []
+    unsupported: list[dict] = []
     for node in ws.chain:
         if node.step.index >= step_index:
             continue

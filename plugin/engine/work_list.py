@@ -115,13 +115,18 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
     prospect_frame = (typed(gpd.GeoDataFrame(prospects, geometry="geometry", crs=crs)
                             [list(PROSPECT_COLUMNS) + ["geometry"]]) if prospects
                       else empty_targets(crs, PROSPECT_COLUMNS))
-    known = [rows[i]["known_deps"] for i in rest]
-    left = {"count": len(rest), "km2": float(sum(rows[i]["area_km2"] for i in rest)),
-            "known": int(sum(known)) if deposit_xy is not None else None}
     ranks = {i: order.index(i) + 1 for i in verdict_of}
     return WorkList(targets, prospect_frame, delineation, sizes,
                     [dict(judgement, rank=ranks[i]) for i, judgement in verdict_of.items() if ranks[i] <= len(drawn)],
-                    left)
+                    _left_over([rows[i] for i in rest], deposit_xy))
+
+
+def _left_over(rest: list[dict], deposit_xy) -> dict:
+    """What the work list leaves in the top share: how many targets, their km2 and the known deposits inside (None
+    without deposits)."""
+    known = [row["known_deps"] for row in rest]
+    return {"count": len(rest), "km2": float(sum(row["area_km2"] for row in rest)),
+            "known": int(sum(known)) if deposit_xy is not None else None}
 
 
 def _prospects(values, grid, labels, label: int, camp: int, area_share: float, sizes: TargetSizes,
@@ -132,8 +137,8 @@ def _prospects(values, grid, labels, label: int, camp: int, area_share: float, s
     rows_at, cols_at = np.nonzero(labels == label)
     box = (slice(rows_at.min(), rows_at.max() + 1), slice(cols_at.min(), cols_at.max() + 1))
     inside = labels[box] == label
-    window = np.ma.masked_array(np.asarray(values.data, dtype="float64")[box],
-                                mask=np.ma.getmaskarray(values)[box] | ~inside)
+    window: np.ma.MaskedArray = np.ma.masked_array(np.asarray(values.data, dtype="float64")[box],
+                                                   mask=np.ma.getmaskarray(values)[box] | ~inside)
     least = sizes.least_cells(grid.pixel_area)
     cells = int(window.count())
     if cells < least:

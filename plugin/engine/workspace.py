@@ -223,6 +223,6 @@ class Workspace:
 
 def silent_note(layers, roles) -> str:
     """A sentence naming the layers of `roles` that cannot speak (`silence`), with why; '' when none."""
-    quiet = [f"{info.name} {info.silent}" for info in layers if info.role in roles and getattr(info, "silent", "")]
+    quiet = [f"{info.name} {info.silent}" for info in layers if info.role in roles and getattr(info, "silent", None)]
     return (f" The layers given with that role cannot test it: {'; '.join(quiet)} (a layer that does not vary shows no "
             "anomaly, neither for the item nor against it)." if quiet else "")
