@@ -9,6 +9,7 @@ setup:
 
 lint: setup
 	$(PY) -m ruff check .
+	@scripts/typecheck.sh
 
 test: setup lint
 	$(PY) -m pytest -q tests

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from shapely.geometry import box as shapely_box
 from shapely.geometry.base import BaseGeometry
@@ -22,6 +23,9 @@ from shapely.geometry.base import BaseGeometry
 from .errors import LodestarError
 from .raster_io import RasterGrid
 from .zones import position_word
+
+if TYPE_CHECKING:
+    from geopandas import GeoDataFrame
 
 
 @dataclass(frozen=True)
@@ -369,7 +373,7 @@ def boxes_to_polygons(boxes, grid: RasterGrid, scale: float = 1.0) -> BoxPolygon
 class Enforced:
     """Regions kept by `enforce` (the input's type: list or GeoDataFrame) and why the others went."""
 
-    regions: object
+    regions: list[Region] | GeoDataFrame
     dropped: dict
 
 

@@ -75,7 +75,7 @@ class OutputSet:
             write_vector(frame, outputs.path(target))  # any writer; sidecars beside it move too
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._stages: dict = {}  # target folder -> its staging folder
 
     def path(self, target) -> Path:

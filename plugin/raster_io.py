@@ -440,7 +440,7 @@ class LayerSpec:
     root: Path | None = field(default=None, compare=False)
     sensor: str = ""  # a multispectral scene's sensor the user chose ('aster', 'landsat_oli', 'sentinel2')
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         from .roles import check_role
 
         self.path, named = split_source(self.path)
@@ -503,7 +503,7 @@ class RasterSet:
     warnings: list[str] = field(default_factory=list)  # what the user must hear (also in `log`)
     progress: Progress = field(default=SILENT, repr=False, compare=False)  # reads check it between blocks
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.layers:
             raise LodestarError("No layers given: choose at least one raster or vector layer.")
         names = [spec.name for spec in self.layers]
