@@ -288,7 +288,7 @@ def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int
         label = "posterior probability standard deviation (weights and missing data; per unit cell)"
     else:
         everything = np.ones(len(data.counts), dtype=bool)
-        spread = EnsembleModel(data.columns, run["models"], data.x[_reference_rows(data, everything)])
+        spread = EnsembleModel(run["models"]).fit(data.columns, data.x[_reference_rows(data, everything)])
         uncertainty = _masked(np.std(spread.member_ranks(data.x), axis=0), valid)
         label = "standard deviation of the fold models' favourability (0-1 rank scale)"
     progress.set(100.0)
@@ -329,7 +329,7 @@ def _chosen_full_fit(chosen: str, runs: dict, data: _Data, thresholds, seed: int
     members = _in_parallel([lambda _, name=name: _full_fit(name, runs[name], data, thresholds, seed)[0]
                             for name in runs if name != ENSEMBLE], progress)
     everything = np.ones(len(data.counts), dtype=bool)
-    ensemble = EnsembleModel(data.columns, members, data.x[_reference_rows(data, everything)])
+    ensemble = EnsembleModel(members).fit(data.columns, data.x[_reference_rows(data, everything)])
     member_ranks = ensemble.member_ranks(data.x)
     return ensemble, {}, np.mean(member_ranks, axis=0), member_ranks
 
@@ -507,8 +507,8 @@ def _ensemble_out_of_fold(runs: dict, data: _Data, folds: int, progress: Progres
     members = list(runs.values())
     oof = np.mean([_ranks(run["oof"]) for run in members], axis=0)
     references = [_reference_rows(data, data.fold != k) for k in range(folds)]
-    models = _in_parallel([lambda _, k=k: EnsembleModel(data.columns, [run["models"][k] for run in members],
-                                                        data.x[references[k]]) for k in range(folds)],
+    models = _in_parallel([lambda _, k=k: EnsembleModel([run["models"][k] for run in members]).fit(
+        data.columns, data.x[references[k]]) for k in range(folds)],
                           Progress(is_cancelled=progress.cancelled))  # the cancel only: the progress stands here
     return {"oof": oof, "models": models, "params": [{} for _ in range(folds)], "held": members[0]["held"],
             "auc": _cell_auc(oof, data.counts),

@@ -201,13 +201,19 @@ class WofeModel:
 
     method = "wofe"
 
-    def __init__(self, columns: Columns, x, deposits, weight, cell_units: float = 1.0, thresholds=None,
-                 seed: int = 0, **params):
+    def __init__(self, cell_units: float = 1.0, thresholds: dict | None = None):
+        self.cell_units = cell_units
+        self.thresholds = thresholds
+
+    def fit(self, columns: Columns, x, deposits, weight=None) -> WofeModel:
+        """Weigh each layer's pattern on the rows `x` holding `deposits` (counts per row; weights of evidence counts
+        cells, so `weight` is not used)."""
+        cell_units = self.cell_units
         self.columns = columns
         self.n_deposits = float(deposits.sum())
         self.prior = prior_logit(len(deposits) * cell_units, self.n_deposits)
         self.patterns: list[Generalisation | CategoricalWeights | None] = []
-        thresholds = thresholds or {}
+        thresholds = self.thresholds or {}
         for j, name in enumerate(columns.names):
             column = x[:, j]
             known = ~np.isnan(column)
@@ -227,6 +233,7 @@ class WofeModel:
                 assert chosen is not None  # a threshold set: generalise takes the pattern nearest it
                 usable = [chosen]
             self.patterns.append(max(usable, key=lambda g: g.table.studentised[g.best]) if usable else None)
+        return self
 
     def states(self, j: int, column: np.ndarray):
         """(row of each value in the layer's weights, the layer's weights per row, their s, area shares)."""
@@ -411,16 +418,21 @@ class Encoder:
 class LogisticModel:
     method = "logistic"
 
-    def __init__(self, columns: Columns, x, deposits, weight, c: float = 0.1, seed: int = 0, **unused):
+    def __init__(self, c: float = 0.1):
+        self.c = c
+
+    def fit(self, columns: Columns, x, deposits, weight) -> LogisticModel:
+        """Fit on the rows `x` (deposits > 0 the positives, `weight` per row)."""
         linear_model = require_package("sklearn.linear_model", "scikit-learn", "Logistic regression")
         self.columns = columns
         self.encoder = Encoder(columns, x, "quantile", deposits)
         design = self.encoder.transform(x)
         self.mean, self.scale = design.mean(axis=0), design.std(axis=0)
         self.scale[self.scale == 0] = 1.0
-        self.model = linear_model.LogisticRegression(C=c, max_iter=2000)
+        self.model = linear_model.LogisticRegression(C=self.c, max_iter=2000)
         with one_thread():
             self.model.fit((design - self.mean) / self.scale, deposits > 0, sample_weight=weight)
+        return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return chunked(lambda rows: self.model.decision_function(
@@ -453,18 +465,24 @@ class LogisticModel:
 class ForestModel:
     method = "forest"
 
-    def __init__(self, columns: Columns, x, deposits, weight, min_samples_leaf: int = 20, seed: int = 0, **unused):
+    def __init__(self, min_samples_leaf: int = 20, seed: int = 0):
+        self.min_samples_leaf = min_samples_leaf
+        self.seed = seed
+
+    def fit(self, columns: Columns, x, deposits, weight) -> ForestModel:
+        """Fit on the rows `x` (deposits > 0 the positives, `weight` per row)."""
         ensemble = require_package("sklearn.ensemble", "scikit-learn", "Random forest")
         self.columns = columns
         self.encoder = Encoder(columns, x, "raw", deposits)
-        self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=min_samples_leaf,
-                                                     max_features="sqrt", n_jobs=workers(), random_state=seed)
+        self.model = ensemble.RandomForestClassifier(n_estimators=FOREST_TREES, min_samples_leaf=self.min_samples_leaf,
+                                                     max_features="sqrt", n_jobs=workers(), random_state=self.seed)
         with one_thread():
             self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
         # Predicting, one thread per row chunk, the trees summed in their order: scikit-learn's threads add the trees'
         # votes in the order they finish, and the last bits that change then break the forest's many ties by chance (a
         # replayed calibrated run moved cells by up to a fifth of the ranking).
         self.model.set_params(n_jobs=1)
+        return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return chunked(lambda rows: self.model.predict_proba(self.encoder.transform(rows))[:, 1], x, cores())
@@ -476,19 +494,26 @@ class ForestModel:
 class BoostingModel:
     method = "boosting"
 
-    def __init__(self, columns: Columns, x, deposits, weight, max_leaf_nodes: int = 15, min_samples_leaf: int = 20,
-                 monotone: bool = True, seed: int = 0, **unused):
+    def __init__(self, max_leaf_nodes: int = 15, min_samples_leaf: int = 20, monotone: bool = True, seed: int = 0):
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_samples_leaf = min_samples_leaf
+        self.monotone = monotone
+        self.seed = seed
+
+    def fit(self, columns: Columns, x, deposits, weight) -> BoostingModel:
+        """Fit on the rows `x` (deposits > 0 the positives, `weight` per row)."""
         ensemble = require_package("sklearn.ensemble", "scikit-learn", "Gradient boosting")
         self.columns = columns
         self.encoder = Encoder(columns, x, "native", deposits)
         mask = self.encoder.categorical_mask()
         self.model = ensemble.HistGradientBoostingClassifier(
-            max_iter=BOOSTING_ROUNDS, learning_rate=BOOSTING_RATE, max_leaf_nodes=max_leaf_nodes,
-            min_samples_leaf=min_samples_leaf, l2_regularization=1.0, random_state=seed, early_stopping=False,
-            categorical_features=mask if any(mask) else None,
-            monotonic_cst=monotone_directions(columns) if monotone else None)
+            max_iter=BOOSTING_ROUNDS, learning_rate=BOOSTING_RATE, max_leaf_nodes=self.max_leaf_nodes,
+            min_samples_leaf=self.min_samples_leaf, l2_regularization=1.0, random_state=self.seed,
+            early_stopping=False, categorical_features=mask if any(mask) else None,
+            monotonic_cst=monotone_directions(columns) if self.monotone else None)
         with one_thread():
             self.model.fit(self.encoder.transform(x), deposits > 0, sample_weight=weight)
+        return self
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return chunked(self._scores, x, cores())
@@ -526,14 +551,18 @@ class EnsembleModel:
 
     method = ENSEMBLE
 
-    def __init__(self, columns: Columns, members: list, x_reference: np.ndarray):
-        self.columns = columns
+    def __init__(self, members: list):
         self.members = list(members)
+
+    def fit(self, columns: Columns, x_reference: np.ndarray) -> EnsembleModel:
+        """Keep each member's scores over the rows `x_reference` (the study area's) to rank new scores against."""
+        self.columns = columns
         self.references = []
         for member in self.members:
             scores = np.sort(member.predict(x_reference))
             take = np.linspace(0, len(scores) - 1, min(REFERENCE_SCORES, len(scores))).round().astype(int)
             self.references.append(scores[take])
+        return self
 
     def member_ranks(self, x: np.ndarray) -> np.ndarray:
         """(members, rows): each member's score ranked among its reference scores, 0-1 (ties at mid-rank)."""
@@ -553,6 +582,8 @@ class EnsembleModel:
                 for layer in self.columns.layers]
 
 
+SEEDED = ("forest", "boosting")
+"""The methods whose fits draw at random (their seed)."""
 FITTERS = {"wofe": WofeModel, "logistic": LogisticModel, "forest": ForestModel, "boosting": BoostingModel}
 PACKAGES = {"logistic": ("sklearn.linear_model", "Logistic regression"),
             "forest": ("sklearn.ensemble", "Random forest"), "boosting": ("sklearn.ensemble", "Gradient boosting")}
@@ -568,11 +599,13 @@ def imported(method: str) -> None:
 
 def fit_model(method: str, columns: Columns, x, deposits, weight, params: dict, cell_units: float,
               thresholds: dict | None = None, seed: int = 0):
-    """A fitted model of `method` with hyperparameters `params`."""
+    """A fitted model of `method` with hyperparameters `params` (only those its class takes: another raises
+    TypeError)."""
     if method not in FITTERS:
         raise LodestarError(f"Unknown model {method!r}; choose one of {', '.join(METHODS)}.")
-    extra = {"cell_units": cell_units, "thresholds": thresholds} if method == "wofe" else {}
-    return FITTERS[method](columns, x, deposits, weight, seed=seed, **extra, **params)
+    settings = ({"cell_units": cell_units, "thresholds": thresholds} if method == "wofe"
+                else {"seed": seed} if method in SEEDED else {})
+    return FITTERS[method](**params, **settings).fit(columns, x, deposits, weight)
 
 
 def weighted_auc(score: np.ndarray, positive: np.ndarray, weight: np.ndarray) -> float:

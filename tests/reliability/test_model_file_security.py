@@ -246,7 +246,7 @@ def test_any_byte_of_the_structure_or_bit_of_an_array_changed_is_refused_in_one_
     methods = models.METHODS if SKLEARN else ("wofe",)
     params = {"forest": {"min_samples_leaf": 20}, "boosting": {"max_leaf_nodes": 7, "min_samples_leaf": 20}}
     members = [models.fit_model(m, columns, x, deposits, np.ones(len(x)), params.get(m, {}), 1.0) for m in methods]
-    save_model(tmp_path / "model.pkl", models.EnsembleModel(columns, members, x), {})
+    save_model(tmp_path / "model.pkl", models.EnsembleModel(members).fit(columns, x), {})
     header, structure, arrays = _parts(tmp_path / "model.pkl")
     text, names = json.dumps(structure).encode(), sorted(arrays)
     rng = np.random.default_rng(0)
@@ -287,8 +287,8 @@ def test_every_model_read_back_predicts_exactly_what_the_fitted_one_does(tmp_pat
     params = {"logistic": {"c": 0.1}, "forest": {"min_samples_leaf": 5},
               "boosting": {"max_leaf_nodes": 15, "min_samples_leaf": 20, "monotone": True}}
     if method == models.ENSEMBLE:
-        model = models.EnsembleModel(columns, [models.fit_model(m, columns, x, deposits, weight, params.get(m, {}), 1.0)
-                                               for m in models.METHODS], x)
+        model = models.EnsembleModel([models.fit_model(m, columns, x, deposits, weight, params.get(m, {}), 1.0)
+                                      for m in models.METHODS]).fit(columns, x)
     else:
         model = models.fit_model(method, columns, x, deposits, weight, params.get(method, {}), 1.0)
     header = save_model(tmp_path / "model.pkl", model, {"out_of_fold_auc": 0.75})

@@ -341,7 +341,7 @@ class _Scorer:
 
 def test_the_ensemble_averages_each_members_rank_among_its_reference_scores():
     reference = np.array([[0.0], [1.0], [2.0], [3.0]])
-    ensemble = EnsembleModel(None, [_Scorer(1.0), _Scorer(-1.0)], reference)
+    ensemble = EnsembleModel([_Scorer(1.0), _Scorer(-1.0)]).fit(None, reference)
     ranks = ensemble.member_ranks(np.array([[1.5], [3.0]]))
     # 1.5 lies above 2 of the 4 reference scores (0.5); 3.0 ties the highest (3.5 of 4 below: 0.875), and under
     # the reversed member the lowest (0.5 of 4: 0.125)
@@ -359,7 +359,7 @@ def test_an_ensemble_model_file_holds_no_layer_data_and_predicts_the_same(tmp_pa
     x = np.column_stack([layer.values.filled(np.nan)[valid] for layer in layers])
     deposits = counts_of(cells, 30)[valid]
     members = [models.fit_model(name, columns, x, deposits, np.ones(len(x)), {}, 1.0) for name in ("wofe", "logistic")]
-    ensemble = EnsembleModel(columns, members, x)
+    ensemble = EnsembleModel(members).fit(columns, x)
     header = save_model(tmp_path / "ensemble.model", ensemble, {"out_of_fold_auc": 0.9})
     assert header["method"] == ENSEMBLE and [e["source"] for e in header["layers"]] == ["", ""]
     _, loaded = load_model(tmp_path / "ensemble.model")

@@ -52,7 +52,7 @@ W8, S2_8 = math.log((2 / 6) / (58 / 84)), 1 / 2 + 1 / 58
 
 
 def wofe() -> WofeModel:
-    return WofeModel(COLUMNS, X, DEPOSITS, None, cell_units=1.0)
+    return WofeModel(cell_units=1.0).fit(COLUMNS, X, DEPOSITS)
 
 
 def test_wofe_weights_and_posterior_by_hand():
@@ -107,7 +107,7 @@ CODE_DEPOSITS[[0, 50, 51, 80, 81, 82]] = 1
 
 def test_categorical_rows_list_each_class_and_the_merge():
     columns = Columns([layer("geology", "categorical", legend={2: "Granite", 3: "Skarn"})])
-    model = WofeModel(columns, CODES[:, None], CODE_DEPOSITS, None, cell_units=1.0)
+    model = WofeModel(cell_units=1.0).fit(columns, CODES[:, None], CODE_DEPOSITS)
     assert list(model.patterns[0].codes) == [2.0, 3.0, OTHER] and model.patterns[0].merged == (1.0, 4.0)
     row = model.rows()[0]
     assert row["pattern"] == ("categorical: 2 unit(s) weighed, 2 merged into 'other' (under 2 deposits); "
@@ -139,8 +139,8 @@ VALUE_DEPOSITS[[0, 40, 70, 71, 90, 91]] = 1
 def test_ordered_layer_takes_the_direction_of_larger_studentised_contrast():
     for values, favourable, pattern in ((VALUES, "high", ">= 3 ppm"), (5 - VALUES, "high", "< 3 ppm"),
                                         (5 - VALUES, "low", "< 3 ppm"), (VALUES, "low", ">= 3 ppm")):
-        model = WofeModel(Columns([layer("As", favourable=favourable, units="ppm")]), values[:, None],
-                          VALUE_DEPOSITS, None, cell_units=1.0)
+        model = WofeModel(cell_units=1.0).fit(Columns([layer("As", favourable=favourable, units="ppm")]),
+                                              values[:, None], VALUE_DEPOSITS)
         row = model.rows()[0]
         assert row["pattern"] == pattern
         assert row["studentised_contrast"] == pytest.approx(1.8462, abs=1e-4)
@@ -167,11 +167,11 @@ def test_unpenalised_logistic_contrast_is_the_log_odds_ratio():
     x = np.r_[np.ones(80), np.zeros(320)][:, None]
     deposits = np.zeros(400)
     deposits[[0, 10, 20, 30, 40, 50, 100, 200, 300]] = 1
-    model = LogisticModel(Columns([layer("B")]), x, deposits, np.ones(400), c=1e9)
+    model = LogisticModel(c=1e9).fit(Columns([layer("B")]), x, deposits, np.ones(400))
     row = model.rows()[0]
     assert row["contrast"] == pytest.approx(math.log((6 / 74) / (3 / 317)), rel=1e-3)
     assert row["coefficient"] > row["contrast"]  # per unit of quantile: 0 enters at 0.79, 1 at 1
-    penalised = LogisticModel(Columns([layer("B")]), x, deposits, np.ones(400), c=0.01).rows()[0]
+    penalised = LogisticModel(c=0.01).fit(Columns([layer("B")]), x, deposits, np.ones(400)).rows()[0]
     assert 0 < penalised["contrast"] < row["contrast"]
 
 
@@ -195,7 +195,7 @@ def test_a_forest_predicts_the_same_bits_every_time_its_trees_summed_in_order():
     rng = np.random.default_rng(3)
     x = rng.normal(size=(3000, 2))
     deposits = (x[:, 0] + rng.normal(scale=0.5, size=3000) > 1.5).astype(float)
-    model = ForestModel(Columns([layer("A"), layer("B")]), x, deposits, None, min_samples_leaf=5, seed=1)
+    model = ForestModel(min_samples_leaf=5, seed=1).fit(Columns([layer("A"), layer("B")]), x, deposits, None)
     rows = np.tile(x, (CHUNK_ROWS // 3000 + 1, 1))  # more than a chunk: two threads
     first = model.predict(rows)
     assert model.model.n_jobs == 1
@@ -251,3 +251,27 @@ def test_gradient_boosting_predicts_scikit_learns_bits_from_the_binned_rows(mono
     rows = np.vstack([x, at, [[np.inf, 5, -np.inf], [-np.inf, 99, np.inf], [np.nan] * 3, [0.1, -3, 5.0]]])
     assert len(split) and (x[:, 1] == 5).any()
     assert np.array_equal(model.predict(rows), model.model.decision_function(model.encoder.transform(rows)))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("sklearn") is None, reason="scikit-learn (python3-sklearn) not installed")
+def test_models_follow_the_estimator_contract_init_stores_fit_returns_self():
+    """As scikit-learn's estimators: the constructor keeps the hyperparameters and fits nothing, `fit` fits and
+    returns the model itself; a hyperparameter a model does not take is refused, not swallowed."""
+    from lodestar.plugin.favourability.models import FITTERS, BoostingModel, EnsembleModel
+
+    boosting = BoostingModel(max_leaf_nodes=7, min_samples_leaf=5, monotone=False, seed=3)
+    assert vars(boosting) == {"max_leaf_nodes": 7, "min_samples_leaf": 5, "monotone": False, "seed": 3}
+    assert vars(WofeModel(cell_units=2.0)) == {"cell_units": 2.0, "thresholds": None}
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 2))
+    deposits = (x[:, 0] > 1.2).astype(float)
+    columns = Columns([layer("A"), layer("B")])
+    members = [FITTERS[m]() for m in ("wofe", "logistic", "forest")]
+    assert not any(hasattr(member, "columns") for member in members)
+    assert all(member.fit(columns, x, deposits, np.ones(400)) is member for member in members)
+    assert boosting.fit(columns, x, deposits, None) is boosting and hasattr(boosting, "model")
+    ensemble = EnsembleModel(members)
+    assert not hasattr(ensemble, "references") and ensemble.fit(columns, x) is ensemble
+    assert len(ensemble.references) == 3 and ensemble.predict(x[:5]).shape == (5,)
+    with pytest.raises(TypeError):
+        fit_model("logistic", columns, x, deposits, None, {"min_samples_leaf": 5}, 1.0)

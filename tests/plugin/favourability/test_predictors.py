@@ -81,8 +81,8 @@ def test_a_model_read_back_predicts_the_same_with_scikit_learn_unimportable(tmp_
     columns = models.Columns([MeasuredLayer("grade", "ordered", np.ma.zeros(1), "ppm", "high", {}),
                               MeasuredLayer("geology", "categorical", np.ma.zeros(1), "unit", "", {}),
                               MeasuredLayer("distance", "ordered", np.ma.zeros(1), "m", "low", {})])
-    ensemble = models.EnsembleModel(columns, [models.fit_model(m, columns, x, y.astype(float), weight, {}, 1.0)
-                                              for m in models.METHODS], x)
+    ensemble = models.EnsembleModel([models.fit_model(m, columns, x, y.astype(float), weight, {}, 1.0)
+                                     for m in models.METHODS]).fit(columns, x)
     save_model(tmp_path / "ensemble.pkl", ensemble, {})
     np.save(tmp_path / "x.npy", x)
     script = (
