@@ -20,7 +20,7 @@ evidence or No, or none, draws no target: the surface is still made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import geopandas as gpd
 import numpy as np
@@ -30,21 +30,24 @@ from ..evaluation import left_out_deposits
 from ..favourability.baseline import INDEPENDENT, INDEPENDENT_BASIS, RankMean, independent_rank_mean
 from ..favourability.evidence import EvidenceSpec, membership_map
 from ..favourability.expected import expected_deposits
-from ..favourability.knowledge import bounded_specs, knowledge_specs, role_weight
+from ..favourability.knowledge import role_weight
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
 from ..labels import humanize, the
 from ..progress import SILENT, Progress
 from .contract import FAILED, INSUFFICIENT
 from .core_target import other_outlines, target_outline
+from .evidence_choice import EvidenceChoice
 from .target_evidence import look_at_target, measure_targets
 from .target_sizes import target_sizes
-from .target_table import PROSPECT_COLUMNS, empty_targets, judge_targets, polygons_of, targets_note
+from .target_table import PROSPECT_COLUMNS, empty_targets, polygons_of, targets_note
 from .work_list import rank_targets
 
 CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
 EQUAL_WEIGHT = INDEPENDENT
 KNOWLEDGE = "knowledge-driven surface"
+Judge = Callable[[list, list], list]
+"""The verifier's judgement of measured targets: (measured targets, notes to add to) -> one judgement each."""
 KNOWLEDGE_METHOD = "rank"
 """How the agent's evidence specs are combined: the weighted mean of ranks (overlay.py; docs/engine.md says why)."""
 
@@ -98,16 +101,18 @@ def _records(frame) -> list:
     return [] if frame is None else frame.drop(columns="geometry").to_dict("records")
 
 
-def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_share: float,
-                      calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
+def map_prospectivity(ws, graph, plan: list, evidence: EvidenceChoice, judge: Judge, *, draw_targets: bool,
+                      area_share: float, calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
                       progress: Progress = SILENT, answer: str = "",
                       max_target_km2: float | None = None, min_target_km2: float | None = None,
-                      max_targets: int | None = None, evidence_plan=None,
+                      max_targets: int | None = None,
                       cross_validation: dict | None = None) -> ProspectivityMap:
     """The run's favourability surface and targets (see the module docstring).
 
-    `engine`: the run's loop (its planner is asked for the evidence plan, within the budget);
-    `plan`: the plan steps run (a layer in no step and not in the surface is listed as unused);
+    `ws`: the run's workspace; `plan`: the plan steps run (a layer in no step and not in the surface is listed as
+    unused); `evidence`: the evidence chosen in the reason stage (`evidence_choice.chosen_evidence`); `judge`: the
+    verifier's judgement of measured targets (measured targets, notes) -> judgements (`target_table.judge_targets`
+    with the run's engine): the map stage asks no model itself;
     `draw_targets`: False when the answer (`answer`) is Insufficient evidence, rules deposits out, or was not
     reached: the surface is still made, and the note says which;
     `max_target_km2`, `min_target_km2`, `max_targets`: the largest and smallest target and the work list's length
@@ -115,12 +120,10 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
     `deposit_xy`: the known deposits; those off the surface's data cells are left out of its validation, and said;
     `core`: the core the answer rests on (`Verdict.core`), made the first target, and the further systems it
     names (`others`), ranked next (`core_target`);
-    `evidence_plan`: the geologist's plan (`plan_file.EvidencePlan`), which replaces the planner's, its combination
-    too; colour renderings still enter by the zones the chain marked on them;
+    colour renderings enter by the zones the chain marked on them, whoever chose the evidence;
     `cross_validation`: the calibration's block_size_m, folds and seed (calibrate's defaults where absent)."""
-    ws = engine.ws
-    specs, left_out, source, notes = (_planned_specs(ws, evidence_plan) if evidence_plan is not None
-                                      else _evidence_specs(engine))
+    specs, left_out, notes = list(evidence.specs), list(evidence.left_out), list(evidence.notes)
+    source = evidence.source
     rendered, extra = zone_specs(ws, left_out)
     specs = specs + rendered
     left_out = [row for row in left_out if row["layer"] not in extra]
@@ -133,8 +136,8 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         return ProspectivityMap(None, None, None, [], left_out, unused, empty, source, notes=notes)
     progress.check()
     maps = _memberships(ws, specs, extra, progress)
-    combined = {"method": evidence_plan.method, "gamma": evidence_plan.gamma} if evidence_plan is not None else {}
-    knowledge = favourability_surface(ws.raster_set, specs, maps=maps, **({"method": KNOWLEDGE_METHOD} | combined))
+    knowledge = favourability_surface(ws.raster_set, specs, maps=maps,
+                                      **({"method": KNOWLEDGE_METHOD} | evidence.combination))
     weights = knowledge.table()
     baseline = (independent_rank_mean(ws.raster_set, ws.layers, ws.deposit_model, ws.favourable_units)
                 if deposit_xy else RankMean(None))
@@ -144,7 +147,7 @@ def map_prospectivity(engine, graph, plan: list, *, draw_targets: bool, area_sha
         notes.extend(_deposit_notes(knowledge, maps, deposit_xy))
     if draw_targets:
         targets, prospects, judgements, work_list = _drawn_targets(
-            engine, graph, made, knowledge, maps, specs, area_share=area_share, core=core, notes=notes,
+            ws, judge, graph, made, knowledge, maps, specs, area_share=area_share, core=core, notes=notes,
             deposit_xy=deposit_xy, progress=progress, min_km2=min_target_km2, max_km2=max_target_km2,
             count=max_targets)
     else:
@@ -216,14 +219,14 @@ def _calibration(ws, knowledge: Surface, specs: list, weights: list[dict], basel
     return _Surfaces(fitted_surface, cv, uncertainty, weights, section, {"model": fit.model, "spread": fit.spread}, fit)
 
 
-def _drawn_targets(engine, graph, made: _Surfaces, knowledge: Surface, maps: dict, specs: list, *,
+def _drawn_targets(ws, judge_measured: Judge, graph, made: _Surfaces, knowledge: Surface, maps: dict, specs: list, *,
                    area_share: float, core: dict | None, notes: list, deposit_xy: list | None, progress: Progress,
                    min_km2: float | None, max_km2: float | None,
                    count: int | None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame, list, dict]:
     """(targets, prospects, judgements, work list) drawn from the top `area_share` of the surface, sized for the
     deposit model, the core and the further systems it names first, the best judged by the chain; `notes` says what
     was drawn."""
-    ws, surface, fit, uncertainty = engine.ws, made.surface, made.fit, made.uncertainty
+    surface, fit, uncertainty = made.surface, made.fit, made.uncertainty
     progress.check()
     analysed = float(surface.values.count()) * surface.grid.pixel_area
     sizes = target_sizes(ws.deposit_model, surface.grid.pixel_area, area_share * analysed,
@@ -241,7 +244,7 @@ def _drawn_targets(engine, graph, made: _Surfaces, knowledge: Surface, maps: dic
             progress.check()
             target["view"] = look_at_target(ws, maps, labels, label, target)
             target["outline"] = outlines[label].wkt  # for a verifier that weighs the place itself
-        return judge_targets(engine, measured, notes)
+        return judge_measured(measured, notes)
 
     work = rank_targets(
         surface.values, surface.grid, ws.raster_set.crs, area_share, sizes=sizes, nodes=graph.nodes, core=outline,
@@ -292,47 +295,6 @@ def zone_specs(ws, left_out: list) -> tuple[list, dict]:
                                   "the executor marked on it enter the surface as nearness to them."))
         extra[info.name] = marked.geometry
     return specs, extra
-
-
-def _planned_specs(ws, plan) -> tuple[list, list, str, list]:
-    """(specs, layers left out with reasons, who chose, notes) of the geologist's plan: its layers but colour
-    renderings (`zone_specs` scores those by the chain's zones), the others left out with the reason."""
-    from dataclasses import replace
-
-    plan.check_layers(ws.layer_names())
-    specs = [replace(spec, params=dict(spec.params)) for spec in plan.specs if spec.kind != "rgb"]
-    chosen = {spec.layer for spec in specs}
-    _, rules_left = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
-    reasons = {row["layer"]: row["reason"] for row in rules_left}
-    left = [{"layer": info.name, "reason": reasons.get(info.name, "The geologist's plan leaves it out.")}
-            for info in ws.layers if info.name not in chosen]
-    return specs, left, "geologist", []
-
-
-def _evidence_specs(engine) -> tuple[list, list, str, list]:
-    """(specs, layers left out with reasons, who chose, notes): the planner's plan, else the deposit model's rules."""
-    ws = engine.ws
-    defaults, left_out = knowledge_specs(ws.layers, ws.deposit_model, ws.favourable_units)
-    rules = f"deposit model rules ({ws.deposit_model.get('name', 'no model')})"
-    if engine.budget_spent:
-        return defaults, left_out, rules, [f"No further model calls ({engine.stop_reason}): the evidence weights "
-                                           "follow the deposit model's rules."]
-    try:
-        specs = list(engine.ask_evidence_plan())
-    except (LodestarError, TypeError, ValueError) as exc:
-        return defaults, left_out, rules, [f"The planner's evidence plan was not usable ({exc}); the deposit "
-                                           "model's rules are used."]
-    names = {info.name for info in ws.layers}
-    layers = [spec.layer for spec in specs]
-    if not specs or any(n not in names for n in layers) or len(set(layers)) != len(layers):
-        return defaults, left_out, rules, ["The planner's evidence plan named unknown or repeated layers; the "
-                                           "deposit model's rules are used."]
-    specs = bounded_specs(specs)
-    chosen = set(layers)
-    left = [row for row in left_out if row["layer"] not in chosen]
-    left += [{"layer": info.name, "reason": "The planner left it out of the surface."}
-             for info in ws.layers if info.name not in chosen and info.name not in {r["layer"] for r in left}]
-    return specs, left, getattr(engine.roles.planner, "name", "planner"), []
 
 
 def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -> dict:

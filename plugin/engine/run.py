@@ -33,6 +33,7 @@ from . import record as records
 from . import scenes
 from .contract import FAILED, INSUFFICIENT, Backends, Roles
 from .deposit_models import legend_units, ranked_models
+from .evidence_choice import chosen_evidence
 from .knowledge import load_knowledge, model_by_id
 from .loop import Engine
 from .offline_questions import offline_question_problem
@@ -40,7 +41,7 @@ from .prospectivity import map_prospectivity
 from .questions import asks_where, positive_choice
 from .report import write_report
 from .report_prospectivity import method_label
-from .target_table import where_answer
+from .target_table import judge_targets, where_answer
 from .toolbox import draw_evidence, jsonable
 from .workspace import Workspace
 
@@ -382,14 +383,15 @@ def _run_notes(ws: Workspace, outcome, mapping, deposit_notes: list) -> list:
 def _map(engine: Engine, graph, outcome, draw_targets: bool, run: _Run):
     """The run's favourability surface and targets (`map_prospectivity`) at its favourability settings."""
     parameters = run.mapping_parameters
-    return map_prospectivity(engine, graph, outcome.plan, draw_targets=draw_targets,
+    evidence_plan = plan_from_dict(parameters["evidence_plan"]) if parameters.get("evidence_plan") else None
+    evidence = chosen_evidence(engine, evidence_plan)  # the reason stage's last model call but the targets' verdicts
+    return map_prospectivity(engine.ws, graph, outcome.plan, evidence,
+                             lambda measured, notes: judge_targets(engine, measured, notes), draw_targets=draw_targets,
                              area_share=parameters["area_share"], calibrate=parameters["calibrate"],
                              cross_validation=parameters.get("cross_validation") or {},
                              max_target_km2=parameters.get("max_target_km2"),
                              min_target_km2=parameters.get("min_target_km2"),
                              max_targets=parameters.get("max_targets"),
-                             evidence_plan=plan_from_dict(parameters["evidence_plan"])
-                             if parameters.get("evidence_plan") else None,
                              deposit_xy=run.deposit_xy, core=_settled_core(outcome),
                              progress=run.progress.scaled(92, 97), answer=outcome.answer)
 
