@@ -93,7 +93,7 @@ def weigh(algorithm, parameters, context, progress) -> Weighed:
     unit = algorithm.parameterAsDouble(parameters, UNIT_AREA_KM2, context) * 1e6
     cell_units = grid.pixel_area / unit if grid.crs is not None else 1.0
     x = np.column_stack([layer.values.filled(np.nan)[valid] for layer in layers])
-    model = StepWofe(Columns(layers), x, counts[valid], kinds, cell_units, thresholds)
+    model = StepWofe(kinds, cell_units, thresholds).fit(Columns(layers), x, counts[valid])
     return Weighed(model, layers, grid, valid, x, counts[valid], cell_units, log)
 
 

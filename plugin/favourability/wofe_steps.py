@@ -31,9 +31,15 @@ class StepWofe(WofeModel):
     """A WofeModel whose layers are weighed as `kinds` says ({layer name: one of KINDS}); `thresholds`:
     {layer name: cut-off in its units} for cumulative layers."""
 
-    def __init__(self, columns: Columns, x, deposits, kinds: dict, cell_units: float = 1.0, thresholds=None):
-        thresholds = thresholds or {}
-        kinds = {name: kinds.get(name, "automatic") for name in columns.names}
+    def __init__(self, kinds: dict, cell_units: float = 1.0, thresholds: dict | None = None):
+        super().__init__(cell_units, thresholds)
+        self.kinds = dict(kinds)
+
+    def fit(self, columns: Columns, x, deposits, weight=None) -> StepWofe:
+        """Weigh each layer as its kind says on the rows `x` holding `deposits` (counts per row; `weight` unused, as
+        weights of evidence counts cells)."""
+        thresholds, cell_units = self.thresholds or {}, self.cell_units
+        kinds = {name: self.kinds.get(name, "automatic") for name in columns.names}
         for name, kind in kinds.items():
             if kind not in KINDS:
                 raise LodestarError(f"{name}: the weighing must be one of {', '.join(KINDS)}, not {kind!r}.")
@@ -73,6 +79,7 @@ class StepWofe(WofeModel):
                                 threshold=thresholds.get(name), breaks=self.breaks[j]) for a in sides]
             usable = [g for g in found if g is not None]
             self.patterns.append(max(usable, key=lambda g: g.table.studentised[g.best]) if usable else None)
+        return self
 
     def class_codes(self, x: np.ndarray) -> np.ndarray:
         """The generalised class of each row per layer (int16 columns): 2 in a cumulative pattern and 1 outside;
