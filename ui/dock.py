@@ -344,9 +344,12 @@ class LodestarDock(QgsDockWidget):
         self.project_runs.remember(self.run_folder)
 
     def _replanned(self, done) -> None:
-        """The surface and targets re-made with an edited plan: added to the project and listed with its run."""
-        result_layers.add_result_layers(done.outputs, result_layers.unique_group_name(f"{self.run_name} - edited plan"))
+        """The surface and targets re-made with an edited plan: added to the project, listed with its run, and made
+        the targets the Targets page shows and Export writes."""
+        _, layers = result_layers.add_result_layers(done.outputs,
+                                                    result_layers.unique_group_name(f"{self.run_name} - edited plan"))
         self.project_runs.remember_replan(self.plan_editor.record_path.parent, Path(done.outputs["record"]).parent)
+        self.results.show_replanned(done.targets, layers.get("prospectivity"))
 
     def reopen(self, folder) -> AnalysisResult | None:
         """Show a past run again: its layers in a new group, its reasoning, answer, chain, choices and report."""

@@ -4,6 +4,7 @@ prospectivity polygons, open the report)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from html import escape
 from pathlib import Path
 
@@ -178,6 +179,15 @@ class ResultsView:
             if record is not None:
                 text += f"<br>Run record: {Path(record).name}"
             ui.runFolderLabel.setText(text)
+
+    def show_replanned(self, targets, layer) -> None:
+        """Targets re-made with an edited plan (`replan`; `layer`: their layer in the project): shown on the Targets
+        page and written by Export in place of the run's."""
+        if self.result is None:
+            return
+        self.result = replace(self.result, prospectivity=targets)
+        self.targets.show(targets if len(targets) else None, layer, None, None)
+        self.ui.exportButton.setEnabled(len(targets) > 0)
 
     def show_answer(self, result: AnalysisResult) -> None:
         text = banner_text(result.answer_text)

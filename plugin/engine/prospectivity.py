@@ -141,8 +141,9 @@ def map_prospectivity(ws, graph, plan: list, evidence: EvidenceChoice, judge: Ju
     weights = knowledge.table()
     baseline = (independent_rank_mean(ws.raster_set, ws.layers, ws.deposit_model, ws.favourable_units)
                 if deposit_xy else RankMean(None))
-    made = (_calibration(ws, knowledge, specs, weights, baseline, deposit_xy, calibrate, progress, cross_validation,
-                         notes) if calibrate else _Surfaces(knowledge, weights=weights))
+    made = (calibrated_surfaces(ws.raster_set, ws.layers, knowledge, specs, weights, baseline, deposit_xy, calibrate,
+                                progress, cross_validation, notes)
+            if calibrate else MapSurfaces(knowledge, weights=weights))
     if deposit_xy:
         notes.extend(_deposit_notes(knowledge, maps, deposit_xy))
     if draw_targets:
@@ -162,7 +163,7 @@ def map_prospectivity(ws, graph, plan: list, evidence: EvidenceChoice, judge: Ju
 
 
 @dataclass(frozen=True)
-class _Surfaces:
+class MapSurfaces:
     """The map's surfaces: the one targets are drawn from, the out-of-fold one and its uncertainty (None unless
     calibrated), the weights table, the calibration's record section and the models written beside the record ({}
     unless calibrated; the models only when its surface is kept), and the calibration's fit (None unless calibrated)."""
@@ -195,16 +196,18 @@ def _memberships(ws, specs: list, extra: dict, progress: Progress) -> dict:
     return maps
 
 
-def _calibration(ws, knowledge: Surface, specs: list, weights: list[dict], baseline: RankMean,
-                 deposit_xy: list | None, method: str, progress: Progress, cross_validation: dict | None,
-                 notes: list) -> _Surfaces:
-    """The surfaces of `method` fitted on the known deposits (`calibrated`), its figures merged into `weights`; the
-    full fit is the surface targets are drawn from unless it is refused, which `notes` says."""
+def calibrated_surfaces(raster_set, layers: list, knowledge: Surface, specs: list, weights: list[dict],
+                        baseline: RankMean, deposit_xy: list | None, method: str, progress: Progress,
+                        cross_validation: dict | None, notes: list) -> MapSurfaces:
+    """The surfaces of `method` fitted on the known deposits over `raster_set`'s `layers` (LayerInfo; `calibrated`),
+    its figures merged into `weights`; the full fit is the surface targets are drawn from unless it is refused (it
+    does not beat the knowledge-driven surface and the baseline out of fold), which `notes` says."""
     if not deposit_xy or len(deposit_xy) < 2:
         raise LodestarError("Calibration needs known deposits: give a deposits layer (DEPOSITS, or the case's "
                             "deposits) with at least 2 points inside the analysed area, or turn calibration off.")
     progress.log("Fitting the prospectivity models on the known deposits (spatial block cross-validation)...")
-    fit, section = calibrated(ws, baseline.values, knowledge, deposit_xy, method, progress, cross_validation)
+    fit, section = calibrated(raster_set, layers, baseline.values, knowledge, deposit_xy, method, progress,
+                              cross_validation)
     if section["why"]:  # a refusal is one of the run's notes, logged with them
         progress.log(section["why"])
     label = f"calibrated ({fit.method}, full fit)"
@@ -212,14 +215,15 @@ def _calibration(ws, knowledge: Surface, specs: list, weights: list[dict], basel
     cv = Surface(fit.cv, knowledge.grid, knowledge.crs, list(specs), f"calibrated ({fit.method}, out of fold)")
     uncertainty = Surface(fit.uncertainty, knowledge.grid, knowledge.crs, list(specs),
                           f"uncertainty: {fit.uncertainty_label}")
-    weights = merged_weights(weights, fit.table, ws)
+    weights = merged_weights(weights, fit.table, layers)
     if section["refused"]:
         notes.append(section["refused"])
-        return _Surfaces(knowledge, cv, uncertainty, weights, section, {}, fit)
-    return _Surfaces(fitted_surface, cv, uncertainty, weights, section, {"model": fit.model, "spread": fit.spread}, fit)
+        return MapSurfaces(knowledge, cv, uncertainty, weights, section, {}, fit)
+    models = {"model": fit.model, "spread": fit.spread}
+    return MapSurfaces(fitted_surface, cv, uncertainty, weights, section, models, fit)
 
 
-def _drawn_targets(ws, judge_measured: Judge, graph, made: _Surfaces, knowledge: Surface, maps: dict, specs: list, *,
+def _drawn_targets(ws, judge_measured: Judge, graph, made: MapSurfaces, knowledge: Surface, maps: dict, specs: list, *,
                    area_share: float, core: dict | None, notes: list, deposit_xy: list | None, progress: Progress,
                    min_km2: float | None, max_km2: float | None,
                    count: int | None) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame, list, dict]:
@@ -335,22 +339,22 @@ def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -
     return out
 
 
-def calibrated(ws, equal_weight: np.ma.MaskedArray | None, knowledge: Surface, deposit_xy: list, method: str,
-               progress: Progress = SILENT, cross_validation: dict | None = None):
-    """(the fit, the record section) of `method` on the layers' measured evidence, beside the knowledge-driven
-    surface and the independent equal-weight mean of the layers' ranks (`equal_weight`, baseline.py; None when no
-    layer enters it) scored on the same cells. The section's `refused` says why the fitted surface is not the one
-    targets are drawn from (out of fold, it does not beat the better of the two surfaces that used no deposit
-    data: a fit worse than what the geologist has without deposits is not a fit to map with), else ''.
-    `cross_validation`: calibrate's block_size_m, folds and seed."""
+def calibrated(raster_set, layers: list, equal_weight: np.ma.MaskedArray | None, knowledge: Surface,
+               deposit_xy: list, method: str, progress: Progress = SILENT, cross_validation: dict | None = None):
+    """(the fit, the record section) of `method` on the measured evidence of `raster_set`'s `layers` (LayerInfo),
+    beside the knowledge-driven surface and the independent equal-weight mean of the layers' ranks (`equal_weight`,
+    baseline.py; None when no layer enters it) scored on the same cells. The section's `refused` says why the fitted
+    surface is not the one targets are drawn from (out of fold, it does not beat the better of the two surfaces that
+    used no deposit data: a fit worse than what the geologist has without deposits is not a fit to map with), else
+    ''. `cross_validation`: calibrate's block_size_m, folds and seed."""
     from ..favourability.calibration import calibrate
     from ..favourability.measured import measured_evidence
 
     if method not in CALIBRATION_METHODS:
         raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
-    layers, not_measured = measured_evidence(ws.raster_set, ws.layers)
+    measured, not_measured = measured_evidence(raster_set, layers)
     baselines = {KNOWLEDGE: knowledge.values, **({EQUAL_WEIGHT: equal_weight} if equal_weight is not None else {})}
-    fit = calibrate(layers, ws.raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress,
+    fit = calibrate(measured, raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress,
                     **(cross_validation or {}))
     mine = next(row for row in fit.comparison if row["basis"] != "no deposit data"
                 and row["surface"].startswith(_LABELS[fit.method]))
@@ -386,7 +390,7 @@ def wofe_rows(model) -> list:
     return [{k: row[k] for k in WOFE_FIELDS if k in row} for row in wofe.rows()] if wofe is not None else []
 
 
-def merged_weights(weights: list, fitted: list, ws) -> list:
+def merged_weights(weights: list, fitted: list, layers: list) -> list:
     """The knowledge table's rows with the fit's figures for the same layer, then the rows of layers only the fit
     used (measured evidence the knowledge-driven surface left out); response curves and unit classes stay in the
     record's calibration section."""
@@ -395,7 +399,7 @@ def merged_weights(weights: list, fitted: list, ws) -> list:
     merged = [dict(row, **{k: v for k, v in by_layer.get(row["layer"], {}).items() if k != "layer"})
               for row in weights]
     known = {row["layer"] for row in weights}
-    roles = {info.name: info.role for info in ws.layers}
+    roles = {info.name: info.role for info in layers}
     for row in shown:
         if row["layer"] in known:
             continue

@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import geopandas as gpd
+import numpy as np
 import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
@@ -104,7 +106,7 @@ def test_a_role_the_picked_model_does_not_weigh_is_warned(dock, sample):
     assert dock.steering.fix_button.isHidden()  # no units to name: the fix is another model, or another layer
 
 
-def test_the_geologists_plan_in_one_rerun_beside_the_agents_on_great_basin(gb_dock):
+def test_the_geologists_plan_in_one_rerun_beside_the_agents_on_great_basin(gb_dock, tmp_path):
     run_to_end(gb_dock)
     editor = gb_dock.plan_editor
     agent_record = read_record(gb_dock.run_folder / "record.json")
@@ -137,6 +139,10 @@ def test_the_geologists_plan_in_one_rerun_beside_the_agents_on_great_basin(gb_do
     assert group is not None and len(group.findLayers()) == 2
     replan = json.loads(done.outputs["record"].read_text(encoding="utf-8"))
     assert replan["plan"]["by"] == "geologist" and replan["agent_validation"]["auc"] == agent_auc
+    exported = gpd.read_file(gb_dock.results.export(tmp_path / "edited.gpkg"))  # Export takes the edited plan's
+    assert list(exported["rank"]) == list(done.targets["rank"])
+    assert np.allclose(exported["area_km2"], done.targets["area_km2"])
+    assert gb_dock.results.targets.targets is done.targets  # the Targets page lists them too
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from lodestar.plugin.runs.case import read_case
 from lodestar.plugin.runs.request import BackendValues, build_request
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 
+ROOT = Path(__file__).resolve().parents[3]
 COMPARED = ("zones.gpkg", "nodes.gpkg", "edges.gpkg", "prospectivity.gpkg", "favourability.tif", "weights.csv",
             "map.png")
 
@@ -218,3 +219,33 @@ def EvidenceSpec_of(spec: dict):  # noqa: N802 (reads as the class it builds)
     from lodestar.plugin.favourability.evidence import EvidenceSpec
 
     return EvidenceSpec.from_dict(spec)
+
+
+def test_rerun_with_this_plan_keeps_a_calibrated_runs_calibration(tmp_path):
+    """Murchison calibrated "best out of fold", re-run with its plan combined by fuzzy gamma: the calibration is fitted
+    again as the run fitted it (the full fit, the out-of-fold surface and the uncertainty cell for cell), held
+    against the edited plan's knowledge-driven surface, and the targets come from it, ranked by expected deposits
+    (they came from the knowledge-driven surface, the calibration dropped without a word)."""
+    case = read_case(ROOT / "tests" / "data" / "murchison-gold" / "case.json")
+    run = run_analysis(build_request(case.layers, case.question, tmp_path / "run", BackendValues(),
+                                     choices=case.choices, case_id=case.id, deposits=case.deposits, calibrate="best"))
+    record = read_record(run.outputs["record"])
+    method = record["favourability"]["calibration"]["method"]
+    assert not record["favourability"]["calibration"]["refused"]
+    plan = EvidencePlan(recorded_plan(record).specs, "gamma", 0.9, "geologist")
+    done = replan(run.outputs["record"], plan, tmp_path / "replanned")
+    assert sorted(p.name for p in (tmp_path / "replanned").iterdir()) == sorted(
+        ["favourability.tif", "favourability_cv.tif", "uncertainty.tif", "weights.csv", "prospectivity.gpkg",
+         "plan.json", "replan.json"])
+    for name in ("favourability", "favourability_cv", "uncertainty"):
+        with rasterio.open(run.outputs[name]) as first, rasterio.open(done.outputs[name]) as again:
+            assert np.array_equal(first.read(1, masked=True).filled(-1), again.read(1, masked=True).filled(-1)), name
+    section = json.loads(done.outputs["record"].read_text(encoding="utf-8"))
+    assert section["calibration"]["method"] == method and section["calibration"]["refused"] == ""
+    figures, recorded = section["validation"], record["favourability"]["validation"]
+    assert figures["cv"]["auc"] == recorded["cv"]["auc"] and figures["method"] == method
+    assert figures["knowledge"]["auc"] == done.auc != recorded["knowledge"]["auc"]  # the edited plan's own surface
+    with rasterio.open(done.outputs["favourability"]) as src:
+        assert "calibrated: " in src.descriptions[0] and "gamma" not in src.descriptions[0]
+    assert len(done.targets) >= 1 and done.targets["exp_deps"].notna().all()  # ranked as a calibrated run ranks
+    assert list(done.targets["exp_deps"]) == list(run.prospectivity.sort_values("rank")["exp_deps"])[:len(done.targets)]
