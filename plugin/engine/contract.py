@@ -11,7 +11,7 @@ which one is positive) are `plugin/engine/questions.py`.
 
 How the loop passes context
 ---------------------------
-Every method receives the run's *workspace* (`plugin/engine/workspace.Workspace`, the seed's memory
+Every method receives the run's *workspace* (`plugin/engine/workspace.Workspace`, STA-CoT's memory
 cache M_cache). It is read-only for reasoners and holds:
 
 - `question`, `choices` (letter -> text), `case_id`;
