@@ -222,13 +222,14 @@ def EvidenceSpec_of(spec: dict):  # noqa: N802 (reads as the class it builds)
 
 
 def test_rerun_with_this_plan_keeps_a_calibrated_runs_calibration(tmp_path):
-    """Murchison calibrated by logistic regression, re-run with its plan combined by fuzzy gamma: the calibration is fitted
-    again as the run fitted it (the full fit, the out-of-fold surface and the uncertainty cell for cell), held
+    """Murchison calibrated by logistic regression, re-run with its plan combined by fuzzy gamma: the calibration is
+    fitted again as the run fitted it (the full fit, the out-of-fold surface and the uncertainty cell for cell), held
     against the edited plan's knowledge-driven surface, and the targets come from it, ranked by expected deposits
     (they came from the knowledge-driven surface, the calibration dropped without a word)."""
     case = read_case(ROOT / "tests" / "data" / "murchison-gold" / "case.json")
     run = run_analysis(build_request(case.layers, case.question, tmp_path / "run", BackendValues(),
-                                     choices=case.choices, case_id=case.id, deposits=case.deposits, calibrate="logistic"))
+                                     choices=case.choices, case_id=case.id, deposits=case.deposits,
+                                     calibrate="logistic"))
     record = read_record(run.outputs["record"])
     method = record["favourability"]["calibration"]["method"]
     assert not record["favourability"]["calibration"]["refused"]
