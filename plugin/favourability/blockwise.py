@@ -500,8 +500,8 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
             shapes, codes = plan.frame_codes
             transform = grid.window_grid(window).transform
             burnt = _burn(shapes, codes, (int(window.height), int(window.width)), transform, False, "int32")
-            data: np.ma.MaskedArray = polygon_codes(  # type: ignore[assignment]  # numpy's stubs: a masked
-                burnt, plan.frame_bounds, transform).astype("float64")  # array's astype is a masked array
+            codes = polygon_codes(burnt, plan.frame_bounds, transform)
+            data: np.ma.MaskedArray = np.ma.masked_array(codes.data.astype("float64"), mask=np.ma.getmaskarray(codes))
         else:
             band = reads[spec.layer][0]
             ok = ~np.ma.getmaskarray(band)
