@@ -8,6 +8,7 @@ together under a lock, so two runs writing the same paths leave one run's comple
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -21,6 +22,15 @@ from .errors import LodestarError
 PNG_OPTIONS = {"compress_level": 1}
 """How every PNG is encoded (PIL's options; matplotlib's `pil_kwargs`): zlib's fastest level, half the time of the
 default level for about 1 % more bytes."""
+
+
+def sha256_file(path) -> str:
+    """The SHA-256 of a file's bytes, read a megabyte at a time (hex digits)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @contextmanager

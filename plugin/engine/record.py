@@ -11,7 +11,6 @@ files come out byte for byte the same.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -21,7 +20,7 @@ from pathlib import Path
 from ..analysis import AnalysisRequest
 from ..confinement import check_path_text, referenced_files
 from ..errors import LodestarError
-from ..files import write_text_atomic
+from ..files import sha256_file, write_text_atomic
 from ..json_file import read_json, shown
 from ..masking import mask_secrets
 from ..raster_io import VECTOR_SUFFIXES, LayerSpec
@@ -72,14 +71,6 @@ SHOWN = 3
 """How many problems of a record a message names before it counts the rest."""
 _SECRET_KEYS = re.compile(r"(api[_-]?key|authorization|password|secret|token(?!s))", re.IGNORECASE)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def sha256_file(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def input_entries(raster_set, layer_infos) -> list[dict]:

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import LodestarError
+from ..files import sha256_file
 from ..progress import SILENT, Progress
 from ..raster_io import LayerSpec, RasterReader, RasterSet, crs_label
 from ..tools.alteration_indices import PRESETS
 from ..tools.scene_indices import KIND_INDEX, KINDS, masked_sentence, scene_indices
 from ..tools.scene_products import recognise
 from .contract import ChainNode, Observation, PlanStep
-from .record import sha256_file
 from .workspace import LayerInfo
 
 INDEX_FOLDER = "indices"
