@@ -1,4 +1,4 @@
-"""Model back-ends: they implement the engine's contract (`plugin/engine/contract.py`) and depend on the core.
+"""Model back-ends: they implement the engine's contract (`plugin/reason/contract.py`) and depend on the core.
 
 The core never imports them: an analysis is given them (`BACKENDS`: the reasoners of a run, `build_reasoners`,
 and SAM outlines, `refine_zones`). `run_analysis` here is the engine's with these back-ends, the one the dock,
@@ -7,10 +7,10 @@ the Processing algorithms, batch runs and scripts call.
 from __future__ import annotations
 
 from ..plugin.analysis import OFFLINE_MODEL, AnalysisRequest, AnalysisResult, BackendSettings
-from ..plugin.engine import run as engine_run
-from ..plugin.engine.contract import Backends, Roles
 from ..plugin.errors import LodestarError
 from ..plugin.progress import SILENT, Progress
+from ..plugin.reason.contract import Backends, Roles
+from ..plugin.runs import run as engine_run
 from .offline import OfflineReasoner
 from .openai_reasoner import OpenAIReasoner
 from .replay import ReplayReasoner
@@ -41,5 +41,5 @@ BACKENDS = Backends(build_reasoners, refine_zones)
 
 
 def run_analysis(request: AnalysisRequest, progress: Progress = SILENT, on_event=None) -> AnalysisResult:
-    """`plugin.engine.run.run_analysis` with these back-ends (BACKENDS)."""
+    """`plugin.runs.run.run_analysis` with these back-ends (BACKENDS)."""
     return engine_run.run_analysis(request, progress, on_event, backends=BACKENDS)

@@ -22,7 +22,9 @@ import json
 from pathlib import Path
 
 from ..plugin.analysis import BackendSettings
-from ..plugin.engine.contract import (
+from ..plugin.errors import Cancelled, LodestarError
+from ..plugin.progress import SILENT, Progress
+from ..plugin.reason.contract import (
     GLOBAL_INFERENCES,
     MAX_PLAN_STEPS,
     SUB_INFERENCES,
@@ -37,9 +39,7 @@ from ..plugin.engine.contract import (
     ToolOutcome,
     Verdict,
 )
-from ..plugin.engine.questions import positive_choice
-from ..plugin.errors import Cancelled, LodestarError
-from ..plugin.progress import SILENT, Progress
+from ..plugin.reason.questions import positive_choice
 from .llm_client import BudgetExceeded, LLMClient, ModelOutputError
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "resources" / "prompts"
@@ -370,7 +370,7 @@ class OpenAIReasoner:
         """Each target judged by the model from the executor's measurements of every layer in and around it (the
         text form of its evidence views, compact: the deposit model's items once, then per target each layer's
         figures as a row of TARGET_COLUMNS); the engine holds each answer to the measurements."""
-        from ..plugin.engine.target_evidence import STATUSES, VERDICTS
+        from ..plugin.judge.target_evidence import STATUSES, VERDICTS
 
         items = [{k: i[k] for k in ("id", "level", "what", "layers")} for i in measured[0]["items"]]
         item = {"type": "object", "required": ["id", "status", "evidence"],

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
-from ..plugin.engine.contract import (
+from ..plugin.errors import LodestarError
+from ..plugin.favourability.evidence import EvidenceSpec
+from ..plugin.reason.contract import (
     BudgetExhausted,
     ChainNode,
     Judgement,
@@ -17,8 +19,6 @@ from ..plugin.engine.contract import (
     ToolCall,
     Verdict,
 )
-from ..plugin.errors import LodestarError
-from ..plugin.favourability.evidence import EvidenceSpec
 
 _DECODE = {
     "plan": lambda v: [PlanStep.from_dict(s) for s in v],

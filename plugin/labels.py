@@ -55,7 +55,7 @@ TOOL_LABELS = {
     "none": "no tool",
     "alteration_indices": "alteration indices from a scene",
 }
-"""The engine's tools (plugin/engine/contract.py TOOLSET) in words."""
+"""The engine's tools (plugin/reason/contract.py TOOLSET) in words."""
 
 TRANSFORM_LABELS = {"none": "values as they are", "percentile_rank": "percentile rank",
                     "log_percentile": "log10, 2-98 percentile stretch", "distance_m": "distance to features (m)",
@@ -76,7 +76,7 @@ CALIBRATION_LABELS = {"wofe": "weights of evidence", "logistic": "logistic regre
 """The models a calibration fits on known deposits (plugin/favourability/models.py), in words."""
 
 KIND_LABELS = {"index": "values", "rgb": "colour rendering", "categorical": "map units", "vector": "vector features"}
-"""What a layer holds (plugin/engine/workspace.py LayerInfo.kind), in words."""
+"""What a layer holds (plugin/reason/workspace.py LayerInfo.kind), in words."""
 
 OFFLINE_USAGE = "offline: no model calls"
 """What the model-use table says when no model was called (the offline rule-based reasoner)."""

@@ -23,16 +23,16 @@ from qgis.core import (
 
 from ..plugin.analysis import AnalysisRequest
 from ..plugin.confinement import check_path_text
-from ..plugin.engine.contract import FAILED
 from ..plugin.errors import LodestarError
 from ..plugin.events import log_lines
 from ..plugin.files import OutputSet, write_bytes_atomic
 from ..plugin.labels import humanize, plural
 from ..plugin.masking import mask_secrets
 from ..plugin.progress import Progress
+from ..plugin.reason.contract import FAILED
+from ..plugin.request.case import read_case
+from ..plugin.request.request import build_request, distinct_names, replay_request
 from ..plugin.roles import ROLES, check_role
-from ..plugin.runs.case import read_case
-from ..plugin.runs.request import build_request, distinct_names, replay_request
 from ..plugin.vector_io import check_output_path, shapefile_note, write_vector
 from . import backend_params, mapping_params
 from .base import Group, LodestarAlgorithm
@@ -352,7 +352,7 @@ class AnalyzeAlgorithm(LodestarAlgorithm):
     # -- run ----------------------------------------------------------------------------------------------
     def run(self, parameters, context, feedback, progress) -> dict:
         from ..models import run_analysis
-        from ..plugin.engine.run import RunFailed
+        from ..plugin.runs.run import RunFailed
 
         where = self._destinations(parameters, context)
         work = Path(tempfile.mkdtemp(prefix="lodestar-analyze-", dir=QgsProcessingUtils.tempFolder()))

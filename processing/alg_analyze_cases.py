@@ -19,8 +19,8 @@ from qgis.core import (
 from qgis.PyQt.QtCore import QVariant
 
 from ..plugin.errors import LodestarError
+from ..plugin.request.request import CALIBRATIONS
 from ..plugin.runs.batch import BATCH_COLUMNS, CaseOutcome, run_batch
-from ..plugin.runs.request import CALIBRATIONS
 from . import backend_params
 from .base import Group, LodestarAlgorithm
 from .mapping_params import (

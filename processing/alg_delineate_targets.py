@@ -50,8 +50,8 @@ class DelineateTargetsAlgorithm(LodestarAlgorithm):
     TARGETS = "TARGETS"
 
     def initAlgorithm(self, config=None):  # noqa: N802 (QGIS API name)
-        from ..plugin.engine.target_sizes import MIN_TARGET_CELLS, WORK_LIST
         from ..plugin.favourability.targets import SADDLE_DEPTH
+        from ..plugin.map.target_sizes import MIN_TARGET_CELLS, WORK_LIST
 
         surface = QgsProcessingParameterRasterLayer(self.INPUT, "Favourability raster")
         surface.setHelp("A favourability or probability raster (higher = more prospective).")
@@ -92,9 +92,9 @@ class DelineateTargetsAlgorithm(LodestarAlgorithm):
         return (False, problem) if problem else super().checkParameterValues(parameters, context)
 
     def run(self, parameters, context, feedback, progress) -> dict:
-        from ..plugin.engine.target_sizes import target_sizes
-        from ..plugin.engine.target_table import targets_note
-        from ..plugin.engine.work_list import rank_targets
+        from ..plugin.judge.target_table import targets_note
+        from ..plugin.map.target_sizes import target_sizes
+        from ..plugin.map.work_list import rank_targets
         from ..plugin.raster_io import RasterReader
         from ..plugin.vector_io import shapefile_note, write_vector
 

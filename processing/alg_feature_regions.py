@@ -13,7 +13,7 @@ from qgis.core import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec
-from ..plugin.runs.request import legend_beside
+from ..plugin.request.request import legend_beside
 from ..plugin.tools.feature_regions import MODES, FeatureRegionParams, feature_regions
 from .base import Group, LodestarAlgorithm
 from .layer_export import layer_path

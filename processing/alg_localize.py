@@ -11,10 +11,10 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.errors import LodestarError
 from ..plugin.graph import build_graph, graph_from_frames
 from ..plugin.localization import AREA_WEIGHT_RANGE, RANGES, LocalizationParams, localize
+from ..plugin.reason.knowledge import load_knowledge
 from ..plugin.vector_io import read_vector, write_vector
 from .base import Group, LodestarAlgorithm
 from .layer_export import layer_path

@@ -15,7 +15,7 @@ from qgis.core import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.raster_io import LayerSpec
-from ..plugin.runs.request import legend_beside
+from ..plugin.request.request import legend_beside
 from ..plugin.tools.categorical import UnitRegionParams, unit_regions
 from ..plugin.tools.vector_evidence import VectorEvidenceParams, vector_evidence
 from .base import Group, LodestarAlgorithm

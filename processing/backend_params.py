@@ -10,8 +10,8 @@ from qgis.core import (
 )
 
 from ..plugin.analysis import BackendSettings
-from ..plugin.runs import request
-from ..plugin.runs.request import BACKENDS, BackendValues
+from ..plugin.request import request
+from ..plugin.request.request import BACKENDS, BackendValues
 from . import secrets
 from .secrets import KEY_ENVIRONMENT
 

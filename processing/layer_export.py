@@ -91,7 +91,7 @@ def guessed_role(layer) -> str:
     legend beside its file (`guess_file_role`). A raster given by its file (`raster_file`) has the words QGIS would
     show for it: its file's name and its bands' descriptions."""
     from ..plugin.raster_io import RasterReader  # the raster and request imports wait until a layer is read, so
-    from ..plugin.runs.request import guess_file_role  # algorithms that read no raster load without rasterio
+    from ..plugin.request.request import guess_file_role  # algorithms that read no raster load without rasterio
 
     path = layer if isinstance(layer, Path) else source_file(layer)
     reader = None
@@ -113,7 +113,7 @@ def guessed_role(layer) -> str:
 def layer_spec(layer, role: str, folder=None, favourable: str | None = None) -> LayerSpec:
     """The analysis layer of a QGIS layer or a raster given by its file (see `layer_path` and the core's
     `evidence_spec`)."""
-    from ..plugin.runs.request import evidence_spec
+    from ..plugin.request.request import evidence_spec
 
     return evidence_spec(layer_path(layer, folder), role, layer_name(layer), favourable)
 

@@ -15,11 +15,11 @@ from qgis.core import (
     QgsProcessingParameterVectorLayer,
 )
 
-from ..plugin.engine.deposit_models import load_user_models
-from ..plugin.engine.knowledge import load_knowledge
 from ..plugin.errors import LodestarError
 from ..plugin.files import write_bytes_atomic
-from ..plugin.runs.request import AREA_SHARE_RANGE, CALIBRATIONS, MAX_FOLDS
+from ..plugin.reason.deposit_models import load_user_models
+from ..plugin.reason.knowledge import load_knowledge
+from ..plugin.request.request import AREA_SHARE_RANGE, CALIBRATIONS, MAX_FOLDS
 from .layer_export import layer_path
 from .params import file_destination, number_parameter, output_path, raster_destination
 from .styling import style_output

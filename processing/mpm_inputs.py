@@ -14,7 +14,7 @@ def layer_specs(layers) -> list:
     by what the step wrote it as (`step_name`)."""
     from dataclasses import replace
 
-    from ..plugin.runs.request import distinct_names
+    from ..plugin.request.request import distinct_names
 
     if not layers:
         raise LodestarError("Choose at least one evidence layer.")
@@ -65,8 +65,8 @@ def measured_layers(rasters, categorical: set, derived: bool = False) -> list:
     metres (polygons of a geological map as units), other rasters as their values; with `derived`, then the layers
     derived from them (fault density, distance to unit contacts). A layer that cannot be measured is an error naming
     why."""
-    from ..plugin.engine.workspace import LayerInfo
     from ..plugin.favourability.measured import measured_evidence
+    from ..plugin.reason.workspace import LayerInfo
 
     infos = []
     for spec in rasters.layers:

@@ -279,7 +279,7 @@ def main(argv=None) -> int:
         package.mkdir(parents=True, exist_ok=True)
         (package / "lodestar").symlink_to(ROOT, target_is_directory=True)
     sys.path.insert(0, str(package))
-    from lodestar.plugin.engine.knowledge import load_knowledge
+    from lodestar.plugin.reason.knowledge import load_knowledge
 
     models = [m for m in load_knowledge() if args.model in (None, m["id"])]
     if not models:

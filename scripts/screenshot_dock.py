@@ -87,7 +87,7 @@ def _screenshot(app, args) -> None:
     from qgis.PyQt.QtCore import Qt
     from qgis.PyQt.QtWidgets import QDockWidget, QMainWindow, QWidget
 
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
     from lodestar.ui.dock import LodestarDock
     from lodestar.ui.settings_dialog import PluginSettings
     from lodestar.ui.task import wait_for

@@ -62,7 +62,7 @@ class Shots:
         if self._run is None:
             from lodestar.models import run_analysis
             from lodestar.plugin.analysis import AnalysisRequest
-            from lodestar.plugin.runs.case import read_case
+            from lodestar.plugin.request.case import read_case
 
             case = read_case(SAMPLE)
             self._run = run_analysis(AnalysisRequest(case.layers, case.question, self.scratch / "sample-run",
@@ -141,8 +141,8 @@ def shot_dock_plan(shots: Shots) -> None:
     from qgis.PyQt.QtWidgets import QToolBox
 
     from lodestar.models import run_analysis
-    from lodestar.plugin.runs.case import read_case
-    from lodestar.plugin.runs.request import BackendValues, build_request
+    from lodestar.plugin.request.case import read_case
+    from lodestar.plugin.request.request import BackendValues, build_request
     from lodestar.ui.plan_editor import PlanEditor
     from lodestar.ui.task import wait_for
 
@@ -175,7 +175,7 @@ def shot_report(shots: Shots) -> None:
     """docs/report.png: the top of the sample run's report; docs/report_map.png: its map figure;
     docs/report-target.png: the report's card of its best target (its evidence pictured, a status per item of the
     deposit model, the verdict)."""
-    from lodestar.plugin.engine.report import FIGURES
+    from lodestar.plugin.report.report import FIGURES
 
     result = shots.sample_run()
     report = Path(result.outputs["report"])
@@ -193,7 +193,7 @@ def shot_report_prospects(shots: Shots) -> None:
     """docs/report-prospects.png: the Murchison case's report from its targets table to the prospects inside them."""
     from lodestar.models import run_analysis
     from lodestar.plugin.analysis import AnalysisRequest
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     case = read_case(MURCHISON)
     result = run_analysis(AnalysisRequest(case.layers, case.question, shots.scratch / "murchison-run",

@@ -93,7 +93,7 @@ def great_basin_run(tmp_path_factory):
     host units; made once for the tests that read its answer and outputs (a run takes about 13 s)."""
     from lodestar.models import run_analysis
     from lodestar.plugin.analysis import AnalysisRequest
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     case = read_case(ROOT / "tests" / "data" / "great-basin-gold")
     return run_analysis(AnalysisRequest(case.layers, case.question, tmp_path_factory.mktemp("great-basin"),

@@ -15,7 +15,7 @@ DEPOSITS = str(SAMPLE / "deposits.geojson")
 def sample_set(*paths):
     """The RasterSet the algorithms read the sample layers into (names as QGIS gives them: the file stems)."""
     from lodestar.plugin.raster_io import LayerSpec, RasterSet
-    from lodestar.plugin.runs.request import legend_beside
+    from lodestar.plugin.request.request import legend_beside
 
     return RasterSet([LayerSpec(Path(p), "other", Path(p).stem, legend=legend_beside(p)) for p in paths])
 

@@ -4,7 +4,7 @@ Folders: `entry` (the root __init__.py and lodestar_plugin.py, the QGIS entry cl
 processing and ui; nothing imports them), `plugin` (the QGIS-free core), `models` (back-ends),
 `processing` and `ui` (the QGIS adapters). Allowed: ui -> processing -> plugin, models -> plugin, and
 ui / processing -> models (adapters that call a back-end). The core never imports models/: an analysis is
-given its back-ends (`plugin.engine.contract.Backends`). No exception. Imports under `if TYPE_CHECKING:` are
+given its back-ends (`plugin.reason.contract.Backends`). No exception. Imports under `if TYPE_CHECKING:` are
 typing only, never run, and are left out.
 """
 from __future__ import annotations
@@ -139,9 +139,9 @@ def folder_graph(graph: dict) -> dict[str, dict[str, list[str]]]:
 
 def test_the_walk_sees_the_package():
     graph = file_graph()
-    assert {"plugin/engine/run.py", "plugin/engine/contract.py", "models/__init__.py", "processing/provider.py",
+    assert {"plugin/runs/run.py", "plugin/reason/contract.py", "models/__init__.py", "processing/provider.py",
             "ui/dock.py", "__init__.py", "lodestar_plugin.py"} <= set(graph)
-    assert graph["plugin/engine/loop.py"]["plugin/engine/toolbox.py"] is False  # `from . import toolbox`
+    assert graph["plugin/reason/loop.py"]["plugin/reason/toolbox.py"] is False  # `from . import toolbox`
     assert graph["__init__.py"] == {"lodestar_plugin.py": True}  # classFactory imports it lazily
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
@@ -184,10 +184,14 @@ def test_the_core_never_imports_a_back_end():
     assert not into_models, "the core imports models/ (pass back-ends in instead): " + ", ".join(into_models)
 
 
-CORE_LAYERS = ("runs", "engine", "favourability", "tools")
-"""The core's sub-packages, each importing only those after it: what a user runs (cases, requests, batches,
-history) calls the engine, which runs the analysis on the surface models, which use the tools; none reaches back
-up. The modules at plugin/'s top level are shared by all four and import none of them."""
+CORE_LAYERS = ("runs", "request", "report", "map", "judge", "load", "reason", "favourability", "tools")
+"""The core's sub-packages, each importing only those after it. A run passes the stages request -> load -> reason
+-> map -> judge -> report (docs/development.md); `runs` chains them (and runs batches, keeps the history). The
+imports follow what each stage uses, not the order a run passes them: the request reads a run record back and
+names the deposit models and questions (reason), the report draws the map and the judged targets, the map stage
+tabulates its targets with the judge's verdicts, loading measures layers into the reasoner's workspace. Below the
+stages, the libraries: the surface models (favourability), the executor's tools, and plugin/'s top-level modules,
+shared by all and importing none of the sub-packages."""
 
 
 def _layer(file: str):
@@ -203,10 +207,11 @@ def test_the_cores_sub_packages_import_one_way():
     assert {p.name for p in (ROOT / "plugin").iterdir() if (p / "__init__.py").is_file()} == set(CORE_LAYERS)
     back = [f"{source} -> {target}" for source, edges in file_graph().items() for target in edges
             if _layer(source) is not None and _layer(target) is not None and _layer(target) < _layer(source)]
-    assert not back, "imports back up inside plugin/ (runs -> engine -> favourability -> tools -> plugin/*.py):\n" \
+    assert not back, "imports back up inside plugin/ (" + " -> ".join(CORE_LAYERS) + " -> plugin/*.py):\n" \
                      + "\n".join(back)
 
 
 def test_the_layer_check_sees_an_import_back_up():
-    assert _layer("plugin/zones.py") > _layer("plugin/tools/categorical.py") > _layer("plugin/engine/run.py")
-    assert _layer("plugin/runs/batch.py") < _layer("plugin/engine/run.py") and _layer("models/offline/scene.py") is None
+    assert _layer("plugin/zones.py") > _layer("plugin/tools/categorical.py") > _layer("plugin/runs/run.py")
+    assert _layer("plugin/runs/run.py") < _layer("plugin/report/report.py") < _layer("plugin/reason/loop.py")
+    assert _layer("models/offline/scene.py") is None

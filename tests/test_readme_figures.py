@@ -26,7 +26,7 @@ from readme_figures import (
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 CASES = {"murchison": ROOT / "tests" / "data" / "murchison-gold",
          "great-basin": ROOT / "tests" / "data" / "great-basin-gold"}

@@ -8,7 +8,7 @@ import worlds_b
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 
 def analyse_worlds_b_case(seed: int, index: int, kind: str, tmp_path: Path, scored: bool = False) -> tuple:

@@ -23,7 +23,7 @@ from qgis.PyQt.QtWidgets import (
 
 from ..plugin.errors import LodestarError
 from ..plugin.labels import humanize, tool_label
-from ..plugin.runs.run_choices import (
+from ..plugin.request.run_choices import (
     THRESHOLDS,
     controller_line,
     left_out,

@@ -28,10 +28,10 @@ from qgis.PyQt.QtWidgets import (
     QVBoxLayout,
 )
 
-from ..plugin.engine.deposit_models import save_user_model
-from ..plugin.engine.knowledge import EVIDENCE_KINDS
 from ..plugin.errors import LodestarError
 from ..plugin.labels import identifier, role_label, role_of_words, words
+from ..plugin.reason.deposit_models import save_user_model
+from ..plugin.reason.knowledge import EVIDENCE_KINDS
 from ..plugin.roles import ROLES
 
 EVIDENCE_HEADERS = ("Evidence", "Level", "Kind", "Layer roles (comma-separated)", "Reach (m)", "What")

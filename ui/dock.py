@@ -16,13 +16,13 @@ from qgis.PyQt.QtCore import Qt, QTimer
 from qgis.PyQt.QtWidgets import QWidget
 
 from ..plugin.analysis import OFFLINE_MODEL, AnalysisRequest, AnalysisResult
-from ..plugin.engine.knowledge import load_knowledge
-from ..plugin.engine.offline_questions import offline_question_problem
-from ..plugin.engine.questions import parse_choices
 from ..plugin.errors import LodestarError
 from ..plugin.events import status_line
 from ..plugin.raster_io import role_mismatches
-from ..plugin.runs.request import build_request
+from ..plugin.reason.knowledge import load_knowledge
+from ..plugin.reason.offline_questions import offline_question_problem
+from ..plugin.reason.questions import parse_choices
+from ..plugin.request.request import build_request
 from ..plugin.runs.run_history import events_of, past_run, result_of
 from . import layers as result_layers
 from .full_surface import FullSurfaceTask

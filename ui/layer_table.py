@@ -10,8 +10,8 @@ from qgis.PyQt.QtCore import QObject, Qt, pyqtSignal
 from qgis.PyQt.QtWidgets import QComboBox, QHeaderView, QTreeWidgetItem
 
 from ..plugin.labels import role_label
+from ..plugin.request.request import evidence_spec
 from ..plugin.roles import ROLES, guess_favourable
-from ..plugin.runs.request import evidence_spec
 from ..processing.layer_export import guessed_role, layer_spec, source_file
 from . import layers as result_layers
 from .table_fit import name_tip

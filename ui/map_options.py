@@ -8,9 +8,9 @@ from qgis.PyQt.QtCore import QObject, pyqtSignal
 from qgis.PyQt.QtWidgets import QDoubleSpinBox, QSpinBox
 
 from ..plugin.dependencies import BY_MODULE, guidance, is_installed
-from ..plugin.engine.target_sizes import WORK_LIST
 from ..plugin.errors import LodestarError
-from ..plugin.runs.request import CALIBRATIONS, MAX_FOLDS, parse_favourable_units
+from ..plugin.map.target_sizes import WORK_LIST
+from ..plugin.request.request import CALIBRATIONS, MAX_FOLDS, parse_favourable_units
 from ..processing.layer_export import layer_path
 from .settings_dialog import WHERE
 

@@ -1,6 +1,6 @@
 """The Results tab's "Evidence plan" page: the run's evidence plan as an editable table, a live preview of the combined
 surface and of the selected layer's response curve, and Re-run with this plan, which re-makes the surface and the
-targets without re-running the chain (`plugin/engine/replan.py`, in a background task), writing them to a new folder
+targets without re-running the chain (`plugin/runs/replan.py`, in a background task), writing them to a new folder
 beside the run and adding them to the project. Plans are saved and loaded as lodestar-evidence-plan/1 files (the
 EVIDENCE_PLAN of lodestar:analyze).
 
@@ -30,13 +30,13 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ..plugin.engine.plan_rows import TRANSFORMS_OF_KIND, edited, plan_of_rows, plan_rows
 from ..plugin.errors import LodestarError
 from ..plugin.favourability.evidence import MEMBERSHIPS
 from ..plugin.favourability.overlay import METHOD_LABELS, METHODS
 from ..plugin.favourability.plan_file import read_plan, write_plan
 from ..plugin.labels import membership_label, plural, transform_label
 from ..plugin.progress import Progress
+from ..plugin.reason.plan_rows import TRANSFORMS_OF_KIND, edited, plan_of_rows, plan_rows
 from .task import guarded
 
 PAGE_TITLE = "Evidence plan (editable)"
@@ -63,7 +63,7 @@ class ReplanTask(QgsTask):
         self.error = ""
 
     def run(self) -> bool:
-        from ..plugin.engine.replan import replan
+        from ..plugin.runs.replan import replan
 
         def work():
             self.result = replan(self.record, self.plan, self.folder,
@@ -200,7 +200,7 @@ class PlanEditor(QObject):
 
     def load(self, record_path) -> None:
         """Show the plan of the run whose record is `record_path` (a run without a surface says why)."""
-        from ..plugin.engine import record as records
+        from ..plugin.request import record as records
 
         self.clear()
         try:
@@ -318,10 +318,10 @@ class PlanEditor(QObject):
     # ----- previews
     def _preview(self):
         if self.preview is None:
-            from ..plugin.engine import record as records
-            from ..plugin.engine.replan import rendering_zones
             from ..plugin.favourability.plan_preview import PlanPreview
             from ..plugin.raster_io import RasterSet
+            from ..plugin.request import record as records
+            from ..plugin.runs.replan import rendering_zones
 
             record = records.read_record(self.record_path)
             raster_set = RasterSet(records.layers_from_record(record))

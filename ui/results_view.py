@@ -14,11 +14,11 @@ from qgis.PyQt.QtGui import QDesktopServices
 from qgis.PyQt.QtWidgets import QFileDialog, QHeaderView, QListWidgetItem, QTableWidgetItem
 
 from ..plugin.analysis import AnalysisResult
-from ..plugin.engine.contract import FAILED, INSUFFICIENT
 from ..plugin.errors import LodestarError
 from ..plugin.events import GOOD, NEUTRAL
 from ..plugin.favourability.models import LABELS
 from ..plugin.labels import format_area_km2, humanize, plural, target_figure, tool_label, usage_rows
+from ..plugin.reason.contract import FAILED, INSUFFICIENT
 from ..plugin.runs.run_history import read_record
 from ..plugin.vector_io import shapefile_note, write_vector
 from . import layers as result_layers

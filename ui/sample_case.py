@@ -9,7 +9,7 @@ from pathlib import Path
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
 from ..plugin.errors import LodestarError
-from ..plugin.runs.case import read_case
+from ..plugin.request.case import read_case
 from ..processing.unit_style import style_unit_map
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "porphyry-demo" / "case.json"

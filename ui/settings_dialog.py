@@ -14,8 +14,8 @@ from qgis.PyQt.QtWidgets import QDialog
 
 from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
 from ..plugin.errors import LodestarError
-from ..plugin.runs import request
-from ..plugin.runs.request import BackendValues
+from ..plugin.request import request
+from ..plugin.request.request import BackendValues
 from ..processing import secrets
 from ..processing.backend_params import STRUCTURED_OPTIONS, VISION_OPTIONS
 

@@ -1,8 +1,8 @@
 """The Ask tab's steering of the evidence model before the run: the deposit model to follow (automatic, a shipped one
 or the user's own, written or copied in the deposit model form), and a warning naming each ticked layer the surface
-would leave out and why (`plugin/engine/precheck.py`), with the one-click fix where there is one: name the favourable
+would leave out and why (`plugin/load/precheck.py`), with the one-click fix where there is one: name the favourable
 units of a unit map, written into the Favourable units field. With known deposits picked and no calibration, the
-layers whose favourable side ranks the deposits below the average cell (`plugin/engine/sign_check.py`), with the
+layers whose favourable side ranks the deposits below the average cell (`plugin/reason/sign_check.py`), with the
 one-click fix for a raster: read it the other way (its Low box)."""
 from __future__ import annotations
 
@@ -21,12 +21,12 @@ from qgis.PyQt.QtWidgets import (
     QWidget,
 )
 
-from ..plugin.engine.deposit_models import load_user_models, ranked_models
-from ..plugin.engine.knowledge import load_knowledge
-from ..plugin.engine.precheck import unused_layers
-from ..plugin.engine.sign_check import sides_against_deposits
 from ..plugin.errors import LodestarError
-from ..plugin.runs.request import parse_favourable_units
+from ..plugin.load.precheck import unused_layers
+from ..plugin.reason.deposit_models import load_user_models, ranked_models
+from ..plugin.reason.knowledge import load_knowledge
+from ..plugin.reason.sign_check import sides_against_deposits
+from ..plugin.request.request import parse_favourable_units
 from ..processing.layer_export import source_file
 from ..processing.mapping_params import AUTOMATIC_LABEL, user_models_folder
 from .messages import WrappedLabel

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft, ndimage
 
-from ...plugin.engine.background import robust_spread
+from ...plugin.reason.background import robust_spread
 from .settings import DEFAULT, OfflineSettings
 
 

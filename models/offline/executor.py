@@ -6,8 +6,8 @@ verifier asked for, the step looks again around the candidate core at the refine
 confirmatory look)."""
 from __future__ import annotations
 
-from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome
 from ...plugin.labels import plural, words
+from ...plugin.reason.contract import Judgement, PlanStep, ToolCall, ToolOutcome
 from .findings import Zone
 from .planner import colour_params
 from .scene import Scene

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...plugin.engine.background import robust_spread
+from ...plugin.reason.background import robust_spread
 from ...plugin.tools.lithology_words import matched_units
 from ...plugin.zones import polygon_cells
 from .settings import DEFAULT, OfflineSettings

@@ -2,7 +2,7 @@
 a candidate core may stand for, and the map units a legend names."""
 from __future__ import annotations
 
-from ...plugin.engine.workspace import NOMINAL_PIXEL_M
+from ...plugin.reason.workspace import NOMINAL_PIXEL_M
 from ...plugin.tools.lithology_words import matched_units
 
 VECTOR_ROLES = ("structure", "geological_map")

@@ -1,12 +1,12 @@
 """How the offline verifier draws the system a Yes rests on: the core with its holes filled (a ring of alteration
 encloses the system's centre) and the partner zones that support it, each cut to within the item's reach of the
 core, wrapped in their convex hull when compact, else closed over the gaps between them. The engine then forces
-that outline into the targets (plugin/engine/core_target.py)."""
+that outline into the targets (plugin/map/core_target.py)."""
 from __future__ import annotations
 
 from shapely.ops import unary_union
 
-from ...plugin.engine.core_target import filled
+from ...plugin.map.core_target import filled
 from .settings import DEFAULT, OfflineSettings
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from ...plugin.engine.background import from_measure
-from ...plugin.engine.contract import MAX_PLAN_STEPS, PlanStep
 from ...plugin.labels import article, kind_label, words
+from ...plugin.reason.background import from_measure
+from ...plugin.reason.contract import MAX_PLAN_STEPS, PlanStep
 from .model_items import VECTOR_ROLES, centre_words, host_units, per_metre, seed_items
 from .scene import Scene
 

@@ -11,9 +11,9 @@ from dataclasses import replace
 
 from shapely.geometry.base import BaseGeometry
 
-from ...plugin.engine.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from ...plugin.favourability.knowledge import knowledge_specs
 from ...plugin.progress import SILENT, Progress
+from ...plugin.reason.contract import Judgement, PlanStep, ToolCall, ToolOutcome, Verdict, empty_usage
 from . import executor, planner, targets, verifier
 from .cores import CoreSearch
 from .scene import Scene

@@ -12,9 +12,9 @@ from affine import Affine
 from rasterio.features import geometry_mask
 from scipy import ndimage
 
-from ...plugin.engine.background import to_measure
 from ...plugin.pathfinders import model_layers
 from ...plugin.progress import Progress
+from ...plugin.reason.background import to_measure
 from ...plugin.tools.categorical import match_units
 from ...plugin.tools.color_regions import colour_levels
 from . import lithology

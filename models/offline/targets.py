@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from shapely import wkt
 
-from ...plugin.engine.target_evidence import verdict_of, verdict_words
+from ...plugin.judge.target_evidence import verdict_of, verdict_words
 from ...plugin.labels import zone_label
 from ...plugin.zones import zone_record
 from .cores import CoreSearch

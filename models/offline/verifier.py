@@ -2,7 +2,7 @@
 
 The answer is "Yes" only when, around the best candidate core (`CoreSearch`), every testable critical item is
 supported and at least one secondary item is present; a Yes names its system, and every other core that gives a
-Yes on its own outside it, as targets (plugin.engine.core_target). A No that rests only on critical items unseen at
+Yes on its own outside it, as targets (plugin.map.core_target). A No that rests only on critical items unseen at
 the core (none of their layers holds data there) is no answer: the evidence is insufficient. The chain goes back
 for repair when a step failed, when a step's inference contradicts its own zones, or when a critical item is
 marginal (its steps take a zoomed look around the core)."""
@@ -14,11 +14,11 @@ from shapely.geometry import GeometryCollection
 from shapely.geometry.base import BaseGeometry
 from shapely.ops import unary_union
 
-from ...plugin.engine.contract import Verdict
-from ...plugin.engine.questions import alteration_choices, yes_no_letters
-from ...plugin.engine.workspace import silent_note
 from ...plugin.labels import layer_of, zone_label
 from ...plugin.pathfinders import off_model_note
+from ...plugin.reason.contract import Verdict
+from ...plugin.reason.questions import alteration_choices, yes_no_letters
+from ...plugin.reason.workspace import silent_note
 from .cores import JOINT_PLACE, THREE_FAMILIES, ZONE_CORE, CoreSearch
 from .findings import Core, Zone, answers_yes
 from .looks import refined, steps_for

@@ -3,7 +3,7 @@
 The layers' transformed values (`evidence_values`: the layer's own units for values and distances) are made once on
 the analysis grid, then kept every `step`-th cell; an edited weight, midpoint, spread or combination only re-applies
 the memberships and the combination to them (a new transformation or new favourable units makes that layer's values
-again). The preview is for the eye; Re-run with this plan makes the surface at full resolution (`engine/replan.py`).
+again). The preview is for the eye; Re-run with this plan makes the surface at full resolution (`runs/replan.py`).
 """
 from __future__ import annotations
 

@@ -1,3 +1,3 @@
-"""What a user runs and keeps, above the engine: case folders, requests built from a user's inputs, batch runs,
-the choices offered for a run and the history of past runs in a project. These modules import the engine; the
-engine and the modules at plugin/'s top level never import them."""
+"""The chain of a run and what a user keeps: `run` passes a request through the stages (request -> load -> reason
+-> map -> judge -> report), `replan` runs the stages after reason again on an edited plan, `batch` runs many
+cases, `run_history` and `project_runs` read past runs back. Nothing below imports these modules."""

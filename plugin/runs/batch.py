@@ -30,7 +30,7 @@ from ..errors import Cancelled, LodestarError
 from ..evaluation import answer_intervals, classification_metrics
 from ..files import write_text_atomic
 from ..progress import SILENT, Progress
-from .case import Case, read_case
+from ..request.case import Case, read_case
 
 ERROR = "Error"
 

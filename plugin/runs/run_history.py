@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis import AnalysisResult
-from ..engine.contract import FAILED, INSUFFICIENT
-from ..engine.record import MAX_RECORD_BYTES
-from ..engine.scenes import index_layers
-from ..engine.target_table import PROSPECT_COLUMNS, empty_targets
 from ..errors import LodestarError
 from ..json_file import read_json
+from ..judge.target_table import PROSPECT_COLUMNS, empty_targets
+from ..load.scenes import index_layers
 from ..raster_io import LayerSpec
+from ..reason.contract import FAILED, INSUFFICIENT
+from ..request.record import MAX_RECORD_BYTES
 from ..vector_io import read_vector
 
 RECORD = "record.json"

@@ -62,7 +62,6 @@ from rasterio.transform import from_origin
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import deposit_points
 from lodestar.plugin.favourability import calibration
 from lodestar.plugin.favourability.baseline import ORDERED_RANK_MEAN, ordered_rank_mean
@@ -74,7 +73,8 @@ from lodestar.plugin.favourability.outputs import NODATA, write_bands
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.workspace import describe_layers
+from lodestar.plugin.request.case import read_case
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:

@@ -14,13 +14,13 @@ import time
 from pathlib import Path
 
 from lodestar.models import run_analysis
-from lodestar.plugin.engine.record import read_record
-from lodestar.plugin.engine.replan import replan
 from lodestar.plugin.favourability.evidence import EvidenceSpec
 from lodestar.plugin.favourability.plan_file import EvidencePlan, recorded_plan
 from lodestar.plugin.files import write_text_atomic
-from lodestar.plugin.runs.case import read_case
-from lodestar.plugin.runs.request import BackendValues, build_request
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.record import read_record
+from lodestar.plugin.request.request import BackendValues, build_request
+from lodestar.plugin.runs.replan import replan
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "build" / "bench" / "evidence_plan.md"

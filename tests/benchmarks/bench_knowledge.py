@@ -29,10 +29,6 @@ from pathlib import Path
 
 import numpy as np
 
-from lodestar.plugin.engine.deposit_models import ranked_models
-from lodestar.plugin.engine.knowledge import load_knowledge
-from lodestar.plugin.engine.prospectivity import KNOWLEDGE_METHOD
-from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import cells_of, deposit_coordinates, evaluate_surface
 from lodestar.plugin.favourability.baseline import independent_rank_mean
 from lodestar.plugin.favourability.blocks import spatial_folds
@@ -40,8 +36,12 @@ from lodestar.plugin.favourability.knowledge import knowledge_specs
 from lodestar.plugin.favourability.measured import measured_evidence
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.files import write_text_atomic
+from lodestar.plugin.map.prospectivity import KNOWLEDGE_METHOD
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.deposit_models import ranked_models
+from lodestar.plugin.reason.knowledge import load_knowledge
+from lodestar.plugin.reason.workspace import describe_layers
+from lodestar.plugin.request.case import read_case
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import SCENARIOS, copy_sample, porphyry_script
 

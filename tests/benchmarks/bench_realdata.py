@@ -56,8 +56,6 @@ import rasterio
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.evaluation import DEFAULT_SHARES, cells_of, deposit_points, evaluate_surface, score_positions
 from lodestar.plugin.favourability.baseline import equal_weight_ranks
 from lodestar.plugin.favourability.calibration import _pa_crossing, _score, calibrate, deposit_cells
@@ -77,7 +75,9 @@ from lodestar.plugin.favourability.wofe import (
 )
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.workspace import describe_layers
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.tools.categorical import read_legend
 from lodestar.plugin.vector_io import read_vector
 

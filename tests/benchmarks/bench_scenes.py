@@ -15,9 +15,9 @@ import rasterio
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.record import read_record
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.raster_io import LayerSpec
+from lodestar.plugin.request.record import read_record
 from lodestar.plugin.tools.scene_indices import scene_indices
 
 ROOT = Path(__file__).resolve().parents[2]

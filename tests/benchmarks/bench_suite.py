@@ -83,8 +83,8 @@ def any_anomaly_answer(case) -> str:
 
 
 def baseline_rows(paths, answer_of):
+    from lodestar.plugin.request.case import read_case
     from lodestar.plugin.runs.batch import CaseOutcome
-    from lodestar.plugin.runs.case import read_case
 
     rows = []
     for path in paths:

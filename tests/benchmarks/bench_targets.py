@@ -24,7 +24,7 @@ from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.evaluation import cells_of, deposit_coordinates
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.raster_io import RasterGrid
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "build" / "bench" / "targets.md"

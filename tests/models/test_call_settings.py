@@ -3,7 +3,7 @@ structured output): kept in QgsSettings and handed to the engine by the one requ
 item 10)."""
 from __future__ import annotations
 
-from lodestar.plugin.runs.request import backend_settings
+from lodestar.plugin.request.request import backend_settings
 
 
 def test_call_settings_round_trip_to_the_engine(auth_ready):

@@ -22,13 +22,13 @@ from lodestar.models.llm_client import (
 )
 from lodestar.models.openai_reasoner import OpenAIReasoner
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.engine.contract import PlanStep, ToolOutcome
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import PlanStep, ToolOutcome
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.workspace import Workspace
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script
 

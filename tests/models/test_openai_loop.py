@@ -12,7 +12,7 @@ from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
 from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.labels import zone_label
 from lodestar.plugin.progress import Progress
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import (
     ACCEPT_A,

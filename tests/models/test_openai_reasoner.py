@@ -10,7 +10,8 @@ import pytest
 
 from lodestar.models.openai_reasoner import OpenAIReasoner, ServerUnavailable, data_message, load_prompt
 from lodestar.plugin.analysis import BackendSettings
-from lodestar.plugin.engine.contract import (
+from lodestar.plugin.raster_io import RasterSet
+from lodestar.plugin.reason.contract import (
     BudgetExhausted,
     ChainNode,
     Observation,
@@ -18,10 +19,9 @@ from lodestar.plugin.engine.contract import (
     ReasonerError,
     ToolOutcome,
 )
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.workspace import Workspace
-from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.workspace import Workspace
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 
 SAMPLE = Path(__file__).resolve().parents[2] / "resources" / "sample" / "porphyry-demo"

@@ -301,7 +301,7 @@ def test_map_deposits_are_read_like_the_evaluated_ones(tmp_path):
     """The run's map draws the deposits the evaluation counts: multi-points split, reprojected."""
     from shapely.geometry import MultiPoint
 
-    from lodestar.plugin.engine.run import _deposit_points
+    from lodestar.plugin.runs.run import _deposit_points
 
     frame = gpd.GeoDataFrame({"name": ["pair", "one"]}, geometry=[MultiPoint([(10, 10), (60, 60)]), Point(30, 90)],
                              crs=UTM)
@@ -317,8 +317,8 @@ def test_deposits_from_a_csv_table_of_coordinates(tmp_path):
     and a run was validated against 0 deposits without a word. A table without locations, a layer with no deposit,
     metres in longitude / latitude columns, or degrees in x / y columns for a calibration, are refused before a run
     starts."""
-    from lodestar.plugin.engine.run import _deposit_points
     from lodestar.plugin.evaluation import deposit_points
+    from lodestar.plugin.runs.run import _deposit_points
 
     lonlat = gpd.GeoSeries([Point(10, 10), Point(60, 60)], crs=UTM).to_crs("EPSG:4326")
     (tmp_path / "lonlat.csv").write_text("name,Longitude,Latitude\n"
@@ -360,8 +360,8 @@ def test_deposits_given_as_shapes_or_copies_are_points_once_and_said(tmp_path):
     reduced without a word, and copies counted as that many deposits, recall and capture with them)."""
     from shapely.geometry import LineString, Polygon
 
-    from lodestar.plugin.engine.run import _deposit_points
     from lodestar.plugin.evaluation import deposit_coordinates
+    from lodestar.plugin.runs.run import _deposit_points
 
     horseshoe = Polygon([(0, 0), (30, 0), (30, 30), (20, 30), (20, 10), (10, 10), (10, 30), (0, 30)])
     vein, pit = LineString([(50, 50), (70, 50)]), box(80, 80, 90, 90)

@@ -8,10 +8,10 @@ import rasterio
 from PIL import Image
 from pyproj import CRS
 
-from lodestar.plugin.engine.report_map import NODATA_COLOUR, axis_names, crs_name, draw_map
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.map_classes import class_index, favourability_classes
 from lodestar.plugin.raster_io import RasterReader
+from lodestar.plugin.report.report_map import NODATA_COLOUR, axis_names, crs_name, draw_map
 
 
 def test_classes_come_from_the_style_and_bounds_take_the_lower_class():

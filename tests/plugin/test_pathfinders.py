@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id
-from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.pathfinders import model_layers, named_elements, off_model_note, off_model_reason
+from lodestar.plugin.reason.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id
+from lodestar.plugin.reason.workspace import LayerInfo
 
 CARLIN = model_by_id("carlin_type_gold")
 

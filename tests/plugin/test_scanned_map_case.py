@@ -14,7 +14,7 @@ from scanned_maps import CRS, make_scanned_map
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.runs.case import Case, read_case, write_case
+from lodestar.plugin.request.case import Case, read_case, write_case
 from lodestar.plugin.tools.map_legend import LegendOutputs, read_map_legend, read_sidecar
 
 pytestmark = pytest.mark.skipif(shutil.which("tesseract") is None,

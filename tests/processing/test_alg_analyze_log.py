@@ -125,7 +125,7 @@ def test_the_log_reads_in_a_geologists_words(murchison):
     its notes named zones 's1:Mapped and interpreted faults:fault49')."""
     from geologist_words import names_of, problems
 
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     lines, _, _, _ = murchison
     names = names_of(read_case(MURCHISON).layers)

@@ -27,8 +27,8 @@ def _record(result) -> dict:
 @pytest.fixture
 def user_model(qgis_app):
     """A deposit model of the user's in the test profile's folder (removed afterwards)."""
-    from lodestar.plugin.engine.deposit_models import save_user_model
-    from lodestar.plugin.engine.knowledge import model_by_id
+    from lodestar.plugin.reason.deposit_models import save_user_model
+    from lodestar.plugin.reason.knowledge import model_by_id
     from lodestar.processing.mapping_params import user_models_folder
 
     folder = user_models_folder()

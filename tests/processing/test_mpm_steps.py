@@ -314,9 +314,9 @@ def test_predict_refuses_a_file_that_is_not_a_lodestar_model(run, tmp_path):
 
 
 def test_delineate_targets_is_the_analysis_delineation(run, tmp_path):
-    from lodestar.plugin.engine.target_sizes import target_sizes
-    from lodestar.plugin.engine.target_table import PROSPECT_COLUMNS, TARGET_COLUMNS
-    from lodestar.plugin.engine.work_list import rank_targets
+    from lodestar.plugin.judge.target_table import PROSPECT_COLUMNS, TARGET_COLUMNS
+    from lodestar.plugin.map.target_sizes import target_sizes
+    from lodestar.plugin.map.work_list import rank_targets
     from lodestar.plugin.raster_io import RasterReader
 
     fav = run("lodestar:fuzzy_membership", {"INPUT": ALOH, "MEMBERSHIP": 0, "MIDPOINT": 1.0, "SPREAD": 12.0,

@@ -9,7 +9,7 @@ import geopandas as gpd
 import synthetic_cases
 
 from lodestar.plugin.evaluation import evaluate_localization
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 

@@ -82,7 +82,7 @@ def test_only_the_best_ten_targets_are_labelled(qgis_app, tmp_path):
     label), the same ten the report's map labels."""
     from qgis.core import QgsExpression, QgsExpressionContext, QgsExpressionContextUtils
 
-    from lodestar.plugin.engine.report_map import LABELLED
+    from lodestar.plugin.report.report_map import LABELLED
 
     targets = gpd.GeoDataFrame({"rank": list(range(1, 31)), "area_m2": [1e6] * 30},
                                geometry=[box(i * 10, 0, i * 10 + 5, 5) for i in range(30)], crs=CRS)

@@ -93,7 +93,7 @@ def test_an_output_folder_named_like_a_file_is_refused_before_any_model_call(run
 def test_a_run_that_fails_in_the_engine_writes_the_record_to_its_destination(run, case, tmp_path, monkeypatch):
     from qgis.core import QgsProcessingException
 
-    from lodestar.plugin.engine import run as engine_run
+    from lodestar.plugin.runs import run as engine_run
 
     def broken(*args, **kwargs):
         raise OSError(28, "No space left on device")

@@ -16,9 +16,9 @@ from scipy import ndimage
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.raster_io import LayerSpec, RasterReader, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import INSUFFICIENT
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.fakes.sta_cot_scripts import ALOH, copy_sample
 
 GREAT_BASIN = Path(__file__).resolve().parents[1] / "data" / "great-basin-gold"

@@ -22,11 +22,11 @@ from shapely.geometry import box
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
 from lodestar.plugin.confinement import guarded_gdal
-from lodestar.plugin.engine.record import sha256_file
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.record import sha256_file
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, Reply
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

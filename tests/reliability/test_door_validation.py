@@ -19,14 +19,14 @@ from rasterio.transform import from_origin
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine import record as records
-from lodestar.plugin.engine.deposit_models import load_user_models, save_user_model
-from lodestar.plugin.engine.knowledge import model_by_id
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability.evidence import EvidenceSpec
 from lodestar.plugin.favourability.plan_file import MAX_SPECS, EvidencePlan, plan_from_dict, read_plan
 from lodestar.plugin.raster_io import LayerSpec, RasterReader
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.deposit_models import load_user_models, save_user_model
+from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.request import record as records
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.tools.categorical import read_legend
 from lodestar.plugin.tools.scene_products import recognise
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample

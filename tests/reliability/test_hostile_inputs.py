@@ -17,13 +17,13 @@ from shapely.geometry import box
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine import record as records
-from lodestar.plugin.engine import run as engine_run
-from lodestar.plugin.engine.run import RunFailed
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterReader, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request import record as records
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.runs import run as engine_run
+from lodestar.plugin.runs.run import RunFailed
 from lodestar.plugin.tools.alteration_indices import alteration_indices
 from lodestar.plugin.vector_io import check_output_path, read_vector, write_vector
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample

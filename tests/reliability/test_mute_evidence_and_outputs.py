@@ -23,13 +23,13 @@ from rasterio.transform import from_origin
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine import run as run_module
-from lodestar.plugin.engine.contract import INSUFFICIENT, Judgement, PlanStep, Roles, ToolCall, Verdict, empty_usage
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.loop import Engine
-from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import INSUFFICIENT, Judgement, PlanStep, Roles, ToolCall, Verdict, empty_usage
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.loop import Engine
+from lodestar.plugin.reason.workspace import Workspace
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.runs import run as run_module
 from lodestar.tests.fakes.sta_cot_scripts import ALOH, copy_sample
 
 ROOT = Path(__file__).resolve().parents[2]

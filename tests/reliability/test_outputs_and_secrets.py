@@ -232,7 +232,7 @@ def test_no_targets_after_a_failed_answer_never_says_the_answer_ruled_them_out(t
     was reached, not that 'the answer rules the deposit out'."""
     from lodestar.models import run_analysis
     from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     case = read_case(copy_sample(tmp_path / "case"))
     with FakeOpenAIServer(lambda request: Reply(content="no JSON here, sorry")) as server:
@@ -300,8 +300,8 @@ def test_a_large_deposits_table_is_read_in_one_vectorised_pass(tmp_path):
     (item 12). 300,000 rows are now read, checked and transformed in a few seconds, to the same coordinates."""
     from pyproj import Transformer
 
-    from lodestar.plugin.engine.run import _deposit_points
     from lodestar.plugin.raster_io import RasterReader
+    from lodestar.plugin.runs.run import _deposit_points
 
     grid = RasterReader(copy_sample(tmp_path / "case") / "aloh.tif").grid
     rng = np.random.default_rng(46)

@@ -16,7 +16,6 @@ from rasterio.transform import from_origin
 from scipy.ndimage import gaussian_filter
 from shapely.geometry import LineString, box
 
-from lodestar.plugin.engine.workspace import describe_layers
 from lodestar.plugin.errors import Cancelled, LodestarError
 from lodestar.plugin.favourability import models
 from lodestar.plugin.favourability.blockwise_fitted import write_fitted_full_resolution
@@ -25,6 +24,7 @@ from lodestar.plugin.favourability.measured import measured_evidence
 from lodestar.plugin.favourability.outputs import NODATA
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.reason.workspace import describe_layers
 
 pytest.importorskip("sklearn")
 X0, Y0, PX, ROWS, COLS = 500_000.0, 4_100_000.0, 100.0, 96, 120

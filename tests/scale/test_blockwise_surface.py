@@ -14,7 +14,7 @@ from lodestar.plugin.favourability.outputs import NODATA
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 BLOCK = 24  # the case's grid is about 100 x 100 pixels: 25 blocks, none holding the whole raster
 

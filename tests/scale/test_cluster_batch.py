@@ -142,7 +142,7 @@ def test_a_cancel_stops_submitting_and_cancels_the_cases_on_the_cluster(cases, c
 def test_a_full_resolution_surface_made_on_the_cluster_equals_the_local_one(cluster, tmp_path):
     from lodestar.plugin.favourability import blockwise
     from lodestar.plugin.favourability.evidence import EvidenceSpec
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     case = read_case(synthetic_cases.make_case(tmp_path / "c", 1, "porphyry", 100, mixed_crs=False))
     names = {layer.path.name: layer.name for layer in case.layers}

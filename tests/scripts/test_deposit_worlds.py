@@ -16,9 +16,9 @@ import rasterio
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.knowledge import load_knowledge, model_by_id
 from lodestar.plugin.pathfinders import named_elements
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import load_knowledge, model_by_id
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.tools.lithology_words import matched_units
 
 SIZE = 160  # cells a side in tests (300 by default): a run takes a second or two

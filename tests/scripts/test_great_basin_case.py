@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 CASE = Path(__file__).resolve().parents[1] / "data" / "great-basin-gold"

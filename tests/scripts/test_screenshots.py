@@ -17,8 +17,8 @@ def test_every_shot_is_one_registered_function():
 def test_the_report_shot_shows_the_summary_of_the_sample_run(qgis_app, tmp_path):
     import screenshots
 
-    from lodestar.plugin.engine.report import FIGURES
-    from lodestar.plugin.engine.report_map import WIDTH_PX
+    from lodestar.plugin.report.report import FIGURES
+    from lodestar.plugin.report.report_map import WIDTH_PX
 
     shots = screenshots.Shots(qgis_app, tmp_path / "docs", tmp_path / "scratch")
     screenshots.shot_report(shots)

@@ -11,7 +11,7 @@ import pytest
 import synthetic_cases
 
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 

@@ -20,7 +20,7 @@ import worlds_b
 from pyproj import Geod, Transformer
 
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.vector_io import read_vector
 
 # another suite: LODESTAR_WORLDS_B_TEST_CASES=60 LODESTAR_WORLDS_B_TEST_SEED=5 pytest tests/scripts/test_worlds_b.py

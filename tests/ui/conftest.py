@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsSettings, QgsVectorLayer
 
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.tests.ui.dock_steps import open_dock
 from lodestar.ui.settings_dialog import PluginSettings
 

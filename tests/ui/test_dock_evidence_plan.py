@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from qgis.core import QgsProject, QgsRasterLayer, QgsVectorLayer
 
-from lodestar.plugin.engine.deposit_models import load_user_models
-from lodestar.plugin.engine.knowledge import load_knowledge
-from lodestar.plugin.engine.record import read_record
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.deposit_models import load_user_models
+from lodestar.plugin.reason.knowledge import load_knowledge
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.record import read_record
 from lodestar.tests.ui.dock_steps import open_dock, run_to_end, set_case_roles
 from lodestar.ui.task import wait_for
 

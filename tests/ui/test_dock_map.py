@@ -10,8 +10,8 @@ import pytest
 from qgis.core import QgsFeature, QgsGeometry, QgsPointXY, QgsProject, QgsRasterLayer, QgsVectorLayer
 
 from lodestar.plugin.analysis import AnalysisResult
-from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.labels import deposit_count, humanize
+from lodestar.plugin.reason.contract import INSUFFICIENT
 from lodestar.tests.ui.dock_steps import bar_texts, open_dock, run_to_end, set_case_roles
 from lodestar.ui.evidence_view import cell_text, shown, unused_text
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lodestar.plugin.engine.questions import parse_choices
+from lodestar.plugin.reason.questions import parse_choices
 from lodestar.tests.ui.dock_steps import run_to_end, set_case_roles
 from lodestar.ui.dock import PRESETS
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from qgis.core import QgsApplication
 from qgis.PyQt.QtWidgets import QApplication
 
-from lodestar.plugin.engine.contract import ZONE_TOOLS
 from lodestar.plugin.labels import tool_label
-from lodestar.plugin.runs.run_choices import model_choice
+from lodestar.plugin.reason.contract import ZONE_TOOLS
+from lodestar.plugin.request.run_choices import model_choice
 from lodestar.tests.ui.dock_steps import RUN_TIMEOUT_S, bar_texts, run_to_end, set_case_roles
 from lodestar.ui.dock import DEFAULT_WIDTH
 from lodestar.ui.messages import ZERO_WIDTH_SPACE

@@ -45,7 +45,7 @@ def test_a_composite_given_an_index_role_is_flagged_before_the_run(dock, sample,
 
 def test_a_run_that_fails_in_the_engine_keeps_its_record_in_the_dock(dock, sample, monkeypatch):
     """Nothing spent is lost: the message names the record, and the run folder keeps it."""
-    from lodestar.plugin.engine import run as engine_run
+    from lodestar.plugin.runs import run as engine_run
     from lodestar.tests.ui.dock_steps import bar_texts, run_to_end
 
     def broken(*args, **kwargs):

@@ -10,8 +10,8 @@ from pathlib import Path
 from qgis.core import QgsProject
 from qgis.PyQt.QtCore import QCoreApplication, QEvent
 
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.roles import ROLES
-from lodestar.plugin.runs.case import read_case
 from lodestar.tests.ui.dock_steps import run_to_end
 from lodestar.ui.dock import PRESETS
 from lodestar.ui.sample_case import DEPOSITS, GROUP, SAMPLE

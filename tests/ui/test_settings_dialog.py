@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from qgis.core import QgsApplication, QgsSettings
 
-from lodestar.plugin.runs.request import backend_settings
+from lodestar.plugin.request.request import backend_settings
 from lodestar.processing import secrets
 
 

@@ -10,8 +10,8 @@ from qgis.PyQt.QtCore import Qt
 from qgis.PyQt.QtWidgets import QToolBox
 from shapely.geometry import box
 
-from lodestar.plugin.engine.target_table import PROSPECT_COLUMNS, TARGET_COLUMNS, typed
 from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.judge.target_table import PROSPECT_COLUMNS, TARGET_COLUMNS, typed
 from lodestar.plugin.vector_io import read_vector, write_vector
 from lodestar.ui.targets_view import TargetsView
 
@@ -149,7 +149,7 @@ def test_the_largest_and_smallest_target_and_the_targets_drawn_are_set_in_the_as
 
 
 def test_the_banner_names_the_best_three_targets_of_a_where_answer():
-    from lodestar.plugin.engine.target_table import where_answer
+    from lodestar.plugin.judge.target_table import where_answer
     from lodestar.ui.results_view import banner_text
 
     targets = _targets()

@@ -15,7 +15,12 @@ from affine import Affine
 from lodestar.models import run_analysis
 from lodestar.models.offline.verifier import ROUTES
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.contract import (
+from lodestar.plugin.errors import Cancelled, LodestarError
+from lodestar.plugin.labels import plural, zone_label
+from lodestar.plugin.map.core_target import core_outline
+from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.reason.contract import (
     INSUFFICIENT,
     BudgetExhausted,
     Judgement,
@@ -26,15 +31,10 @@ from lodestar.plugin.engine.contract import (
     Verdict,
     empty_usage,
 )
-from lodestar.plugin.engine.core_target import core_outline
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.loop import FAILED, Engine, validate_plan
-from lodestar.plugin.engine.workspace import Workspace
-from lodestar.plugin.errors import Cancelled, LodestarError
-from lodestar.plugin.labels import plural, zone_label
-from lodestar.plugin.progress import Progress
-from lodestar.plugin.raster_io import LayerSpec, RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.loop import FAILED, Engine, validate_plan
+from lodestar.plugin.reason.workspace import Workspace
+from lodestar.plugin.request.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 SAMPLE = ROOT / "resources" / "sample" / "porphyry-demo"
@@ -413,7 +413,7 @@ def _box_zone(ws, zone_id, layer, role, box, score):
 
 
 def _node(index, layer, sub="Yes", params=None):
-    from lodestar.plugin.engine.contract import ChainNode, Observation
+    from lodestar.plugin.reason.contract import ChainNode, Observation
 
     step = PlanStep(index, f"mark {layer}", [layer], "", "color_regions", "", "", {},
                     "phyllic_core" if index == 1 else "zoned_alteration", "critical")

@@ -129,8 +129,8 @@ def test_one_setting_changes_a_decision_and_the_defaults_keep_todays(tmp_path):
 
 def test_the_run_record_lists_every_threshold_with_its_reason_and_provenance(tmp_path):
     from lodestar.plugin.analysis import BackendSettings
-    from lodestar.plugin.engine.contract import Roles
-    from lodestar.plugin.engine.run import _backend_section
+    from lodestar.plugin.reason.contract import Roles
+    from lodestar.plugin.runs.run import _backend_section
 
     reasoner = OfflineReasoner(anomaly_sigma=5.0)
     section = _backend_section(BackendSettings(), Roles(reasoner, reasoner, reasoner))

@@ -12,10 +12,10 @@ from affine import Affine
 from shapely.geometry import box
 
 from lodestar.models.offline import OfflineReasoner
-from lodestar.plugin.engine.contract import ChainNode, Observation, PlanStep, ToolCall
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import LayerSpec, RasterSet
+from lodestar.plugin.reason.contract import ChainNode, Observation, PlanStep, ToolCall
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.workspace import Workspace
 from lodestar.plugin.zones import zone_record, zones_frame
 
 PORPHYRY = "Can porphyry copper deposits be detected? A. Yes B. No"

@@ -10,7 +10,7 @@ def case_runs(tmp_path_factory):
     """{case: (AnalysisResult, its layer and file names)} of an offline run of each of CASES."""
     from lodestar.models import run_analysis
     from lodestar.plugin.analysis import AnalysisRequest
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     runs = {}
     for name, (folder, model) in CASES.items():

@@ -18,9 +18,9 @@ import pytest
 from affine import Affine
 from pyproj import CRS
 
-from lodestar.plugin.engine.prospectivity import anti_correlated
 from lodestar.plugin.favourability.evidence import EvidenceSpec
 from lodestar.plugin.favourability.overlay import Surface
+from lodestar.plugin.map.prospectivity import anti_correlated
 from lodestar.plugin.raster_io import RasterGrid
 
 GRID = RasterGrid(Affine(1000, 0, 500_000, 0, -1000, 4_010_000), 10, 10, CRS.from_epsg(32633))

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lodestar.plugin.engine.background import background_model, from_measure, to_measure
+from lodestar.plugin.reason.background import background_model, from_measure, to_measure
 
 
 def test_few_integer_values_are_classed():

@@ -5,7 +5,7 @@ import pytest
 from affine import Affine
 from shapely.geometry import Point, box
 
-from lodestar.plugin.engine.core_target import core_cells, core_outline, filled
+from lodestar.plugin.map.core_target import core_cells, core_outline, filled
 from lodestar.plugin.raster_io import RasterGrid
 
 

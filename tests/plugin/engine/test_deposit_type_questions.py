@@ -12,10 +12,10 @@ import pytest
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.deposit_models import ranked_models
-from lodestar.plugin.engine.knowledge import model_by_id, retrieve
-from lodestar.plugin.runs.case import read_case
-from lodestar.plugin.runs.run_choices import model_choice
+from lodestar.plugin.reason.deposit_models import ranked_models
+from lodestar.plugin.reason.knowledge import model_by_id, retrieve
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.run_choices import model_choice
 
 SIZE = 160
 WHERE = " Answer: A. Yes, there are targets worth exploring B. No, nothing stands out."

@@ -13,14 +13,14 @@ import pytest
 import rasterio
 
 from lodestar.models import run_analysis
-from lodestar.plugin.engine.deposit_models import load_user_models, ranked_models, save_user_model
-from lodestar.plugin.engine.knowledge import model_by_id
-from lodestar.plugin.engine.record import read_record
-from lodestar.plugin.engine.replan import replan
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.favourability.plan_file import EvidencePlan, read_plan, recorded_plan, write_plan
-from lodestar.plugin.runs.case import read_case
-from lodestar.plugin.runs.request import BackendValues, build_request
+from lodestar.plugin.reason.deposit_models import load_user_models, ranked_models, save_user_model
+from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.record import read_record
+from lodestar.plugin.request.request import BackendValues, build_request
+from lodestar.plugin.runs.replan import replan
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -165,11 +165,11 @@ def test_a_deposit_model_written_by_the_user_loads_and_drives_a_run(case, tmp_pa
 
 
 def test_the_editor_rows_and_preview_follow_the_run(agent_run):
-    from lodestar.plugin.engine import record as records
-    from lodestar.plugin.engine.plan_rows import edited, plan_of_rows, plan_rows
-    from lodestar.plugin.engine.replan import rendering_zones
     from lodestar.plugin.favourability.plan_preview import PlanPreview
     from lodestar.plugin.raster_io import RasterSet
+    from lodestar.plugin.reason.plan_rows import edited, plan_of_rows, plan_rows
+    from lodestar.plugin.request import record as records
+    from lodestar.plugin.runs.replan import rendering_zones
 
     record = read_record(agent_run.outputs["record"])
     rows, agent = plan_rows(record)

@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lodestar.plugin.engine.contract import TOOLSET, ToolCall
-from lodestar.plugin.engine.knowledge import retrieve
-from lodestar.plugin.engine.toolbox import run_tool
-from lodestar.plugin.engine.workspace import Workspace
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import TOOLSET, ToolCall
+from lodestar.plugin.reason.knowledge import retrieve
+from lodestar.plugin.reason.toolbox import run_tool
+from lodestar.plugin.reason.workspace import Workspace
+from lodestar.plugin.request.case import read_case
 
 SAMPLE = Path(__file__).resolve().parents[3] / "resources" / "sample" / "porphyry-demo"
 ALOH = "ASTER AlOH (sericite) index"

@@ -16,13 +16,13 @@ from lodestar_testdata import write_geotiff
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.contract import INSUFFICIENT
-from lodestar.plugin.engine.knowledge import load_knowledge
 from lodestar.plugin.raster_io import LayerSpec
+from lodestar.plugin.reason.contract import INSUFFICIENT
+from lodestar.plugin.reason.knowledge import load_knowledge
 from lodestar.plugin.roles import ROLES
 
 ELSEWHERE = ("The best 1 targets, each judged",)
-"""Sentences of plugin/engine/report_targets.py, which other work owns (issue 61's report: it should count with
+"""Sentences of plugin/report/report_targets.py, which other work owns (issue 61's report: it should count with
 labels.plural); left out of the check here until that file does."""
 
 

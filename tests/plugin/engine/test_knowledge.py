@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from lodestar.models.offline import favourable_units
-from lodestar.plugin.engine.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve, score_parts
-from lodestar.plugin.engine.workspace import LayerInfo
 from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.reason.knowledge import KNOWLEDGE_PATH, load_knowledge, model_by_id, retrieve, score_parts
+from lodestar.plugin.reason.workspace import LayerInfo
 from lodestar.plugin.roles import ROLES
 
 MINEBENCH_ROLES = ["geological_map", "hydrothermal_alteration", "silicification", "propylitic_alteration",
@@ -83,7 +83,7 @@ def test_a_commodity_question_takes_the_deposit_type_from_the_layers_names(names
 def test_gold_over_a_porphyry_sample_follows_the_porphyry_cu_au_model():
     """Porphyry Cu-Mo-Au and IOCG systems carry gold (their commodities say so): a gold question over the sample's
     porphyry layers ties the porphyry and epithermal models and the porphyry model, first, is followed."""
-    from lodestar.plugin.runs.case import read_case
+    from lodestar.plugin.request.case import read_case
 
     case = read_case(Path(KNOWLEDGE_PATH).parents[1] / "sample" / "porphyry-demo")
     ranked = retrieve("Is there gold here?", [s.role for s in case.layers], names=[s.name for s in case.layers])

@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from lodestar.plugin.engine.knowledge import (
+from lodestar.plugin.errors import LodestarError
+from lodestar.plugin.pathfinders import AMBIGUOUS, ELEMENTS
+from lodestar.plugin.reason.knowledge import (
     GEOPHYSICS,
     KNOWLEDGE_PATH,
     QUESTION_WORDS_NOT_KEYWORDS,
@@ -16,8 +18,6 @@ from lodestar.plugin.engine.knowledge import (
     retrieve,
     unsourced_numbers,
 )
-from lodestar.plugin.errors import LodestarError
-from lodestar.plugin.pathfinders import AMBIGUOUS, ELEMENTS
 from lodestar.plugin.tools.legend_words import vocabulary
 from lodestar.plugin.tools.lithology_words import matched_units, synonyms
 

@@ -8,10 +8,10 @@ import rasterio
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine import run as engine_run
-from lodestar.plugin.engine.evidence_choice import EvidenceChoice
-from lodestar.plugin.engine.target_evidence import judge
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.judge.target_evidence import judge
+from lodestar.plugin.reason.evidence_choice import EvidenceChoice
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.runs import run as engine_run
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 
 

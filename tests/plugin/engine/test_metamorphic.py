@@ -23,7 +23,7 @@ from scipy import ndimage
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 CASES = {"positive": ("porphyry", 11, "A", 110, ()), "negative": ("misaligned", 13, "B", 110, ()),

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from lodestar.plugin.engine.knowledge import load_knowledge
-from lodestar.plugin.engine.offline_questions import offline_question_problem
-from lodestar.plugin.engine.questions import parse_choices
+from lodestar.plugin.reason.knowledge import load_knowledge
+from lodestar.plugin.reason.offline_questions import offline_question_problem
+from lodestar.plugin.reason.questions import parse_choices
 
 
 def _problem(question):

@@ -9,11 +9,11 @@ from rasterio.crs import CRS
 from shapely.geometry import GeometryCollection, MultiPolygon, box
 from worlds_b_run import analyse_worlds_b_case
 
-from lodestar.plugin.engine.core_target import other_outlines, target_outline
-from lodestar.plugin.engine.target_sizes import TargetSizes
-from lodestar.plugin.engine.target_table import TARGET_COLUMNS
-from lodestar.plugin.engine.work_list import rank_targets
 from lodestar.plugin.graph import GraphParams, build_graph
+from lodestar.plugin.judge.target_table import TARGET_COLUMNS
+from lodestar.plugin.map.core_target import other_outlines, target_outline
+from lodestar.plugin.map.target_sizes import TargetSizes
+from lodestar.plugin.map.work_list import rank_targets
 from lodestar.plugin.raster_io import RasterGrid
 from lodestar.plugin.zones import zone_record, zones_frame
 
@@ -283,7 +283,7 @@ def test_a_speck_under_the_least_size_is_dropped_and_counted_and_a_fragment_join
     work = rank_targets(np.ma.masked_array(values), _grid(), CRS_UTM, 45 / 1600, sizes=_sizes(min_km2=0.16))
     assert work.targets["area_km2"].tolist() == [0.36] and (work.delineation.specks, work.delineation.speck_cells) \
         == (1, 9)
-    from lodestar.plugin.engine.target_table import targets_note
+    from lodestar.plugin.judge.target_table import targets_note
 
     note = targets_note(work, 1600 * 1e4, 45 / 1600, False)
     assert "none smaller than 0.16 km2 (set for the test; 1 speck under it dropped, 0 joined to the target" in note
@@ -317,7 +317,7 @@ def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
     work = rank_targets(values, _grid(), CRS_UTM, (16 + 36) / 1575, sizes=_sizes(count=1), deposit_xy=deposits)
     assert len(work.targets) == 1 and work.targets["fav_p90"].tolist() == [0.9]
     assert work.left == {"count": 1, "km2": pytest.approx(0.36), "known": 1}
-    from lodestar.plugin.engine.target_table import targets_note
+    from lodestar.plugin.judge.target_table import targets_note
 
     note = targets_note(work, 1575 * 1e4, (16 + 36) / 1575, False)
     assert note.endswith("The work list is the best 1: the other target of the top share (0.4 km2, holding 1 "
@@ -327,7 +327,7 @@ def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
 def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
     """Murchison: its layers cannot test the orogenic model's critical alteration anywhere, so every target read
     'weak' and the verdict told none apart."""
-    from lodestar.plugin.engine.target_table import district_wide
+    from lodestar.plugin.judge.target_table import district_wide
 
     def judgement(shear, host):
         items = [{"id": "shear_corridor", "level": "critical", "status": shear},
@@ -350,7 +350,7 @@ def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_th
 
 
 def test_a_where_question_is_answered_by_the_ranked_targets():
-    from lodestar.plugin.engine.target_table import where_answer
+    from lodestar.plugin.judge.target_table import where_answer
 
     targets = _ranked(_surface(), (16 + 36) / 1575, deposit_xy=[(502_250.0, 3_997_750.0)])
     text = where_answer(targets)

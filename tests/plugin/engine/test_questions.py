@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from lodestar.plugin.engine.questions import DEFAULT_CHOICES, parse_choices, positive_choice, yes_no_letters
+from lodestar.plugin.reason.questions import DEFAULT_CHOICES, parse_choices, positive_choice, yes_no_letters
 
 DOCK_PRESET = ("Are there targets worth exploring for porphyry copper here? "
                "Answer: A. Yes, there are targets worth exploring B. No, nothing stands out")
@@ -45,7 +45,7 @@ def test_yes_no_letters(choices, letters):
 
 
 def test_the_alteration_preset_is_an_alteration_question():
-    from lodestar.plugin.engine.questions import alteration_choices, answer_form
+    from lodestar.plugin.reason.questions import alteration_choices, answer_form
 
     choices = parse_choices("Which hydrothermal alteration is present in this area? Answer: A. Argillic or phyllic "
                             "(clay, sericite) B. Propylitic (chlorite, epidote) C. Silicification D. None.")

@@ -11,11 +11,11 @@ import pytest
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
-from lodestar.plugin.engine.record import read_record, scrub, sha256_file
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.progress import Progress
-from lodestar.plugin.runs.case import read_case
-from lodestar.plugin.runs.request import replay_request
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.record import read_record, scrub, sha256_file
+from lodestar.plugin.request.request import replay_request
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer
 from lodestar.tests.fakes.sta_cot_scripts import ACCEPT_A, copy_sample, porphyry_script, reject
 

@@ -18,15 +18,15 @@ from PIL import Image
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.contract import INSUFFICIENT
-from lodestar.plugin.engine.report import FIGURES, render_report, write_figures
-from lodestar.plugin.engine.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
-from lodestar.plugin.engine.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
-from lodestar.plugin.engine.report_text import humanize, km2, number, percent
-from lodestar.plugin.engine.target_sizes import WORK_LIST
 from lodestar.plugin.labels import plural, zone_label
+from lodestar.plugin.map.target_sizes import WORK_LIST
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import INSUFFICIENT
+from lodestar.plugin.report.report import FIGURES, render_report, write_figures
+from lodestar.plugin.report.report_map import LABELLED, NODATA_COLOUR, WIDTH_PX
+from lodestar.plugin.report.report_prospectivity import SHOWN_TARGETS, SUMMARY_TARGETS
+from lodestar.plugin.report.report_text import humanize, km2, number, percent
+from lodestar.plugin.request.case import read_case
 
 ROOT = Path(__file__).resolve().parents[3]
 GREAT_BASIN = ROOT / "tests" / "data" / "great-basin-gold"
@@ -330,8 +330,8 @@ def test_the_report_reads_summary_then_reasoning_then_appendix(sample):
 def test_capture_counts_are_whole_deposits_with_ties_explained_once():
     """Murchison's 2 % capture was '74.5 (29 %)': a deposit on tied cells straddling the cut-off counts by the share
     of those cells above it. The report shows whole deposits and says why once, above the table."""
-    from lodestar.plugin.engine.report_prospectivity import validation_rows, validation_section
     from lodestar.plugin.labels import TIES_NOTE
+    from lodestar.plugin.report.report_prospectivity import validation_rows, validation_section
 
     scores = {"basis": "knowledge-driven: no deposit data used", "auc": 0.934, "deposits": 255, "curve": [],
               "capture": {"0.02": 74.5, "0.05": 135.0, "0.1": 206.2, "0.2": 240.5}}
@@ -356,7 +356,7 @@ def test_a_where_question_gets_the_ranked_targets_for_its_answer(great_basin):
 def test_an_ensembles_weights_of_evidence_member_gives_the_table():
     from types import SimpleNamespace
 
-    from lodestar.plugin.engine.prospectivity import wofe_rows
+    from lodestar.plugin.map.prospectivity import wofe_rows
 
     row = {"layer": "arsenic", "pattern": ">= 4", "w_plus": 1.2, "w_minus": -0.4, "contrast": 1.6,
            "studentised_contrast": 4.1, "classes": [{"unit": "a"}]}

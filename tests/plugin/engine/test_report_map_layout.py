@@ -13,9 +13,9 @@ import pytest
 import rasterio
 from rasterio.transform import from_origin
 
-from lodestar.plugin.engine.report_map import WIDTH_PX, deposit_xy, map_figure
-from lodestar.plugin.engine.report_prospectivity import map_title
 from lodestar.plugin.raster_io import RasterReader
+from lodestar.plugin.report.report_map import WIDTH_PX, deposit_xy, map_figure
+from lodestar.plugin.report.report_prospectivity import map_title
 from lodestar.plugin.vector_io import read_vector
 
 PARTS = ("title", "subtitle", "north arrow", "scale bar", "colour bar", "colour bar title", "legend", "map",

@@ -8,7 +8,7 @@ from mpm_sample import SAMPLE, planted_deposits
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.progress import Progress
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 
 
 def test_a_calibrated_run_reports_progress_that_never_steps_back(tmp_path):

@@ -15,7 +15,7 @@ from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest, BackendSettings
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec, RasterReader
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.runs.run_history import run_inputs
 from lodestar.plugin.tools.scene_products import recognise
 from lodestar.tests.fakes.openai_server import FakeOpenAIServer, by_role

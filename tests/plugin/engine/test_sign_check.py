@@ -8,9 +8,9 @@ from affine import Affine
 from lodestar_testdata import write_geotiff
 from shapely.geometry import Point
 
-from lodestar.plugin.engine.knowledge import model_by_id
-from lodestar.plugin.engine.sign_check import sides_against_deposits
 from lodestar.plugin.raster_io import LayerSpec
+from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.reason.sign_check import sides_against_deposits
 
 TRANSFORM = Affine(100.0, 0.0, 500_000.0, 0.0, -100.0, 4_000_000.0)
 

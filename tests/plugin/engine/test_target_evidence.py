@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lodestar.plugin.engine.target_evidence import SUPPORT_RANK, checked, judge, measure_targets
 from lodestar.plugin.favourability.evidence import EvidenceSpec
+from lodestar.plugin.judge.target_evidence import SUPPORT_RANK, checked, judge, measure_targets
 
 MODEL = {"evidence": [
     {"id": "shear_corridor", "level": "critical", "roles": ["structure"], "what": "a shear zone"},

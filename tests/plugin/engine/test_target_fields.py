@@ -8,8 +8,8 @@ import pytest
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.target_table import TARGET_COLUMNS
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.judge.target_table import TARGET_COLUMNS
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.vector_io import read_vector, shapefile_note, write_vector
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

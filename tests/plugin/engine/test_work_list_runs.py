@@ -11,9 +11,9 @@ import rasterio
 
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
-from lodestar.plugin.engine.contract import INSUFFICIENT
 from lodestar.plugin.labels import plural
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.contract import INSUFFICIENT
+from lodestar.plugin.request.case import read_case
 from lodestar.plugin.runs.run_history import result_of
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

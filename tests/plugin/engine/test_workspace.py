@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lodestar.plugin.engine.workspace import FLAT_SPREAD, silence
+from lodestar.plugin.reason.workspace import FLAT_SPREAD, silence
 
 
 def _band(values) -> np.ma.MaskedArray:

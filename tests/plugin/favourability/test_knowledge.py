@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from lodestar.plugin.engine.knowledge import model_by_id
-from lodestar.plugin.engine.workspace import LayerInfo, describe_layers
 from lodestar.plugin.favourability.knowledge import ITEM_WEIGHT, OTHER_UNITS, knowledge_specs
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.reason.workspace import LayerInfo, describe_layers
+from lodestar.plugin.request.case import read_case
 
 GREAT_BASIN = Path(__file__).resolve().parents[2] / "data" / "great-basin-gold"
 CARLIN = model_by_id("carlin_type_gold")
@@ -85,7 +85,7 @@ def test_fault_lines_take_the_models_distance_in_metres():
 
 
 def test_every_bundled_model_states_favourability_weights():
-    from lodestar.plugin.engine.knowledge import load_knowledge
+    from lodestar.plugin.reason.knowledge import load_knowledge
     from lodestar.plugin.roles import ROLES
 
     for model in load_knowledge():  # weights are optional (the evidence items' levels give them)

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from lodestar.plugin.engine.knowledge import model_by_id
-from lodestar.plugin.engine.workspace import LayerInfo, describe_layers
 from lodestar.plugin.evaluation import deposit_points, evaluate_surface
 from lodestar.plugin.favourability.baseline import independent_rank_mean
 from lodestar.plugin.favourability.knowledge import ITEM_WEIGHT, knowledge_specs
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.raster_io import RasterSet
-from lodestar.plugin.runs.case import read_case
+from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.reason.workspace import LayerInfo, describe_layers
+from lodestar.plugin.request.case import read_case
 
 MURCHISON = Path(__file__).resolve().parents[2] / "data" / "murchison-gold"
 STATS = {"min": 1.0, "p50": 50.0, "max": 900.0}

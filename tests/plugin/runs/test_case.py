@@ -10,7 +10,7 @@ from rasterio.transform import from_origin
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.runs.case import Case, read_case, write_case
+from lodestar.plugin.request.case import Case, read_case, write_case
 
 
 def _tif(path):

@@ -1,4 +1,4 @@
-"""The one request builder (plugin/runs/request.py): choices, back-end fallbacks, layer specs, messages that say
+"""The one request builder (plugin/request/request.py): choices, back-end fallbacks, layer specs, messages that say
 where."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from lodestar.plugin.errors import LodestarError
 from lodestar.plugin.raster_io import LayerSpec
-from lodestar.plugin.runs.request import (
+from lodestar.plugin.request.request import (
     BackendValues,
     backend_problem,
     backend_settings,

@@ -11,8 +11,14 @@ import pytest
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.errors import LodestarError
-from lodestar.plugin.runs.case import read_case
-from lodestar.plugin.runs.run_choices import THRESHOLDS, controller_line, model_choice, step_thresholds, used_thresholds
+from lodestar.plugin.request.case import read_case
+from lodestar.plugin.request.run_choices import (
+    THRESHOLDS,
+    controller_line,
+    model_choice,
+    step_thresholds,
+    used_thresholds,
+)
 from lodestar.plugin.runs.run_history import events_of, list_runs, past_run, result_of
 from lodestar.tests.fakes.sta_cot_scripts import copy_sample
 

@@ -30,18 +30,18 @@ from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.overlay import Surface, favourability_surface
 from ..favourability.plan_file import EvidencePlan, plan_text
 from ..files import OutputSet, write_text_atomic
+from ..judge.target_table import targets_note
+from ..map.prospectivity import MapSurfaces, ProspectivityMap, calibrated_surfaces, validation
+from ..map.target_sizes import target_sizes
+from ..map.work_list import rank_targets
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet
+from ..reason.knowledge import model_by_id
+from ..reason.toolbox import jsonable
+from ..reason.workspace import describe_layers
+from ..report.report_prospectivity import method_label
+from ..request import record as records
 from ..vector_io import read_vector, write_vector
-from . import record as records
-from .knowledge import model_by_id
-from .prospectivity import MapSurfaces, ProspectivityMap, calibrated_surfaces, validation
-from .report_prospectivity import method_label
-from .target_sizes import target_sizes
-from .target_table import targets_note
-from .toolbox import jsonable
-from .work_list import rank_targets
-from .workspace import describe_layers
 
 FORMAT = "lodestar-replan/1"
 OUTPUT_FILES = {"favourability": "favourability.tif", "favourability_cv": "favourability_cv.tif",

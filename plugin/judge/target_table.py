@@ -30,8 +30,8 @@ from scipy import ndimage
 
 from ..favourability.targets import Delineation
 from ..labels import plural, the, verb
+from ..reason.contract import ReasonerError
 from ..zones import labelled_polygons
-from .contract import ReasonerError
 from .target_evidence import checked, judge, verdict_of, verdict_words
 
 TARGET_COLUMNS = ("rank", "tier", "area_km2", "centroid_x", "centroid_y", "lon", "lat", "fav_mean", "fav_p90",

@@ -1,17 +1,17 @@
 """The engine's contract: the one reasoner interface the STA-CoT loop calls, and the records it exchanges.
 
-The loop (`plugin/engine/loop.py`) runs the STA-CoT paper's Algorithms 1 and 2 and asks a *reasoner* for every
+The loop (`plugin/reason/loop.py`) runs the STA-CoT paper's Algorithms 1 and 2 and asks a *reasoner* for every
 decision. Each model role may be answered by a different back-end (`Roles`): the planner writes the
 plan, the executor proposes one tool call per turn and judges each tool result, the verifier judges
 the whole chain. Back-ends live in models/ and implement this contract; the core never imports them:
 whoever runs an analysis passes them in (`Backends`; `models.run_analysis` passes `models.BACKENDS`):
 `models/offline/` (rule-based, no network, the default), `models/openai_reasoner.py` (any OpenAI-compatible server) and
 `models/replay.py` (the decisions of a run record, no model calls). Question forms (the choices and
-which one is positive) are `plugin/engine/questions.py`.
+which one is positive) are `plugin/reason/questions.py`.
 
 How the loop passes context
 ---------------------------
-Every method receives the run's *workspace* (`plugin/engine/workspace.Workspace`, STA-CoT's memory
+Every method receives the run's *workspace* (`plugin/reason/workspace.Workspace`, STA-CoT's memory
 cache M_cache). It is read-only for reasoners and holds:
 
 - `question`, `choices` (letter -> text), `case_id`;

@@ -24,26 +24,26 @@ from ..favourability.model_file import save_model
 from ..favourability.outputs import write_surface, write_weights_csv
 from ..favourability.plan_file import plan_from_dict
 from ..files import OutputSet
+from ..judge.target_table import judge_targets, where_answer
+from ..load import scenes
+from ..map.prospectivity import map_prospectivity
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
+from ..reason.contract import FAILED, INSUFFICIENT, Backends, Roles
+from ..reason.deposit_models import legend_units, ranked_models
+from ..reason.evidence_choice import chosen_evidence
+from ..reason.knowledge import load_knowledge, model_by_id
+from ..reason.loop import Engine
+from ..reason.offline_questions import offline_question_problem
+from ..reason.questions import asks_where, positive_choice
+from ..reason.toolbox import draw_evidence, jsonable
+from ..reason.workspace import Workspace
+from ..report.report import write_report
+from ..report.report_prospectivity import method_label
+from ..request import record as records
 from ..vector_io import split_source, write_vector
 from ..warning_summary import summarised_warnings
 from ..zones import zones_frame
-from . import record as records
-from . import scenes
-from .contract import FAILED, INSUFFICIENT, Backends, Roles
-from .deposit_models import legend_units, ranked_models
-from .evidence_choice import chosen_evidence
-from .knowledge import load_knowledge, model_by_id
-from .loop import Engine
-from .offline_questions import offline_question_problem
-from .prospectivity import map_prospectivity
-from .questions import asks_where, positive_choice
-from .report import write_report
-from .report_prospectivity import method_label
-from .target_table import judge_targets, where_answer
-from .toolbox import draw_evidence, jsonable
-from .workspace import Workspace
 
 MAX_QUESTION_CHARS = 4000
 """The longest question a run takes (a question is words, not data: a 10 MB question once became one

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..confinement import check_path_text
-from ..engine.questions import DEFAULT_CHOICES, positive_choice
 from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..json_file import read_json
 from ..raster_io import LayerSpec
+from ..reason.questions import DEFAULT_CHOICES, positive_choice
 from ..vector_io import split_source
 
 FORMAT = "lodestar-case/1"

@@ -22,10 +22,7 @@ from scipy import ndimage
 
 from ..favourability.outputs import top_share_mask
 from ..favourability.targets import SADDLE_DEPTH, TIERS, Delineation, delineate
-from ..raster_io import RasterGrid
-from .core_target import core_cells
-from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
-from .target_table import (
+from ..judge.target_table import (
     JUDGED,
     PROSPECT_COLUMNS,
     TARGET_COLUMNS,
@@ -39,6 +36,9 @@ from .target_table import (
     why_words,
     zones_inside,
 )
+from ..raster_io import RasterGrid
+from .core_target import core_cells
+from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
 
 
 @dataclass

@@ -17,11 +17,11 @@ from ..errors import LodestarError
 from ..files import sha256_file
 from ..progress import SILENT, Progress
 from ..raster_io import LayerSpec, RasterReader, RasterSet, crs_label
+from ..reason.contract import ChainNode, Observation, PlanStep
+from ..reason.workspace import LayerInfo
 from ..tools.alteration_indices import PRESETS
 from ..tools.scene_indices import KIND_INDEX, KINDS, masked_sentence, scene_indices
 from ..tools.scene_products import recognise
-from .contract import ChainNode, Observation, PlanStep
-from .workspace import LayerInfo
 
 INDEX_FOLDER = "indices"
 """The run folder's subfolder of the index rasters computed from scenes."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..labels import plural, question_title, roles_words, tool_label, weighed_at, zone_label
-from .contract import FAILED, INSUFFICIENT
+from ..reason.contract import FAILED, INSUFFICIENT
 from .report_appendix import (
     backend_section,
     inputs_section,

@@ -33,14 +33,14 @@ from ..favourability.expected import expected_deposits
 from ..favourability.knowledge import role_weight
 from ..favourability.models import LABELS as _LABELS
 from ..favourability.overlay import Surface, favourability_surface
+from ..judge.target_evidence import look_at_target, measure_targets
+from ..judge.target_table import PROSPECT_COLUMNS, empty_targets, polygons_of, targets_note
 from ..labels import humanize, the
 from ..progress import SILENT, Progress
-from .contract import FAILED, INSUFFICIENT
+from ..reason.contract import FAILED, INSUFFICIENT
+from ..reason.evidence_choice import EvidenceChoice
 from .core_target import other_outlines, target_outline
-from .evidence_choice import EvidenceChoice
-from .target_evidence import look_at_target, measure_targets
 from .target_sizes import target_sizes
-from .target_table import PROSPECT_COLUMNS, empty_targets, polygons_of, targets_note
 from .work_list import rank_targets
 
 CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")

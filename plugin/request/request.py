@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
-from ..engine.deposit_models import model_ids
-from ..engine.questions import parse_choices
-from ..engine.record import read_replayed, replayed_request
 from ..errors import LodestarError
 from ..favourability.plan_file import EvidencePlan, read_plan
 from ..raster_io import LayerSpec
+from ..reason.deposit_models import model_ids
+from ..reason.questions import parse_choices
 from ..roles import check_role, guess_favourable, guess_role
 from ..tools.categorical import names_units, read_legend
 from ..tools.lithology_words import matched_units
+from .record import read_replayed, replayed_request
 
 BACKENDS = ("offline", "openai")
 CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from ..errors import LodestarError
 from ..favourability.knowledge import knowledge_specs
 from ..raster_io import LayerSpec, RasterReader
+from ..reason.deposit_models import legend_units, ranked_models
 from ..tools.categorical import read_legend
-from .deposit_models import legend_units, ranked_models
 
 
 @dataclass

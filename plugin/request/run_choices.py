@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..controller import ControllerLimits
-from ..engine.knowledge import load_knowledge, score_parts
 from ..labels import format_area_km2
 from ..labels import words as in_words
 from ..localization import RANGES
+from ..reason.knowledge import load_knowledge, score_parts
 
 PARAM_WORDS = {"method": "threshold method", "value": "threshold", "min_area_px": "smallest zone (pixels)",
                "min_area_fraction": "smallest zone (share)", "smooth_px": "smoothing (pixels)",

@@ -1,1 +1,0 @@
-"""The STA-CoT reasoning engine: memory cache, loop (Algorithms 1-2), run records, reports."""

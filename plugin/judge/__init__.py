@@ -1,0 +1,1 @@
+"""The judge stage: the targets' table, the evidence each target is judged on, and its verdict."""

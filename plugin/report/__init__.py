@@ -1,0 +1,1 @@
+"""The report stage: the run's report (HTML), its maps, curves and tables."""
