@@ -148,8 +148,8 @@ class Scene:
             return False
         spreads = self.in_spreads(info)
         if layer not in self._lifted:
-            # a rendering: its colour level a fifth of the bar above the scene's typical level (0 on a grey backdrop),
-            # or coloured over most of the unit where most of the scene is backdrop
+            # a unit raised as a whole: its median cell departs from the scene's median cell; on a rendering by a
+            # fifth of the colour bar, or, where the scene's median cell is backdrop, by being coloured at all
             level = (float(np.ma.median(spreads)) + self.settings.colour_level if info.kind == "rgb"
                      else self.settings.lifted_spreads)
             lifted = set(lithology.lifted_units(codes, spreads, grid, level, intrusive, self.settings))

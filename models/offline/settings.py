@@ -234,13 +234,16 @@ REASONS: dict[str, tuple[str, str]] = {
         "rise: a system on a raised unit.",
         "set by hand while developing on the second generator (scripts/worlds_b.py) (e56a549)"),
     "coloured_scene_share": (
-        "A rendering is mostly grey backdrop when under this share of the scene is coloured (its median cell is "
-        "backdrop).",
-        "set by hand while developing on the second generator (scripts/worlds_b.py) (case 1111-019; dd72bcb)"),
+        "A unit is raised as a whole when its typical (median) cell departs from the scene's typical cell. On a "
+        "rendering that departure is read in colour level, unless the scene's typical cell is the grey backdrop "
+        "(under this share of the scene coloured): then being coloured at all is the departure.",
+        "a statistical convention (the median cell, as every unit test of lithology.py reads a unit; the rule "
+        "was added while diagnosing worlds_b case 1111-019 and checked on seeds 777, 4242, 2222, the first "
+        "generator, Great Basin and Murchison, where it changed nothing; dd72bcb)"),
     "coloured_unit_share": (
-        "On such a rendering, a map unit coloured over more than this share of its area is raised as a whole: "
-        "lithology, however low on its bar.",
-        "set by hand while developing on the second generator (scripts/worlds_b.py) (case 1111-019; dd72bcb)"),
+        "On such a rendering, a map unit whose typical (median) cell is coloured (over this share of its area) "
+        "departs from the backdrop scene as a whole: it is lithology, however low on its colour bar.",
+        "a statistical convention (the median cell, as for coloured_scene_share; dd72bcb)"),
 }
 """Setting name -> (why the reasoner uses it, where its value came from: one of PROVENANCES, then details)."""
 
