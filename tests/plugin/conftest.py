@@ -1,4 +1,4 @@
-"""Fixtures the engine's tests share: one offline run of each real case a geologist tries (issue 61), made once."""
+"""Fixtures the core's tests share: one offline run of each real case a geologist tries (issue 61), made once."""
 from __future__ import annotations
 
 import pytest
