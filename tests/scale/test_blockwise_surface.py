@@ -127,7 +127,7 @@ def test_block_distances_equal_the_whole_grid_transform_and_far_cells_stay_withi
         out = np.zeros_like(whole)
         for win in windows:
             rows, cols = win.toslices()
-            out[rows, cols] = blockwise._block_distance(plan, grid, win, 16)
+            out[rows, cols] = blockwise.block_distance(plan, grid, win, 16)
         return plan, out
 
     plan, exact = blocks()
