@@ -48,6 +48,7 @@ from shapely.ops import clip_by_rect
 
 from ..errors import Cancelled, LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import LayerSpec, RasterGrid, RasterSet, resampling_of
 from ..raster_writer import build_overviews, new_raster
 from ..tools.categorical import read_legend
@@ -325,11 +326,6 @@ def merge_stats(parts: list) -> dict:
     return out
 
 
-def _windows(grid: RasterGrid, block: int) -> list:
-    return [Window(c, r, min(block, grid.width - c), min(block, grid.height - r))
-            for r in range(0, grid.height, block) for c in range(0, grid.width, block)]
-
-
 def plan_distances(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
     """Sets the plan's `pads` (the whole-grid distance canvas around `grid`, for its `shapes`) and, when the canvas
     exceeds MAX_WINDOW_BLOCKS blocks of `block` pixels a side, `coarse` (a coarse whole-canvas distance transform);
@@ -430,6 +426,7 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
     "rank" the memberships' distributions too."""
     grid = raster_set.grid
     exact = grid.width * grid.height <= EXACT_CELLS
+    windows = block_windows((grid.height, grid.width), block)
     plans = [LayerPlan(spec) for spec in specs]
     stats_specs = []
     for plan in plans:
@@ -464,7 +461,7 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
             stats_specs.append(spec)
     if stats_specs:
         progress.log(f"Full resolution: the value distributions of {', '.join(s.layer for s in stats_specs)}")
-        parts = run_blocks(_stats_block, (raster_set, stats_specs, exact), _windows(grid, block), scheduler,
+        parts = run_blocks(_stats_block, (raster_set, stats_specs, exact), windows, scheduler,
                            progress.scaled(0, 30), reduce=merge_stats)
         for plan in plans:
             if plan.spec in stats_specs:
@@ -475,8 +472,8 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
                     plan.distribution = found if found is not None else Distribution(0, np.array([]), np.array([]))
     if method == "rank":
         progress.log("Full resolution: the memberships' distributions (the weighted mean of ranks)")
-        parts = run_blocks(_membership_stats_block, (raster_set, plans, exact, block), _windows(grid, block),
-                           scheduler, progress.scaled(30, 45), reduce=merge_stats)
+        parts = run_blocks(_membership_stats_block, (raster_set, plans, exact, block), windows, scheduler,
+                           progress.scaled(30, 45), reduce=merge_stats)
         for plan in plans:
             plan.memberships = parts.get(plan.spec.layer) or Distribution(0, np.array([]), np.array([]))
     return plans
@@ -649,8 +646,9 @@ def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", 
         (r0, r1), (c0, c1) = block_info[None]["array-location"]
         return surface_block(Window(c0, r0, c1 - c0, r1 - r0), raster_set, plans, method, gamma, block)
 
-    rows = tuple(min(block, grid.height - r) for r in range(0, grid.height, block))
-    cols = tuple(min(block, grid.width - c) for c in range(0, grid.width, block))
+    blocks = block_windows((grid.height, grid.width), block)
+    rows = tuple(int(w.height) for w in blocks if w.col_off == 0)
+    cols = tuple(int(w.width) for w in blocks if w.row_off == 0)
     return da.map_blocks(chunk, chunks=(rows, cols), dtype="float32", meta=np.empty((0, 0), dtype="float32"))
 
 
@@ -689,7 +687,7 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
                "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
-    windows = _windows(grid, block)
+    windows = block_windows((grid.height, grid.width), block)
     method_text = method + (f" (gamma {gamma:g})" if method == "gamma" else "")
     path = Path(path)
     with new_raster(path, profile, gdal={"GDAL_CACHEMAX": 128},

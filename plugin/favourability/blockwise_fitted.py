@@ -30,6 +30,7 @@ from scipy import ndimage
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterSet
 from ..raster_writer import new_raster
 from ..tools.categorical import categorical_labels
@@ -40,7 +41,6 @@ from .blockwise import (
     FULL_TILE,
     Distribution,
     LayerPlan,
-    _windows,
     add_overviews,
     block_distance,
     block_reads,
@@ -290,7 +290,7 @@ def write_fitted_full_resolution(layers: list, model, path, spread=None, resolut
                  f"in blocks of {block}")
     plans = column_plans(raster_set, model.columns, block)
     exact = grid.width * grid.height <= EXACT_CELLS
-    windows = _windows(grid, block)
+    windows = block_windows((grid.height, grid.width), block)
     progress.log("Full resolution: the model's scores over the whole grid")
     parts = run_blocks(_score_block, (raster_set, plans, model, exact, block), windows, scheduler,
                        progress.scaled(0, 45), reduce=merge_stats)
