@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterReader
 from ..raster_writer import new_raster
 
@@ -315,9 +315,8 @@ def write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Path
         profile["crs"] = grid.crs.to_wkt()
     labels = sorted(bands)
     with new_raster(target, profile) as out:
-        for row in range(0, grid.height, block_rows):
+        for window in block_windows((grid.height, grid.width), block_rows, strips=True):
             progress.check()
-            window = Window(0, row, grid.width, min(block_rows, grid.height - row))
             data = reader.read([bands[label] for label in labels], window=window)
             values = {label: data[i].filled(np.nan).astype("float64") * scaling.get(label, (1.0, 0.0))[0]
                       + scaling.get(label, (1.0, 0.0))[1] for i, label in enumerate(labels)}
@@ -326,7 +325,7 @@ def write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Path
             if masked is not None:
                 bad |= masked(window)
             out.write(np.where(bad, NODATA, result).astype("float32"), 1, window=window)
-            progress.set(100 * min(grid.height, row + block_rows) / grid.height)
+            progress.set(100 * (window.row_off + window.height) / grid.height)
             out.set_band_description(1, f"{index.name}: {index.formula}")
             out.update_tags(
                 LODESTAR_ROLE=index.role, LODESTAR_INDEX=index.name, LODESTAR_FORMULA=index.formula,

@@ -14,6 +14,7 @@ from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterReader
 from .alteration_indices import formula_bands, write_index
 from .scene_masks import CLASSES, mask_sources, window_masks
@@ -101,9 +102,8 @@ def _masked_shares(reader: RasterReader, scene: Scene, progress: Progress) -> di
     held = 0
     grid = reader.grid
     labels = sorted(scene.bands)
-    for row in range(0, grid.height, BLOCK_ROWS):
+    for window in block_windows((grid.height, grid.width), BLOCK_ROWS, strips=True):
         progress.check()
-        window = Window(0, row, grid.width, min(BLOCK_ROWS, grid.height - row))
         data = reader.read([scene.bands[b] for b in labels], window=window)
         masks, nodata = window_masks(reader, scene, window)
         valid = ~np.ma.getmaskarray(data).all(axis=0) & ~nodata
