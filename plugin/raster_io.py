@@ -23,6 +23,7 @@ from rasterio.windows import Window
 from .confinement import dataset_driver, guarded_gdal, referenced_files
 from .errors import Cancelled, LodestarError
 from .progress import SILENT, Progress
+from .raster_blocks import block_windows
 from .vector_io import check_vector_input, holds_points, read_vector, split_source
 
 MIN_ANALYSIS_PIXELS = 64
@@ -278,9 +279,9 @@ class RasterReader:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", NotGeoreferencedWarning)
                 with guarded_gdal(), rasterio.open(self.path, driver=self.driver) as ds:
-                    for start in range(0, rows, step):
+                    for strip in block_windows((rows, cols), step, strips=True):
                         progress.check()
-                        stop = min(rows, start + step)
+                        start, stop = strip.row_off, strip.row_off + strip.height
                         if out_shape is None:
                             part = Window(win.col_off, win.row_off + start, win.width, stop - start)
                             shape = None
@@ -681,11 +682,11 @@ class RasterSet:
         assert src_grid.crs is not None and g.crs is not None  # warped only onto a georeferenced grid (`read`)
         src_crs, dst_crs = src_grid.crs.to_wkt(), g.crs.to_wkt()
         for i in range(len(bands)):
-            for start in range(0, g.height, step):
+            for strip in block_windows((g.height, g.width), step, strips=True):
                 self.progress.check()
-                strip = out[i, start:start + step]
-                reproject(filled[i], strip, src_transform=src_grid.transform, src_crs=src_crs, src_nodata=np.nan,
-                          dst_transform=g.transform * Affine.translation(0, start), dst_crs=dst_crs,
+                reproject(filled[i], out[i][strip.toslices()], src_transform=src_grid.transform, src_crs=src_crs,
+                          src_nodata=np.nan, dst_transform=g.transform * Affine.translation(0, strip.row_off),
+                          dst_crs=dst_crs,
                           dst_nodata=np.nan, resampling=resampling)
         self.progress.check()
         return np.ma.masked_invalid(out)

@@ -48,12 +48,14 @@ from shapely.ops import clip_by_rect
 
 from ..errors import Cancelled, LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import LayerSpec, RasterGrid, RasterSet, resampling_of
 from ..raster_writer import build_overviews, new_raster
 from ..tools.categorical import read_legend
-from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
+from ..tools.vector_evidence import VectorEvidenceParams, unit_names
 from . import transforms as tf
-from .evidence import EvidenceSpec, _membership, _vector, polygon_codes
+from .evidence import EvidenceSpec, membership_of
+from .evidence_layers import polygon_codes, vector_features
 from .outputs import NODATA
 from .overlay import METHODS, combine
 
@@ -309,7 +311,9 @@ def _stats_block(window: Window, raster_set: RasterSet, specs: list, exact: bool
     return out
 
 
-def _merge_stats(parts: list) -> dict:
+def merge_stats(parts: list) -> dict:
+    """Blocks' statistics ({layer or "scores": a Distribution, or a set of unit codes}) merged into one such dict:
+    distributions merged, sets joined."""
     out = {}
     for part in parts:
         for key, value in part.items():
@@ -322,12 +326,10 @@ def _merge_stats(parts: list) -> dict:
     return out
 
 
-def _windows(grid: RasterGrid, block: int) -> list:
-    return [Window(c, r, min(block, grid.width - c), min(block, grid.height - r))
-            for r in range(0, grid.height, block) for c in range(0, grid.width, block)]
-
-
-def _distance_plan(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
+def plan_distances(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
+    """Sets the plan's `pads` (the whole-grid distance canvas around `grid`, for its `shapes`) and, when the canvas
+    exceeds MAX_WINDOW_BLOCKS blocks of `block` pixels a side, `coarse` (a coarse whole-canvas distance transform);
+    refused when no shape lies on or near the grid. block_distance then measures a window."""
     shapes = plan.shapes
     width, height = grid.pixel_size
     plan.pads = tf.feature_pads(shapes, grid)
@@ -345,8 +347,10 @@ def _distance_plan(plan: LayerPlan, grid: RasterGrid, block: int) -> None:
                        .astype("float32"), factor)
 
 
-def _burn(shapes: list, values: list, shape: tuple, transform: Affine, all_touched: bool, dtype: str) -> np.ndarray:
-    """rasterize of the shapes' parts on a window (0 elsewhere): each shape is clipped to the window grown by two
+def burn_shapes(shapes: list, values: list, shape: tuple, transform: Affine, all_touched: bool,
+                dtype: str) -> np.ndarray:
+    """rasterize of the shapes (each burnt with its value of `values`) on a window of `shape` (rows, cols) at
+    `transform`: a `dtype` array, 0 where no shape lies. Each shape is clipped to the window grown by two
     pixels first, since GDAL walks a line's whole length, so a fault crossing a province costs as much on every
     small window as on the whole canvas (and holds Python's lock while it does)."""
     height, width = shape
@@ -366,8 +370,9 @@ def _burn(shapes: list, values: list, shape: tuple, transform: Affine, all_touch
     return rasterize(parts, out_shape=shape, transform=transform, fill=0, all_touched=all_touched, dtype=dtype)
 
 
-def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: int) -> np.ndarray:
-    """transforms.distance_to_features_m of the whole grid, on one window: the distance transform of a window
+def block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: int) -> np.ndarray:
+    """transforms.distance_to_features_m of the whole grid (metres, float32 of the window's shape) from the plan's
+    shapes (planned by plan_distances with the same `block`), on one window: the distance transform of a window
     grown (doubling a halo) until each cell's nearest feature cell in it is no farther than the window's open
     sides (so none outside can be nearer)."""
     left, right, top, bottom = plan.pads
@@ -386,7 +391,7 @@ def _block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: in
         wr0, wc0 = max(0, r0 - halo), max(0, c0 - halo)
         wr1, wc1 = min(rows, r0 + h + halo), min(cols, c0 + w + halo)
         transform = grid.transform * Affine.translation(wc0 - left, wr0 - top)
-        burnt = _burn(plan.shapes, [1] * len(plan.shapes), (wr1 - wr0, wc1 - wc0), transform, True, "uint8")
+        burnt = burn_shapes(plan.shapes, [1] * len(plan.shapes), (wr1 - wr0, wc1 - wc0), transform, True, "uint8")
         if burnt.any():
             dist = ndimage.distance_transform_edt(burnt == 0, sampling=(ph, pw))[r0 - wr0:r0 - wr0 + h,
                                                                                  c0 - wc0:c0 - wc0 + w]
@@ -421,17 +426,18 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
     "rank" the memberships' distributions too."""
     grid = raster_set.grid
     exact = grid.width * grid.height <= EXACT_CELLS
+    windows = block_windows((grid.height, grid.width), block)
     plans = [LayerPlan(spec) for spec in specs]
     stats_specs = []
     for plan in plans:
         spec = plan.spec
         given = (extra or {}).get(spec.layer)
         if spec.transform == "distance_m":
-            geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
+            geometries = given if given is not None else vector_features(raster_set, spec.layer).geometry
             plan.shapes = [g for g in geometries if g is not None and not g.is_empty]
             if not plan.shapes:
                 raise LodestarError("There are no features to measure distances from; give a layer with fault lines.")
-            _distance_plan(plan, grid, block)
+            plan_distances(plan, grid, block)
         elif given is not None:
             raise LodestarError(f"{spec.layer}: data given as an array on the analysis grid has no full resolution; "
                                 "give the layer's file.")
@@ -439,11 +445,11 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
             layer = raster_set.spec(spec.layer)
             plan.legend = read_legend(layer.legend) if layer.legend is not None else {}
             if layer.is_vector:
-                frame = _vector(raster_set, spec.layer)
+                frame = vector_features(raster_set, spec.layer)
                 frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
                 if frame.empty:
                     raise LodestarError(f"{spec.layer} has no unit polygons.")
-                names = _unit_name_series(frame, layer, VectorEvidenceParams())
+                names = unit_names(frame, layer, VectorEvidenceParams())
                 plan.legend = {i: name for i, name in enumerate(sorted(set(names)), start=1)}
                 index = {name: code for code, name in plan.legend.items()}
                 plan.frame_codes = (list(frame.geometry), [index[n] for n in names])
@@ -455,8 +461,8 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
             stats_specs.append(spec)
     if stats_specs:
         progress.log(f"Full resolution: the value distributions of {', '.join(s.layer for s in stats_specs)}")
-        parts = run_blocks(_stats_block, (raster_set, stats_specs, exact), _windows(grid, block), scheduler,
-                           progress.scaled(0, 30), reduce=_merge_stats)
+        parts = run_blocks(_stats_block, (raster_set, stats_specs, exact), windows, scheduler,
+                           progress.scaled(0, 30), reduce=merge_stats)
         for plan in plans:
             if plan.spec in stats_specs:
                 found = parts.get(plan.spec.layer)
@@ -466,8 +472,8 @@ def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, 
                     plan.distribution = found if found is not None else Distribution(0, np.array([]), np.array([]))
     if method == "rank":
         progress.log("Full resolution: the memberships' distributions (the weighted mean of ranks)")
-        parts = run_blocks(_membership_stats_block, (raster_set, plans, exact, block), _windows(grid, block),
-                           scheduler, progress.scaled(30, 45), reduce=_merge_stats)
+        parts = run_blocks(_membership_stats_block, (raster_set, plans, exact, block), windows, scheduler,
+                           progress.scaled(30, 45), reduce=merge_stats)
         for plan in plans:
             plan.memberships = parts.get(plan.spec.layer) or Distribution(0, np.array([]), np.array([]))
     return plans
@@ -494,12 +500,12 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
     spec = plan.spec
     grid = raster_set.grid
     if spec.transform == "distance_m":
-        values: np.ma.MaskedArray = np.ma.masked_array(_block_distance(plan, grid, window, block))
+        values: np.ma.MaskedArray = np.ma.masked_array(block_distance(plan, grid, window, block))
     elif spec.transform == "units":
         if plan.frame_codes is not None:
             shapes, codes = plan.frame_codes
             transform = grid.window_grid(window).transform
-            burnt = _burn(shapes, codes, (int(window.height), int(window.width)), transform, False, "int32")
+            burnt = burn_shapes(shapes, codes, (int(window.height), int(window.width)), transform, False, "int32")
             codes = polygon_codes(burnt, plan.frame_bounds, transform)
             data: np.ma.MaskedArray = np.ma.masked_array(codes.data.astype("float64"), mask=np.ma.getmaskarray(codes))
         else:
@@ -523,9 +529,7 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
             else:
                 out[~mask] = _log_stretch(plan.distribution, data.compressed())
             values = np.ma.masked_array(out.astype("float32"), mask=mask)
-    out = _membership(values, spec)
-    mask = np.ma.getmaskarray(out) | ~valid
-    return np.ma.masked_array(np.clip(out.filled(0.0), 0.0, 1.0).astype("float32"), mask=mask)
+    return membership_of(values, spec, valid)
 
 
 def surface_block(window: Window, raster_set: RasterSet, plans: list, method: str, gamma: float,
@@ -642,8 +646,9 @@ def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", 
         (r0, r1), (c0, c1) = block_info[None]["array-location"]
         return surface_block(Window(c0, r0, c1 - c0, r1 - r0), raster_set, plans, method, gamma, block)
 
-    rows = tuple(min(block, grid.height - r) for r in range(0, grid.height, block))
-    cols = tuple(min(block, grid.width - c) for c in range(0, grid.width, block))
+    blocks = block_windows((grid.height, grid.width), block)
+    rows = tuple(int(w.height) for w in blocks if w.col_off == 0)
+    cols = tuple(int(w.width) for w in blocks if w.row_off == 0)
     return da.map_blocks(chunk, chunks=(rows, cols), dtype="float32", meta=np.empty((0, 0), dtype="float32"))
 
 
@@ -682,7 +687,7 @@ def write_full_resolution(layers: list, specs: list, path, method: str = "weight
                "blockysize": FULL_TILE, "compress": "deflate", "predictor": 3, "BIGTIFF": "IF_SAFER"}
     if grid.crs is not None:
         profile["crs"] = grid.crs.to_wkt()
-    windows = _windows(grid, block)
+    windows = block_windows((grid.height, grid.width), block)
     method_text = method + (f" (gamma {gamma:g})" if method == "gamma" else "")
     path = Path(path)
     with new_raster(path, profile, gdal={"GDAL_CACHEMAX": 128},

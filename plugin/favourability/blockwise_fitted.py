@@ -30,30 +30,30 @@ from scipy import ndimage
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterSet
 from ..raster_writer import new_raster
 from ..tools.categorical import categorical_labels
-from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
+from ..tools.vector_evidence import VectorEvidenceParams, unit_names
 from .blockwise import (
     DEFAULT_BLOCK,
     EXACT_CELLS,
     FULL_TILE,
     Distribution,
     LayerPlan,
-    _block_distance,
-    _burn,
-    _distance_plan,
-    _merge_stats,
-    _windows,
     add_overviews,
+    block_distance,
     block_reads,
     block_valid,
+    burn_shapes,
     full_resolution_grid,
+    merge_stats,
+    plan_distances,
     run_blocks,
     write_knowledge_run_surface,
 )
 from .derived import contact_edges, density_disc, density_of, derivation, lines_of
-from .evidence import _vector, polygon_codes
+from .evidence_layers import polygon_codes, vector_features
 from .model_file import load_model
 from .models import ENSEMBLE, LABELS, serial
 from .outputs import NODATA
@@ -106,10 +106,10 @@ def column_plans(raster_set: RasterSet, columns, block: int = FITTED_BLOCK) -> l
         if not spec.is_vector:
             plans.append(ColumnPlan(layer.name, layer.name, "codes" if columns.categorical[j] else "values"))
             continue
-        frame = _vector(raster_set, layer.name)
+        frame = vector_features(raster_set, layer.name)
         frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
-        if columns.categorical[j]:  # unit polygons, coded as measured.py codes them (evidence._unit_codes)
-            names_of = _unit_name_series(frame, spec, VectorEvidenceParams())
+        if columns.categorical[j]:  # unit polygons, coded as measured.py codes them (evidence_layers.unit_codes)
+            names_of = unit_names(frame, spec, VectorEvidenceParams())
             code = {name: k for k, name in enumerate(sorted(set(names_of)), start=1)}
             plans.append(ColumnPlan(layer.name, layer.name, "polygons",
                                     frame_codes=(list(frame.geometry), [code[n] for n in names_of]),
@@ -119,7 +119,7 @@ def column_plans(raster_set: RasterSet, columns, block: int = FITTED_BLOCK) -> l
         distance.shapes = list(frame.geometry)
         if not distance.shapes:
             raise LodestarError(f"{layer.name} has no features to measure distances from.")
-        _distance_plan(distance, raster_set.grid, block)
+        plan_distances(distance, raster_set.grid, block)
         plans.append(ColumnPlan(layer.name, layer.name, "distance", distance=distance))
     return plans
 
@@ -136,7 +136,7 @@ def measure_block(window: Window, raster_set: RasterSet, plans: list, block: int
             values[j] = _measured(raster_set, plan, window, reads, valid)
     for j, plan in enumerate(plans):
         if plan.how == "distance":
-            values[j] = np.where(valid, _block_distance(plan.distance, raster_set.grid, window, block).astype(
+            values[j] = np.where(valid, block_distance(plan.distance, raster_set.grid, window, block).astype(
                 "float64"), np.nan)
         elif plan.how == "contact":
             values[j] = np.where(valid, _contact_block(raster_set, plans[plan.of], window).astype("float64"), np.nan)
@@ -154,7 +154,7 @@ def _measured(raster_set: RasterSet, plan: ColumnPlan, window: Window, reads: di
     if plan.how == "polygons":
         shapes, codes = plan.frame_codes
         transform = raster_set.grid.window_grid(window).transform
-        burnt = _burn(shapes, codes, valid.shape, transform, False, "int32")
+        burnt = burn_shapes(shapes, codes, valid.shape, transform, False, "int32")
         data = polygon_codes(burnt, plan.frame_bounds, transform)
         out = np.asarray(data.data, dtype="float64")
         mask = np.ma.getmaskarray(data)
@@ -229,7 +229,8 @@ def _density_block(raster_set: RasterSet, plan: ColumnPlan, window: Window) -> n
     ry, rx = disc.shape[0] // 2, disc.shape[1] // 2
     grown, dr, dc = _grown(raster_set, window, ry, rx)
     transform = grid.window_grid(grown).transform
-    burnt = _burn(plan.lines, [1] * len(plan.lines), (int(grown.height), int(grown.width)), transform, True, "uint8")
+    burnt = burn_shapes(plan.lines, [1] * len(plan.lines), (int(grown.height), int(grown.width)), transform, True,
+                        "uint8")
     density = density_of(burnt, grid.pixel_size, plan.radius)
     return density[dr:dr + int(window.height), dc:dc + int(window.width)]
 
@@ -289,10 +290,10 @@ def write_fitted_full_resolution(layers: list, model, path, spread=None, resolut
                  f"in blocks of {block}")
     plans = column_plans(raster_set, model.columns, block)
     exact = grid.width * grid.height <= EXACT_CELLS
-    windows = _windows(grid, block)
+    windows = block_windows((grid.height, grid.width), block)
     progress.log("Full resolution: the model's scores over the whole grid")
     parts = run_blocks(_score_block, (raster_set, plans, model, exact, block), windows, scheduler,
-                       progress.scaled(0, 45), reduce=_merge_stats)
+                       progress.scaled(0, 45), reduce=merge_stats)
     if "scores" not in parts:
         raise LodestarError("No layer of the model has data on the full-resolution grid.")
     profile = {"driver": "GTiff", "width": grid.width, "height": grid.height, "count": 2, "dtype": "float32",

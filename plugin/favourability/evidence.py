@@ -12,15 +12,13 @@ import numbers
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-from rasterio.features import rasterize
 
 from ..errors import LodestarError
 from ..json_file import shown
 from ..labels import membership_label, transform_label
 from ..raster_io import RasterSet
-from ..tools.categorical import categorical_labels, read_legend
-from ..tools.vector_evidence import VectorEvidenceParams, _unit_name_series
 from . import transforms as tf
+from .evidence_layers import unit_codes, vector_features
 
 TRANSFORMS = ("none", "percentile_rank", "log_percentile", "distance_m", "units")
 MEMBERSHIPS = ("identity", "invert", "large", "small", "linear", "gaussian")
@@ -148,10 +146,10 @@ def evidence_values(raster_set: RasterSet, spec: EvidenceSpec, extra: dict | Non
     ('none'), ranks, stretched logs, distances in metres, or the favourable-unit scores; see membership_map."""
     given = (extra or {}).get(spec.layer)
     if spec.transform == "distance_m":
-        geometries = given if given is not None else _vector(raster_set, spec.layer).geometry
+        geometries = given if given is not None else vector_features(raster_set, spec.layer).geometry
         values: np.ma.MaskedArray = np.ma.masked_array(tf.distance_to_features_m(geometries, raster_set.grid))
     elif spec.transform == "units":
-        codes, legend = _unit_codes(raster_set, spec.layer, given)
+        codes, legend = unit_codes(raster_set, spec.layer, given)
         polygons = given is None and raster_set.spec(spec.layer).is_vector
         values = tf.unit_membership(codes, legend, spec.params["units"], spec.params.get("outside", 0.0),
                                     blank=0 if polygons else None)
@@ -192,50 +190,3 @@ def _membership(values, spec: EvidenceSpec) -> np.ma.MaskedArray:
         return tf.fuzzy_gaussian(values, p["midpoint"], p.get("spread", 0.1))
     except KeyError as exc:
         raise LodestarError(f"{spec.layer}: the {spec.membership} membership needs params[{exc.args[0]!r}].") from exc
-
-
-def _vector(raster_set: RasterSet, layer: str):
-    spec = raster_set.spec(layer)
-    if not spec.is_vector:
-        raise LodestarError(f"{layer} is a raster; distances are measured from vector features (fault lines).")
-    if raster_set.crs is None:
-        raise LodestarError("Vector layers need georeferenced rasters to define the analysis area.")
-    return raster_set.features(layer)
-
-
-def _unit_codes(raster_set: RasterSet, layer: str, given) -> tuple[np.ma.MaskedArray, dict]:
-    """Unit codes on the analysis grid and their names: raster codes and legend, or rasterized polygons."""
-    spec = next((s for s in raster_set.layers if s.name == layer), None)
-    legend = read_legend(spec.legend) if spec is not None and spec.legend is not None else {}
-    if given is not None:
-        return np.ma.asarray(given), legend
-    if not raster_set.spec(layer).is_vector:
-        codes, valid = categorical_labels(raster_set.read(layer))
-        return np.ma.masked_array(codes, mask=~valid), legend
-    frame = _vector(raster_set, layer)
-    frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
-    if frame.empty:
-        raise LodestarError(f"{layer} has no unit polygons.")
-    names = _unit_name_series(frame, spec, VectorEvidenceParams())
-    legend = {i: name for i, name in enumerate(sorted(set(names)), start=1)}
-    index = {name: code for code, name in legend.items()}
-    grid = raster_set.grid
-    burnt = rasterize(((g, index[n]) for g, n in zip(frame.geometry, names)), out_shape=(grid.height, grid.width),
-                      transform=grid.transform, fill=0, dtype="int32")
-    return polygon_codes(burnt, frame.total_bounds, grid.transform), legend
-
-
-def polygon_codes(burnt: np.ndarray, bounds, transform) -> np.ma.MaskedArray:
-    """Rasterized unit polygons (0 where no polygon lies) masked beyond the map's extent (`bounds`, its bounding box:
-    minx miny maxx maxy). Within its extent a map of unit polygons says where its units are: a cell no polygon holds
-    (ground outside the mapped greenstone belts) is in none of them, not without data."""
-    rows = np.arange(burnt.shape[0])[:, None] + 0.5
-    cols = np.arange(burnt.shape[1])[None, :] + 0.5
-    if transform.b == 0 and transform.d == 0:  # north up: a row and a column of centres
-        xs, ys = transform.c + cols * transform.a, transform.f + rows * transform.e
-    else:
-        xs = transform.c + cols * transform.a + rows * transform.b
-        ys = transform.f + cols * transform.d + rows * transform.e
-    minx, miny, maxx, maxy = bounds
-    within = (xs >= minx) & (xs <= maxx) & (ys >= miny) & (ys <= maxy)
-    return np.ma.masked_array(burnt, mask=(burnt == 0) & ~within)

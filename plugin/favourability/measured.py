@@ -17,7 +17,7 @@ from ..raster_io import RasterSet
 from ..tools.categorical import categorical_labels, read_legend
 from . import transforms as tf
 from .derived import derived_evidence
-from .evidence import _unit_codes, _vector
+from .evidence_layers import unit_codes, vector_features
 
 CATEGORICAL = "categorical"
 ORDERED = "ordered"
@@ -85,14 +85,14 @@ def _derived_layer(name: str, values: np.ma.MaskedArray, units: str, favourable:
 def _measure(raster_set: RasterSet, info) -> MeasuredLayer:
     spec = raster_set.spec(info.name)
     if spec.is_vector:
-        frame = _vector(raster_set, info.name)
+        frame = vector_features(raster_set, info.name)
         frame = frame[frame.geometry.notna() & ~frame.geometry.is_empty]
         if frame.empty:
             raise LodestarError("The layer has no features.")
         polygons = frame.geometry.geom_type.str.contains("Polygon").all()
         if polygons and info.role == "geological_map":
-            unit_codes, legend = _unit_codes(raster_set, info.name, None)
-            return MeasuredLayer(info.name, CATEGORICAL, np.ma.asarray(unit_codes, dtype=float), "unit", "", legend)
+            units, legend = unit_codes(raster_set, info.name, None)
+            return MeasuredLayer(info.name, CATEGORICAL, np.ma.asarray(units, dtype=float), "unit", "", legend)
         distance = tf.distance_to_features_m(frame.geometry, raster_set.grid)
         return MeasuredLayer(info.name, ORDERED, np.ma.masked_array(distance), "m", "low", {})
     data = raster_set.read(info.name)

@@ -104,7 +104,7 @@ def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: fl
     if include is not None:
         selected = selected | (include & valid)
     if pinhole_cells:
-        selected = selected | (_pinholes(selected, pinhole_cells) & valid)
+        selected = selected | (pinholes(selected, pinhole_cells) & valid)
     labels, count = ndimage.label(selected)
     polygons = labelled_polygons(labels, surface.grid, simplify_px)
     values = np.asarray(surface.values.filled(0.0), dtype="float64")
@@ -125,9 +125,10 @@ def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: fl
     return gpd.GeoDataFrame(rows, geometry="geometry", crs=surface.crs)[columns + ["geometry"]]
 
 
-def _pinholes(selected: np.ndarray, under_cells: int) -> np.ndarray:
-    """Cells of the holes in `selected` (8-connected runs of unselected cells, the complement of 4-connected
-    patches, not touching the grid's edge) of fewer than `under_cells` cells."""
+def pinholes(selected: np.ndarray, under_cells: int) -> np.ndarray:
+    """A boolean array of `selected`'s shape: the cells of the holes in `selected` (a boolean grid; a hole is an
+    8-connected run of unselected cells, the complement of 4-connected patches, not touching the grid's edge) of
+    fewer than `under_cells` cells."""
     holes, count = ndimage.label(~selected, structure=np.ones((3, 3), dtype=bool))
     if not count:
         return np.zeros_like(selected)

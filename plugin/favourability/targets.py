@@ -20,7 +20,7 @@ import numpy as np
 from scipy import ndimage
 from scipy.stats import rankdata
 
-from .outputs import _pinholes, top_share_mask
+from .outputs import pinholes, top_share_mask
 
 TIERS = (0.02, 0.05, 0.10)
 """Nested area shares a target can reach: its tier is the smallest share whose top cells it holds."""
@@ -68,7 +68,7 @@ def delineate(values: np.ma.MaskedArray, area_share: float, *, max_cells: int | 
     for place in whole:
         selected = selected | (place.astype(bool) & valid)
     if min_cells:
-        selected = selected | (_pinholes(selected, min_cells) & valid)
+        selected = selected | (pinholes(selected, min_cells) & valid)
     patches, count = ndimage.label(selected, structure=_FOUR)
     sizes = np.bincount(patches.ravel(), minlength=count + 1)
     small = sizes < max(min_cells, 1)

@@ -15,7 +15,7 @@ from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..json_file import read_json
 from ..tools.categorical import read_legend
-from .knowledge import _check_model, load_knowledge, retrieve
+from .knowledge import check_model, load_knowledge, retrieve
 from .model_numbers import check_numbers
 
 AUTOMATIC = ""
@@ -38,7 +38,7 @@ def check_user_model(model, where: str, shipped_ids=None) -> dict:
     shipped = set(shipped_ids if shipped_ids is not None else (m["id"] for m in load_knowledge()))
     if model_id in shipped:
         raise LodestarError(f"{where}: {model_id!r} is a shipped model's id; give your model its own id.")
-    _check_model(model, where, shipped=False)
+    check_model(model, where, shipped=False)
     weights = (model.get("favourability") or {}).get("weights") or {}
     bad = {role: w for role, w in weights.items() if not isinstance(w, (int, float)) or w < 0}
     if bad:

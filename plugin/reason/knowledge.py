@@ -38,7 +38,7 @@ GENERIC_ID = "generic"
 no model shares."""
 
 
-def _check_model(model: dict, where: str, shipped: bool = True) -> None:
+def check_model(model: dict, where: str, shipped: bool = True) -> None:
     """Hold a deposit model to the knowledge base's schema (see resources/knowledge/deposit_models.json 'about');
     raises LodestarError naming the model, the field and what to fix. A `shipped` model holds every field and a
     source for every number; a user's model (not `shipped`) holds REQUIRED, its other fields checked where given,
@@ -163,7 +163,7 @@ def _load(path: str) -> tuple:
     if not isinstance(generic, dict) or generic.get("id") != GENERIC_ID:
         raise LodestarError(f"{path}: a knowledge base needs a 'generic' model with id {GENERIC_ID!r}.")
     for model in data["models"] + [generic]:
-        _check_model(model, path)
+        check_model(model, path)
     return tuple(data["models"]), generic
 
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterReader
 from ..raster_writer import new_raster
 
@@ -125,14 +125,15 @@ def alteration_indices(path, out_dir, sensor: str = "auto", indices=None, band_m
     for number, index in enumerate(wanted):
         scaled = progress.scaled(100 * number / len(wanted), 100 * (number + 1) / len(wanted))
         target = out_dir / f"{reader.path.stem}_{index.name}.tif"
-        used = {label: bands[label] for label in _labels(index.formula)}
-        _write_index(reader, index, used, target, preset, how, block_rows, scaled, scaling=scaling)
+        used = {label: bands[label] for label in formula_bands(index.formula)}
+        write_index(reader, index, used, target, preset, how, block_rows, scaled, scaling=scaling)
         outputs.append(IndexOutput(index.name, index.role, target, index.formula, used))
         progress.log(f"{index.name} ({index.formula}) -> {target.name}, role {index.role}")
     return outputs
 
 
-def _labels(formula: str) -> list[str]:
+def formula_bands(formula: str) -> list[str]:
+    """The band labels a ratio formula uses (b4, b8a, ...), sorted, each once."""
     return sorted(set(re.findall(r"\bb\d+a?\b", formula)))
 
 
@@ -147,12 +148,12 @@ def _select_indices(preset: SensorPreset, bands: dict, indices) -> list[IndexDef
                                 f"available: {', '.join(known)}.")
         chosen = [known[n] for n in names]
         for index in chosen:
-            missing = [b for b in _labels(index.formula) if b not in bands]
+            missing = [b for b in formula_bands(index.formula) if b not in bands]
             if missing:
                 raise LodestarError(f"Index {index.name} needs {preset.title} bands {', '.join(missing)}, which this "
                                     f"image lacks; bands found: {', '.join(bands) or 'none'}.")
         return chosen
-    chosen = [i for i in preset.indices if all(b in bands for b in _labels(i.formula))]
+    chosen = [i for i in preset.indices if all(b in bands for b in formula_bands(i.formula))]
     if not chosen:
         raise LodestarError(f"No {preset.title} index can be computed: bands found {', '.join(bands) or 'none'}; "
                             f"each index needs: " + "; ".join(f"{i.name} {i.formula}" for i in preset.indices))
@@ -211,7 +212,7 @@ def resolve_bands(reader: RasterReader, sensor: str = "auto", band_map: dict | N
             bands[label] = int(number)
         return preset, bands, "band map"
     if any(w is not None for w in wavelengths):
-        scored = [(p, _match_wavelengths(p, wavelengths)) for p in candidates]
+        scored = [(p, match_wavelengths(p, wavelengths)) for p in candidates]
         scored = [(p, b) for p, b in scored if b]
         if scored:
             preset, bands = max(scored, key=lambda item: len(item[1]))
@@ -235,8 +236,10 @@ def resolve_bands(reader: RasterReader, sensor: str = "auto", band_map: dict | N
                         f"Choose a sensor preset: {', '.join(PRESETS)}.")
 
 
-def _match_wavelengths(preset: SensorPreset, wavelengths: list) -> dict:
-    """Band label -> file band whose wavelength is within 3% (and nearest) of the preset's."""
+def match_wavelengths(preset: SensorPreset, wavelengths: list) -> dict:
+    """{band label of the preset: the file band (1-based) whose wavelength is within 3% of the label's, the nearest}
+    for the labels some band matches; `wavelengths`: each file band's centre wavelength in the preset's units, or
+    None where unknown."""
     bands = {}
     for label, centre in preset.wavelengths.items():
         best = None
@@ -293,12 +296,14 @@ def _evaluate(formula: str, values: dict) -> np.ndarray:
     return result
 
 
-def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Path, preset: SensorPreset, how: str,
-                 block_rows: int, progress: Progress, scaling: dict | None = None, masked=None,
-                 tags: dict | None = None) -> None:
-    """Write one index raster. `scaling`: band label -> (scale, offset) applied to the values read (a product's
-    counts to reflectance); `masked(window)`: a boolean array of pixels to leave as nodata (clouds, water);
-    `tags`: more metadata tags."""
+def write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Path, preset: SensorPreset, how: str,
+                block_rows: int, progress: Progress, scaling: dict | None = None, masked=None,
+                tags: dict | None = None) -> None:
+    """Write the raster of `index` over the reader's grid to `target`: float32, NODATA where a band has no data or
+    the formula no finite value, computed in strips of `block_rows` rows and tagged with the index, the sensor
+    `preset` and `how` its bands were found. `bands`: the formula's band labels -> the reader's band numbers;
+    `scaling`: band label -> (scale, offset) applied to the values read (a product's counts to reflectance);
+    `masked(window)`: a boolean array of pixels to leave as nodata (clouds, water); `tags`: more metadata tags."""
     scaling = scaling or {}
     grid = reader.grid
     profile = {
@@ -310,9 +315,8 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
         profile["crs"] = grid.crs.to_wkt()
     labels = sorted(bands)
     with new_raster(target, profile) as out:
-        for row in range(0, grid.height, block_rows):
+        for window in block_windows((grid.height, grid.width), block_rows, strips=True):
             progress.check()
-            window = Window(0, row, grid.width, min(block_rows, grid.height - row))
             data = reader.read([bands[label] for label in labels], window=window)
             values = {label: data[i].filled(np.nan).astype("float64") * scaling.get(label, (1.0, 0.0))[0]
                       + scaling.get(label, (1.0, 0.0))[1] for i, label in enumerate(labels)}
@@ -321,7 +325,7 @@ def _write_index(reader: RasterReader, index: IndexDef, bands: dict, target: Pat
             if masked is not None:
                 bad |= masked(window)
             out.write(np.where(bad, NODATA, result).astype("float32"), 1, window=window)
-            progress.set(100 * min(grid.height, row + block_rows) / grid.height)
+            progress.set(100 * (window.row_off + window.height) / grid.height)
             out.set_band_description(1, f"{index.name}: {index.formula}")
             out.update_tags(
                 LODESTAR_ROLE=index.role, LODESTAR_INDEX=index.name, LODESTAR_FORMULA=index.formula,

@@ -30,6 +30,7 @@ from scipy import ndimage
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import LayerSpec, RasterGrid, RasterReader, RasterSet, data_box
 from ..render import pixel_window
 from ..roles import guess_role
@@ -307,9 +308,9 @@ def _threshold_blocks(source: _IndexSource, threshold: float, sigma: float, stri
     halo = int(math.ceil(SMOOTH_TRUNCATE * sigma)) + 1 if sigma > 0 else 0
     step = max(1, BLOCK_PIXELS // max(1, cols))
     valid = 0
-    for r0 in range(0, rows, step):
+    for strip in block_windows((rows, cols), step, strips=True):
         progress.check()
-        r1 = min(rows, r0 + step)
+        r0, r1 = strip.row_off, strip.row_off + strip.height
         top, bottom = max(0, r0 - halo), min(rows, r1 + halo)
         block = source.block(top, bottom)
         valid += int(np.count_nonzero(~np.ma.getmaskarray(block)[r0 - top:r0 - top + (r1 - r0)]))

@@ -26,6 +26,7 @@ from ..csv_table import write_csv
 from ..errors import LodestarError
 from ..files import OutputSet, write_text_atomic
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterReader
 from ..raster_writer import new_raster
 from .legend_classify import HALO_PX, PAPER_SEPARATION_DE, BlockCounts, classify_block, delta_e, rgb_to_lab
@@ -358,9 +359,9 @@ def _write_units(reader: RasterReader, reading: LegendReading, target: Path, leg
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NotGeoreferencedWarning)
         with new_raster(target, profile, staged=True) as dst:
-            for top in range(0, grid.height, BLOCK_ROWS):
+            for strip in block_windows((grid.height, grid.width), BLOCK_ROWS, strips=True):
                 progress.check()
-                bottom = min(grid.height, top + BLOCK_ROWS)
+                top, bottom = strip.row_off, strip.row_off + strip.height
                 first, last = max(0, top - HALO_PX), min(grid.height, bottom + HALO_PX)
                 window = Window(0, first, grid.width, last - first)
                 data = reader.read([1, 2, 3], window=window)
@@ -374,7 +375,7 @@ def _write_units(reader: RasterReader, reading: LegendReading, target: Path, leg
                 values = np.zeros(codes.shape, dtype=np.uint8)
                 for index, unit in enumerate(reading.units, start=1):
                     values[codes == index] = unit.value
-                dst.write(values, 1, window=Window(0, top, grid.width, bottom - top))
+                dst.write(values, 1, window=strip)
                 progress.set(100 * bottom / grid.height)
             dst.write_colormap(1, {u.value: tuple(u.rgb) + (255,) for u in reading.units})
             dst.set_band_description(1, "geological unit code")

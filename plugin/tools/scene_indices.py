@@ -14,8 +14,9 @@ from rasterio.windows import Window
 
 from ..errors import LodestarError
 from ..progress import SILENT, Progress
+from ..raster_blocks import block_windows
 from ..raster_io import RasterReader
-from .alteration_indices import _labels, _write_index
+from .alteration_indices import formula_bands, write_index
 from .scene_masks import CLASSES, mask_sources, window_masks
 from .scene_products import Scene, recognise
 
@@ -70,7 +71,7 @@ def scene_indices(path, out_dir, kinds=KINDS, sensor: str = "", name: str = "", 
     chosen, unavailable = [], []
     for kind in wanted:
         index = by_name.get(KIND_INDEX[scene.preset.name].get(kind, ""))
-        if index is None or any(b not in scene.bands for b in _labels(index.formula)):
+        if index is None or any(b not in scene.bands for b in formula_bands(index.formula)):
             unavailable.append(kind)
         else:
             chosen.append((kind, index))
@@ -81,11 +82,11 @@ def scene_indices(path, out_dir, kinds=KINDS, sensor: str = "", name: str = "", 
     label = stem(name or reader.path.stem)
     for number, (kind, index) in enumerate(chosen):
         target = out_dir / f"{label}_{index.name}.tif"
-        used = {b: scene.bands[b] for b in _labels(index.formula)}
-        _write_index(reader, index, used, target, scene.preset, scene.how, BLOCK_ROWS,
-                     progress.scaled(100 * number / len(chosen), 100 * (number + 1) / len(chosen)),
-                     scaling=scene.scaling, masked=lambda window: _masked(reader, scene, window),
-                     tags={"LODESTAR_KIND": kind, "LODESTAR_MASKED": _masked_text(result.masked)})
+        used = {b: scene.bands[b] for b in formula_bands(index.formula)}
+        write_index(reader, index, used, target, scene.preset, scene.how, BLOCK_ROWS,
+                    progress.scaled(100 * number / len(chosen), 100 * (number + 1) / len(chosen)),
+                    scaling=scene.scaling, masked=lambda window: _masked(reader, scene, window),
+                    tags={"LODESTAR_KIND": kind, "LODESTAR_MASKED": _masked_text(result.masked)})
         result.indices.append(SceneIndex(kind, f"{label}_{index.name}", index.role, index.formula, target, used))
     return result
 
@@ -101,9 +102,8 @@ def _masked_shares(reader: RasterReader, scene: Scene, progress: Progress) -> di
     held = 0
     grid = reader.grid
     labels = sorted(scene.bands)
-    for row in range(0, grid.height, BLOCK_ROWS):
+    for window in block_windows((grid.height, grid.width), BLOCK_ROWS, strips=True):
         progress.check()
-        window = Window(0, row, grid.width, min(BLOCK_ROWS, grid.height - row))
         data = reader.read([scene.bands[b] for b in labels], window=window)
         masks, nodata = window_masks(reader, scene, window)
         valid = ~np.ma.getmaskarray(data).all(axis=0) & ~nodata

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import LodestarError
 from ..raster_io import RasterReader
-from .alteration_indices import PRESETS, SensorPreset, _match_wavelengths, band_wavelengths, resolve_bands
+from .alteration_indices import PRESETS, SensorPreset, band_wavelengths, match_wavelengths, resolve_bands
 
 PRODUCT_SCALING = {
     "landsat_oli": (0.0000275, -0.2, "Landsat Collection 2 Level-2 surface reflectance (x 0.0000275 - 0.2)"),
@@ -130,7 +130,7 @@ def recognise(reader: RasterReader, sensor: str = "") -> Scene | None:
         # the file bands a sensor explains (Sentinel-2's B8 and B8A both fit Landsat's band 5), then the share of its
         # own bands found
         scored = [(len(set(b.values())), len(b) / len(p.wavelengths), p, b) for p in candidates
-                  for b in [_match_wavelengths(p, wavelengths)] if len(set(b.values())) >= 2]
+                  for b in [match_wavelengths(p, wavelengths)] if len(set(b.values())) >= 2]
         if scored:
             scored.sort(key=lambda row: (row[0], row[1]), reverse=True)
             _, _, preset, bands = scored[0]

@@ -144,7 +144,7 @@ def _mean_azimuth(lines) -> float:
 
 
 def _unit_records(frame, grid: RasterGrid, extent: RasterGrid, layer, spec, params):
-    names = _unit_name_series(frame, spec, params)
+    names = unit_names(frame, spec, params)
     frame = frame.assign(_unit=names.values)
     selected = match_units({n: n for n in set(names)}, params.units) if params.units else set()
     tolerance = params.simplify_px * max(grid.pixel_size)
@@ -166,7 +166,10 @@ def _unit_records(frame, grid: RasterGrid, extent: RasterGrid, layer, spec, para
     return records, {"features": len(frame), "units_present": sorted(set(names)), "selected": sorted(selected)}
 
 
-def _unit_name_series(frame, spec, params):
+def unit_names(frame, spec, params):
+    """Each unit polygon's name (a Series aligned with `frame`): the values of `params.name_field`, else of the
+    first of NAME_FIELDS the frame has (else of a code column when the layer `spec` has a legend), named by that
+    legend when it has one; refused (LodestarError, naming the fields) when no such field is found."""
     columns = {c.lower(): c for c in frame.columns if c != frame.geometry.name}
     if params.name_field:
         if params.name_field not in frame.columns:

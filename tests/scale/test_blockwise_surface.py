@@ -13,6 +13,7 @@ from lodestar.plugin.favourability.evidence import EvidenceSpec
 from lodestar.plugin.favourability.outputs import NODATA
 from lodestar.plugin.favourability.overlay import favourability_surface
 from lodestar.plugin.progress import Progress
+from lodestar.plugin.raster_blocks import block_windows
 from lodestar.plugin.raster_io import RasterSet
 from lodestar.plugin.request.case import read_case
 
@@ -120,14 +121,14 @@ def test_block_distances_equal_the_whole_grid_transform_and_far_cells_stay_withi
     faults = next(layer for layer in case.layers if layer.path.name == "faults.geojson")
     whole = distance_to_features_m(read_vector(faults.path, crs=grid.crs).geometry, grid)
     spec = [s for s in _specs(case) if s.transform == "distance_m"]
-    windows = blockwise._windows(grid, 16)
+    windows = block_windows((grid.height, grid.width), 16)
 
     def blocks():
         plan = blockwise.plan_surface(full, spec, block=16)[0]
         out = np.zeros_like(whole)
         for win in windows:
             rows, cols = win.toslices()
-            out[rows, cols] = blockwise._block_distance(plan, grid, win, 16)
+            out[rows, cols] = blockwise.block_distance(plan, grid, win, 16)
         return plan, out
 
     plan, exact = blocks()
