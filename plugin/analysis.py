@@ -3,10 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import geopandas as gpd
 
 from .raster_io import LayerSpec
+
+if TYPE_CHECKING:
+    from .runs.request import CalibrationChoice
 
 ROLES_OF_MODELS = ("planner", "executor", "verifier")
 MAX_LAYERS = 64
@@ -80,7 +84,7 @@ class AnalysisRequest:
     sam_device: str = "cpu"
     replay: Path | None = None  # a run record to replay with no model calls
     favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes or names the user calls favourable
-    calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
+    calibrate: CalibrationChoice = ""  # "" (knowledge-driven) or a model fitted on `deposits` with spatial block CV
     cross_validation: dict = field(default_factory=dict)  # block_size_m, folds, seed of the calibration's blocks
     area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
     max_target_km2: float | None = None  # the largest target; None: the deposit model's (camp) footprint
