@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
+from ..analysis import ROLES_OF_MODELS, AnalysisRequest, Backend, BackendSettings
 from ..engine.deposit_models import model_ids
 from ..engine.questions import parse_choices
 from ..engine.record import read_replayed, replayed_request
@@ -26,7 +26,7 @@ from ..roles import check_role, guess_favourable, guess_role
 from ..tools.categorical import names_units, read_legend
 from ..tools.lithology_words import matched_units
 
-BACKENDS = ("offline", "openai")
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
 CalibrationChoice = Literal["", CalibrationMethod]
 """A request's calibration: "" (knowledge-driven, none) or a calibration method."""
 _CALIBRATION_LABELS: dict[CalibrationChoice, str] = {
@@ -55,7 +55,7 @@ WHERE = {"question": "in the request", "base_url": "in the settings", "planner":
 class BackendValues:
     """The back-end as the user gave it, before any fallback applies."""
 
-    backend: str = "offline"
+    backend: Backend = "offline"
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     models: dict = field(default_factory=dict)  # role -> model name; a role left empty takes the planner's
