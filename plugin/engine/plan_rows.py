@@ -13,6 +13,7 @@ from dataclasses import replace
 from ..errors import LodestarError
 from ..favourability.evidence import EvidenceSpec
 from ..favourability.knowledge import DEFAULT_FAULT_DISTANCE, OTHER_UNITS
+from ..favourability.overlay import OverlayMethod
 from ..favourability.plan_file import EvidencePlan, recorded_plan
 from .knowledge import load_knowledge
 
@@ -131,7 +132,7 @@ def usable_specs(rows: list[dict]) -> list[EvidenceSpec]:
     return specs
 
 
-def plan_of_rows(rows: list[dict], method: str, gamma: float, agent: EvidencePlan) -> EvidencePlan:
+def plan_of_rows(rows: list[dict], method: OverlayMethod, gamma: float, agent: EvidencePlan) -> EvidencePlan:
     """The plan of the rows of positive weight, combined by `method` (and `gamma`); the agent's when it equals
     `agent`, else the geologist's."""
     plan = EvidencePlan(usable_specs(rows), method, gamma)
