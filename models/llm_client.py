@@ -45,7 +45,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable
 
-from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings
+from ..plugin.analysis import ROLES_OF_MODELS, BackendSettings, Structured
 from ..plugin.errors import Cancelled, LodestarError, require_package
 from ..plugin.files import write_text_atomic
 from ..plugin.json_text import JSONExtractionError, extract_json
@@ -78,8 +78,8 @@ llama.cpp's server, LM Studio), JSON mode carrying the schema (llama-cpp-python'
 nothing."""
 FORM_WORDS = {"json_schema": "the JSON schema", "json_object_schema": "JSON mode with the schema",
               "json_object": "JSON mode", "none": "no output format"}
-STRUCTURED = {"auto": FORMS, "json_schema": ("json_schema",), "json_object": ("json_object", "none"),
-              "off": ("none",)}
+STRUCTURED: dict[Structured, tuple[str, ...]] = {"auto": FORMS, "json_schema": ("json_schema",),
+                                                  "json_object": ("json_object", "none"), "off": ("none",)}
 """The `structured` setting -> the forms tried, in order, until the server takes one."""
 
 _OPTIONAL = {"seed": "the seed", "temperature": "the temperature"}

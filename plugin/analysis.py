@@ -3,10 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import geopandas as gpd
 
 from .raster_io import LayerSpec
+
+if TYPE_CHECKING:
+    from .request.request import CalibrationChoice
 
 ROLES_OF_MODELS = ("planner", "executor", "verifier")
 MAX_LAYERS = 64
@@ -18,13 +22,20 @@ of the layers. A case of a thousand layers is refused at once rather than left r
 
 OFFLINE_MODEL = "offline"
 """A role whose model name is "offline" is answered by the offline reasoner, also with the openai back-end."""
+Backend = Literal["offline", "openai"]
+"""Which reasoner answers: "offline" (rule-based, no network) or "openai" (any OpenAI-compatible server)."""
+Vision = Literal["auto", "yes", "no"]
+"""Whether a role's model sees images: ask the server (else try), yes, or no (text evidence)."""
+Structured = Literal["auto", "json_schema", "json_object", "off"]
+"""How answers are constrained: the JSON schema where the server takes it, else JSON mode; only the schema; only
+JSON mode; nothing (the repair loop alone)."""
 
 
 @dataclass
 class BackendSettings:
     """Which reasoner answers, and how it is reached. The API key is never written anywhere."""
 
-    backend: str = "offline"  # "offline" (rule-based, no network) or "openai" (any OpenAI-compatible server)
+    backend: Backend = "offline"
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     models: dict = field(default_factory=lambda: {role: "" for role in ROLES_OF_MODELS})
@@ -38,8 +49,8 @@ class BackendSettings:
     cache_dir: Path | None = None
     deadline_s: float = 180.0  # the longest one model call may take, every attempt and back-off wait included
     answer_tokens: dict = field(default_factory=dict)  # role -> max_tokens of one answer; 0 or absent: from its schema
-    vision: dict = field(default_factory=dict)  # role -> "auto" (ask the server, else try), "yes", "no" (text evidence)
-    structured: str = "auto"  # "auto" (the schema, else JSON mode), "json_schema", "json_object" or "off"
+    vision: dict[str, Vision] = field(default_factory=dict)  # role -> whether its model sees images
+    structured: Structured = "auto"
 
     def public(self) -> dict:
         """Settings as recorded in run records and reports (no API key)."""
@@ -80,7 +91,7 @@ class AnalysisRequest:
     sam_device: str = "cpu"
     replay: Path | None = None  # a run record to replay with no model calls
     favourable_units: dict = field(default_factory=dict)  # layer name -> unit codes or names the user calls favourable
-    calibrate: str = ""  # "" (knowledge-driven), "wofe" or "logistic": fit on `deposits` with spatial block CV
+    calibrate: CalibrationChoice = ""  # "" (knowledge-driven) or a model fitted on `deposits` with spatial block CV
     cross_validation: dict = field(default_factory=dict)  # block_size_m, folds, seed of the calibration's blocks
     area_share: float = 0.10  # share of the analysed area the prospectivity targets cover
     max_target_km2: float | None = None  # the largest target; None: the deposit model's (camp) footprint

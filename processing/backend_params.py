@@ -1,6 +1,8 @@
 """The model back-end parameters of lodestar:analyze and lodestar:analyze_cases, and the settings read from them."""
 from __future__ import annotations
 
+from typing import get_args
+
 from qgis.core import (
     QgsProcessingParameterAuthConfig,
     QgsProcessingParameterDefinition,
@@ -9,7 +11,7 @@ from qgis.core import (
     QgsProcessingParameterString,
 )
 
-from ..plugin.analysis import BackendSettings
+from ..plugin.analysis import BackendSettings, Structured, Vision
 from ..plugin.request import request
 from ..plugin.request.request import BACKENDS, BackendValues
 from . import secrets
@@ -31,9 +33,9 @@ DEADLINE = "DEADLINE"
 ANSWER_TOKENS = "ANSWER_TOKENS"
 VISION = "VISION"
 STRUCTURED = "STRUCTURED"
-VISION_OPTIONS = ("auto", "yes", "no")
+VISION_OPTIONS: tuple[Vision, ...] = get_args(Vision)
 """Whether the executor's and verifier's models see images: ask the server (else try), yes, or no (text evidence)."""
-STRUCTURED_OPTIONS = ("auto", "json_schema", "json_object", "off")
+STRUCTURED_OPTIONS: tuple[Structured, ...] = get_args(Structured)
 """How answers are constrained: the JSON schema where the server takes it, else JSON mode; only the schema; only
 JSON mode; nothing (the repair loop alone)."""
 MODEL_KEYS = {"planner": PLANNER_MODEL, "executor": EXECUTOR_MODEL, "verifier": VERIFIER_MODEL}

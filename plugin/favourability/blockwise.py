@@ -57,7 +57,7 @@ from . import transforms as tf
 from .evidence import EvidenceSpec, membership_of
 from .evidence_layers import polygon_codes, vector_features
 from .outputs import NODATA
-from .overlay import METHODS, combine
+from .overlay import METHODS, OverlayMethod, combine
 
 DEFAULT_BLOCK = 1024
 """Block edge in pixels: a few tens of MB of working memory per block and thread."""
@@ -421,7 +421,7 @@ def block_distance(plan: LayerPlan, grid: RasterGrid, window: Window, block: int
 
 
 def plan_surface(raster_set: RasterSet, specs: list, extra: dict | None = None, block: int = DEFAULT_BLOCK,
-                 scheduler: str = "", progress: Progress = SILENT, method: str = "weighted") -> list:
+                 scheduler: str = "", progress: Progress = SILENT, method: OverlayMethod = "weighted") -> list:
     """Every spec's global figures (see the module docstring), the statistics computed blockwise; with `method`
     "rank" the memberships' distributions too."""
     grid = raster_set.grid
@@ -532,7 +532,7 @@ def _block_membership(raster_set: RasterSet, plan: LayerPlan, window: Window, va
     return membership_of(values, spec, valid)
 
 
-def surface_block(window: Window, raster_set: RasterSet, plans: list, method: str, gamma: float,
+def surface_block(window: Window, raster_set: RasterSet, plans: list, method: OverlayMethod, gamma: float,
                   block: int) -> np.ndarray:
     """One block of the surface: float32, NODATA outside the analysed area."""
     reads = block_reads(raster_set, window)
@@ -635,7 +635,7 @@ def _finished_blocks(function, shared: list, pending: list, in_flight: dict, cli
     return [(in_flight.pop(f), f.result()) for f in ready]
 
 
-def surface_array(raster_set: RasterSet, plans: list, method: str = "weighted", gamma: float = 0.8,
+def surface_array(raster_set: RasterSet, plans: list, method: OverlayMethod = "weighted", gamma: float = 0.8,
                   block: int = DEFAULT_BLOCK):
     """The surface as a lazy Dask array (float32, NODATA outside the analysed area), one chunk per block."""
     import dask.array as da
@@ -667,7 +667,7 @@ def add_overviews(path, grid: RasterGrid, progress: Progress) -> None:
     build_overviews(path, _overview_factors(grid.width, grid.height))
 
 
-def write_full_resolution(layers: list, specs: list, path, method: str = "weighted", gamma: float = 0.8,
+def write_full_resolution(layers: list, specs: list, path, method: OverlayMethod = "weighted", gamma: float = 0.8,
                           resolution: float | None = None, extra: dict | None = None, block: int = DEFAULT_BLOCK,
                           scheduler: str = "", progress: Progress = SILENT) -> Path:
     """The favourability surface of `specs` (combined by `method`) at full resolution, written block by block

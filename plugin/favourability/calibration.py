@@ -59,7 +59,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextvars import copy_context
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Literal, get_args
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -77,6 +77,8 @@ from .models import (
     METHODS,
     Columns,
     EnsembleModel,
+    FittedMethod,
+    ModelMethod,
     WofeModel,
     checked,
     cores,
@@ -88,7 +90,9 @@ from .models import (
 from .wofe import UNIT_AREA, conditional_independence, pairwise_line, posterior
 
 BASIS = "fitted on known deposits"
-CHOICES = METHODS + ("best",)
+CalibrationMethod = Literal[ModelMethod, "best"]
+"""What a calibration fits: one model, or "best" (all four and their ensemble, the best out of fold kept)."""
+CHOICES: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
 BUFFER_M = 1000.0
 """Background is drawn farther than this from a known deposit: ground that near may hold the same system,
 unsampled (on a grid without a CRS, 2 pixels)."""
@@ -127,7 +131,7 @@ class Calibration:
     masked on the analysis grid; `table`: one row per layer (the model's figures, importance, response);
     `comparison`: one row per surface scored on the same cells."""
 
-    method: str
+    method: FittedMethod
     full: np.ma.MaskedArray
     cv: np.ma.MaskedArray
     uncertainty: np.ma.MaskedArray
@@ -217,9 +221,9 @@ class _Data:
             return self.pool
 
 
-def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", *, baselines: dict | None = None,
-              block_size_m: float | None = None, folds: int = 5, seed: int = SEED, thresholds: dict | None = None,
-              progress: Progress = SILENT) -> Calibration:
+def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: CalibrationMethod = "wofe", *,
+              baselines: dict | None = None, block_size_m: float | None = None, folds: int = 5, seed: int = SEED,
+              thresholds: dict | None = None, progress: Progress = SILENT) -> Calibration:
     """Fit `method` (one of CHOICES) on measured `layers` against deposits at map points (x, y) in the grid's
     CRS (see the module docstring); `baselines`: {label: 0-1 surface on the grid} scored beside it."""
     if method not in CHOICES:
@@ -251,7 +255,7 @@ def calibrate(layers: list, grid: RasterGrid, deposit_xy, method: str = "wofe", 
         return _calibrate(data, grid, method, baselines, folds, seed, thresholds, split, log, progress)
 
 
-def _calibrate(data: _Data, grid: RasterGrid, method: str, baselines, folds: int, seed: int, thresholds,
+def _calibrate(data: _Data, grid: RasterGrid, method: CalibrationMethod, baselines, folds: int, seed: int, thresholds,
                split: Folds, log: list, progress: Progress) -> Calibration:
     """`calibrate` on the study area's rows (`data`), cancel checked in every prediction."""
     valid = data.valid
@@ -319,7 +323,7 @@ def _compared(runs: dict, data: _Data, grid: RasterGrid, baselines: dict | None,
     return surfaces, comparison
 
 
-def _chosen_full_fit(chosen: str, runs: dict, data: _Data, thresholds, seed: int, progress: Progress):
+def _chosen_full_fit(chosen: FittedMethod, runs: dict, data: _Data, thresholds, seed: int, progress: Progress):
     """(the chosen model fitted on every row, its hyperparameters, its scores of every row, the ensemble's members'
     ranks of every row or None): the ensemble's members fitted in threads (`progress` moving with them) and ranked
     against a sample of the study area."""
@@ -521,7 +525,7 @@ def _reference_rows(data: _Data, use: np.ndarray) -> np.ndarray:
     return np.sort(data.rng.choice(rows, min(REFERENCE_CELLS, len(rows)), replace=False))
 
 
-def _full_fit(method: str, run: dict, data: _Data, thresholds, seed: int):
+def _full_fit(method: ModelMethod, run: dict, data: _Data, thresholds, seed: int):
     """(model fitted on every row, its hyperparameters): the candidate the outer folds' nested searches chose most
     often (ties to the earlier candidate of models.GRIDS), so the full fit needs no search of its own."""
     candidates = [dict(c) for c in GRIDS[method]]
@@ -556,7 +560,7 @@ def _in_folds(data: _Data, folds) -> np.ndarray:
     return member[data.fold]
 
 
-def _fit_on(method: str, data: _Data, folds: tuple, params: dict, thresholds, seed: int):
+def _fit_on(method: ModelMethod, data: _Data, folds: tuple, params: dict, thresholds, seed: int):
     """`method` with `params` fitted on the rows of `folds`: every cell for weights of evidence, else their training
     sample (`_Data.sample`)."""
     use = _in_folds(data, folds)
@@ -742,7 +746,7 @@ def _counted(data: _Data, folds: list) -> list:
     return [k for k in folds if data.counts[data.fold == k].sum() > 0]
 
 
-def _choose(runs: dict, data: _Data, folds: list, allowed: int | None = None) -> tuple[str, str]:
+def _choose(runs: dict, data: _Data, folds: list, allowed: int | None = None) -> tuple[FittedMethod, str]:
     """The model "best" takes judged on the cells of `folds`, and why (a clause, "" when there was no choice): the one
     of highest out-of-fold AUC there when it is the ensemble or there is no ensemble; else the ensemble, unless that
     single model beats it within the folds holding deposits, losing in at most `allowed` of them (by default the

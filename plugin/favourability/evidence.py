@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -20,8 +21,13 @@ from ..raster_io import RasterSet
 from . import transforms as tf
 from .evidence_layers import unit_codes, vector_features
 
-TRANSFORMS = ("none", "percentile_rank", "log_percentile", "distance_m", "units")
-MEMBERSHIPS = ("identity", "invert", "large", "small", "linear", "gaussian")
+Transform = Literal["none", "percentile_rank", "log_percentile", "distance_m", "units"]
+"""How a layer's values are made comparable: as they are, a percentile rank, a log stretch, the distance to its
+features (m), or favourable-unit scores."""
+Membership = Literal["identity", "invert", "large", "small", "linear", "gaussian"]
+"""How transformed values become favourability: as they are, inverted, or a fuzzy membership (ArcGIS's)."""
+TRANSFORMS: tuple[Transform, ...] = get_args(Transform)
+MEMBERSHIPS: tuple[Membership, ...] = get_args(Membership)
 PARAMS = {"midpoint": "a number in the layer's units (after its transformation)",
           "spread": "a positive number (the membership's steepness, unitless)",
           "low": "a number in the layer's units (membership 0)", "high": "a number in the layer's units (membership 1)",
@@ -41,8 +47,8 @@ class EvidenceSpec:
     layer: str
     role: str
     kind: str
-    transform: str
-    membership: str = "identity"
+    transform: Transform
+    membership: Membership = "identity"
     params: dict = field(default_factory=dict)
     weight: float = 1.0
     why: str = ""

@@ -47,7 +47,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
-from typing import Callable
+from typing import Callable, Literal, get_args
 
 import numpy as np
 
@@ -65,9 +65,13 @@ from .wofe import (
     prior_logit,
 )
 
-METHODS = ("wofe", "logistic", "forest", "boosting")
+ModelMethod = Literal["wofe", "logistic", "forest", "boosting"]
+"""The models a calibration fits (each alone, or all four for its ensemble)."""
+FittedMethod = Literal[ModelMethod, "ensemble"]
+"""A fitted model's method: one of the four, or their ensemble."""
+METHODS: tuple[ModelMethod, ...] = get_args(ModelMethod)
 LABELS = CALIBRATION_LABELS
-ENSEMBLE = "ensemble"
+ENSEMBLE: Literal["ensemble"] = "ensemble"
 REFERENCE_SCORES = 10_000
 """Scores of the study area each ensemble member keeps (evenly spaced in order) to rank a new score against."""
 GRIDS: dict[str, tuple[dict, ...]] = {
@@ -582,7 +586,7 @@ class EnsembleModel:
                 for layer in self.columns.layers]
 
 
-SEEDED = ("forest", "boosting")
+SEEDED: tuple[ModelMethod, ...] = ("forest", "boosting")
 """The methods whose fits draw at random (their seed)."""
 FITTERS = {"wofe": WofeModel, "logistic": LogisticModel, "forest": ForestModel, "boosting": BoostingModel}
 PACKAGES = {"logistic": ("sklearn.linear_model", "Logistic regression"),
@@ -597,7 +601,7 @@ def imported(method: str) -> None:
         require_package(PACKAGES[method][0], "scikit-learn", PACKAGES[method][1])
 
 
-def fit_model(method: str, columns: Columns, x, deposits, weight, params: dict, cell_units: float,
+def fit_model(method: ModelMethod, columns: Columns, x, deposits, weight, params: dict, cell_units: float,
               thresholds: dict | None = None, seed: int = 0):
     """A fitted model of `method` with hyperparameters `params` (only those its class takes: another raises
     TypeError)."""

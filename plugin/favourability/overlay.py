@@ -15,6 +15,7 @@ are masked.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import numpy as np
 from pyproj import CRS
@@ -25,11 +26,13 @@ from ..raster_io import RasterGrid, RasterSet
 from .evidence import EvidenceSpec, membership_map
 from .transforms import percentile_rank
 
-METHODS = ("weighted", "rank", "gamma", "and", "or", "product", "sum")
+OverlayMethod = Literal["weighted", "rank", "gamma", "and", "or", "product", "sum"]
+"""How membership maps are combined: weighted overlay, weighted mean of ranks, or a fuzzy operator."""
+METHODS: tuple[OverlayMethod, ...] = get_args(OverlayMethod)
 METHOD_LABELS = COMBINATION_LABELS
 
 
-def combine(maps: dict, weights: dict, method: str = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:
+def combine(maps: dict, weights: dict, method: OverlayMethod = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:
     """One float32 0-1 masked surface from {name: 0-1 membership map} and {name: weight}.
 
     Layers of weight 0 (or missing from `weights`) are left out; a cell takes the layers with data there.
@@ -92,7 +95,7 @@ class Surface:
                  "membership": s.membership_text, "weight": s.weight, "why": s.why} for s in self.specs]
 
 
-def favourability_surface(raster_set: RasterSet, specs: list[EvidenceSpec], method: str = "weighted",
+def favourability_surface(raster_set: RasterSet, specs: list[EvidenceSpec], method: OverlayMethod = "weighted",
                           gamma: float = 0.8, extra: dict | None = None, maps: dict | None = None) -> Surface:
     """Membership maps of `specs` combined by `method` over the analysed area (raster_set.valid_mask());
     `maps` ({layer: membership}) when they were already made for these specs (calibration reuses them)."""

@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 from ..analysis import MAX_LAYERS
 from ..errors import LodestarError
@@ -19,10 +20,12 @@ from ..files import write_text_atomic
 from ..json_file import read_json, shown
 from ..tools.scene_indices import KINDS
 from .evidence import EvidenceSpec
-from .overlay import METHOD_LABELS, METHODS
+from .overlay import METHOD_LABELS, METHODS, OverlayMethod
 
 FORMAT = "lodestar-evidence-plan/1"
-AUTHORS = ("agent", "geologist")
+PlanAuthor = Literal["agent", "geologist"]
+"""Who made a plan: the agent (the run's planner) or the geologist (edited or written by hand)."""
+AUTHORS: tuple[PlanAuthor, ...] = get_args(PlanAuthor)
 DEFAULT_GAMMA = 0.8
 MAX_SPECS = MAX_LAYERS * len(KINDS)
 """The most specs a plan may hold: each layer enters once, and a run has at most MAX_LAYERS layers, a scene among
@@ -41,9 +44,9 @@ class EvidencePlan:
     """The evidence specs, the combination (`method`, `gamma` for fuzzy gamma) and who made the plan."""
 
     specs: list = field(default_factory=list)
-    method: str = "weighted"
+    method: OverlayMethod = "weighted"
     gamma: float = DEFAULT_GAMMA
-    by: str = "agent"
+    by: PlanAuthor = "agent"
 
     def __post_init__(self):
         if self.method not in METHODS:

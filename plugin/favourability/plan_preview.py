@@ -13,7 +13,7 @@ import numpy as np
 
 from ..raster_io import RasterSet
 from .evidence import EvidenceSpec, evidence_values, membership_of
-from .overlay import combine
+from .overlay import OverlayMethod, combine
 
 CURVE_SAMPLES = 2048
 """Values the response curve is first sampled at, across the values' range, to find where it changes."""
@@ -47,7 +47,7 @@ class PlanPreview:
     def membership(self, spec: EvidenceSpec) -> np.ma.MaskedArray:
         return membership_of(self.values(spec), spec, self.valid)
 
-    def surface(self, specs: list, method: str = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:
+    def surface(self, specs: list, method: OverlayMethod = "weighted", gamma: float = 0.8) -> np.ma.MaskedArray:
         """The combined surface of `specs` on the preview grid (masked outside the analysed area)."""
         maps = {spec.layer: self.membership(spec) for spec in specs}
         values = combine(maps, {spec.layer: spec.weight for spec in specs}, method, gamma)

@@ -9,6 +9,8 @@ threshold set in the layer's units).
 """
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
 from ..errors import LodestarError
@@ -23,15 +25,17 @@ from .wofe import (
     prior_logit,
 )
 
-KINDS = ("automatic", "unique", "categorical", "ascending", "descending")
-"""automatic: unit maps by class (categorical), other layers cumulative in the direction of larger contrast."""
+Weighing = Literal["automatic", "unique", "categorical", "ascending", "descending"]
+"""How a layer is weighed: automatic (unit maps by class, as categorical; other layers cumulative in the direction
+of larger contrast), by class (every class, or classes under 2 deposits merged), or cumulative either way."""
+KINDS: tuple[Weighing, ...] = get_args(Weighing)
 
 
 class StepWofe(WofeModel):
     """A WofeModel whose layers are weighed as `kinds` says ({layer name: one of KINDS}); `thresholds`:
     {layer name: cut-off in its units} for cumulative layers."""
 
-    def __init__(self, kinds: dict, cell_units: float = 1.0, thresholds: dict | None = None):
+    def __init__(self, kinds: dict[str, Weighing], cell_units: float = 1.0, thresholds: dict | None = None):
         super().__init__(cell_units, thresholds)
         self.kinds = dict(kinds)
 

@@ -20,7 +20,7 @@ evidence or No, or none, draws no target: the surface is still made.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import geopandas as gpd
 import numpy as np
@@ -43,7 +43,10 @@ from .core_target import other_outlines, target_outline
 from .target_sizes import target_sizes
 from .work_list import rank_targets
 
-CALIBRATION_METHODS = ("wofe", "logistic", "forest", "boosting", "best")
+if TYPE_CHECKING:
+    from ..favourability.calibration import CalibrationMethod
+    from ..request.request import CalibrationChoice
+
 EQUAL_WEIGHT = INDEPENDENT
 KNOWLEDGE = "knowledge-driven surface"
 Judge = Callable[[list, list], list]
@@ -102,8 +105,8 @@ def _records(frame) -> list:
 
 
 def map_prospectivity(ws, graph, plan: list, evidence: EvidenceChoice, judge: Judge, *, draw_targets: bool,
-                      area_share: float, calibrate: str = "", deposit_xy: list | None = None, core: dict | None = None,
-                      progress: Progress = SILENT, answer: str = "",
+                      area_share: float, calibrate: CalibrationChoice = "", deposit_xy: list | None = None,
+                      core: dict | None = None, progress: Progress = SILENT, answer: str = "",
                       max_target_km2: float | None = None, min_target_km2: float | None = None,
                       max_targets: int | None = None,
                       cross_validation: dict | None = None) -> ProspectivityMap:
@@ -197,7 +200,7 @@ def _memberships(ws, specs: list, extra: dict, progress: Progress) -> dict:
 
 
 def calibrated_surfaces(raster_set, layers: list, knowledge: Surface, specs: list, weights: list[dict],
-                        baseline: RankMean, deposit_xy: list | None, method: str, progress: Progress,
+                        baseline: RankMean, deposit_xy: list | None, method: CalibrationMethod, progress: Progress,
                         cross_validation: dict | None, notes: list) -> MapSurfaces:
     """The surfaces of `method` fitted on the known deposits over `raster_set`'s `layers` (LayerInfo; `calibrated`),
     its figures merged into `weights`; the full fit is the surface targets are drawn from unless it is refused (it
@@ -340,18 +343,19 @@ def validation(result: ProspectivityMap, deposit_xy: list, baseline: RankMean) -
 
 
 def calibrated(raster_set, layers: list, equal_weight: np.ma.MaskedArray | None, knowledge: Surface,
-               deposit_xy: list, method: str, progress: Progress = SILENT, cross_validation: dict | None = None):
+               deposit_xy: list, method: CalibrationMethod, progress: Progress = SILENT,
+               cross_validation: dict | None = None):
     """(the fit, the record section) of `method` on the measured evidence of `raster_set`'s `layers` (LayerInfo),
     beside the knowledge-driven surface and the independent equal-weight mean of the layers' ranks (`equal_weight`,
     baseline.py; None when no layer enters it) scored on the same cells. The section's `refused` says why the fitted
     surface is not the one targets are drawn from (out of fold, it does not beat the better of the two surfaces that
     used no deposit data: a fit worse than what the geologist has without deposits is not a fit to map with), else
     ''. `cross_validation`: calibrate's block_size_m, folds and seed."""
-    from ..favourability.calibration import calibrate
+    from ..favourability.calibration import CHOICES, calibrate
     from ..favourability.measured import measured_evidence
 
-    if method not in CALIBRATION_METHODS:
-        raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CALIBRATION_METHODS)}.")
+    if method not in CHOICES:  # a replayed record's may be anything
+        raise LodestarError(f"Unknown calibration method {method!r}; use one of {', '.join(CHOICES)}.")
     measured, not_measured = measured_evidence(raster_set, layers)
     baselines = {KNOWLEDGE: knowledge.values, **({EQUAL_WEIGHT: equal_weight} if equal_weight is not None else {})}
     fit = calibrate(measured, raster_set.grid, deposit_xy, method=method, baselines=baselines, progress=progress,

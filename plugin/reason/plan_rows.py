@@ -11,15 +11,18 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import LodestarError
-from ..favourability.evidence import EvidenceSpec
+from ..favourability.evidence import EvidenceSpec, Membership, Transform
 from ..favourability.knowledge import DEFAULT_FAULT_DISTANCE, OTHER_UNITS
+from ..favourability.overlay import OverlayMethod
 from ..favourability.plan_file import EvidencePlan, recorded_plan
 from .knowledge import load_knowledge
 
-TRANSFORMS_OF_KIND = {"index": ("none", "percentile_rank", "log_percentile"), "categorical": ("units",),
-                      "vector": ("distance_m", "units"), "rgb": ("distance_m",)}
+TRANSFORMS_OF_KIND: dict[str, tuple[Transform, ...]] = {
+    "index": ("none", "percentile_rank", "log_percentile"), "categorical": ("units",),
+    "vector": ("distance_m", "units"), "rgb": ("distance_m",)}
 """The transformations a layer of each kind can take."""
-MEMBERSHIP_DEFAULTS = {"large": {"spread": 5.0}, "small": {"spread": 5.0}, "gaussian": {"spread": 0.1}}
+MEMBERSHIP_DEFAULTS: dict[Membership, dict] = {"large": {"spread": 5.0}, "small": {"spread": 5.0},
+                                               "gaussian": {"spread": 0.1}}
 
 
 def plan_rows(record: dict) -> tuple[list[dict], EvidencePlan]:
@@ -131,7 +134,7 @@ def usable_specs(rows: list[dict]) -> list[EvidenceSpec]:
     return specs
 
 
-def plan_of_rows(rows: list[dict], method: str, gamma: float, agent: EvidencePlan) -> EvidencePlan:
+def plan_of_rows(rows: list[dict], method: OverlayMethod, gamma: float, agent: EvidencePlan) -> EvidencePlan:
     """The plan of the rows of positive weight, combined by `method` (and `gamma`); the agent's when it equals
     `agent`, else the geologist's."""
     plan = EvidencePlan(usable_specs(rows), method, gamma)

@@ -12,10 +12,11 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
-from ..analysis import ROLES_OF_MODELS, AnalysisRequest, BackendSettings
+from ..analysis import ROLES_OF_MODELS, AnalysisRequest, Backend, BackendSettings
 from ..errors import LodestarError
+from ..favourability.calibration import CalibrationMethod
 from ..favourability.plan_file import EvidencePlan, read_plan
 from ..raster_io import LayerSpec
 from ..reason.deposit_models import model_ids
@@ -25,10 +26,14 @@ from ..tools.categorical import names_units, read_legend
 from ..tools.lithology_words import matched_units
 from .record import read_replayed, replayed_request
 
-BACKENDS = ("offline", "openai")
-CALIBRATIONS = (("", "none (knowledge-driven)"), ("wofe", "weights of evidence"),
-                ("logistic", "logistic regression"), ("forest", "random forest"), ("boosting", "gradient boosting"),
-                ("best", "best out of fold (the four and their ensemble compared)"))
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+CalibrationChoice = Literal["", CalibrationMethod]
+"""A request's calibration: "" (knowledge-driven, none) or a calibration method."""
+_CALIBRATION_LABELS: dict[CalibrationChoice, str] = {
+    "": "none (knowledge-driven)", "wofe": "weights of evidence", "logistic": "logistic regression",
+    "forest": "random forest", "boosting": "gradient boosting",
+    "best": "best out of fold (the four and their ensemble compared)"}
+CALIBRATIONS = tuple((key, _CALIBRATION_LABELS[key]) for key in get_args(CalibrationChoice))
 """Calibration methods (the request's `calibrate` value, its label), in the order dock and Processing list them."""
 AREA_SHARE_RANGE = (0.005, 0.5)  # the target area share a request may ask for (0.5 % to 50 % of the analysed area)
 MAX_FOLDS = 20  # the most cross-validation folds a calibration may ask for
@@ -50,7 +55,7 @@ WHERE = {"question": "in the request", "base_url": "in the settings", "planner":
 class BackendValues:
     """The back-end as the user gave it, before any fallback applies."""
 
-    backend: str = "offline"
+    backend: Backend = "offline"
     base_url: str = ""
     api_key: str = field(default="", repr=False)
     models: dict = field(default_factory=dict)  # role -> model name; a role left empty takes the planner's
@@ -238,14 +243,13 @@ def replay_request(record, output_dir) -> AnalysisRequest:
     return replayed_request(blank, read_replayed(path), check=False)
 
 
-def _calibration(method: str, deposits, names: dict) -> str:
+def _calibration(method: str, deposits, names: dict) -> CalibrationChoice:
     method = (method or "").strip()
-    keys = [key for key, _ in CALIBRATIONS]
-    if method not in keys:
+    if method not in _CALIBRATION_LABELS:
         raise LodestarError(f"Unknown calibration {method!r}; choose one of: "
                             + ", ".join(f"{key or 'empty'} ({label})" for key, label in CALIBRATIONS) + ".")
     if method and not deposits:
-        raise LodestarError(f"Calibration with {dict(CALIBRATIONS)[method]} needs known deposits: give "
+        raise LodestarError(f"Calibration with {_CALIBRATION_LABELS[method]} needs known deposits: give "
                             f"{names['deposits']}, or turn calibration off.")
     return method
 

@@ -115,7 +115,7 @@ def _surfaces(raster_set: RasterSet, infos: list, knowledge: Surface, plan: Evid
     """The surfaces the targets come from: for a calibrated run its calibration fitted again, as the run fitted it
     (on the layers' measured evidence, which the plan does not change), now held against the edited plan's
     knowledge-driven surface, which it must beat out of fold to be used; else the plan's knowledge-driven surface."""
-    method = mapping.get("calibrate") or ""
+    method = mapping.get("calibrate")  # the record's, checked by `calibrated`
     if not method:
         return MapSurfaces(knowledge, weights=knowledge.table())
     return calibrated_surfaces(raster_set, infos, knowledge, plan.specs, knowledge.table(), baseline, deposit_xy,

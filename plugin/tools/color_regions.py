@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 from rasterio.enums import Resampling
@@ -37,8 +38,12 @@ from ..roles import guess_role
 from ..zones import labelled_polygons, zone_record, zones_frame
 from .result import ToolResult
 
-METHODS = ("percentile", "sigma", "otsu", "value")
-MODES = ("auto", "index", "rgb")
+ThresholdMethod = Literal["percentile", "sigma", "otsu", "value"]
+"""How an index layer is thresholded: at a percentile, at mean + k sigma, by Otsu's method, or at a value."""
+ColorMode = Literal["auto", "index", "rgb"]
+"""What a layer is read as: from the layer itself, an index (one band of values), or a colour rendering."""
+METHODS: tuple[ThresholdMethod, ...] = get_args(ThresholdMethod)
+MODES: tuple[ColorMode, ...] = get_args(ColorMode)
 FULL_RESOLUTION_LIMIT = 150_000_000
 """`single_layer_set` keeps a single-band layer at full resolution up to this many pixels (mask: 1 B/px)."""
 RENDERING_LIMIT = 8_000_000
@@ -55,8 +60,8 @@ SMOOTH_TRUNCATE = 3.0
 class ColorRegionParams:
     """Settings of `color_regions`; the defaults suit an alteration index map."""
 
-    mode: str = "auto"              # auto (from the layer), index or rgb
-    method: str = "percentile"      # index threshold: percentile, sigma (mean + k*sigma), otsu, value
+    mode: ColorMode = "auto"
+    method: ThresholdMethod = "percentile"  # sigma: mean + k*sigma
     percentile: float = 95.0        # keep the most favourable (100 - percentile) % of valid pixels
     k_sigma: float = 2.0            # k of mean + k*sigma
     value: float | None = None      # threshold in layer units (method "value"); low layers keep <= value
