@@ -41,6 +41,7 @@ from shapely.geometry import Point
 from shapely.ops import unary_union
 
 from .csv_table import write_csv
+from .decisions import CORE
 from .errors import LodestarError
 from .files import PNG_OPTIONS, atomic_path
 from .progress import SILENT, Progress
@@ -49,7 +50,8 @@ from .vector_io import read_table, read_vector, table_coordinates
 
 RASTER_SUFFIXES = {".tif", ".tiff", ".vrt", ".img", ".asc", ".nc"}
 MAX_CURVE_LEVELS = 200
-DEFAULT_SHARES = (0.02, 0.05, 0.10, 0.20)
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+DEFAULT_SHARES = CORE.scored_shares
 
 
 def evaluate_localization(prospectivity, deposits, *, valid_mask: np.ndarray | None = None,

@@ -39,6 +39,7 @@ import pandas as pd
 from shapely.affinity import scale
 from shapely.ops import unary_union
 
+from .decisions import CORE
 from .errors import LodestarError
 from .graph import SpatialGraph, geoseries
 from .json_text import JSONExtractionError, extract_json
@@ -56,16 +57,9 @@ SEED_AREA_NAMES = {
 }
 """The paper's area-type names (C.4) and the layer roles they weigh."""
 
-RANGES = {
-    "degree_centrality_weight": (1.0, 3.0),
-    "betweenness_centrality_weight": (1.0, 3.0),
-    "chain_presence_weight": (1.0, 3.0),
-    "important_areas_count": (3, 7),
-    "hop2_expansion_height": (1.0, 1.5),
-    "hop2_expansion_width": (1.0, 1.5),
-    "clip_ratio": (0.0, 5.0),
-}
-AREA_WEIGHT_RANGE = (1.0, 2.0)
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+RANGES = CORE.localization_ranges
+AREA_WEIGHT_RANGE = CORE.area_weight_range
 
 
 @dataclass
@@ -271,9 +265,8 @@ def seed_area(spatial_graph: SpatialGraph, seed: str, params: LocalizationParams
     return unary_union(polygons), members
 
 
-LINEAR_COMPACTNESS = 0.2
-"""Polsby-Popper compactness (4 pi area / perimeter^2) below which a zone counts as linear: a fault
-corridor or contact strip (a 10:1 rectangle scores 0.26, a 30:1 strip 0.1; a disc 1.0)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+LINEAR_COMPACTNESS = CORE.linear_compactness
 
 
 def _is_linear(polygon) -> bool:

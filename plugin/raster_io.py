@@ -21,6 +21,7 @@ from rasterio.warp import Resampling, reproject, transform_bounds
 from rasterio.windows import Window
 
 from .confinement import dataset_driver, guarded_gdal, referenced_files
+from .decisions import CORE
 from .errors import Cancelled, LodestarError
 from .progress import SILENT, Progress
 from .raster_blocks import block_windows
@@ -28,8 +29,8 @@ from .vector_io import check_vector_input, holds_points, read_vector, split_sour
 
 MIN_ANALYSIS_PIXELS = 64
 """Fewer pixels of common ground (8 x 8), left by a layer much smaller than the others, is no area to analyse."""
-OVERLAP_WARNING_SHARE = 0.25
-"""When the layers' common extent is under this share of the largest layer, the run says so."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+OVERLAP_WARNING_SHARE = CORE.overlap_warning_share
 DATA_BOUNDS_PIXELS = 4_000_000
 """Value budget (pixels x bands) of the read that finds where a raster holds data (its nodata border left out)."""
 DEFAULT_MAX_PIXELS = 4_000_000
@@ -40,9 +41,8 @@ blocks, so a 20,000 x 20,000 raster stops loading within a fraction of a second 
 INDEX_ROLES = ("hydrothermal_alteration", "silicification", "propylitic_alteration", "argillic_alteration",
                "iron_oxide", "geochemistry", "geophysics")
 """Roles whose layer is one band of values (an index, a ratio, a concentration, a field)."""
-RAMP_MAX_COLOURS = 512
-"""An 8-bit RGB image with more colours (5 bits a channel) than this is a composite, not an index rendered through
-a colour ramp (the sample's rendered ferric index holds 159)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+RAMP_MAX_COLOURS = CORE.ramp_max_colours
 
 
 @dataclass(frozen=True)

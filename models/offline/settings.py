@@ -5,15 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-PROVENANCES = (
-    "deposit-model knowledge",
-    "a statistical convention",
-    "fitted on the second generator (scripts/worlds_b.py)",
-    "set by hand while developing on the first generator (scripts/synthetic_cases.py)",
-    "set by hand while developing on the second generator (scripts/worlds_b.py)",
-)
-"""The kinds of provenance; each provenance in `REASONS` starts with one, its details follow in brackets."""
-
 
 @dataclass(frozen=True)
 class OfflineSettings:
@@ -245,7 +236,8 @@ REASONS: dict[str, tuple[str, str]] = {
         "departs from the backdrop scene as a whole: it is lithology, however low on its colour bar.",
         "a statistical convention (the median cell, as for coloured_scene_share; dd72bcb)"),
 }
-"""Setting name -> (why the reasoner uses it, where its value came from: one of PROVENANCES, then details)."""
+"""Setting name -> (why the reasoner uses it, where its value came from: one of the PROVENANCES of plugin/decisions.py,
+then details)."""
 
 
 DEFAULT = OfflineSettings()

@@ -15,16 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..decisions import CORE
 from ..errors import LodestarError
 from ..labels import distance, number, plural
 from ..raster_io import RasterGrid
 
-DEFAULT_BLOCK_M = 10_000.0
-BLOCKS_ACROSS = 8
-MIN_BLOCK_CELLS = 3
-"""A block is at least this many analysis cells across: then it holds cells that touch no other block's, so a fold
-is not scored on cells beside its training cells. Blocks of a cell or less are a random split of the cells, whose
-skill says nothing of new ground (blocks under the cell size once gave an out-of-fold AUC of 0.987)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+DEFAULT_BLOCK_M = CORE.block_m
+BLOCKS_ACROSS = CORE.blocks_across
+MIN_BLOCK_CELLS = CORE.min_block_cells
 
 
 def default_block_size(grid: RasterGrid) -> float:

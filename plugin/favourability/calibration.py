@@ -65,6 +65,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
+from ..decisions import CORE
 from ..errors import Cancelled, LodestarError
 from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
 from ..progress import SILENT, Progress
@@ -93,36 +94,28 @@ BASIS = "fitted on known deposits"
 CalibrationMethod = Literal[ModelMethod, "best"]
 """What a calibration fits: one model, or "best" (all four and their ensemble, the best out of fold kept)."""
 CHOICES: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
-BUFFER_M = 1000.0
-"""Background is drawn farther than this from a known deposit: ground that near may hold the same system,
-unsampled (on a grid without a CRS, 2 pixels)."""
-BACKGROUND_CELLS = 10_000
-"""Background cells of an outer fit (drawn stratified by fold, module docstring): enough for a stable AUC, few enough
-for a 3-million-cell district. Chosen on bench_skill's 12 held-out districts (issue 62): "best" out of fold averaged
-AUC 0.8719 with 10,000 against 0.8743 with 20,000 (district by district -0.030 to +0.018, the spread of the sample's
-own draw) in 22 % less time; Murchison gave 0.9404 with both (bench_calibration's background table)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+BUFFER_M = CORE.buffer_m
+BACKGROUND_CELLS = CORE.background_cells
 FOLD_WORKERS = None
 """Outer folds fitted at once (threads); None: one per core."""
-INNER_FOLDS = 2
-"""Hyperparameters are chosen by 2-fold cross-validation over the training folds (alternate folds grouped): each
-candidate fitted on half of them and scored on the other half, in turn."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+INNER_FOLDS = CORE.inner_folds
 IMPORTANCE_CELLS = 5_000
 RESPONSE_CELLS = 2_000
-REFERENCE_CELLS = 20_000
-"""Cells an ensemble member's scores are ranked against (a random sample of the rows it may see)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+REFERENCE_CELLS = CORE.reference_cells
 RESPONSE_UNITS = 12
-SEED = 0
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SEED = CORE.seed
 OUT_OF_FOLD_SHARE = 85.0
 """Per cent of a calibration's progress spent on the models' out-of-fold fits; the full fit, importance, response and
 uncertainty take the rest."""
 SEARCH_SHARE = 60.0
 """Per cent of a model's out-of-fold progress spent on the inner fits of its hyperparameter search (when it has one);
 the outer folds' choices, fits and predictions take the rest."""
-SIGN_LEVEL = 0.05
-"""A single model replaces the ensemble in "best" only when it beats it in so many folds that a one-sided sign test
-gives a probability of chance at most this (the 5 % level of the offline reasoner's measurements). The level is
-nominal: the model tested is the best of four on the same folds (a chance win is likelier than the level says,
-up to about four times) and a tied fold counts as lost (rarer)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SIGN_LEVEL = CORE.sign_level
 
 
 @dataclass

@@ -18,9 +18,11 @@ import numpy as np
 from rasterio.features import rasterize
 from scipy import ndimage, signal
 
+from ..decisions import CORE
 from ..raster_io import RasterSet
 
-DENSITY_RADII_M = (2000.0, 5000.0)
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+DENSITY_RADII_M = CORE.density_radii_m
 
 
 def derived_evidence(raster_set: RasterSet, layers: list, make_layer) -> list:

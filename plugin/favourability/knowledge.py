@@ -22,22 +22,20 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from ..decisions import CORE
 from ..geophysics import measured_property, signature
 from ..pathfinders import ELEMENTS, named_elements, off_model_reason
 from ..tools.lithology_words import matched_units
 from .evidence import EvidenceSpec
 
-ITEM_WEIGHT = 1.0
-"""The weight of a layer whose role the model's evidence items name."""
-MAX_WEIGHT_RATIO = 2.0
-"""The widest ratio between two layers' weights a model may give: without deposits no weight is known better than
-within a factor of two, and a mean of ranks with weights that far apart stays close to the equal-weight one."""
-OTHER_UNITS = 0.1
-"""Membership of units that are not favourable: maps are approximate and deposits sit at contacts, so
-other units lower favourability without zeroing it (a fuzzy gamma product would otherwise be 0 there)."""
-DEFAULT_FAULT_DISTANCE = {"midpoint": 2000.0, "spread": 3.0}
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+ITEM_WEIGHT = CORE.item_weight
+MAX_WEIGHT_RATIO = CORE.max_weight_ratio
+OTHER_UNITS = CORE.other_units
+DEFAULT_FAULT_DISTANCE = CORE.fault_distance
 _CLASS_NAME = re.compile(r"class|rcl|reclass", re.IGNORECASE)
-_MAX_CLASSES = 32
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+_MAX_CLASSES = CORE.classed_max
 
 
 def knowledge_specs(layer_infos, deposit_model: dict, favourable_units: dict | None = None

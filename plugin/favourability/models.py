@@ -51,6 +51,7 @@ from typing import Callable, Literal, get_args
 
 import numpy as np
 
+from ..decisions import CORE
 from ..errors import LodestarError, require_package
 from ..labels import CALIBRATION_LABELS
 from .wofe import (
@@ -72,8 +73,8 @@ FittedMethod = Literal[ModelMethod, "ensemble"]
 METHODS: tuple[ModelMethod, ...] = get_args(ModelMethod)
 LABELS = CALIBRATION_LABELS
 ENSEMBLE: Literal["ensemble"] = "ensemble"
-REFERENCE_SCORES = 10_000
-"""Scores of the study area each ensemble member keeps (evenly spaced in order) to rank a new score against."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+REFERENCE_SCORES = CORE.reference_scores
 GRIDS: dict[str, tuple[dict, ...]] = {
     "wofe": ({},),
     "logistic": tuple({"c": c} for c in (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0, 10.0)),
@@ -86,15 +87,12 @@ fine to coarse, a tree size from shallow to deeper, with and without the monoton
 nothing is chosen. The penalty runs from its strong limit (C times the ~20,000 training rows well under 1: the
 coefficients then follow each column's difference between deposits and background) to nearly none (docs/results.md
 says why the grid is this wide)."""
-FOREST_TREES = 30
-BOOSTING_ROUNDS = 50
-BOOSTING_RATE = 0.2
-"""A forest of 30 trees and 50 boosting rounds at 0.2 (60 trees and 100 rounds at 0.1 until issue 62): half the fits'
-and predictions' cost, the same out-of-fold AUC on Murchison (ensemble 0.9404 against 0.9405; docs/results.md)."""
-MAX_ONE_HOT = 40
-"""Units one-hot encoded at most; the others share the column 'other'."""
-QUANTILES = 101
-"""Quantiles of an ordered layer's training values kept (0 %, 1 %, ... 100 %)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+FOREST_TREES = CORE.forest_trees
+BOOSTING_ROUNDS = CORE.boosting_rounds
+BOOSTING_RATE = CORE.boosting_rate
+MAX_ONE_HOT = CORE.max_one_hot
+QUANTILES = CORE.quantiles
 CHUNK_ROWS = 65_536
 """Rows predicted at a time: memory follows the chunk, not the grid, and a cancel waits for one chunk at most (a
 random forest's trees take a quarter of a second over it)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from ..analysis import MAX_LAYERS
+from ..decisions import CORE
 from ..errors import LodestarError
 from ..files import write_text_atomic
 from ..json_file import read_json, shown
@@ -26,7 +27,8 @@ FORMAT = "lodestar-evidence-plan/1"
 PlanAuthor = Literal["agent", "geologist"]
 """Who made a plan: the agent (the run's planner) or the geologist (edited or written by hand)."""
 AUTHORS: tuple[PlanAuthor, ...] = get_args(PlanAuthor)
-DEFAULT_GAMMA = 0.8
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+DEFAULT_GAMMA = CORE.gamma
 MAX_SPECS = MAX_LAYERS * len(KINDS)
 """The most specs a plan may hold: each layer enters once, and a run has at most MAX_LAYERS layers, a scene among
 them turned into up to one index layer per scene index kind."""

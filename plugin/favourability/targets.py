@@ -20,13 +20,12 @@ import numpy as np
 from scipy import ndimage
 from scipy.stats import rankdata
 
+from ..decisions import CORE
 from .outputs import pinholes, top_share_mask
 
-TIERS = (0.02, 0.05, 0.10)
-"""Nested area shares a target can reach: its tier is the smallest share whose top cells it holds."""
-SADDLE_DEPTH = 0.02
-"""A saddle splits two peaks when the lower peak stands this far above it on the surface's percentile-rank scale
-(two percentile points: a fifth of the range of the default 10 % selection)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+TIERS = CORE.tiers
+SADDLE_DEPTH = CORE.saddle_depth
 _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 
 

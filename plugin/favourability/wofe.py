@@ -28,18 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
-UNIT_AREA = 1_000_000.0
-"""Default unit cell: 1 km2 in square metres."""
-MAX_CLASSES = 100
-"""A continuous map with more distinct values is cut at this many quantiles before generalisation."""
-CI_RATIO_FLAG = 0.85
-"""Conditional independence is doubtful below this ratio of observed to predicted deposits."""
-PAIRWISE_LEVEL = 0.05
-"""The family-wise level of the pairwise test (the 95 % of Bonham-Carter's tables), held over all pairs by Holm's
-step-down."""
-SMALL_EXPECTED = 5.0
-"""Below this expected count in a cell of the pair's table the chi-square approximation is rough."""
-EMPTY_COUNT = 0.5
+from ..decisions import CORE
+
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+UNIT_AREA = CORE.unit_area
+MAX_CLASSES = CORE.max_classes
+CI_RATIO_FLAG = CORE.ci_ratio_flag
+PAIRWISE_LEVEL = CORE.pairwise_level
+SMALL_EXPECTED = CORE.small_expected
+EMPTY_COUNT = CORE.empty_count
 
 
 @dataclass(frozen=True)
@@ -161,9 +158,8 @@ def generalise(values: np.ndarray, deposits: np.ndarray, cell_units: float, asce
     return Generalisation(float(threshold), ascending, table, best)
 
 
-MIN_CLASS_DEPOSITS = 2
-"""A class of a categorical map holding fewer training deposits than this joins the class 'other': one deposit
-cannot give a weight whose standard deviation is smaller than the weight itself (s(W+) >= 1)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MIN_CLASS_DEPOSITS = CORE.min_class_deposits
 OTHER = -1
 
 

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..decisions import CORE
 from ..favourability.targets import percentile_ranks
 
-SUPPORT_RANK = 0.70
-"""A layer stands out in a target when the target's cells rank on average in the layer's top 30 % of the analysed
-area (the mean rank of a random patch is 0.5)."""
-MIN_COVERAGE = 0.5
-"""A layer with data over less than this share of a target cannot test it."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SUPPORT_RANK = CORE.support_rank
+MIN_COVERAGE = CORE.min_coverage
 VIEW_GROWTH = 0.5
 """The view around a target: its bounds grown by this share of their size on every side."""
 VERDICTS = ("strong", "moderate", "weak", "unsupported")

@@ -28,6 +28,7 @@ import numpy as np
 from pyproj import CRS, Transformer
 from scipy import ndimage
 
+from ..decisions import CORE
 from ..favourability.targets import Delineation
 from ..labels import plural, the, verb
 from ..reason.contract import ReasonerError
@@ -41,10 +42,9 @@ PROSPECT_COLUMNS = ("camp", "rank", "tier", "area_km2", "centroid_x", "centroid_
 COUNTS = ("rank", "known_deps", "n_zones", "prospects", "camp")
 """Fields that count: whole numbers (known_deps, unknown without deposits, is then a real number left empty)."""
 TEXTS = ("verdict", "layers", "why")
-VERDICT_FACTOR = {"strong": 1.0, "moderate": 0.8, "weak": 0.6, "unsupported": 0.4, "": 1.0}
-"""How a verdict weighs a judged target's score when the judged ones are reordered among themselves."""
-JUDGED = 10
-"""How many of the best targets the chain judges on their own evidence."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+VERDICT_FACTOR = CORE.verdict_factor
+JUDGED = CORE.judged
 
 
 def empty_targets(crs, columns: tuple = TARGET_COLUMNS) -> gpd.GeoDataFrame:

@@ -18,12 +18,12 @@ from shapely.errors import ShapelyError
 from shapely.geometry import MultiPolygon, Polygon
 from shapely.ops import unary_union
 
+from ..decisions import CORE
 from ..labels import humanize
 from ..zones import polygon_cells
 
-SHARE_LIMIT = 2.0
-"""A verified core spanning more than this many times the targets' area share is not forced into the targets: a
-system filling much of a small scene still is, but not a district-wide outline that would swamp the selection."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SHARE_LIMIT = CORE.share_limit
 
 
 def filled(geometry):

@@ -15,17 +15,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..decisions import CORE
 from ..errors import LodestarError
 
-MIN_TARGET_CELLS = 4
-"""No target is smaller than this many analysis cells (a patch of fewer is a speck of the grid, not a place)."""
-MIN_FOOTPRINT_SHARE = 0.25
-"""The smallest target is this share of one deposit's footprint: half its diameter (the footprints are circles of the
-middle of each model's range of sizes, and the low end of a range is about half its middle: 1-3 km across for an
-orogenic deposit, 0.5-1.5 km for a magmatic sulphide lens)."""
-WORK_LIST = 30
-"""Targets drawn unless set: what a team can follow up in a field season; the rest of the top share stays in the
-favourability surface."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MIN_TARGET_CELLS = CORE.min_target_cells
+MIN_FOOTPRINT_SHARE = CORE.min_footprint_share
+WORK_LIST = CORE.work_list
 
 
 @dataclass(frozen=True)

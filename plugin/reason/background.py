@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-CLASSED_MAX = 32
-"""At most this many distinct integer values make a layer "classed"."""
-SATURATED_SHARE = 0.001
-"""At least this share of cells exactly at the favourable end marks a clipped display stretch (a greyscale
-rendering): values stop there, so no departure beyond it can be seen ("ceiling", in measure units)."""
-LOG_RANGE = 10.0
-"""A lognormal layer's 98th percentile is at least this many times its 2nd."""
+from ..decisions import CORE
+
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+CLASSED_MAX = CORE.classed_max
+SATURATED_SHARE = CORE.saturated_share
+LOG_RANGE = CORE.log_range
 
 
 def robust_spread(values: np.ndarray, centre: float) -> float:

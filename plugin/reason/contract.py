@@ -47,6 +47,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Protocol, runtime_checkable
 
+from ..decisions import CORE
 from ..errors import LodestarError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -108,8 +109,8 @@ TOOLSET = {
 ZONE_TOOLS = ("color_regions", "feature_regions", "categorical", "vector_evidence", "mark_boxes")
 """Tools that mark zones on a layer (their output goes through the controller and into the spatial graph)."""
 
-MAX_PLAN_STEPS = 12
-"""The longest plan the loop runs (longer plans are cut)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MAX_PLAN_STEPS = CORE.max_plan_steps
 
 
 class ReasonerError(LodestarError):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import geopandas as gpd
 
 from ..controller import ControllerLimits, Region, enforce, validate
+from ..decisions import CORE
 from .contract import ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
-SPECK_M2 = 50_000.0
-"""On a georeferenced grid a region under 0.05 km2 (about 225 m across) is a speck, whatever the map's extent."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SPECK_M2 = CORE.speck_m2
 
 
 def limits_from(settings: dict | None, max_attempts: int, georeferenced: bool = True) -> ControllerLimits:

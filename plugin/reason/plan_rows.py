@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ..decisions import CORE
 from ..errors import LodestarError
-from ..favourability.evidence import EvidenceSpec, Membership, Transform
+from ..favourability.evidence import EvidenceSpec, Transform
 from ..favourability.knowledge import DEFAULT_FAULT_DISTANCE, OTHER_UNITS
 from ..favourability.overlay import OverlayMethod
 from ..favourability.plan_file import EvidencePlan, recorded_plan
@@ -21,8 +22,8 @@ TRANSFORMS_OF_KIND: dict[str, tuple[Transform, ...]] = {
     "index": ("none", "percentile_rank", "log_percentile"), "categorical": ("units",),
     "vector": ("distance_m", "units"), "rgb": ("distance_m",)}
 """The transformations a layer of each kind can take."""
-MEMBERSHIP_DEFAULTS: dict[Membership, dict] = {"large": {"spread": 5.0}, "small": {"spread": 5.0},
-                                               "gaussian": {"spread": 0.1}}
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MEMBERSHIP_DEFAULTS = CORE.membership_defaults
 
 
 def plan_rows(record: dict) -> tuple[list[dict], EvidencePlan]:

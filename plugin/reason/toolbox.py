@@ -15,6 +15,7 @@ import geopandas as gpd
 import numpy as np
 from PIL import ImageDraw
 
+from ..decisions import CORE
 from ..errors import Cancelled, LodestarError
 from ..files import write_bytes_atomic
 from ..progress import SILENT, Progress
@@ -23,9 +24,8 @@ from ..zones import zone_record, zones_frame
 from .contract import TOOLSET, ZONE_TOOLS, ToolCall
 from .workspace import Workspace
 
-COINCIDENCE_REACH_M = 10_000.0
-"""How far (metres on the ground) a new zone's neighbours of other layers are looked for; in pixel space
-(no georeferencing) a quarter of the image's diagonal."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+COINCIDENCE_REACH_M = CORE.coincidence_reach_m
 OUTLINE_COLOURS = ((0, 229, 255), (255, 64, 160), (120, 255, 80), (255, 200, 0), (255, 255, 255))
 
 

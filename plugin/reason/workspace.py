@@ -12,21 +12,16 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 
+from ..decisions import CORE
 from ..raster_io import RasterSet, crs_label
 from ..tools.categorical import read_legend
 from ..zones import zones_frame
 from .background import background_model
 from .contract import TOOLSET, ChainNode
 
-NOMINAL_PIXEL_M = 30.0
-"""Ground size of a pixel when no layer is georeferenced (MineBench-style images): ASTER's VNIR/SWIR scale."""
-FLAT_SPREAD = 1e-5
-"""A layer of values whose spread (half their range) is under this share of their size (the largest absolute value)
-is flat: it cannot rank places, so it tests no item (`silence`). Reason: float32 resolves a value to 2**-24 (6e-8)
-of its size; a spread within about a hundred of those steps is what rounding leaves on a constant carried through
-resampling and index arithmetic, and is finer than the anomalies any survey reports relative to its values
-(spectral indices and assays: 1e-3 and more; a total magnetic field: tens of nT in 50,000). Provenance: a
-statistical convention (the storage precision of the values read, float32; issue 60, scenario 4: 0.5 +/- 1e-6)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+NOMINAL_PIXEL_M = CORE.nominal_pixel_m
+FLAT_SPREAD = CORE.flat_spread
 
 
 @dataclass

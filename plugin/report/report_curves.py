@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..decisions import CORE
 from ..files import PNG_OPTIONS, atomic_path
 
 WIDTH_PX = 900
@@ -19,7 +20,8 @@ STYLES = {
     "fitted": {"color": "#8c8c8c", "linestyle": "--", "linewidth": 1.6},
     "targets": {"color": "#e8112d", "linestyle": "-", "linewidth": 1.4},
 }
-SHARES = (0.02, 0.05, 0.10, 0.20)
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SHARES = CORE.scored_shares
 
 
 def draw_curves(series: list, path) -> Path:

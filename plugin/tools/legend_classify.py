@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
-INK_CONTRAST_L = 12.0
-"""A pixel this much darker (CIELAB L*) than the lightest of its 7 x 7 neighbourhood, closed, is ink."""
-INK_SIZE_PX = 7
-"""Strokes narrower than this (in pixels) are ink; a unit is wider."""
-PAPER_SEPARATION_DE = 8.0
-"""The paper is no unit colour when a unit's swatch lies this close (Delta E) to the legend's background."""
+from ..decisions import CORE
+
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+INK_CONTRAST_L = CORE.ink_contrast_l
+INK_SIZE_PX = CORE.ink_size_px
+PAPER_SEPARATION_DE = CORE.paper_separation_de
 HALO_PX = 3
 """Rows a block reads beyond its edges, so filters see across block edges as on the whole image."""
 

@@ -20,11 +20,12 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..decisions import CORE
 from ..errors import LodestarError
 from .legend_words import correct_name, user_words_text
 
-LETTER_PX = 60
-"""Height (pixels) a label's strip is enlarged to, about the cap height Tesseract reads best."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+LETTER_PX = CORE.letter_px
 TIMEOUT_S = 60
 INSTALL = ("Reading legend names needs Tesseract OCR, which is not installed. Install it: on Debian or Ubuntu "
            "`sudo apt-get install tesseract-ocr`; on macOS `brew install tesseract`; on Windows the installer of "

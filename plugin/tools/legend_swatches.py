@@ -12,27 +12,20 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import ndimage
 
+from ..decisions import CORE
 from .legend_classify import delta_e, rgb_to_lab
 
-MIN_SWATCHES = 3
-"""A legend has at least this many swatches of one size."""
-SWATCH_ROWS = (6, 150)
-SWATCH_COLS = (8, 300)
-"""Height and width (pixels) a swatch interior may have."""
-MIN_FILL = 0.8
-"""A swatch (its holes filled) fills at least this share of its bounding rectangle."""
-SWATCH_DE = 14.0
-"""Pixels of a swatch lie within this colour difference (Delta E, after a 3 x 3 median) of its median colour."""
-ALIGN_SHARE = 0.2
-"""Swatches of one column start within this share of their width of each other (3 pixels at least)."""
-SIZE_SHARE = 0.35
-"""Swatches of one legend differ in width and height by at most this share (2 pixels at least)."""
-DARK = 110
-"""Grey level (0-255) below which a pixel is lettering."""
-BOX_MAX_SHARE = 0.5
-BOX_MIN_FILL = 0.45
-"""A background patch whose bounding box covers more of the image than BOX_MAX_SHARE, or that fills less of its
-bounding box than BOX_MIN_FILL (paper around a map), is open paper, not a legend box."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MIN_SWATCHES = CORE.min_swatches
+SWATCH_ROWS = CORE.swatch_rows
+SWATCH_COLS = CORE.swatch_cols
+MIN_FILL = CORE.min_fill
+SWATCH_DE = CORE.swatch_de
+ALIGN_SHARE = CORE.align_share
+SIZE_SHARE = CORE.size_share
+DARK = CORE.dark
+BOX_MAX_SHARE = CORE.box_max_share
+BOX_MIN_FILL = CORE.box_min_fill
 
 
 @dataclass

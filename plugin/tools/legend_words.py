@@ -10,11 +10,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..decisions import CORE
 from .lithology_words import lithology_groups
 
 WORDS_PATH = Path(__file__).resolve().parents[2] / "resources" / "knowledge" / "geology_words.txt"
-MIN_LETTERS = 4
-"""Shorter words are never corrected: too many short words lie one letter apart."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+MIN_LETTERS = CORE.min_letters
 CONFUSIONS = (("rn", "m"), ("cl", "d"), ("vv", "w"))
 """Letter groups OCR takes for one another (each compared as the second)."""
 

@@ -23,6 +23,7 @@ from rasterio.errors import NotGeoreferencedWarning
 from rasterio.windows import Window
 
 from ..csv_table import write_csv
+from ..decisions import CORE
 from ..errors import LodestarError
 from ..files import OutputSet, write_text_atomic
 from ..progress import SILENT, Progress
@@ -34,15 +35,15 @@ from .legend_ocr import read_labels, tesseract_program, tesseract_version
 from .legend_swatches import LegendLayout, find_legend
 
 FORMAT = "lodestar-map-legend/1"
-DEFAULT_TOLERANCE_DE = 20.0
-"""A pixel farther than this (CIELAB Delta E) from every swatch colour is no unit (nodata)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+DEFAULT_TOLERANCE_DE = CORE.tolerance_de
 DETECT_MAX_PIXELS = 16_000_000
 """The legend is looked for on the image read decimated to at most this many pixels; names and colours are read at
 full resolution."""
 BLOCK_ROWS = 512
 NODATA = 0
-SWATCH_INSET_PX = 2
-"""A swatch's colour is the median of its interior less this margin (its outline, blurred by the scan)."""
+# decision numbers: their reasons and provenance are in plugin/decisions.py
+SWATCH_INSET_PX = CORE.swatch_inset_px
 
 
 @dataclass

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from lodestar.models.offline import OfflineReasoner
-from lodestar.models.offline.settings import PROVENANCES, REASONS, OfflineSettings
+from lodestar.models.offline.settings import REASONS, OfflineSettings
+from lodestar.plugin.decisions import PROVENANCES
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.tests.models.offline.test_reasoner import _box_zone, _node, _workspace, _write_index
 
