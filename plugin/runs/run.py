@@ -1,10 +1,12 @@
 """`run_analysis`: one question over a set of layers, from the request to the files and the result.
 
-Steps: open the layers on one analysis grid; retrieve deposit models; run the STA-CoT loop
-(`loop.Engine`); localize deposits through the spatial graph with parameters from the model (the
-localization tool) or the deposit model; optionally refine zone outlines with SAM; write zones,
-graph nodes and edges, prospectivity polygons (GeoPackage), the run record (JSON) and the HTML
-report into `request.output_dir`; evaluate against known deposits when the request names them.
+The run is a chain of stages, each a function of the records the stages before it made: `_ask` (the request; a
+replay's record read into its whole request) -> `_load` (the layers on one analysis grid, the known deposits, the
+deposit models, the scenes' index rasters, the loop over its workspace) -> `_reason` (the STA-CoT loop, SAM when
+asked, the spatial graph with the model's localization parameters, the evidence chosen for the map) -> `_map` (the
+favourability surface and its targets, judged by the callable it is handed, scored against the known deposits) ->
+`_report` (zones, graph nodes and edges, targets as GeoPackages, surfaces, the run record and the HTML report in
+`request.output_dir`).
 
 Live events go to `on_event` as dicts with a `kind`: plan, controller, step, skipped, verdict, vote,
 usage, localization, done. `progress.check()` runs between every model call and tool call.
@@ -16,7 +18,7 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from ..analysis import MAX_LAYERS, AnalysisRequest, AnalysisResult, BackendSettings
 from ..errors import Cancelled, LodestarError
@@ -26,14 +28,14 @@ from ..favourability.plan_file import plan_from_dict
 from ..files import OutputSet
 from ..judge.target_table import judge_targets, where_answer
 from ..load import scenes
-from ..map.prospectivity import map_prospectivity
+from ..map.prospectivity import ProspectivityMap, map_prospectivity
 from ..progress import SILENT, Progress
 from ..raster_io import RasterSet, crs_label
 from ..reason.contract import FAILED, INSUFFICIENT, Backends, Roles
 from ..reason.deposit_models import legend_units, ranked_models
-from ..reason.evidence_choice import chosen_evidence
+from ..reason.evidence_choice import EvidenceChoice, chosen_evidence
 from ..reason.knowledge import load_knowledge, model_by_id
-from ..reason.loop import Engine
+from ..reason.loop import Engine, Outcome
 from ..reason.offline_questions import offline_question_problem
 from ..reason.questions import asks_where, positive_choice
 from ..reason.toolbox import draw_evidence, jsonable
@@ -92,29 +94,96 @@ def run_analysis(request: AnalysisRequest, progress: Progress = SILENT,
 
 
 def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> AnalysisResult:
+    """The chain: request -> load -> reason -> map (its targets judged) -> report, each stage a function of the
+    records the stages before it made. A failure after the load stage leaves a run record saying what was done."""
+    run = _ask(request, progress, on_event, backends)
+    loaded = _load(run)
+    try:
+        reasoned = _reason(run, loaded)
+        mapped = _map(run, loaded, reasoned)
+        return _report(run, loaded, reasoned, mapped)
+    except Cancelled:
+        _discard(loaded.made)
+        raise
+    except Exception as exc:
+        if progress.cancelled():  # a write that failed because the run was being torn down
+            _discard(loaded.made)
+            raise Cancelled() from exc
+        message = str(exc) if isinstance(exc, LodestarError) else f"Unexpected error: {type(exc).__name__}: {exc}"
+        path = _write_failure_record(loaded.head, loaded.engine, run.events, Path(run.request.output_dir), message,
+                                     run.started, run.request, run.source)
+        raise RunFailed(message, path) from exc
+
+
+@dataclass(frozen=True)
+class _Run:
+    """The request stage's record, which every later stage reads: the request (a replay's: the whole request its
+    record holds), the record it replays (None when none), the reasoners, its favourability settings and its SAM
+    refinement (None when off), its progress, back-ends and start time, and its events so far and where they go."""
+
+    request: AnalysisRequest
+    source: dict | None
+    roles: Roles
+    mapping_parameters: dict
+    sam: dict | None
+    progress: Progress
+    backends: Backends
+    started: float
+    events: list[dict]
+    emit: Callable[[dict], None]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """The load stage's record: the layers as given and as the planner sees them (a scene's index layers in its
+    place), the scenes' index step (None when none), the deposit models retrieved, the known deposits' points and
+    the reader's notes on them, the folders the run made, the loop over its workspace, and the run record's head."""
+
+    given_set: RasterSet
+    raster_set: RasterSet
+    scene_run: scenes.SceneRun | None
+    knowledge: list[dict]
+    deposit_xy: list
+    deposit_notes: list
+    made: list[Path]
+    engine: Engine
+    head: dict
+
+
+@dataclass(frozen=True)
+class _Reasoned:
+    """The reason stage's record: the settled outcome of the chain, its zones (refined by SAM when asked), the spatial
+    graph and the localization section, whether the answer draws targets, and the evidence chosen for the map."""
+
+    outcome: Outcome
+    zones: Any
+    graph: Any
+    localization: dict
+    draw_targets: bool
+    evidence: EvidenceChoice
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    """The map stage's record: the surface and its targets with their verdicts, their scores against the known
+    deposits, and the run's notes."""
+
+    mapping: ProspectivityMap
+    metrics: dict
+    notes: list
+
+
+def _ask(request: AnalysisRequest, progress: Progress, on_event, backends: Backends) -> _Run:
+    """The request stage: a replay reads its record into the whole request it holds; the reasoners are built and the
+    question checked before any layer is read."""
     started = time.perf_counter()
     source = records.read_replayed(request.replay) if request.replay else None
     if source is not None:  # a replay runs the whole request its record holds, with the recorded answers
         request = records.replayed_request(request, source)
-    layers, question, choices = list(request.layers), request.question, dict(request.choices)
-    mapping_parameters = _mapping_parameters(request)
     roles = backends.build_reasoners(request.settings, progress, replay=source)
-    _check_question(question, choices, layers,
+    _check_question(request.question, dict(request.choices), list(request.layers),
                     offline=source is None and getattr(roles.verifier, "name", "") == "offline")
     progress.set(1)
-    raster_set = RasterSet(layers, progress=progress)
-    for line in raster_set.log:
-        progress.log(line)
-    ranking_roles = scenes.ranking_roles(layers)  # a scene whose sensor cannot be told is refused here, before any
-    # folder is made
-    # the deposits are read before the first model call and before any file is written: no token is spent, and no
-    # folder left, for a run whose deposits cannot be read
-    deposit_notes: list = []
-    deposit_xy = _deposit_points(request.deposits, raster_set.grid, mapping_parameters["calibrate"],
-                                 mapping_parameters.get("cross_validation") or {}, deposit_notes)
-    out = Path(request.output_dir)
-    made = _output_folders(out)  # removed again if the run is cancelled, or refused before its first model call
-    created = _stamp(source)
     events: list[dict] = []
 
     def emit(event: dict) -> None:
@@ -122,51 +191,124 @@ def _run_analysis(request: AnalysisRequest, progress: Progress, on_event, backen
         if on_event is not None:
             on_event(event)
 
-    knowledge = (_recorded_knowledge(source) if source is not None
-                 else ranked_models(question, ranking_roles, [spec.name for spec in layers],
-                                    request.deposit_model, request.user_models, units=legend_units(layers)))
     sam = {"checkpoint": str(request.sam_checkpoint), "device": request.sam_device} if request.refine_with_sam else None
-    run = _Run(request, source, progress, backends, started, events, emit, deposit_xy, deposit_notes,
-               mapping_parameters, sam)
-    given_set = raster_set
-    try:  # every raster is read here, block by block (a damaged file is found before any model call)
-        raster_set, scene_run, engine = _start_engine(run, roles, layers, choices, raster_set, knowledge)
+    return _Run(request, source, roles, _mapping_parameters(request), sam, progress, backends, started, events, emit)
+
+
+def _load(run: _Run) -> _Loaded:
+    """The load stage: the layers on one analysis grid, the known deposits (read before the first model call and
+    before any file is written: no token is spent, and no folder left, for a run whose deposits cannot be read), the
+    deposit models, the output folders, the scenes' index rasters (every raster is read here, block by block: a
+    damaged file is found before any model call) and the loop over the workspace."""
+    request, progress, layers = run.request, run.progress, list(run.request.layers)
+    given_set = RasterSet(layers, progress=progress)
+    for line in given_set.log:
+        progress.log(line)
+    ranking_roles = scenes.ranking_roles(layers)  # a scene whose sensor cannot be told is refused here, before any
+    # folder is made
+    deposit_notes: list = []
+    deposit_xy = _deposit_points(request.deposits, given_set.grid, run.mapping_parameters["calibrate"],
+                                 run.mapping_parameters.get("cross_validation") or {}, deposit_notes)
+    knowledge = (_recorded_knowledge(run.source) if run.source is not None
+                 else ranked_models(request.question, ranking_roles, [spec.name for spec in layers],
+                                    request.deposit_model, request.user_models, units=legend_units(layers)))
+    made = _output_folders(Path(request.output_dir))  # removed again if the run is cancelled, or refused before its
+    # first model call
+    try:
+        raster_set, scene_run, engine = _start_engine(run, given_set, knowledge)
     except BaseException:
         _discard(made)
         raise
-    head = _record_head(run, choices, created, given_set, raster_set, engine, knowledge, scene_run)
-    try:
-        return _run_engine(engine, head, run)
-    except Cancelled:
-        _discard(made)
-        raise
-    except Exception as exc:
-        if progress.cancelled():  # a write that failed because the run was being torn down
-            _discard(made)
-            raise Cancelled() from exc
-        message = str(exc) if isinstance(exc, LodestarError) else f"Unexpected error: {type(exc).__name__}: {exc}"
-        path = _write_failure_record(head, engine, events, out, message, started, request, source)
-        raise RunFailed(message, path) from exc
+    head = _record_head(run, given_set, raster_set, engine, knowledge, scene_run)
+    return _Loaded(given_set, raster_set, scene_run, knowledge, deposit_xy, deposit_notes, made, engine, head)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """What a run carries from its checks to its outputs: the request (a replay's: the whole request its record
-    holds), the record it replays (None when none), its progress, back-ends and start time, its events so far and
-    where they go, the known deposits' points and the reader's notes on them, its favourability settings and its SAM
-    refinement (None when off)."""
+def _reason(run: _Run, loaded: _Loaded) -> _Reasoned:
+    """The reason stage: the STA-CoT loop to its settled answer, its zones refined by SAM when asked, the spatial
+    graph with the model's localization parameters, and the evidence the model chooses for the map (the last model
+    calls but the targets' verdicts, in this order)."""
+    engine, progress = loaded.engine, run.progress
+    outcome = engine.run()
+    if engine.budget_spent and not engine.server_refused and not any("value" in entry for entry in engine.trace):
+        raise LodestarError(f"The run could not start: no model call fits its budget. {engine.stop_reason}")
+    progress.set(90)
+    zones, sam_note = engine.ws.zones, ""
+    if run.sam:
+        zones, sam_note = _refine_with_sam(zones, loaded.raster_set, run.sam["checkpoint"], run.sam["device"],
+                                           progress, run.backends)
+    draw_targets = _draws_targets(outcome.answer, dict(run.request.choices))
+    localization = _localize(engine, engine.ws, zones, draw_targets, run.request.localization)
+    graph = localization.pop("graph")
+    localization.pop("scores")
+    if sam_note:
+        localization["note"] = f"{localization['note']} {sam_note}".strip()
+    parameters = run.mapping_parameters
+    evidence_plan = plan_from_dict(parameters["evidence_plan"]) if parameters.get("evidence_plan") else None
+    return _Reasoned(outcome, zones, graph, localization, draw_targets, chosen_evidence(engine, evidence_plan))
 
-    request: AnalysisRequest
-    source: dict | None
-    progress: Progress
-    backends: Backends
-    started: float
-    events: list[dict]
-    emit: Callable[[dict], None]
-    deposit_xy: list
-    deposit_notes: list
-    mapping_parameters: dict
-    sam: dict | None
+
+def _map(run: _Run, loaded: _Loaded, reasoned: _Reasoned) -> _Mapped:
+    """The map stage: the favourability surface and its targets (`map_prospectivity`) at the run's favourability
+    settings, each of the best judged by the chain's verifier (the `judge` callable it is handed), then the targets
+    scored against the known deposits."""
+    engine, outcome, parameters = loaded.engine, reasoned.outcome, run.mapping_parameters
+    mapping = map_prospectivity(engine.ws, reasoned.graph, outcome.plan, reasoned.evidence,
+                                lambda measured, notes: judge_targets(engine, measured, notes),
+                                draw_targets=reasoned.draw_targets, area_share=parameters["area_share"],
+                                calibrate=parameters["calibrate"],
+                                cross_validation=parameters.get("cross_validation") or {},
+                                max_target_km2=parameters.get("max_target_km2"),
+                                min_target_km2=parameters.get("min_target_km2"),
+                                max_targets=parameters.get("max_targets"),
+                                deposit_xy=loaded.deposit_xy, core=_settled_core(outcome),
+                                progress=run.progress.scaled(92, 97), answer=outcome.answer)
+    run.emit({"kind": "localization", "polygons": len(mapping.targets), "params": reasoned.localization["params"],
+              "source": reasoned.localization["source"], "basis": mapping.basis})
+    metrics = _evaluate(mapping.targets, run.request.deposits, loaded.raster_set, run.progress, mapping.surface,
+                        loaded.deposit_xy)
+    return _Mapped(mapping, metrics, _run_notes(engine.ws, outcome, mapping, loaded.deposit_notes))
+
+
+def _report(run: _Run, loaded: _Loaded, reasoned: _Reasoned, mapped: _Mapped) -> AnalysisResult:
+    """The report stage: the run record, then every output written together (`_write_outputs`), and the result."""
+    request, engine, head, outcome = run.request, loaded.engine, loaded.head, reasoned.outcome
+    ws, out, prospectivity, mapping = engine.ws, Path(request.output_dir), mapped.mapping.targets, mapped.mapping
+    index_steps = scenes.chain_nodes(head.get("scenes"))
+    stopped = engine.stop_reason if engine.server_refused else ""
+    record = dict(head)
+    record.update({
+        "plan": [n["step"] for n in index_steps] + [s.to_dict() for s in outcome.plan],
+        "trace": engine.trace,
+        "events": [_relative(e, out) for e in run.events],
+        "rounds": [dict(v, chain=_relative(c, out)) for v, c in zip(outcome.verdicts, outcome.chains)],
+        "chain": index_steps + _relative([n.to_dict() for n in ws.chain], out),
+        "result": _result_section(outcome, mapped.notes, stopped, where_answer(prospectivity)
+                                  if asks_where(request.question) and reasoned.draw_targets else ""),
+        "localization": reasoned.localization,
+        "favourability": records.scrub(jsonable(mapping.section())),
+        "metrics": mapped.metrics,
+        "usage": engine.roles.usage(),
+        "timings": _timings(engine, run.started),
+        "replayed_from": _replayed_from(request, run.source),
+    })
+    outputs = _write_outputs(record, out, reasoned.zones, reasoned.graph, mapping, ws, request.settings.api_key,
+                             loaded.deposit_xy, run.source, request.output_names)
+    run.progress.set(100)
+    run.emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
+              "rounds": outcome.rounds})
+    choices = head["choices"]
+    return AnalysisResult(
+        answer=outcome.answer,
+        answer_text=record["result"].get("where") or choices.get(
+            outcome.answer, outcome.answer if outcome.answer in (FAILED, INSUFFICIENT) else ""),
+        valid=outcome.valid, voted=outcome.voted, rounds=outcome.rounds,
+        zones=reasoned.zones, nodes=reasoned.graph.nodes, edges=reasoned.graph.edges, prospectivity=prospectivity,
+        chain=index_steps + [n.to_dict() for n in ws.chain], verdicts=outcome.verdicts,
+        usage=record["usage"],
+        outputs=outputs, metrics=mapped.metrics, notes=mapped.notes, weights=list(mapping.weights),
+        unused=list(mapping.unused), validation=record["favourability"]["validation"], stopped=stopped,
+        prospects=mapping.prospects,
+    )
 
 
 def _mapping_parameters(request: AnalysisRequest) -> dict:
@@ -210,36 +352,36 @@ def _output_folders(out: Path) -> list[Path]:
     return made
 
 
-def _start_engine(run: _Run, roles: Roles, layers: list, choices: dict, raster_set: RasterSet,
-                  knowledge: list[dict]) -> tuple[RasterSet, scenes.SceneRun | None, Engine]:
+def _start_engine(run: _Run, raster_set: RasterSet, knowledge: list[dict]
+                  ) -> tuple[RasterSet, scenes.SceneRun | None, Engine]:
     """(the layers the planner sees, the scenes' index step or None, the loop) of a run: the scenes' indices derived
     first, then the workspace over the layers."""
     request, progress, out = run.request, run.progress, Path(run.request.output_dir)
     scene_run = None
-    if any(scenes.is_scene(spec) for spec in layers):  # the index step, before the planner sees the layers
-        scene_run = scenes.derive(layers, knowledge, out, progress)
+    if any(scenes.is_scene(spec) for spec in request.layers):  # the index step, before the planner sees the layers
+        scene_run = scenes.derive(list(request.layers), knowledge, out, progress)
         raster_set = RasterSet(scene_run.layers, progress=progress)
         for line in scene_run.log:
             progress.log(line)
-    ws = Workspace(request.question, choices, raster_set, out / "evidence", case_id=request.case_id,
+    ws = Workspace(request.question, dict(request.choices), raster_set, out / "evidence", case_id=request.case_id,
                    knowledge=knowledge, favourable_units=run.mapping_parameters["favourable_units"])
     progress.check()
-    engine = Engine(roles, ws, max_rounds=request.max_rounds, progress=progress, emit=run.emit,
+    engine = Engine(run.roles, ws, max_rounds=request.max_rounds, progress=progress, emit=run.emit,
                     controller=request.controller)
     return raster_set, scene_run, engine
 
 
-def _record_head(run: _Run, choices: dict, created: str, given_set: RasterSet, raster_set: RasterSet, engine: Engine,
-                 knowledge: list[dict], scene_run: scenes.SceneRun | None) -> dict:
+def _record_head(run: _Run, given_set: RasterSet, raster_set: RasterSet, engine: Engine, knowledge: list[dict],
+                 scene_run: scenes.SceneRun | None) -> dict:
     """The run record's first part: what was asked, on which inputs and grid, with which parameters, back-end and
     deposit models."""
     request, source, ws = run.request, run.source, engine.ws
     return {
         "format": records.FORMAT,
-        "created_utc": created,
+        "created_utc": _stamp(source),
         "case_id": request.case_id,
         "question": request.question,
-        "choices": choices,
+        "choices": dict(request.choices),
         "inputs": records.input_entries(given_set, scenes.input_infos(given_set, ws.layers)),
         "analysis": {"crs": crs_label(raster_set.crs), "grid": [raster_set.grid.width, raster_set.grid.height],
                      "bounds": [round(v, 3) for v in raster_set.grid.bounds], "log": list(raster_set.log)},
@@ -310,90 +452,12 @@ def _write_failure_record(head: dict, engine: Engine, events: list, out: Path, m
         return None
 
 
-def _run_engine(engine: Engine, head: dict, run: _Run) -> AnalysisResult:
-    """The STA-CoT loop, localization, the surface and the outputs of a validated run."""
-    ws, raster_set, request, progress = engine.ws, engine.ws.raster_set, run.request, run.progress
-    question, choices, out = head["question"], head["choices"], Path(request.output_dir)
-    outcome = engine.run()
-    if engine.budget_spent and not engine.server_refused and not any("value" in entry for entry in engine.trace):
-        raise LodestarError(f"The run could not start: no model call fits its budget. {engine.stop_reason}")
-    progress.set(90)
-
-    zones = ws.zones
-    sam_note = ""
-    if run.sam:
-        zones, sam_note = _refine_with_sam(zones, raster_set, run.sam["checkpoint"], run.sam["device"], progress,
-                                           run.backends)
-    draw_targets = _draws_targets(outcome.answer, choices)
-    localization = _localize(engine, ws, zones, draw_targets, request.localization)
-    graph = localization.pop("graph")
-    localization.pop("scores")
-    if sam_note:
-        localization["note"] = f"{localization['note']} {sam_note}".strip()
-    mapping = _map(engine, graph, outcome, draw_targets, run)
-    prospectivity = mapping.targets
-    run.emit({"kind": "localization", "polygons": len(prospectivity), "params": localization["params"],
-              "source": localization["source"], "basis": mapping.basis})
-    metrics = _evaluate(prospectivity, request.deposits, raster_set, progress, mapping.surface, run.deposit_xy)
-    notes = _run_notes(ws, outcome, mapping, run.deposit_notes)
-    stopped = engine.stop_reason if engine.server_refused else ""
-
-    record = dict(head)
-    record.update({
-        "plan": [n["step"] for n in scenes.chain_nodes(head.get("scenes"))] + [s.to_dict() for s in outcome.plan],
-        "trace": engine.trace,
-        "events": [_relative(e, out) for e in run.events],
-        "rounds": [dict(v, chain=_relative(c, out)) for v, c in zip(outcome.verdicts, outcome.chains)],
-        "chain": scenes.chain_nodes(head.get("scenes")) + _relative([n.to_dict() for n in ws.chain], out),
-        "result": _result_section(outcome, notes, stopped,
-                                  where_answer(prospectivity) if asks_where(question) and draw_targets else ""),
-        "localization": localization,
-        "favourability": records.scrub(jsonable(mapping.section())),
-        "metrics": metrics,
-        "usage": engine.roles.usage(),
-        "timings": _timings(engine, run.started),
-        "replayed_from": _replayed_from(request, run.source),
-    })
-    outputs = _write_outputs(record, out, zones, graph, mapping, ws, request.settings.api_key, run.deposit_xy,
-                             run.source, request.output_names)
-    progress.set(100)
-    run.emit({"kind": "done", "answer": outcome.answer, "valid": outcome.valid, "voted": outcome.voted,
-              "rounds": outcome.rounds})
-    return AnalysisResult(
-        answer=outcome.answer,
-        answer_text=record["result"].get("where") or choices.get(
-            outcome.answer, outcome.answer if outcome.answer in (FAILED, INSUFFICIENT) else ""),
-        valid=outcome.valid, voted=outcome.voted, rounds=outcome.rounds,
-        zones=zones, nodes=graph.nodes, edges=graph.edges, prospectivity=prospectivity,
-        chain=scenes.chain_nodes(head.get("scenes")) + [n.to_dict() for n in ws.chain], verdicts=outcome.verdicts,
-        usage=record["usage"],
-        outputs=outputs, metrics=metrics, notes=notes, weights=list(mapping.weights), unused=list(mapping.unused),
-        validation=record["favourability"]["validation"], stopped=stopped, prospects=mapping.prospects,
-    )
-
-
 def _run_notes(ws: Workspace, outcome, mapping, deposit_notes: list) -> list:
     """The run's notes: why its deposit model stands in for the one asked (when it does), the layers' and the
     deposits' warnings, the loop's and the map's notes, then the layers used nowhere."""
     unused = [f"{row['layer']} was not used: {row['reason']}" for row in mapping.unused]
     stands_in = [ws.knowledge[0]["stands_in"]] if ws.knowledge and ws.knowledge[0].get("stands_in") else []
     return stands_in + list(ws.raster_set.warnings) + deposit_notes + list(outcome.notes) + mapping.notes + unused
-
-
-def _map(engine: Engine, graph, outcome, draw_targets: bool, run: _Run):
-    """The run's favourability surface and targets (`map_prospectivity`) at its favourability settings."""
-    parameters = run.mapping_parameters
-    evidence_plan = plan_from_dict(parameters["evidence_plan"]) if parameters.get("evidence_plan") else None
-    evidence = chosen_evidence(engine, evidence_plan)  # the reason stage's last model call but the targets' verdicts
-    return map_prospectivity(engine.ws, graph, outcome.plan, evidence,
-                             lambda measured, notes: judge_targets(engine, measured, notes), draw_targets=draw_targets,
-                             area_share=parameters["area_share"], calibrate=parameters["calibrate"],
-                             cross_validation=parameters.get("cross_validation") or {},
-                             max_target_km2=parameters.get("max_target_km2"),
-                             min_target_km2=parameters.get("min_target_km2"),
-                             max_targets=parameters.get("max_targets"),
-                             deposit_xy=run.deposit_xy, core=_settled_core(outcome),
-                             progress=run.progress.scaled(92, 97), answer=outcome.answer)
 
 
 def _result_section(outcome, notes: list, stopped: str, where: str) -> dict:
