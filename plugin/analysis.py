@@ -3,14 +3,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import geopandas as gpd
 
+from .methods import CalibrationChoice
 from .raster_io import LayerSpec
-
-if TYPE_CHECKING:
-    from .request.request import CalibrationChoice
 
 ROLES_OF_MODELS = ("planner", "executor", "verifier")
 MAX_LAYERS = 64

@@ -59,7 +59,7 @@ import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextvars import copy_context
 from dataclasses import dataclass, field
-from typing import Callable, Literal, get_args
+from typing import Callable, get_args
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -68,6 +68,7 @@ from scipy.stats import rankdata
 from ..decisions import CORE
 from ..errors import Cancelled, LodestarError
 from ..evaluation import DEFAULT_SHARES, cells_of, evaluate_surface
+from ..methods import CalibrationMethod, FittedMethod, ModelMethod
 from ..progress import SILENT, Progress
 from ..raster_io import RasterGrid
 from .blocks import Folds, spatial_folds
@@ -78,8 +79,6 @@ from .models import (
     METHODS,
     Columns,
     EnsembleModel,
-    FittedMethod,
-    ModelMethod,
     WofeModel,
     checked,
     cores,
@@ -91,8 +90,6 @@ from .models import (
 from .wofe import UNIT_AREA, conditional_independence, pairwise_line, posterior
 
 BASIS = "fitted on known deposits"
-CalibrationMethod = Literal[ModelMethod, "best"]
-"""What a calibration fits: one model, or "best" (all four and their ensemble, the best out of fold kept)."""
 CHOICES: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
 # decision numbers: their reasons and provenance are in plugin/decisions.py
 BUFFER_M = CORE.buffer_m

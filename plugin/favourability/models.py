@@ -54,6 +54,7 @@ import numpy as np
 from ..decisions import CORE
 from ..errors import LodestarError, require_package
 from ..labels import CALIBRATION_LABELS
+from ..methods import ModelMethod
 from .wofe import (
     MIN_CLASS_DEPOSITS,
     CategoricalWeights,
@@ -66,10 +67,6 @@ from .wofe import (
     prior_logit,
 )
 
-ModelMethod = Literal["wofe", "logistic", "forest", "boosting"]
-"""The models a calibration fits (each alone, or all four for its ensemble)."""
-FittedMethod = Literal[ModelMethod, "ensemble"]
-"""A fitted model's method: one of the four, or their ensemble."""
 METHODS: tuple[ModelMethod, ...] = get_args(ModelMethod)
 LABELS = CALIBRATION_LABELS
 ENSEMBLE: Literal["ensemble"] = "ensemble"

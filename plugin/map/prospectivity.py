@@ -44,8 +44,7 @@ from .target_sizes import target_sizes
 from .work_list import rank_targets
 
 if TYPE_CHECKING:
-    from ..favourability.calibration import CalibrationMethod
-    from ..request.request import CalibrationChoice
+    from ..methods import CalibrationChoice, CalibrationMethod
 
 EQUAL_WEIGHT = INDEPENDENT
 KNOWLEDGE = "knowledge-driven surface"

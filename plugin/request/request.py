@@ -12,12 +12,12 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, get_args
 
 from ..analysis import ROLES_OF_MODELS, AnalysisRequest, Backend, BackendSettings
 from ..errors import LodestarError
-from ..favourability.calibration import CalibrationMethod
 from ..favourability.plan_file import EvidencePlan, read_plan
+from ..methods import CalibrationChoice
 from ..raster_io import LayerSpec
 from ..reason.deposit_models import model_ids
 from ..reason.questions import parse_choices
@@ -27,8 +27,6 @@ from ..tools.lithology_words import matched_units
 from .record import read_replayed, replayed_request
 
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
-CalibrationChoice = Literal["", CalibrationMethod]
-"""A request's calibration: "" (knowledge-driven, none) or a calibration method."""
 _CALIBRATION_LABELS: dict[CalibrationChoice, str] = {
     "": "none (knowledge-driven)", "wofe": "weights of evidence", "logistic": "logistic regression",
     "forest": "random forest", "boosting": "gradient boosting",
