@@ -133,8 +133,14 @@ class CoreSettings:
 
     def described(self) -> list[dict]:
         """[{"name", "value", "reason", "provenance"}] of every number, in field order, as JSON holds them."""
-        return [{"name": item.name, "value": _plain(getattr(self, item.name)), "reason": REASONS[item.name][0],
-                 "provenance": REASONS[item.name][1]} for item in fields(self)]
+        return described(self, REASONS)
+
+
+def described(settings, reasons: dict[str, tuple[str, str]]) -> list[dict]:
+    """[{"name", "value", "reason", "provenance"}] of every field of the frozen `settings`, in field order, as JSON
+    holds them, with the reason and provenance `reasons` gives each (the core's and the offline reasoner's)."""
+    return [{"name": item.name, "value": _plain(getattr(settings, item.name)), "reason": reasons[item.name][0],
+             "provenance": reasons[item.name][1]} for item in fields(settings)]
 
 
 def _plain(value):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from ...plugin.decisions import described
+
 
 @dataclass(frozen=True)
 class OfflineSettings:
@@ -68,13 +70,7 @@ class OfflineSettings:
 
     def described(self) -> list[dict]:
         """[{"name", "value", "reason", "provenance"}] of every setting, in field order, as JSON holds them."""
-        out = []
-        for field in fields(self):
-            value = getattr(self, field.name)
-            reason, provenance = REASONS[field.name]
-            out.append({"name": field.name, "value": list(value) if isinstance(value, tuple) else value,
-                        "reason": reason, "provenance": provenance})
-        return out
+        return described(self, REASONS)
 
 
 REASONS: dict[str, tuple[str, str]] = {
