@@ -135,14 +135,11 @@ class _Run:
 
 @dataclass(frozen=True)
 class _Loaded:
-    """The load stage's record: the layers as given and as the planner sees them (a scene's index layers in its
-    place), the scenes' index step (None when none), the deposit models retrieved, the known deposits' points and
-    the reader's notes on them, the folders the run made, the loop over its workspace, and the run record's head."""
+    """The load stage's record: the layers as the planner sees them (a scene's index layers in its place), the known
+    deposits' points and the reader's notes on them, the folders the run made, the loop over its workspace, and the
+    run record's head (what was given, the scenes' index step and the deposit models retrieved)."""
 
-    given_set: RasterSet
     raster_set: RasterSet
-    scene_run: scenes.SceneRun | None
-    knowledge: list[dict]
     deposit_xy: list
     deposit_notes: list
     made: list[Path]
@@ -220,7 +217,7 @@ def _load(run: _Run) -> _Loaded:
         _discard(made)
         raise
     head = _record_head(run, given_set, raster_set, engine, knowledge, scene_run)
-    return _Loaded(given_set, raster_set, scene_run, knowledge, deposit_xy, deposit_notes, made, engine, head)
+    return _Loaded(raster_set, deposit_xy, deposit_notes, made, engine, head)
 
 
 def _reason(run: _Run, loaded: _Loaded) -> _Reasoned:
