@@ -30,7 +30,7 @@ from scipy import ndimage
 
 from ..decisions import CORE
 from ..favourability.targets import Delineation
-from ..labels import plural, the, verb
+from ..labels import plural, the
 from ..reason.contract import ReasonerError
 from ..zones import labelled_polygons
 from .target_evidence import checked, judge, verdict_of, verdict_words
@@ -250,8 +250,11 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
     specks = (f"{plural(delineation.specks, 'speck')} under it dropped, {delineation.merged} joined to the target "
               "they touch" if delineation.specks or delineation.merged else "no speck under it")
     judged = min(JUDGED, len(targets))
-    text = (f"{plural(len(targets), 'target')} covering {covered:.1%} of the analysed area: the top "
-            f"{area_share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface split at its peaks "
+    tier = (f"the top {work.share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface (the "
+            f"smallest tier of the top {area_share:.0%} holding {plural(sizes.count, 'target')}: drawn from a wider "
+            "share, a target reaches into cells the surface ranks below cells left out)" if work.share < area_share else
+            f"the top {area_share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface")
+    text = (f"{plural(len(targets), 'target')} covering {covered:.1%} of the analysed area: {tier} split at its peaks "
             f"({delineation.split_at_peaks} split off by a saddle), {capped}, and none smaller than "
             f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}); ranked {ranked}, size only breaking ties; "
             f"{the(judged, 'best target')} judged on {'its' if judged == 1 else 'their'} own evidence and reordered "
@@ -260,11 +263,13 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
         text += (f" Each target larger than one deposit's footprint ({sizes.prospect_km2:g} km2) holds its "
                  f"prospects, {len(work.prospects)} in all: its own best cells (the top {area_share:.0%} of it), split "
                  "at their peaks, none larger than that footprint, ranked by the same rule.")
-    if left["count"]:
+    if left["count"] or left["km2"] > 0:
         held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
-        text += (f" The work list is the best {sizes.count}: {the(left['count'], 'other target')} of the top share "
-                 f"({left['km2']:,.1f} km2{held}) {'is' if left['count'] == 1 else 'are'} not drawn, and "
-                 f"{verb(left['count'], 'stay')} in the favourability surface.")
+        parts = ([f"{the(left['count'], 'other target')} of the top {work.share:.0%}"] if left["count"] else []) + (
+            [f"the rest of the top {area_share:.0%}"] if work.share < area_share else [])
+        one = len(parts) == 1 and (left["count"] == 1 or not left["count"])
+        text += (f" The work list is the best {sizes.count}: {' and '.join(parts)} ({left['km2']:,.1f} km2{held}) "
+                 f"{'is' if one else 'are'} not drawn, and {'stays' if one else 'stay'} in the favourability surface.")
     return text
 
 

@@ -2,10 +2,14 @@
 best `count` drawn with the prospects inside each, the rest said in one line.
 
 Delineation (`favourability/targets.py`) cuts the top share at its peaks, none larger than the largest target nor
-smaller than the smallest (`target_sizes`); ranking and fields are `target_table`'s. Prospects: inside each drawn
-target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a camp
-and its prospects, a porphyry district and its systems), the target's own best cells (the same share of it as the
-targets are of the area, at least one smallest target) split at their peaks on the target's own ranks, none larger
+smaller than the smallest (`target_sizes`); ranking and fields are `target_table`'s. The work list is drawn from the
+smallest tier of the top share (2, 5, 10 % of the area, none above the share asked for, then the share itself) that
+holds a whole work list of targets: delineated on a wider share than the list needs, a target reaches down into cells
+the surface ranks below cells left undrawn, which both dilutes what it holds per km2 (the ranking's measure) and
+spends the field team's area on worse ground; the rest of the top share stays in the surface. Prospects: inside each
+drawn target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a
+camp and its prospects, a porphyry district and its systems), the target's own best cells (the share of it asked for
+the targets, at least one smallest target) split at their peaks on the target's own ranks, none larger
 than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best
 cells apart from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past
 one deposit's footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`)
@@ -20,6 +24,7 @@ import numpy as np
 from affine import Affine
 from scipy import ndimage
 
+from ..evaluation import cells_of
 from ..favourability.outputs import top_share_mask
 from ..favourability.targets import SADDLE_DEPTH, TIERS, Delineation, delineate
 from ..judge.target_table import (
@@ -44,13 +49,16 @@ from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
 @dataclass
 class WorkList:
     """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target
-    then rank (PROSPECT_COLUMNS); `judgements`: the chain's judgement of the best, each with its rank; `left`: the
-    targets of the top share not drawn ({"count", "km2", "known": known deposits inside, None without deposits})."""
+    then rank (PROSPECT_COLUMNS); `share`: the tier of the top share they were drawn from; `judgements`: the chain's
+    judgement of the best, each with its rank; `left`: what the work list leaves in the top share ({"count": the
+    targets of its tier not drawn, "km2": the top share outside the drawn targets, "known": the known deposits
+    there, None without deposits})."""
 
     targets: gpd.GeoDataFrame
     prospects: gpd.GeoDataFrame
     delineation: Delineation
     sizes: TargetSizes
+    share: float
     judgements: list = field(default_factory=list)
     left: dict = field(default_factory=lambda: {"count": 0, "km2": 0.0, "known": None})
 
@@ -65,23 +73,21 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
                  nodes=None, core=None, core_label: str = "", others=None, saddle_depth: float = SADDLE_DEPTH,
                  probability: bool = False, expected=None, deposit_xy=None, uncertainty=None,
                  contributions: dict | None = None, judge=None, judged: int = JUDGED) -> WorkList:
-    """The work list of the top `area_share` of `values` (module docstring), drawn at `sizes` (`default_sizes`
-    when None); `core`: the outline of the verified core, whose cells join the selection as one target that comes
-    first; `others`: outlines of further verified systems, each piece one target; `probability`: `values` are a
-    fitted model's, and `expected` its expected deposits per cell (`favourability/expected.py`), which rank the
-    targets; `judge(labels, label ids best first)`: the chain's judgement of the best `judged` targets (a list of
-    {"items", "verdict", "why"}), None to judge none."""
+    """The work list of the top `area_share` of `values` (module docstring: drawn from its smallest tier holding one),
+    drawn at `sizes` (`default_sizes` when None); `core`: the outline of the verified core, whose cells join the
+    selection as one target that comes first; `others`: outlines of further verified systems, each piece one target;
+    `probability`: `values` are a fitted model's, and `expected` its expected deposits per cell
+    (`favourability/expected.py`), which rank the targets; `judge(labels, label ids best first)`: the chain's
+    judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge none."""
     sizes = sizes or default_sizes(grid)
-    least = sizes.least_cells(grid.pixel_area)
     whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
-    delineation = delineate(values, area_share, max_cells=sizes.most_cells(sizes.max_km2, grid.pixel_area),
-                            saddle_depth=saddle_depth, whole=whole, min_cells=least)
-    rows = target_rows(delineation, values, grid, area_share, expected=expected, uncertainty=uncertainty,
+    share, delineation = _drawn_tier(values, grid, area_share, sizes, saddle_depth, whole)
+    rows = target_rows(delineation, values, grid, share, expected=expected, uncertainty=uncertainty,
                        deposit_xy=deposit_xy, contributions=contributions)
     polygons = polygons_of(delineation.labels, grid)
     rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
     if not rows:
-        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes)
+        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes, share)
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
     holds_core = _holding(frame, core, first_only=True)
     holds_other = _holding(frame, others) & ~holds_core
@@ -116,17 +122,47 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
                             [list(PROSPECT_COLUMNS) + ["geometry"]]) if prospects
                       else empty_targets(crs, PROSPECT_COLUMNS))
     ranks = {i: order.index(i) + 1 for i in verdict_of}
-    return WorkList(targets, prospect_frame, delineation, sizes,
+    return WorkList(targets, prospect_frame, delineation, sizes, share,
                     [dict(judgement, rank=ranks[i]) for i, judgement in verdict_of.items() if ranks[i] <= len(drawn)],
-                    _left_over([rows[i] for i in rest], deposit_xy))
+                    _left_over(values, grid, area_share, delineation.labels, [rows[i]["label"] for i in drawn],
+                               len(rest), deposit_xy, whole))
 
 
-def _left_over(rest: list[dict], deposit_xy) -> dict:
-    """What the work list leaves in the top share: how many targets, their km2 and the known deposits inside (None
-    without deposits)."""
-    known = [row["known_deps"] for row in rest]
-    return {"count": len(rest), "km2": float(sum(row["area_km2"] for row in rest)),
-            "known": int(sum(known)) if deposit_xy is not None else None}
+def _drawn_tier(values, grid, area_share: float, sizes: TargetSizes, saddle_depth: float,
+                whole: tuple) -> tuple[float, Delineation]:
+    """(share, its delineation): the smallest tier of the top share (TIERS below `area_share`, then `area_share`)
+    whose delineation holds a whole work list, else the top share itself (module docstring)."""
+    least = sizes.least_cells(grid.pixel_area)
+    most = sizes.most_cells(sizes.max_km2, grid.pixel_area)
+    shares = [tier for tier in sorted(TIERS) if tier < area_share] + [area_share]
+    for share in shares:
+        delineation = delineate(values, share, max_cells=most, saddle_depth=saddle_depth, whole=whole,
+                                min_cells=least)
+        if int(len(np.unique(delineation.labels))) - 1 >= sizes.count:
+            break
+    return share, delineation
+
+
+def _left_over(values, grid, area_share: float, labels: np.ndarray, drawn: list, undrawn: int, deposit_xy,
+               whole: tuple) -> dict:
+    """What the work list leaves in the top share: the targets of its tier not drawn (`undrawn`), the km2 of the top
+    share (and the places kept whole) outside the drawn targets and the known deposits there (None without
+    deposits)."""
+    rest = (top_share_mask(values, area_share) | _any(whole, labels.shape)) & ~np.isin(labels, drawn)
+    rest &= ~np.ma.getmaskarray(values)
+    known = None
+    if deposit_xy is not None:
+        _, _, inside = cells_of(deposit_xy, grid, rest)
+        known = int(inside.sum())
+    return {"count": undrawn, "km2": float(rest.sum()) * grid.pixel_area / 1e6, "known": known}
+
+
+def _any(masks: tuple, shape: tuple) -> np.ndarray:
+    """The union of `masks` (none: all False)."""
+    out = np.zeros(shape, dtype=bool)
+    for mask in masks:
+        out |= mask.astype(bool)
+    return out
 
 
 def _prospects(values, grid, labels, label: int, camp: int, area_share: float, sizes: TargetSizes,

@@ -316,12 +316,35 @@ def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
     deposits = [(502_250.0, 3_997_750.0)]
     work = rank_targets(values, _grid(), CRS_UTM, (16 + 36) / 1575, sizes=_sizes(count=1), deposit_xy=deposits)
     assert len(work.targets) == 1 and work.targets["fav_p90"].tolist() == [0.9]
-    assert work.left == {"count": 1, "km2": pytest.approx(0.36), "known": 1}
+    # drawn from the top 2 %, the smallest tier holding one target: patch B, outside it, is the rest of the top 3 %
+    assert work.share == 0.02 and work.left == {"count": 0, "km2": pytest.approx(0.36), "known": 1}
     from lodestar.plugin.judge.target_table import targets_note
 
     note = targets_note(work, 1575 * 1e4, (16 + 36) / 1575, False)
-    assert note.endswith("The work list is the best 1: the other target of the top share (0.4 km2, holding 1 "
-                         "known deposit) is not drawn, and stays in the favourability surface.")
+    assert "the top 2% of the knowledge-driven surface (the smallest tier of the top 3% holding 1 target:" in note
+    assert note.endswith("The work list is the best 1: the rest of the top 3% (0.4 km2, holding 1 known deposit) is "
+                         "not drawn, and stays in the favourability surface.")
+
+
+def _bumps() -> np.ma.MaskedArray:
+    """Three intense peaks, each on a broad rise of its own."""
+    y, x = np.mgrid[0:40, 0:40]
+    return np.ma.masked_array(sum(np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / 2.0)
+                                  + 0.5 * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / 60.0)
+                                  for cx, cy in ((8, 8), (30, 10), (18, 30))))
+
+
+def test_the_work_list_is_drawn_from_the_smallest_tier_that_holds_it():
+    """Three targets fit in the top 2 %: drawn from the top 10 %, each would reach down its broad rise into cells the
+    surface ranks below the best cells of the others; a list of 30 needs the whole top share."""
+    values = _bumps()
+    work = rank_targets(values, _grid(), CRS_UTM, 0.10, sizes=_sizes(count=3, min_km2=0.04))
+    labelled = work.delineation.labels > 0
+    assert work.share == 0.02 and len(work.targets) == 3 and set(work.targets["tier"]) == {2.0}
+    assert values[labelled].min() >= np.percentile(values.compressed(), 98) - 1e-9
+    assert work.left["count"] == 0 and work.left["km2"] == pytest.approx(0.10 * 1600 * 0.01 - labelled.sum() * 0.01)
+    wide = rank_targets(values, _grid(), CRS_UTM, 0.10, sizes=_sizes(count=30, min_km2=0.04))
+    assert wide.share == 0.10 and wide.targets["area_km2"].sum() > work.targets["area_km2"].sum()
 
 
 def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
