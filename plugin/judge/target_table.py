@@ -260,9 +260,13 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
             f"{the(judged, 'best target')} judged on {'its' if judged == 1 else 'their'} own evidence and reordered "
             "by the verdicts.")
     if sizes.prospect_km2 and len(targets):
+        camps = targets[targets["rank"].isin(work.prospects["camp"])] if len(work.prospects) else targets.iloc[:0]
+        spread = (f" with the cells tied at the cut and the small holes among them: "
+                  f"{float(work.prospects['area_km2'].sum()) / float(camps['area_km2'].sum()):.0%} of those targets' "
+                  "area in all" if len(camps) else "")
         text += (f" Each target larger than one deposit's footprint ({sizes.prospect_km2:g} km2) holds its "
-                 f"prospects, {len(work.prospects)} in all: its own best cells (the top {area_share:.0%} of it), split "
-                 "at their peaks, none larger than that footprint, ranked by the same rule.")
+                 f"prospects, {len(work.prospects)} in all: its own best cells (the top {area_share:.0%} of it"
+                 f"{spread}), split at their peaks, none larger than that footprint, ranked by the same rule.")
     if left["count"] or left["km2"] > 0:
         held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
         parts = ([f"{the(left['count'], 'other target')} of the top {work.share:.0%}"] if left["count"] else []) + (

@@ -311,6 +311,23 @@ def test_each_target_holds_its_prospects_its_own_best_cells_split_at_their_peaks
     assert camps.iloc[0]["why"].count(" prospects inside") == 1
 
 
+def test_a_flat_camp_gives_its_prospects_the_whole_tie_and_the_note_says_how_much():
+    """A camp whose best cells are one tied plateau over 40 % of it (a knowledge-driven surface on classed layers):
+    the tie is taken whole, so the prospects cover far more than the share asked, and the note gives the share."""
+    values = np.ma.masked_array(np.full((40, 40), 0.1))
+    values[10:30, 10:30] = 0.5  # the camp: 400 cells
+    values[12:28, 12:22] = 0.9  # its best cells, one plateau of 160 (40 % of the camp)
+    work = rank_targets(values, _grid(), CRS_UTM, 0.25, sizes=_sizes(max_km2=4.0, prospect_km2=0.2, min_km2=0.04))
+    camp = work.targets[work.targets["rank"] == 1]
+    prospects = work.prospects[work.prospects["camp"] == 1]
+    assert camp["area_km2"].iloc[0] == pytest.approx(4.0) and prospects["area_km2"].sum() == pytest.approx(1.6)
+    from lodestar.plugin.judge.target_table import targets_note
+
+    note = targets_note(work, 1600 * 1e4, 0.25, False)
+    assert ("its own best cells (the top 25% of it with the cells tied at the cut and the small holes among them: "
+            "40% of those targets' area in all)") in note
+
+
 def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
     values = _surface()
     deposits = [(502_250.0, 3_997_750.0)]
