@@ -12,7 +12,7 @@ lint: setup
 	@scripts/typecheck.sh
 
 test: setup lint
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 tests
 
 demo: setup
 	@scripts/demo.sh

@@ -5,7 +5,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${LODESTAR_QGIS_HOME:-$root/build/qgis}"
 mkdir -p "$build/plugins" "$build/profile"
-ln -sfn "$root" "$build/plugins/lodestar"
+if [ "$(readlink "$build/plugins/lodestar" 2>/dev/null)" != "$root" ]; then  # two runs at once may both make it
+  ln -sfn "$root" "$build/plugins/lodestar" 2>/dev/null || [ "$(readlink "$build/plugins/lodestar")" = "$root" ]
+fi
 site="$("$root/.venv/bin/python" -c 'import site; print(site.getsitepackages()[0])')"
 export QT_QPA_PLATFORM=offscreen
 export GDAL_PAM_ENABLED="${GDAL_PAM_ENABLED:-NO}"  # no .aux.xml statistics written beside the inputs

@@ -1,6 +1,7 @@
 """Test set-up: the checkout imported as the `lodestar` package, QGIS's processing on sys.path."""
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 import traceback
@@ -12,13 +13,21 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_DIR = ROOT / "build" / "testpkg"
 QGIS_PLUGINS = "/usr/share/qgis/python/plugins"
 
+TIMING_LOCK = ROOT / "build" / "tests-timing.lock"
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # QGIS writes GDAL statistics sidecars (.aux.xml) beside rasters it loads; inputs stay untouched in tests.
 os.environ["GDAL_PAM_ENABLED"] = "NO"
+# Each pytest-xdist worker runs scripts/qgis_process.sh with a profile of its own (pytest-qgis does the same for
+# the QGIS it starts in the worker).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("LODESTAR_QGIS_HOME", str(ROOT / "build" / f"qgis-{os.environ['PYTEST_XDIST_WORKER']}"))
 PACKAGE_DIR.mkdir(parents=True, exist_ok=True)
 _link = PACKAGE_DIR / "lodestar"
-if not _link.is_symlink():
+try:
     _link.symlink_to(ROOT, target_is_directory=True)
+except FileExistsError:  # made before, or by another worker at the same moment
+    pass
 # QGIS's `processing` must win over the checkout's own processing/ folder (`python -m pytest` puts the
 # working directory on sys.path), so these go first even when already present further down.
 for entry in (str(ROOT / "tests"), str(ROOT / "scripts"), str(PACKAGE_DIR), QGIS_PLUGINS):
@@ -37,6 +46,20 @@ def slot_exceptions_fail_the_test(monkeypatch):
     if caught:
         pytest.fail(f"{len(caught)} exception(s) in Qt slots:\n" + "\n".join(
             "".join(traceback.format_exception(*exc_info)) for exc_info in caught))
+
+
+@pytest.fixture(autouse=True)
+def timed_tests_run_alone(request):
+    """A test marked `timing` (it asserts how soon something happens) holds the suite's lock alone; every other test
+    shares it. Under pytest-xdist the other worker waits while a timed test runs, so its bound measures the code, not
+    the neighbour's load; run serially, the lock is never contended."""
+    TIMING_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(TIMING_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if request.node.get_closest_marker("timing") else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture

@@ -1,6 +1,8 @@
 """The one secret masker."""
 from __future__ import annotations
 
+import pytest
+
 from lodestar.plugin.masking import mask_secrets
 
 KEY = "sk-test-0123456789abcdef"
@@ -24,6 +26,7 @@ def test_with_parts_every_run_of_eight_or_more_characters_of_the_key_is_masked()
     assert mask_secrets("abcdefg and abcdefg", ("abcdefg",), parts=True) == "*** and ***"  # short keys: exact only
 
 
+@pytest.mark.timing
 def test_masking_parts_of_a_long_key_takes_one_pass_over_the_text():
     """Linear in the text, whatever the key's length: a 200-character key over 2 MB of text (masking every substring
     of the key would try some 20,000 of them)."""

@@ -20,6 +20,8 @@ from lodestar.plugin.errors import Cancelled
 from lodestar.plugin.favourability import calibration
 from lodestar.plugin.progress import Progress
 
+pytestmark = pytest.mark.timing  # asserts how soon a cancel ends the run (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parents[2]
 MURCHISON = ROOT / "tests" / "data" / "murchison-gold"
 

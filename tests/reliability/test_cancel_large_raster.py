@@ -20,6 +20,8 @@ from lodestar.plugin.progress import Progress
 from lodestar.plugin.raster_io import LayerSpec
 from lodestar.ui.task import AnalysisTask, run_engine, start, wait_for
 
+pytestmark = pytest.mark.timing  # asserts how soon a cancel ends the run (tests/conftest.py)
+
 SIZE = 20_000
 QUESTION = "Can porphyry copper deposits be detected here? Answer: A. Yes B. No."
 LOADING_S = 0.4  # when the cancel comes: well inside the load (several seconds without a cancel)

@@ -55,6 +55,7 @@ def recorded(tmp_path_factory):
 
 
 # ------------------------------------------------------------------------- scenario 8: a plan of 110,000 specs
+@pytest.mark.timing
 def test_a_plan_of_110000_specs_is_refused_at_once_in_a_short_line(tmp_path):
     specs = [dict(SPEC, layer=f"layer {i % 1000}") for i in range(110_000)]
     path = tmp_path / "plan.json"

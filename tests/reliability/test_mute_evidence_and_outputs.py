@@ -241,6 +241,7 @@ def _many_layers(folder: Path, count: int, size: int) -> Path:
     return folder / "case.json"
 
 
+@pytest.mark.timing
 def test_sigint_to_qgis_process_on_a_case_at_the_layer_limit_stops_within_a_second(tmp_path):
     """Ctrl+C (SIGINT) to `qgis_process run lodestar:analyze` while the offline verifier weighs as many layers as a
     run takes: its scan of places where three layers stand out together once ran for seconds to minutes without a
@@ -282,6 +283,7 @@ def test_sigint_to_qgis_process_on_a_case_at_the_layer_limit_stops_within_a_seco
     assert not out.exists() or not any(out.iterdir())
 
 
+@pytest.mark.timing
 def test_a_case_over_the_layer_limit_is_refused_at_once_with_one_line(run, tmp_path):
     """A case of more layers than a run takes (10,006 once ran for over 400 s): lodestar:analyze exits non-zero
     with one line naming the count and the limit, before any layer is read or any output written."""

@@ -295,6 +295,7 @@ def test_a_calibration_without_deposits_inside_is_refused_before_any_work(run, t
 
 
 # ------------------------------------------------------------------- item 12: a million-row deposits table
+@pytest.mark.timing
 def test_a_large_deposits_table_is_read_in_one_vectorised_pass(tmp_path):
     """Deposits as a CSV of longitude / latitude: 1e6 rows took 281 s through OGR and one shapely point per row
     (item 12). 300,000 rows are now read, checked and transformed in a few seconds, to the same coordinates."""

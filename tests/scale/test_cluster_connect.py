@@ -71,6 +71,7 @@ def _cases(index, result, worker):
     raise AssertionError("no case can run on a scheduler that never answers")
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("how", ["connect", "blocks", "cases"])
 def test_a_cancel_while_connecting_to_a_silent_scheduler_ends_within_a_second(silent, how):
     progress, asked = _cancelled_after(0.5)
@@ -86,6 +87,7 @@ def test_a_cancel_while_connecting_to_a_silent_scheduler_ends_within_a_second(si
     assert stopped - asked[0] < 1.0, f"stopped {stopped - asked[0]:.1f} s after the cancel"
 
 
+@pytest.mark.timing
 def test_sigint_to_qgis_process_while_it_connects_to_a_silent_scheduler_says_cancelled(silent, tmp_path):
     case = synthetic_cases.make_case(tmp_path / "cases" / "c", 1, "porphyry", 60, case_id="c", mixed_crs=False)
     env = dict(os.environ, LODESTAR_QGIS_HOME=str(tmp_path / "qgis"), QT_QPA_PLATFORM="offscreen")

@@ -402,6 +402,7 @@ def test_cancel_midway_adds_nothing(dock, sample):
     assert dock.ui.runButton.isEnabled() and not dock.ui.cancelButton.isEnabled()
 
 
+@pytest.mark.timing
 def test_plugin_unload_during_a_run_cancels_it(qgis_iface, sample, runs_dir):
     import importlib
 
@@ -549,6 +550,7 @@ def test_refused_key_is_a_message_without_the_key(dock, sample, openai_settings,
     assert not any(key.encode() in p.read_bytes() for p in files)
 
 
+@pytest.mark.timing
 def test_unanswering_endpoint_shows_retries_and_cancels_during_back_off(dock, sample, openai_settings):
     case, layers = sample
     settings, _ = openai_settings

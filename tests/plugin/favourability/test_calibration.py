@@ -506,6 +506,7 @@ def test_progress_moves_fit_by_fit_and_never_back(quick):
             "(model 2 of 4), random forest (model 3 of 4), gradient boosting (model 4 of 4)") in said
 
 
+@pytest.mark.timing
 @sklearn
 def test_a_cancel_during_calibration_ends_it_within_a_second(monkeypatch):
     """Cancel pressed once the calibration has reported its first fold's progress, on a case that takes about 10 s
