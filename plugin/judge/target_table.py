@@ -250,10 +250,16 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
     specks = (f"{plural(delineation.specks, 'speck')} under it dropped, {delineation.merged} joined to the target "
               "they touch" if delineation.specks or delineation.merged else "no speck under it")
     judged = min(JUDGED, len(targets))
-    tier = (f"the top {work.share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface (the "
-            f"smallest tier of the top {area_share:.0%} holding {plural(sizes.count, 'target')}: drawn from a wider "
-            "share, a target reaches into cells the surface ranks below cells left out)" if work.share < area_share else
+    shares = work.shares
+    holding = (plural(sizes.count, "target") if len(shares) == 1 else
+               f"the best {work.first} (as many as the chain judges)")
+    tier = (f"the top {shares[0]:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface (the "
+            f"smallest tier of the top {area_share:.0%} holding {holding}: drawn from a wider share, a target reaches "
+            "into cells the surface ranks below cells left out)" if shares[0] < area_share else
             f"the top {area_share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface")
+    if len(shares) > 1:
+        tier += (f", then the top {' and '.join(f'{s:.0%}' for s in shares[1:])} clear of the targets already drawn, "
+                 f"to fill the list of {sizes.count}, each")
     text = (f"{plural(len(targets), 'target')} covering {covered:.1%} of the analysed area: {tier} split at its peaks "
             f"({delineation.split_at_peaks} split off by a saddle), {capped}, and none smaller than "
             f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}); ranked {ranked}, size only breaking ties; "
@@ -269,8 +275,8 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
                  f"{spread}), split at their peaks, none larger than that footprint, ranked by the same rule.")
     if left["count"] or left["km2"] > 0:
         held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
-        parts = ([f"{the(left['count'], 'other target')} of the top {work.share:.0%}"] if left["count"] else []) + (
-            [f"the rest of the top {area_share:.0%}"] if work.share < area_share else [])
+        parts = ([f"{the(left['count'], 'other target')} of the top {shares[-1]:.0%}"] if left["count"] else []) + (
+            [f"the rest of the top {area_share:.0%}"] if shares[-1] < area_share or len(shares) > 1 else [])
         one = len(parts) == 1 and (left["count"] == 1 or not left["count"])
         text += (f" The work list is the best {sizes.count}: {' and '.join(parts)} ({left['km2']:,.1f} km2{held}) "
                  f"{'is' if one else 'are'} not drawn, and {'stays' if one else 'stay'} in the favourability surface.")

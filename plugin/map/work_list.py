@@ -3,10 +3,12 @@ best `count` drawn with the prospects inside each, the rest said in one line.
 
 Delineation (`favourability/targets.py`) cuts the top share at its peaks, none larger than the largest target nor
 smaller than the smallest (`target_sizes`); ranking and fields are `target_table`'s. The work list is drawn from the
-smallest tier of the top share (2, 5, 10 % of the area, none above the share asked for, then the share itself) that
-holds a whole work list of targets: delineated on a wider share than the list needs, a target reaches down into cells
-the surface ranks below cells left undrawn, which both dilutes what it holds per km2 (the ranking's measure) and
-spends the field team's area on worse ground; the rest of the top share stays in the surface. Prospects: inside each
+tiers of the top share (2, 5, 10 % of the area, none above the share asked for, then the share itself), tightest
+first: the first tier drawn is the smallest that holds the best the chain judges (`judged`, as many as the report
+lists; or the whole list when shorter), and while the list is short of `count` each wider tier adds its targets clear
+of those already drawn. Delineated on a wider share than they need, the best targets would reach down into cells the
+surface ranks below cells left undrawn, which both dilutes what they hold per km2 (the ranking's measure) and spends
+the field team's area on worse ground; the rest of the top share stays in the surface. Prospects: inside each
 drawn target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a
 camp and its prospects, a porphyry district and its systems), the target's own best cells (the share of it asked for
 the targets, at least one smallest target) split at their peaks on the target's own ranks, none larger
@@ -17,6 +19,7 @@ and its own rank there. A target no larger than one deposit's footprint is itsel
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import geopandas as gpd
@@ -49,18 +52,26 @@ from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
 @dataclass
 class WorkList:
     """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target
-    then rank (PROSPECT_COLUMNS); `share`: the tier of the top share they were drawn from; `judgements`: the chain's
-    judgement of the best, each with its rank; `left`: what the work list leaves in the top share ({"count": the
-    targets of its tier not drawn, "km2": the top share outside the drawn targets, "known": the known deposits
+    then rank (PROSPECT_COLUMNS); `shares`: the tiers of the top share they were drawn from, tightest first
+    (`delineation`: theirs together, its counts summed over them), the first the smallest holding the `first` best;
+    `judgements`: the chain's judgement of the best,
+    each with its rank; `left`: what the work list leaves in the top share ({"count": the targets of its tiers not
+    drawn, "km2": the top share outside the drawn targets, "known": the known deposits
     there, None without deposits})."""
 
     targets: gpd.GeoDataFrame
     prospects: gpd.GeoDataFrame
     delineation: Delineation
     sizes: TargetSizes
-    share: float
+    shares: tuple
+    first: int
     judgements: list = field(default_factory=list)
     left: dict = field(default_factory=lambda: {"count": 0, "km2": 0.0, "known": None})
+
+    @property
+    def share(self) -> float:
+        """The tightest tier drawn: the one the best targets come from."""
+        return self.shares[0]
 
 
 def default_sizes(grid) -> TargetSizes:
@@ -73,25 +84,27 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
                  nodes=None, core=None, core_label: str = "", others=None, saddle_depth: float = SADDLE_DEPTH,
                  probability: bool = False, expected=None, deposit_xy=None, uncertainty=None,
                  contributions: dict | None = None, judge=None, judged: int = JUDGED) -> WorkList:
-    """The work list of the top `area_share` of `values` (module docstring: drawn from its smallest tier holding one),
-    drawn at `sizes` (`default_sizes` when None); `core`: the outline of the verified core, whose cells join the
-    selection as one target that comes first; `others`: outlines of further verified systems, each piece one target;
-    `probability`: `values` are a fitted model's, and `expected` its expected deposits per cell
-    (`favourability/expected.py`), which rank the targets; `judge(labels, label ids best first)`: the chain's
-    judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge none."""
+    """The work list of the top `area_share` of `values` (module docstring: drawn tier by tier, the best from the
+    smallest tier holding them), drawn at `sizes` (`default_sizes` when None); `core`: the outline of the verified
+    core, whose cells join the selection as one target that comes first; `others`: outlines of further verified
+    systems, each piece one target; `probability`: `values` are a fitted model's, and `expected` its expected
+    deposits per cell (`favourability/expected.py`), which rank the targets; `judge(labels, label ids best first)`:
+    the chain's judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge none."""
     sizes = sizes or default_sizes(grid)
     whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
-    share, delineation = _drawn_tier(values, grid, area_share, sizes, saddle_depth, whole)
-    rows = target_rows(delineation, values, grid, share, expected=expected, uncertainty=uncertainty,
+    first = min(judged, sizes.count)
+    shares, delineation, last_of_tier = _drawn_tiers(values, grid, area_share, sizes, saddle_depth, whole, first)
+    rows = target_rows(delineation, values, grid, shares[-1], expected=expected, uncertainty=uncertainty,
                        deposit_xy=deposit_xy, contributions=contributions)
     polygons = polygons_of(delineation.labels, grid)
     rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
     if not rows:
-        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes, share)
+        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes, shares, first)
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
     holds_core = _holding(frame, core, first_only=True)
     holds_other = _holding(frame, others) & ~holds_core
-    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], *rank_key(rows[i])))
+    order = sorted(range(len(rows)), key=lambda i: (not holds_core[i], bisect_left(last_of_tier, rows[i]["label"]),
+                                                    *rank_key(rows[i])))
     best = order[:min(judged, sizes.count)]
     judgements = list(judge(delineation.labels, [rows[i]["label"] for i in best])) if judge and best else []
     verdict_of = {i: j for i, j in zip(best, judgements)}
@@ -122,30 +135,45 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
                             [list(PROSPECT_COLUMNS) + ["geometry"]]) if prospects
                       else empty_targets(crs, PROSPECT_COLUMNS))
     ranks = {i: order.index(i) + 1 for i in verdict_of}
-    return WorkList(targets, prospect_frame, delineation, sizes, share,
+    return WorkList(targets, prospect_frame, delineation, sizes, shares, first,
                     [dict(judgement, rank=ranks[i]) for i, judgement in verdict_of.items() if ranks[i] <= len(drawn)],
                     _left_over(values, grid, area_share, delineation.labels, [rows[i]["label"] for i in drawn],
                                len(rest), deposit_xy, whole))
 
 
-def _drawn_tier(values, grid, area_share: float, sizes: TargetSizes, saddle_depth: float,
-                whole: tuple) -> tuple[float, Delineation]:
-    """(share, its delineation): the smallest tier of the top share (TIERS below `area_share`, then `area_share`)
-    whose delineation holds a whole work list, else the top share itself (module docstring)."""
+def _drawn_tiers(values, grid, area_share: float, sizes: TargetSizes, saddle_depth: float, whole: tuple,
+                 first: int) -> tuple[tuple, Delineation, list]:
+    """(the tiers drawn, tightest first; their targets as one delineation; the last label each tier added): from
+    the smallest tier of the top share (TIERS below `area_share`, then `area_share`) holding `first` targets, each
+    wider tier adding its targets clear of those drawn until the list holds `sizes.count` (module docstring)."""
     least = sizes.least_cells(grid.pixel_area)
     most = sizes.most_cells(sizes.max_km2, grid.pixel_area)
     shares = [tier for tier in sorted(TIERS) if tier < area_share] + [area_share]
+    drawn: list = []
+    labels = np.zeros(values.shape, dtype=np.int64)
+    tiers: dict = {}
+    counts = np.zeros(5, dtype=np.int64)
+    last_of_tier: list = []
     for share in shares:
-        delineation = delineate(values, share, max_cells=most, saddle_depth=saddle_depth, whole=whole,
-                                min_cells=least)
-        if int(len(np.unique(delineation.labels))) - 1 >= sizes.count:
+        found = delineate(values, share, max_cells=most, saddle_depth=saddle_depth, whole=whole, min_cells=least)
+        ids = np.setdiff1d(found.labels, np.append(found.labels[labels > 0], 0))
+        if not drawn and len(ids) < first and share < area_share:
+            continue
+        renumbered = np.zeros(int(found.labels.max()) + 1, dtype=np.int64)
+        renumbered[ids] = int(labels.max()) + np.arange(1, len(ids) + 1)
+        labels = np.where(renumbered[found.labels] > 0, renumbered[found.labels], labels)
+        tiers.update({int(renumbered[i]): found.tiers[int(i)] for i in ids})
+        counts += [found.split_at_peaks, found.cut_to_cap, found.specks, found.speck_cells, found.merged]
+        drawn.append(share)
+        last_of_tier.append(int(labels.max()))
+        if int(labels.max()) >= sizes.count:
             break
-    return share, delineation
+    return tuple(drawn), Delineation(labels, tiers, *(int(n) for n in counts)), last_of_tier
 
 
 def _left_over(values, grid, area_share: float, labels: np.ndarray, drawn: list, undrawn: int, deposit_xy,
                whole: tuple) -> dict:
-    """What the work list leaves in the top share: the targets of its tier not drawn (`undrawn`), the km2 of the top
+    """What the work list leaves in the top share: the targets of its tiers not drawn (`undrawn`), the km2 of the top
     share (and the places kept whole) outside the drawn targets and the known deposits there (None without
     deposits)."""
     rest = (top_share_mask(values, area_share) | _any(whole, labels.shape)) & ~np.isin(labels, drawn)

@@ -1,7 +1,9 @@
-"""Targets on districts kept out of the repository (issue 58): the work list the analysis draws (`rank_targets`,
-sized for the district's deposit model) on Lodestar's offline and calibrated ("best") surfaces and on the survey's
-own prospectivity map where the district ships one; the best 10 against the surface's own top cells of the same
-area (`bench_targets.top_cells_hold`), and the best 5 camps' prospects against the camps' own top cells.
+"""Targets on districts kept out of the repository (issue 58): the work list the analysis draws (`rank_targets`, sized
+for the district's deposit model) on Lodestar's offline and calibrated ("best") surfaces and on the survey's own
+prospectivity map where the district ships one, and beside them the independent equal-weight mean of the layers' ranks
+(`favourability/baseline.py`, every layer, signs from geology), on the same cells; the best 10 against the surface's own
+top cells of the same area (`bench_targets.top_cells_hold`), and the best 5 camps' prospects against the camps' own top
+cells.
 
 The surfaces are drawn from directly: on Cloncurry the analysis answers *Insufficient evidence* and so draws no
 targets itself, yet its favourability surface is written, and a geologist can delineate it (`lodestar:delineate_targets`
@@ -20,11 +22,13 @@ from bench_targets import camps_lines, top_cells_hold  # noqa: E402  (tests/benc
 from lodestar.models import run_analysis
 from lodestar.plugin.analysis import AnalysisRequest
 from lodestar.plugin.evaluation import deposit_coordinates
+from lodestar.plugin.favourability.baseline import independent_rank_mean
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.map.target_sizes import target_sizes
 from lodestar.plugin.map.work_list import rank_targets
-from lodestar.plugin.raster_io import RasterGrid
+from lodestar.plugin.raster_io import RasterGrid, RasterSet
 from lodestar.plugin.reason.knowledge import model_by_id
+from lodestar.plugin.reason.workspace import describe_layers
 from lodestar.plugin.request.case import read_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,9 +39,15 @@ DISTRICTS = (("Cloncurry IOCG (Geoscience Australia)", ROOT.parent / "shared" / 
 
 
 def measure(title: str, path: Path, case, model: dict) -> str:
+    """The table row of the surface in the GeoTIFF at `path`."""
     with rasterio.open(path) as ds:
         values = ds.read(1, masked=True)
         grid = RasterGrid(ds.transform, ds.width, ds.height, ds.crs)
+    return measure_values(title, values, grid, case, model)
+
+
+def measure_values(title: str, values, grid: RasterGrid, case, model: dict) -> str:
+    """The table row of `values` on `grid`: the work list drawn as the analysis draws it, against the surface."""
     xy = deposit_coordinates(case.deposits, grid.crs, [])
     sizes = target_sizes(model, grid.pixel_area, AREA_SHARE * float(values.count()) * grid.pixel_area)
     work = rank_targets(values, grid, grid.crs, AREA_SHARE, sizes=sizes, deposit_xy=xy.tolist())
@@ -62,6 +72,11 @@ def main() -> None:
         for title, file in maps.items():
             lines.append(measure(f"{name}, {title}", folder / file, case, model))
             print(lines[-1], flush=True)
+        raster_set = RasterSet(case.layers)
+        baseline = independent_rank_mean(raster_set, describe_layers(raster_set), model, dict(case.favourable_units))
+        lines.append(measure_values(f"{name}, equal-weight mean of the layers' ranks", baseline.values,
+                                    raster_set.grid, case, model))
+        print(lines[-1], flush=True)
         for calibrate in ("", "best"):
             with tempfile.TemporaryDirectory() as out:
                 result = run_analysis(AnalysisRequest(case.layers, case.question, Path(out), dict(case.choices),

@@ -364,6 +364,32 @@ def test_the_work_list_is_drawn_from_the_smallest_tier_that_holds_it():
     assert wide.share == 0.10 and wide.targets["area_km2"].sum() > work.targets["area_km2"].sum()
 
 
+def test_the_best_come_from_the_smallest_tier_holding_them_and_wider_tiers_fill_the_list():
+    """The three peaks fit in the top 2 %, three lone rises only in a wider share: the best three are drawn at 2 %, the
+    wider tiers add the rises clear of them; from one tier holding all six, the peaks would reach down their rises."""
+    y, x = np.mgrid[0:40, 0:40]
+    values = _bumps() + sum(0.45 * np.exp(-((x - cx) ** 2 + (y - cy) ** 2) / 6.0)
+                            for cx, cy in ((34, 34), (4, 34), (36, 22)))
+    work = rank_targets(values, _grid(), CRS_UTM, 0.10, sizes=_sizes(count=6), judged=3)
+    best = work.targets[work.targets["rank"] <= 3]
+    assert work.shares[0] == 0.02 and len(work.targets) == 6 and set(best["tier"]) == {2.0}
+    top = np.percentile(values.compressed(), 98) - 1e-9
+    assert all(values[work.delineation.labels == label].min() >= top for label in range(1, 4))
+    rises = work.targets[work.targets["rank"] > 3]
+    assert sorted((round((cx - 500_000) / 100 - 0.5), round((4_000_000 - cy) / 100 - 0.5))
+                  for cx, cy in zip(rises["centroid_x"], rises["centroid_y"])) == [(4, 34), (34, 34), (36, 22)]
+    one_tier = rank_targets(values, _grid(), CRS_UTM, 0.10, sizes=_sizes(count=6), judged=6)
+    assert one_tier.shares == (0.10,) and one_tier.targets["area_km2"].head(3).min() > 4 * best["area_km2"].max()
+    from lodestar.plugin.judge.target_table import targets_note
+
+    note = targets_note(work, 1600 * 1e4, 0.10, False)
+    assert ("the top 2% of the knowledge-driven surface (the smallest tier of the top 10% holding the best 3 (as many "
+            "as the chain judges): drawn from a wider share") in note
+    assert "then the top 5% and 10% clear of the targets already drawn, to fill the list of 6, each split" in note
+    assert note.endswith("The work list is the best 6: the rest of the top 10% (1.1 km2) is not drawn, and stays in "
+                         "the favourability surface.")
+
+
 def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
     """Murchison: its layers cannot test the orogenic model's critical alteration anywhere, so every target read
     'weak' and the verdict told none apart."""

@@ -1,0 +1,94 @@
+"""The work list's tier rule on a generator it was not developed on (issue 58): smooth random surfaces whose deposits
+are drawn from the surface's own intensity, so the truth is known and the surface's top cells of an area are the best
+that area can hold in expectation.
+
+Each seed: a 400 x 400 grid of 200 m cells, the sum of white noise smoothed at three scales; deposits a Poisson draw,
+about 60 to a district, with intensity growing as exp(6 x the cell's percentile rank). The work list is drawn with
+each deposit model's sizes both ways, in the same run: tier by tier (`rank_targets`: the best 10 from the smallest tier
+holding them, wider tiers filling the list) and the rule it replaced, one tier holding the whole list (the same call
+with `judged` = the list's length). Reported per model: the expected deposits the best 10 hold over what the
+surface's own top cells of the same area hold in expectation (1 at best), and how often the deposits drawn in the
+best 10 reach those the top cells of that area hold.
+Run: `.venv/bin/python tests/benchmarks/run_all.py target_tiers` (about a minute and a half); writes
+build/bench/target_tiers.md.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from affine import Affine
+from bench_targets import top_cells_hold  # noqa: E402  (tests/benchmarks: on the path through run_all)
+from rasterio.crs import CRS
+from rasterio.features import rasterize
+from scipy import ndimage
+
+from lodestar.plugin.favourability.targets import percentile_ranks
+from lodestar.plugin.files import write_text_atomic
+from lodestar.plugin.judge.target_table import JUDGED
+from lodestar.plugin.map.target_sizes import target_sizes
+from lodestar.plugin.map.work_list import rank_targets
+from lodestar.plugin.raster_io import RasterGrid
+from lodestar.plugin.reason.knowledge import model_by_id
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "build" / "bench" / "target_tiers.md"
+SIDE = 400
+GRID = RasterGrid(Affine(200.0, 0, 500_000.0, 0, -200.0, 7_000_000.0), SIDE, SIDE, CRS.from_epsg(32750))
+MODELS = ("orogenic_gold", "iocg", "porphyry_cu_mo_au")
+SEEDS = 30
+AREA_SHARE = 0.10
+BEST = 10
+
+
+def world(seed: int) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarray]:
+    """(surface, expected deposits per cell, deposit coordinates) of one seed."""
+    rng = np.random.default_rng(seed)
+    field = np.zeros((SIDE, SIDE))
+    for weight, scale in ((1.0, 20), (0.6, 6), (0.3, 2)):
+        smooth = ndimage.gaussian_filter(rng.standard_normal((SIDE, SIDE)), scale)
+        field += weight * smooth / smooth.std()
+    values = np.ma.masked_array(field.astype("float32"))
+    intensity = np.exp(6 * percentile_ranks(values))
+    intensity *= 60 / intensity.sum()
+    counts = rng.poisson(intensity)
+    rows, cols = np.nonzero(counts)
+    xy = np.array([GRID.transform * (c + rng.random(), r + rng.random())
+                   for r, c in zip(rows, cols) for _ in range(counts[r, c])])
+    return values, intensity, xy
+
+
+def best_ten(values, intensity, xy, sizes, judged: int) -> tuple[float, bool]:
+    """(expected deposits of the best 10 over those of the top cells of their area, whether the deposits drawn in
+    the best 10 reach those the top cells of that area hold)."""
+    work = rank_targets(values, GRID, GRID.crs, AREA_SHARE, sizes=sizes, deposit_xy=xy.tolist(), judged=judged)
+    best = work.targets[work.targets["rank"] <= BEST]
+    inside = rasterize(best.geometry, out_shape=values.shape, transform=GRID.transform).astype(bool)
+    top = np.sort(intensity.ravel())[::-1][:int(inside.sum())].sum()
+    held = int(best["known_deps"].sum())
+    return float(intensity[inside].sum() / top), held >= top_cells_hold(values, GRID, xy, float(best["area_km2"].sum()))
+
+
+def main() -> None:
+    lines = ["# The work list's tier rule on an independent generator", "",
+             f"{SEEDS} seeds per deposit model; best {BEST} against the surface's own top cells of the same area.", "",
+             "| deposit model's sizes | rule | expected held / top cells' (mean, worst) | deposits reach the top "
+             "cells' |", "|---|---|---|---|"]
+    worlds = [world(seed) for seed in range(SEEDS)]
+    for model_id in MODELS:
+        model = model_by_id(model_id)
+        sizes = target_sizes(model, GRID.pixel_area, AREA_SHARE * SIDE * SIDE * GRID.pixel_area)
+        for rule, judged in ((f"tier by tier (the best {JUDGED} from the smallest tier holding them)", JUDGED),
+                             (f"one tier holding all {sizes.count} (the rule replaced)", sizes.count)):
+            figures = [best_ten(values, intensity, xy, sizes, judged) for values, intensity, xy in worlds]
+            ratios = [ratio for ratio, _ in figures]
+            lines.append(f"| {model['name']} | {rule} | {np.mean(ratios):.3f}, {min(ratios):.3f} | "
+                         f"{sum(reached for _, reached in figures)} of {SEEDS} |")
+            print(lines[-1], flush=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(OUT, "\n".join(lines) + "\n")
+    print(f"written {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
