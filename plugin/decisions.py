@@ -373,7 +373,8 @@ REASONS: dict[str, tuple[str, str]] = {
         "Quantiles of an ordered layer's training values kept (0 %, 1 %, ... 100 %).",
         'a statistical convention (percentiles; 6c7e6eb)'),
     "tiers": (
-        'Nested area shares a target can reach: its tier is the smallest share whose top cells it holds.',
+        'Nested area shares a target can reach: its tier is the smallest share whose top cells it holds; the work list'
+        ' is drawn from them tightest first.',
         'a design choice (c098b6e)'),
     "saddle_depth": (
         "A saddle splits two peaks when the lower peak stands this far above it on the surface's percentile-rank "
@@ -407,7 +408,8 @@ REASONS: dict[str, tuple[str, str]] = {
         "How a verdict weighs a judged target's score when the judged ones are reordered among themselves.",
         'a design choice (c098b6e)'),
     "judged": (
-        'How many of the best targets the chain judges on their own evidence.',
+        'How many of the best targets the chain judges on their own evidence; they come from the smallest tier of the '
+        'top share that holds them.',
         "a design choice (as many as the report's summary lists; c098b6e)"),
     "scored_shares": (
         "The shares of the analysed area at which a surface's capture of known deposits is scored and drawn: its top "
