@@ -55,14 +55,15 @@ def measure_values(title: str, values, grid: RasterGrid, case, model: dict) -> s
     best = targets[targets["rank"] <= 10]
     area = float(best["area_km2"].sum())
     _, held, top = camps_lines(targets, work.prospects, values, grid, xy)
-    return (f"| {title} | {len(targets)} | {work.share:.0%} | {targets['area_km2'].min():.2f} | "
+    tiers = ", ".join(f"{share:.0%}" for share in work.shares)
+    return (f"| {title} | {len(targets)} | {tiers} | {targets['area_km2'].min():.2f} | "
             f"{int(best['known_deps'].sum())} / {top_cells_hold(values, grid, xy, area):.2f} ({area:,.1f} km2) | "
             f"{len(work.prospects)} | {held} / {top:.2f} |")
 
 
 def main() -> None:
     lines = ["# Targets on districts kept out of the repository", "",
-             "| surface | targets | tier | smallest km2 | best 10 hold / top cells of that area | prospects | "
+             "| surface | targets | tiers drawn | smallest km2 | best 10 hold / top cells of that area | prospects | "
              "best 5 camps' prospects / camps' top cells |", "|---|---|---|---|---|---|---|"]
     for name, folder, model_id, maps in DISTRICTS:
         if not (folder / "case.json").is_file():
