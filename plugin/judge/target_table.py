@@ -30,7 +30,7 @@ from scipy import ndimage
 
 from ..decisions import CORE
 from ..favourability.targets import Delineation
-from ..labels import plural, the
+from ..labels import listed, plural, the
 from ..reason.contract import ReasonerError
 from ..zones import labelled_polygons
 from .target_evidence import checked, judge, verdict_of, verdict_words
@@ -251,20 +251,24 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
               "they touch" if delineation.specks or delineation.merged else "no speck under it")
     judged = min(JUDGED, len(targets))
     shares = work.shares
+    surface = f"{'calibrated' if probability else 'knowledge-driven'} surface"
     holding = (plural(sizes.count, "target") if len(shares) == 1 else
-               f"the best {work.first} (as many as the chain judges)")
-    tier = (f"the top {shares[0]:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface (the "
-            f"smallest tier of the top {area_share:.0%} holding {holding}: drawn from a wider share, a target reaches "
-            "into cells the surface ranks below cells left out)" if shares[0] < area_share else
-            f"the top {area_share:.0%} of the {'calibrated' if probability else 'knowledge-driven'} surface")
+               f"the best {work.first}, as many as the chain judges")
+    tier = (f"the top {shares[0]:.0%} of the {surface} (the smallest tier of the top {area_share:.0%} holding "
+            f"{holding}: drawn from a wider share, a target reaches into cells the surface ranks below cells left out)"
+            if shares[0] < area_share else f"the top {area_share:.0%} of the {surface}")
+    wider, order = "", ""
     if len(shares) > 1:
-        tier += (f", then the top {' and '.join(f'{s:.0%}' for s in shares[1:])} clear of the targets already drawn, "
-                 f"to fill the list of {sizes.count}, each")
+        full = ("to fill the list" if len(targets) >= sizes.count else
+                f"the list holding {len(targets)} of {sizes.count}")
+        order = "tier by tier, tightest first, then "
+        wider = (f"; the top {listed([f'{s:.0%}' for s in shares[1:]])}, delineated alike, then added "
+                 f"{plural(sum(work.added[1:]), 'target')} sharing no cell with those ({full})")
     text = (f"{plural(len(targets), 'target')} covering {covered:.1%} of the analysed area: {tier} split at its peaks "
             f"({delineation.split_at_peaks} split off by a saddle), {capped}, and none smaller than "
-            f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}); ranked {ranked}, size only breaking ties; "
-            f"{the(judged, 'best target')} judged on {'its' if judged == 1 else 'their'} own evidence and reordered "
-            "by the verdicts.")
+            f"{sizes.min_km2:.3g} km2 ({sizes.min_source}; {specks}){wider}; ranked {order}{ranked}, size only "
+            f"breaking ties; {the(judged, 'best target')} judged on {'its' if judged == 1 else 'their'} own evidence "
+            "and reordered by the verdicts.")
     if sizes.prospect_km2 and len(targets):
         camps = targets[targets["rank"].isin(work.prospects["camp"])] if len(work.prospects) else targets.iloc[:0]
         spread = (f" with the cells tied at the cut and the small holes among them: "
@@ -275,8 +279,10 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
                  f"{spread}), split at their peaks, none larger than that footprint, ranked by the same rule.")
     if left["count"] or left["km2"] > 0:
         held = f", holding {plural(left['known'], 'known deposit')}" if left.get("known") is not None else ""
-        parts = ([f"{the(left['count'], 'other target')} of the top {shares[-1]:.0%}"] if left["count"] else []) + (
-            [f"the rest of the top {area_share:.0%}"] if shares[-1] < area_share or len(shares) > 1 else [])
+        others = [f"{the(left['count'], 'other target')} of the top {shares[-1]:.0%}"] if left["count"] else []
+        rest = ("the rest of that share" if others and shares[-1] == area_share else
+                f"the rest of the top {area_share:.0%}")
+        parts = others + ([rest] if shares[-1] < area_share or len(shares) > 1 else [])
         one = len(parts) == 1 and (left["count"] == 1 or not left["count"])
         text += (f" The work list is the best {sizes.count}: {' and '.join(parts)} ({left['km2']:,.1f} km2{held}) "
                  f"{'is' if one else 'are'} not drawn, and {'stays' if one else 'stay'} in the favourability surface.")

@@ -3,19 +3,19 @@ best `count` drawn with the prospects inside each, the rest said in one line.
 
 Delineation (`favourability/targets.py`) cuts the top share at its peaks, none larger than the largest target nor
 smaller than the smallest (`target_sizes`); ranking and fields are `target_table`'s. The work list is drawn from the
-tiers of the top share (2, 5, 10 % of the area, none above the share asked for, then the share itself), tightest
-first: the first tier drawn is the smallest that holds the best the chain judges (`judged`, as many as the report
-lists; or the whole list when shorter), and while the list is short of `count` each wider tier adds its targets clear
-of those already drawn. Delineated on a wider share than they need, the best targets would reach down into cells the
-surface ranks below cells left undrawn, which both dilutes what they hold per km2 (the ranking's measure) and spends
-the field team's area on worse ground; the rest of the top share stays in the surface. Prospects: inside each
-drawn target larger than one deposit's footprint (where the deposit model has one smaller than its largest target: a
-camp and its prospects, a porphyry district and its systems), the target's own best cells (the share of it asked for
-the targets, at least one smallest target) split at their peaks on the target's own ranks, none larger
-than one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best
-cells apart from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past
-one deposit's footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`)
-and its own rank there. A target no larger than one deposit's footprint is itself prospect-sized.
+tiers of the top share (2, 5, 10 % of the area, none above the share asked for, then the share itself), tightest first:
+the first tier drawn is the smallest that holds the best the chain judges (`judged`, as many as the report lists; or the
+whole list when shorter), and while the list is short of `count` each wider tier adds its targets that share no cell
+with those already drawn, ranked after them. Delineated on a wider share than they need, the best targets would reach
+down into cells the surface ranks below cells left undrawn, which both dilutes what they hold per km2 (the ranking's
+measure) and spends the field team's area on worse ground; the rest of the top share stays in the surface. Prospects:
+inside each drawn target larger than one deposit's footprint (where the deposit model has one smaller than its largest
+target: a camp and its prospects, a porphyry district and its systems), the target's own best cells (the share of it
+asked for the targets, at least one smallest target) split at their peaks on the target's own ranks, none larger than
+one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best cells apart
+from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past one deposit's
+footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`) and its own
+rank there. A target no larger than one deposit's footprint is itself prospect-sized.
 """
 from __future__ import annotations
 
@@ -52,8 +52,9 @@ from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
 @dataclass
 class WorkList:
     """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target
-    then rank (PROSPECT_COLUMNS); `shares`: the tiers of the top share they were drawn from, tightest first
-    (`delineation`: theirs together, its counts summed over them), the first the smallest holding the `first` best;
+    then rank (PROSPECT_COLUMNS); `shares`: the tiers of the top share they were drawn from, tightest first, the first
+    the smallest holding the `first` best, and `added` how many targets each drew (`delineation`: theirs together,
+    its counts the first tier's);
     `judgements`: the chain's judgement of the best,
     each with its rank; `left`: what the work list leaves in the top share ({"count": the targets of its tiers not
     drawn, "km2": the top share outside the drawn targets, "known": the known deposits
@@ -64,6 +65,7 @@ class WorkList:
     delineation: Delineation
     sizes: TargetSizes
     shares: tuple
+    added: tuple
     first: int
     judgements: list = field(default_factory=list)
     left: dict = field(default_factory=lambda: {"count": 0, "km2": 0.0, "known": None})
@@ -92,14 +94,16 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
     the chain's judgement of the best `judged` targets (a list of {"items", "verdict", "why"}), None to judge none."""
     sizes = sizes or default_sizes(grid)
     whole = tuple(core_cells(g, grid) for g in (core, others) if g is not None)
-    first = min(judged, sizes.count)
-    shares, delineation, last_of_tier = _drawn_tiers(values, grid, area_share, sizes, saddle_depth, whole, first)
+    first = max(1, min(judged, sizes.count))
+    shares, added, delineation = _drawn_tiers(values, grid, area_share, sizes, saddle_depth, whole, first)
+    last_of_tier = np.cumsum(added).tolist()
     rows = target_rows(delineation, values, grid, shares[-1], expected=expected, uncertainty=uncertainty,
                        deposit_xy=deposit_xy, contributions=contributions)
     polygons = polygons_of(delineation.labels, grid)
     rows = [dict(row, geometry=polygons[row["label"]]) for row in rows if row["label"] in polygons]
     if not rows:
-        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes, shares, first)
+        return WorkList(empty_targets(crs), empty_targets(crs, PROSPECT_COLUMNS), delineation, sizes, shares, added,
+                        first)
     frame = gpd.GeoDataFrame(rows, geometry="geometry", crs=crs)
     holds_core = _holding(frame, core, first_only=True)
     holds_other = _holding(frame, others) & ~holds_core
@@ -135,40 +139,43 @@ def rank_targets(values: np.ma.MaskedArray, grid, crs, area_share: float, *, siz
                             [list(PROSPECT_COLUMNS) + ["geometry"]]) if prospects
                       else empty_targets(crs, PROSPECT_COLUMNS))
     ranks = {i: order.index(i) + 1 for i in verdict_of}
-    return WorkList(targets, prospect_frame, delineation, sizes, shares, first,
+    return WorkList(targets, prospect_frame, delineation, sizes, shares, added, first,
                     [dict(judgement, rank=ranks[i]) for i, judgement in verdict_of.items() if ranks[i] <= len(drawn)],
                     _left_over(values, grid, area_share, delineation.labels, [rows[i]["label"] for i in drawn],
                                len(rest), deposit_xy, whole))
 
 
 def _drawn_tiers(values, grid, area_share: float, sizes: TargetSizes, saddle_depth: float, whole: tuple,
-                 first: int) -> tuple[tuple, Delineation, list]:
-    """(the tiers drawn, tightest first; their targets as one delineation; the last label each tier added): from
-    the smallest tier of the top share (TIERS below `area_share`, then `area_share`) holding `first` targets, each
-    wider tier adding its targets clear of those drawn until the list holds `sizes.count` (module docstring)."""
+                 first: int) -> tuple[tuple, tuple, Delineation]:
+    """(the tiers that drew targets, tightest first; how many each added; their targets as one delineation, its
+    counts the first tier's): from the smallest tier of the top share (TIERS below `area_share`, then `area_share`)
+    holding `first` targets, each wider tier adding its targets that share no cell with those drawn until the list
+    holds `sizes.count` (module docstring)."""
     least = sizes.least_cells(grid.pixel_area)
     most = sizes.most_cells(sizes.max_km2, grid.pixel_area)
     shares = [tier for tier in sorted(TIERS) if tier < area_share] + [area_share]
     drawn: list = []
+    added: list = []
     labels = np.zeros(values.shape, dtype=np.int64)
     tiers: dict = {}
-    counts = np.zeros(5, dtype=np.int64)
-    last_of_tier: list = []
+    counts: tuple = ()
     for share in shares:
         found = delineate(values, share, max_cells=most, saddle_depth=saddle_depth, whole=whole, min_cells=least)
         ids = np.setdiff1d(found.labels, np.append(found.labels[labels > 0], 0))
-        if not drawn and len(ids) < first and share < area_share:
+        if not counts and len(ids) < first and share < area_share:
+            continue
+        counts = counts or (found.split_at_peaks, found.cut_to_cap, found.specks, found.speck_cells, found.merged)
+        if drawn and not len(ids):
             continue
         renumbered = np.zeros(int(found.labels.max()) + 1, dtype=np.int64)
         renumbered[ids] = int(labels.max()) + np.arange(1, len(ids) + 1)
         labels = np.where(renumbered[found.labels] > 0, renumbered[found.labels], labels)
         tiers.update({int(renumbered[i]): found.tiers[int(i)] for i in ids})
-        counts += [found.split_at_peaks, found.cut_to_cap, found.specks, found.speck_cells, found.merged]
         drawn.append(share)
-        last_of_tier.append(int(labels.max()))
+        added.append(len(ids))
         if int(labels.max()) >= sizes.count:
             break
-    return tuple(drawn), Delineation(labels, tiers, *(int(n) for n in counts)), last_of_tier
+    return tuple(drawn), tuple(added), Delineation(labels, tiers, *counts)
 
 
 def _left_over(values, grid, area_share: float, labels: np.ndarray, drawn: list, undrawn: int, deposit_xy,

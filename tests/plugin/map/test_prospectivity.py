@@ -383,11 +383,16 @@ def test_the_best_come_from_the_smallest_tier_holding_them_and_wider_tiers_fill_
     from lodestar.plugin.judge.target_table import targets_note
 
     note = targets_note(work, 1600 * 1e4, 0.10, False)
-    assert ("the top 2% of the knowledge-driven surface (the smallest tier of the top 10% holding the best 3 (as many "
-            "as the chain judges): drawn from a wider share") in note
-    assert "then the top 5% and 10% clear of the targets already drawn, to fill the list of 6, each split" in note
+    assert ("the top 2% of the knowledge-driven surface (the smallest tier of the top 10% holding the best 3, as many "
+            "as the chain judges: drawn from a wider share") in note
+    assert work.shares == (0.02, 0.10) and work.added == (3, 3)  # the top 5 % adds nothing clear of the peaks
+    assert ("no speck under it); the top 10%, delineated alike, then added 3 targets sharing no cell with those (to "
+            "fill the list); ranked tier by tier, tightest first, then by how high") in note
     assert note.endswith("The work list is the best 6: the rest of the top 10% (1.1 km2) is not drawn, and stays in "
                          "the favourability surface.")
+    short = rank_targets(values, _grid(), CRS_UTM, 0.10, sizes=_sizes(count=8), judged=3)
+    assert len(short.targets) == 6 and "sharing no cell with those (the list holding 6 of 8)" in targets_note(
+        short, 1600 * 1e4, 0.10, False)
 
 
 def test_an_item_no_layer_can_test_at_any_target_is_said_once_and_left_out_of_the_verdicts():
