@@ -51,14 +51,12 @@ from .target_sizes import MIN_TARGET_CELLS, WORK_LIST, TargetSizes
 
 @dataclass
 class WorkList:
-    """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target
-    then rank (PROSPECT_COLUMNS); `shares`: the tiers of the top share they were drawn from, tightest first, the first
-    the smallest holding the `first` best, and `added` how many targets each drew (`delineation`: theirs together,
-    its counts the first tier's);
-    `judgements`: the chain's judgement of the best,
-    each with its rank; `left`: what the work list leaves in the top share ({"count": the targets of its tiers not
-    drawn, "km2": the top share outside the drawn targets, "known": the known deposits
-    there, None without deposits})."""
+    """`targets`: the drawn targets, best first (TARGET_COLUMNS); `prospects`: the prospects inside them, by target then
+    rank (PROSPECT_COLUMNS); `shares`: the tiers of the top share they were drawn from, tightest first, the first the
+    smallest holding the `first` best, and `added` how many targets each drew (`delineation`: theirs together, its
+    counts the first tier's); `judgements`: the chain's judgement of the best, each with its rank; `left`: what the work
+    list leaves in the top share ({"count": the targets of its tiers not drawn, "km2": the top share outside the drawn
+    targets, "known": the known deposits there, None without deposits})."""
 
     targets: gpd.GeoDataFrame
     prospects: gpd.GeoDataFrame
