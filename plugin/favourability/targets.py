@@ -56,17 +56,17 @@ def percentile_ranks(values: np.ma.MaskedArray) -> np.ndarray:
 
 def delineate(values: np.ma.MaskedArray, area_share: float, *, max_cells: int | None = None,
               saddle_depth: float = SADDLE_DEPTH, whole: tuple = (), min_cells: int = 4,
-              tiers: tuple = TIERS) -> Delineation:
+              tiers: tuple = TIERS, fill_holes: bool = True) -> Delineation:
     """Targets of the top `area_share` of `values` (see the module docstring). `whole`: masks of places selected
     whatever their value and kept whole, each connected piece one target (a verified core, further verified
     systems); `max_cells`: the cap in cells (None: no cap); patches under `min_cells` cells are specks and left out,
-    holes under it inside a patch are part of it. A patch under `min_cells` on its own is a speck, dropped and
-    counted."""
+    holes under it inside a patch are part of it (`fill_holes`; else they stay holes). A patch under `min_cells` on its
+    own is a speck, dropped and counted."""
     valid = ~np.ma.getmaskarray(values)
     selected = top_share_mask(values, area_share)
     for place in whole:
         selected = selected | (place.astype(bool) & valid)
-    if min_cells:
+    if min_cells and fill_holes:
         selected = selected | (pinholes(selected, min_cells) & valid)
     patches, count = ndimage.label(selected, structure=_FOUR)
     sizes = np.bincount(patches.ravel(), minlength=count + 1)

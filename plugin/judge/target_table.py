@@ -271,7 +271,7 @@ def targets_note(work, analysed_m2: float, area_share: float, probability: bool)
             "and reordered by the verdicts.")
     if sizes.prospect_km2 and len(targets):
         camps = targets[targets["rank"].isin(work.prospects["camp"])] if len(work.prospects) else targets.iloc[:0]
-        spread = (f" with the cells tied at the cut and the small holes among them: "
+        spread = (f" with the cells tied at the cut: "
                   f"{float(work.prospects['area_km2'].sum()) / float(camps['area_km2'].sum()):.0%} of those targets' "
                   "area in all" if len(camps) else "")
         text += (f" Each target larger than one deposit's footprint ({sizes.prospect_km2:g} km2) holds its "

@@ -14,8 +14,10 @@ target: a camp and its prospects, a porphyry district and its systems), the targ
 asked for the targets, at least one smallest target) split at their peaks on the target's own ranks, none larger than
 one deposit's footprint nor smaller than the smallest target, ranked by the same rule; a piece of those best cells apart
 from the others, too small to be a prospect of its own, joins the nearest prospect (which it may take past one deposit's
-footprint): no best cell of a target is left out of its prospects. Each knows its target's rank (`camp`) and its own
-rank there. A target no larger than one deposit's footprint is itself prospect-sized.
+footprint): no best cell of a target is left out of its prospects. A hole in a prospect stays a hole (a target's holes
+under the smallest target are part of it): the camp already holds that ground, and a prospect marks the camp's best
+cells, so a filled hole would add no ground to the work list and only dilute the prospect. Each knows its target's
+rank (`camp`) and its own rank there. A target no larger than one deposit's footprint is itself prospect-sized.
 """
 from __future__ import annotations
 
@@ -214,7 +216,7 @@ def _prospects(values, grid, labels, label: int, camp: int, area_share: float, s
         return []
     share = min(1.0, max(area_share, least / cells))
     most = sizes.most_cells(sizes.prospect_km2, grid.pixel_area)
-    found = delineate(window, share, max_cells=most, saddle_depth=saddle_depth, min_cells=least)
+    found = delineate(window, share, max_cells=most, saddle_depth=saddle_depth, min_cells=least, fill_holes=False)
     found.labels = _joined_specks(found.labels, top_share_mask(window, share) & ~np.ma.getmaskarray(window))
     if not found.labels.any():
         return []

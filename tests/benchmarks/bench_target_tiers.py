@@ -8,8 +8,13 @@ each deposit model's sizes both ways, in the same run: tier by tier (`rank_targe
 holding them, wider tiers filling the list) and the rule it replaced, one tier holding the whole list (the same call
 with `judged` = the list's length). Reported per model: the expected deposits the best 10 hold over what the
 surface's own top cells of the same area hold in expectation (1 at best), and how often the deposits drawn in the
-best 10 reach those the top cells of that area hold.
-Run: `.venv/bin/python tests/benchmarks/run_all.py target_tiers` (about a minute and a half); writes
+best 10 reach those the top cells of that area hold. Camps (the models whose deposits are smaller than their
+largest target): the expected deposits the best 5 camps' prospects hold over what each camp's own top cells of the same
+area hold, with a prospect's holes kept (the rule) and filled as a target's are (the rule replaced), on these surfaces
+made noisy and classed (`classed`: ties at every cut and holes among a camp's best cells whose
+deposits follow the smooth field, the world where filling a hole could pay; on the smooth surfaces themselves no
+prospect has a hole: both rules gave 1.0000, measured once), CAMP_SEEDS seeds.
+Run: `.venv/bin/python tests/benchmarks/run_all.py target_tiers` (about two minutes); writes
 build/bench/target_tiers.md.
 """
 from __future__ import annotations
@@ -23,9 +28,10 @@ from rasterio.crs import CRS
 from rasterio.features import rasterize
 from scipy import ndimage
 
-from lodestar.plugin.favourability.targets import percentile_ranks
+from lodestar.plugin.favourability.targets import delineate, percentile_ranks
 from lodestar.plugin.files import write_text_atomic
 from lodestar.plugin.judge.target_table import JUDGED
+from lodestar.plugin.map import work_list
 from lodestar.plugin.map.target_sizes import target_sizes
 from lodestar.plugin.map.work_list import rank_targets
 from lodestar.plugin.raster_io import RasterGrid
@@ -39,6 +45,10 @@ MODELS = ("orogenic_gold", "iocg", "porphyry_cu_mo_au")
 SEEDS = 30
 AREA_SHARE = 0.10
 BEST = 10
+CAMPS = 5
+CLASSES = 20
+NOISE = (0.5, 1.5)
+CAMP_SEEDS = 15
 
 
 def world(seed: int) -> tuple[np.ma.MaskedArray, np.ndarray, np.ndarray]:
@@ -69,6 +79,48 @@ def best_ten(values, intensity, xy, sizes, judged: int) -> tuple[float, bool]:
     return float(intensity[inside].sum() / top), held >= top_cells_hold(values, GRID, xy, float(best["area_km2"].sum()))
 
 
+def classed(values: np.ma.MaskedArray, noise: float, seed: int) -> np.ma.MaskedArray:
+    """What a knowledge-driven surface on classed layers would make of `values`: cell-scale noise of standard deviation
+    `noise` added (the field's is about 1.2) and the result cut at its quantiles into CLASSES levels, so a camp has a
+    few tied classes and holes of lower classes among its best cells, while the deposits follow the smooth field."""
+    noisy = values.filled(0.0) + noise * np.random.default_rng(10_000 + seed).standard_normal(values.shape)
+    cuts = np.quantile(noisy, np.linspace(0, 1, CLASSES + 1)[1:-1])
+    return np.ma.masked_array(np.digitize(noisy, cuts).astype("float32") + 1)
+
+
+def filled_holes(*args, **kwargs):
+    """`delineate` filling a prospect's small holes as a target's are (the rule replaced)."""
+    return delineate(*args, **dict(kwargs, fill_holes=True))
+
+
+def camps(values, intensity, xy, sizes, fill: bool) -> tuple[float, bool]:
+    """(expected deposits of the best CAMPS camps' prospects over those of each camp's own top cells of the same area,
+    whether the deposits drawn in the prospects reach those the camps' top cells hold, ties shared out)."""
+    work_list.delineate = filled_holes if fill else delineate
+    try:
+        work = rank_targets(values, GRID, GRID.crs, AREA_SHARE, sizes=sizes, deposit_xy=xy.tolist())
+    finally:
+        work_list.delineate = delineate
+    held = top = drawn = top_drawn = 0.0
+    for row in work.targets.sort_values("rank").head(CAMPS).itertuples():
+        inside = work.prospects[work.prospects["camp"] == row.rank]
+        if not len(inside):
+            continue
+        camp = rasterize([row.geometry], out_shape=values.shape, transform=GRID.transform).astype(bool)
+        prospect = rasterize(inside.geometry, out_shape=values.shape, transform=GRID.transform).astype(bool)
+        order = np.argsort(-values.data[camp], kind="stable")
+        cells = int(prospect.sum())
+        cut = values.data[camp][order][cells - 1]
+        above, tied = values.data[camp] > cut, values.data[camp] == cut
+        share = (cells - above.sum()) / tied.sum()
+        held += intensity[prospect].sum()
+        top += intensity[camp][above].sum() + share * intensity[camp][tied].sum()
+        within = np.ma.masked_array(values.data, mask=~camp)
+        drawn += int(inside["known_deps"].sum())
+        top_drawn += top_cells_hold(within, GRID, xy, float(inside["area_km2"].sum()))
+    return (held / top if top else 1.0), drawn >= top_drawn
+
+
 def main() -> None:
     lines = ["# The work list's tier rule on an independent generator", "",
              f"{SEEDS} seeds per deposit model; best {BEST} against the surface's own top cells of the same area.", "",
@@ -85,6 +137,24 @@ def main() -> None:
             lines.append(f"| {model['name']} | {rule} | {np.mean(ratios):.3f}, {min(ratios):.3f} | "
                          f"{sum(reached for _, reached in figures)} of {SEEDS} |")
             print(lines[-1], flush=True)
+    lines += ["", f"Camps: the best {CAMPS} camps' prospects against each camp's own top cells of the same area, "
+              f"{CAMP_SEEDS} seeds.", "",
+              "| deposit model's sizes | surface | a prospect's holes | expected held / top cells' (mean, worst) | "
+              "deposits reach the top cells' |", "|---|---|---|---|---|"]
+    for model_id in MODELS:
+        model = model_by_id(model_id)
+        sizes = target_sizes(model, GRID.pixel_area, AREA_SHARE * SIDE * SIDE * GRID.pixel_area)
+        if not sizes.prospect_km2:
+            continue
+        for noise in NOISE:
+            for rule, fill in (("kept (the rule)", False), ("filled (the rule replaced)", True)):
+                figures = [camps(classed(values, noise, seed), intensity, xy, sizes, fill)
+                           for seed, (values, intensity, xy) in enumerate(worlds[:CAMP_SEEDS])]
+                ratios = [ratio for ratio, _ in figures]
+                lines.append(f"| {model['name']} | noise {noise:g}, {CLASSES} classes | {rule} | "
+                             f"{np.mean(ratios):.4f}, {min(ratios):.4f} | "
+                             f"{sum(reached for _, reached in figures)} of {CAMP_SEEDS} |")
+                print(lines[-1], flush=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(OUT, "\n".join(lines) + "\n")
     print(f"written {OUT.relative_to(ROOT)}")

@@ -6,7 +6,7 @@ import pytest
 import shapely.wkt
 from affine import Affine
 from rasterio.crs import CRS
-from shapely.geometry import GeometryCollection, MultiPolygon, box
+from shapely.geometry import GeometryCollection, MultiPolygon, Point, box
 from worlds_b_run import analyse_worlds_b_case
 
 from lodestar.plugin.graph import GraphParams, build_graph
@@ -324,8 +324,28 @@ def test_a_flat_camp_gives_its_prospects_the_whole_tie_and_the_note_says_how_muc
     from lodestar.plugin.judge.target_table import targets_note
 
     note = targets_note(work, 1600 * 1e4, 0.25, False)
-    assert ("its own best cells (the top 25% of it with the cells tied at the cut and the small holes among them: "
-            "40% of those targets' area in all)") in note
+    assert ("its own best cells (the top 25% of it with the cells tied at the cut: 40% of those targets' area in "
+            "all)") in note
+
+
+def test_a_hole_in_a_prospect_stays_a_hole_and_its_camp_holds_it():
+    """A camp's best cells enclose one cell it ranks lower (ground just under the prospects' cut): a target fills such
+    a hole, a prospect does not, since the camp already holds that ground and the prospect marks its best cells."""
+    values = np.ma.masked_array(np.full((40, 40), 0.1))
+    values[10:30, 10:30] = 0.5  # the camp: 400 cells
+    values[12:28, 12:22] = 0.9  # its best cells, 160 cells round one lower cell
+    values[20, 16] = 0.5
+    values[25, 25] = 0.3  # and one cell of the camp below the targets' share (399 cells)
+    work = rank_targets(values, _grid(), CRS_UTM, 399 / 1600,
+                        sizes=_sizes(max_km2=4.0, prospect_km2=0.2, min_km2=0.04))
+    camp = work.targets[work.targets["rank"] == 1]
+    prospects = work.prospects[work.prospects["camp"] == 1]
+    hole, target_hole = (Point(500_000.0 + (col + 0.5) * 100, 4_000_000.0 - (row + 0.5) * 100)
+                         for row, col in ((20, 16), (25, 25)))
+    assert camp["area_km2"].iloc[0] == pytest.approx(4.0)  # the target's hole is part of it
+    assert camp.geometry.iloc[0].contains(hole) and camp.geometry.iloc[0].contains(target_hole)
+    assert prospects["area_km2"].sum() == pytest.approx(1.59)  # 159 best cells; filled, the hole made it 1.60
+    assert not any(g.intersects(hole) for g in prospects.geometry)
 
 
 def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
