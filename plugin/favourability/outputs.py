@@ -4,14 +4,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import geopandas as gpd
 import numpy as np
 from scipy import ndimage
 
 from ..csv_table import write_csv
 from ..errors import LodestarError
 from ..raster_writer import new_raster
-from ..zones import labelled_polygons
 from .overlay import Surface
 
 NODATA = -9999.0
@@ -86,43 +84,6 @@ def top_share_mask(values: np.ma.MaskedArray, area_share: float) -> np.ndarray:
     take_ties = above == 0 or abs(with_ties - wanted) <= abs(above - wanted)
     filled = np.asarray(values.filled(-np.inf), dtype="float64")
     return valid & ((filled >= threshold) if take_ties else (filled > threshold))
-
-
-def surface_polygons(surface: Surface, area_share: float = 0.10, simplify_px: float = 1.5,
-                     include: np.ndarray | None = None, pinhole_cells: int = 0) -> gpd.GeoDataFrame:
-    """Polygons of the top `area_share` of the analysed area by favourability, most favourable first.
-
-    One polygon per 4-connected patch of selected cells (holes kept, simplified by `simplify_px`
-    pixels); attributes: rank, fav_mean, fav_max, area_m2 (the selected cells' area, square map units).
-    `include`: cells selected whatever their favourability (a verified core), on the surface's grid.
-    `pinhole_cells`: holes of fewer cells than this inside a patch (nodata cells counted, only analysed ones
-    filled) are part of it (a speck of ground just under the share, wholly enclosed by the target, is not left
-    out of it).
-    """
-    valid = ~np.ma.getmaskarray(surface.values)
-    selected = top_share_mask(surface.values, area_share)
-    if include is not None:
-        selected = selected | (include & valid)
-    if pinhole_cells:
-        selected = selected | (pinholes(selected, pinhole_cells) & valid)
-    labels, count = ndimage.label(selected)
-    polygons = labelled_polygons(labels, surface.grid, simplify_px)
-    values = np.asarray(surface.values.filled(0.0), dtype="float64")
-    index = np.arange(1, count + 1)
-    means = ndimage.mean(values, labels, index)
-    maxima = ndimage.maximum(values, labels, index)
-    cells = ndimage.sum(selected, labels, index)
-    rows = [{"fav_mean": round(float(means[i - 1]), 6), "fav_max": round(float(maxima[i - 1]), 6),
-             "area_m2": float(cells[i - 1]) * surface.grid.pixel_area, "geometry": polygons[i]}
-            for i in index if i in polygons]
-    rows.sort(key=lambda r: (-r["fav_mean"], -r["area_m2"]))
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-    columns = ["rank", "fav_mean", "fav_max", "area_m2"]
-    if not rows:
-        return gpd.GeoDataFrame({c: [] for c in columns}, geometry=gpd.GeoSeries([], crs=surface.crs),
-                                crs=surface.crs)
-    return gpd.GeoDataFrame(rows, geometry="geometry", crs=surface.crs)[columns + ["geometry"]]
 
 
 def pinholes(selected: np.ndarray, under_cells: int) -> np.ndarray:

@@ -348,6 +348,19 @@ def test_a_hole_in_a_prospect_stays_a_hole_and_its_camp_holds_it():
     assert not any(g.intersects(hole) for g in prospects.geometry)
 
 
+def test_a_targets_pinhole_is_filled_where_the_ground_is_analysed_and_a_nodata_cell_stays_out():
+    from lodestar.plugin.favourability.targets import delineate
+
+    values = np.ma.masked_array(np.zeros((20, 30)), mask=np.zeros((20, 30), dtype=bool))
+    values[2:9, 2:9] = 0.9
+    values[3, 3] = 0.1  # a two-cell hole: one analysed cell under the share, one nodata cell
+    values[3, 4] = np.ma.masked
+    found = delineate(values, 47 / 599, min_cells=4)
+    assert found.labels[3, 3] == 1 and found.labels[3, 4] == 0 and (found.labels == 1).sum() == 48
+    kept = delineate(values, 47 / 599, min_cells=4, fill_holes=False)
+    assert kept.labels[3, 3] == 0 and (kept.labels == 1).sum() == 47
+
+
 def test_the_work_list_draws_the_best_and_says_what_is_left_in_the_surface():
     values = _surface()
     deposits = [(502_250.0, 3_997_750.0)]
