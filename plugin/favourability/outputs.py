@@ -1,4 +1,5 @@
-"""What a favourability surface is written as: a GeoTIFF, its weights table, and top-share polygons."""
+"""What a favourability surface is written as (a GeoTIFF, its weights table), its top share and the pinholes in a
+selection."""
 from __future__ import annotations
 
 import json

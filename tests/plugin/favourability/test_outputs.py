@@ -30,13 +30,11 @@ SPECS = [EvidenceSpec("As, ppm", "geochemistry", "index", "log_percentile", weig
                       0.8, "near faults")]
 
 
-def _surface(values=None, mask=None) -> Surface:
-    if values is None:
-        rows, cols = np.mgrid[0:20, 0:30]
-        values = (rows * 30 + cols) / 599.0  # all distinct, 0 to 1
-    if mask is None:
-        mask = np.zeros((20, 30), dtype=bool)
-        mask[:, :5] = True  # a strip outside the analysed area
+def _surface() -> Surface:
+    rows, cols = np.mgrid[0:20, 0:30]
+    values = (rows * 30 + cols) / 599.0  # all distinct, 0 to 1
+    mask = np.zeros((20, 30), dtype=bool)
+    mask[:, :5] = True  # a strip outside the analysed area
     return Surface(np.ma.masked_array(values.astype("float32"), mask=mask), GRID, specs=list(SPECS))
 
 
@@ -79,6 +77,14 @@ def test_weights_csv_adds_the_calibration_columns_after_the_table(tmp_path):
     assert read[0]["w_plus"] == "1.25" and read[1]["w_plus"] == "" and read[1]["contrast"] == ""
 
 
+@pytest.mark.parametrize("share", [0.05, 0.10, 0.25])
+def test_the_top_share_is_a_share_of_the_analysed_cells_and_takes_none_outside(share):
+    values = _surface().values  # 500 analysed cells, all distinct, the best in the last rows; a nodata strip
+    top = top_share_mask(values, share)
+    assert top.sum() == round(share * 500) and not top[:, :5].any()
+    assert values[top].min() > values[~top & ~values.mask].max()
+
+
 def test_tied_cells_are_taken_or_left_together():
     values = np.ma.masked_array(np.array([[0.9, 0.5, 0.5, 0.5], [0.5, 0.5, 0.1, 0.1]]))
     # 2 of 8 cells asked: 1 above the tie (share 1/8) is nearer than 6 with it (6/8)
@@ -99,3 +105,6 @@ def test_pinholes_are_the_small_holes_inside_a_patch_not_larger_ones_nor_notches
     assert holes.sum() == 1 and holes[3, 3]
     assert pinholes(selected, 10).sum() == 10  # the 3 x 3 hole too, never the notch
     assert not pinholes(np.ones((5, 5), dtype=bool), 4).any()
+    diagonal = np.ones((6, 6), dtype=bool)
+    diagonal[2, 2] = diagonal[3, 3] = False  # two cells touching at a corner: one hole of two cells
+    assert not pinholes(diagonal, 2).any() and pinholes(diagonal, 3).sum() == 2
