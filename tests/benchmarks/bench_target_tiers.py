@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from affine import Affine
-from bench_targets import top_cells_hold  # noqa: E402  (tests/benchmarks: on the path through run_all)
+from bench_targets import top_cells_hold, top_cells_sum  # noqa: E402  (tests/benchmarks: on the path through run_all)
 from rasterio.crs import CRS
 from rasterio.features import rasterize
 from scipy import ndimage
@@ -111,14 +111,9 @@ def camps(values, intensity, xy, sizes, fill: bool) -> tuple[float, float]:
             continue
         camp = rasterize([row.geometry], out_shape=values.shape, transform=GRID.transform).astype(bool)
         prospect = rasterize(inside.geometry, out_shape=values.shape, transform=GRID.transform).astype(bool)
-        order = np.argsort(-values.data[camp], kind="stable")
-        cells = int(prospect.sum())
-        cut = values.data[camp][order][cells - 1]
-        above, tied = values.data[camp] > cut, values.data[camp] == cut
-        share = (cells - above.sum()) / tied.sum()
-        held += intensity[prospect].sum()
-        top += intensity[camp][above].sum() + share * intensity[camp][tied].sum()
         within = np.ma.masked_array(values.data, mask=~camp)
+        held += intensity[prospect].sum()
+        top += top_cells_sum(within, intensity, int(prospect.sum()))
         drawn += int(inside["known_deps"].sum())
         top_drawn += top_cells_hold(within, GRID, xy, float(inside["area_km2"].sum()))
     return (held / top if top else 1.0), drawn - top_drawn
@@ -130,9 +125,9 @@ def main() -> None:
              "| deposit model's sizes | rule | expected held / top cells' (mean, worst) | deposits reach the top "
              "cells' |", "|---|---|---|---|"]
     worlds = [world(seed) for seed in range(SEEDS)]
-    for model_id in MODELS:
-        model = model_by_id(model_id)
-        sizes = target_sizes(model, GRID.pixel_area, AREA_SHARE * SIDE * SIDE * GRID.pixel_area)
+    models = [(model, target_sizes(model, GRID.pixel_area, AREA_SHARE * SIDE * SIDE * GRID.pixel_area))
+              for model in map(model_by_id, MODELS)]
+    for model, sizes in models:
         for rule, judged in ((f"tier by tier (the best {JUDGED} from the smallest tier holding them)", JUDGED),
                              (f"one tier holding all {sizes.count} (the rule replaced)", sizes.count)):
             figures = [best_ten(values, intensity, xy, sizes, judged) for values, intensity, xy in worlds]
@@ -144,9 +139,7 @@ def main() -> None:
               f"{CAMP_SEEDS} seeds.", "",
               "| deposit model's sizes | surface | a prospect's holes | expected held / top cells' (mean, worst) | "
               "drawn deposits less the top cells' (mean, lowest) |", "|---|---|---|---|---|"]
-    for model_id in MODELS:
-        model = model_by_id(model_id)
-        sizes = target_sizes(model, GRID.pixel_area, AREA_SHARE * SIDE * SIDE * GRID.pixel_area)
+    for model, sizes in models:
         if not sizes.prospect_km2:
             continue
         for noise in NOISE:

@@ -40,21 +40,26 @@ CAMPS = 5
 """Camps whose prospects are held to the camp's own top cells of the same area."""
 
 
-def top_cells_hold(values: np.ma.MaskedArray, grid: RasterGrid, xy: np.ndarray, area_km2: float) -> float:
-    """Deposits in the surface's own best cells of `area_km2` (ties at the cut shared out as expected values, as the
-    run's equal-area comparison shares them)."""
+def top_cells_sum(values: np.ma.MaskedArray, weights: np.ndarray, take: int) -> float:
+    """`weights` summed over the `take` best valid cells of `values`, a tie at the cut shared out as an expected value
+    (as the run's equal-area comparison shares it)."""
     valid = ~np.ma.getmaskarray(values)
     data = np.asarray(values.filled(-np.inf), dtype=float)
-    rows, cols, inside = cells_of(xy, grid, valid)
     scores = np.sort(data[valid])[::-1]
-    take = int(round(area_km2 * 1e6 / grid.pixel_area))
     if take <= 0 or not scores.size:
         return 0.0
-    cut = scores[min(take, scores.size) - 1]
-    above = int((scores > cut).sum())
-    tied = int((scores == cut).sum())
-    at = data[rows[inside], cols[inside]]
-    return float((at > cut).sum() + (at == cut).sum() * (min(take, scores.size) - above) / max(tied, 1))
+    take = min(take, scores.size)
+    cut = scores[take - 1]
+    above, tied = valid & (data > cut), valid & (data == cut)
+    return float(weights[above].sum() + weights[tied].sum() * (take - int(above.sum())) / max(int(tied.sum()), 1))
+
+
+def top_cells_hold(values: np.ma.MaskedArray, grid: RasterGrid, xy: np.ndarray, area_km2: float) -> float:
+    """Deposits in the surface's own best cells of `area_km2` (`top_cells_sum` of the deposits per cell)."""
+    rows, cols, inside = cells_of(xy, grid, ~np.ma.getmaskarray(values))
+    counts = np.zeros(values.shape)
+    np.add.at(counts, (rows[inside], cols[inside]), 1)
+    return top_cells_sum(values, counts, int(round(area_km2 * 1e6 / grid.pixel_area)))
 
 
 def camps_lines(targets, prospects, values, grid, xy) -> tuple[list, float, float]:
